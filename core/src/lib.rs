@@ -8,6 +8,7 @@ extern crate alloc;
 
 pub mod error;
 pub mod dtype;
+pub mod quant;
 
 pub use dtype::DType;
 pub use error::{Error, ErrorKind, Result};

@@ -1,0 +1,5 @@
+//! Quantized formats: GGML/GGUF block types and MLX's quantization modes.
+
+pub mod ggml_type;
+
+pub use ggml_type::GgmlType;
