@@ -1,0 +1,416 @@
+//! [`Array`]: a cheap refcounted handle to a node of the lazy graph. A node is either
+//! pending (a primitive plus its inputs, shared by sibling outputs) or ready (a view into a
+//! buffer: byte offset + element strides). Evaluating a node drops its primitive and inputs,
+//! so the graph and its intermediates are freed as soon as nothing needs them.
+
+use crate::buffer::Buffer;
+use crate::device::Stream;
+use crate::dtype::DType;
+use crate::element::{Element, Value};
+use crate::error::{Error, Result};
+use crate::primitive::Primitive;
+use crate::shape::{checked_size, row_major_strides};
+use alloc::borrow::Cow;
+use alloc::sync::{Arc, Weak};
+use alloc::vec::Vec;
+use core::mem;
+
+/// A materialized array's memory: a buffer, where the first element sits, and how to step.
+#[derive(Clone)]
+pub struct Data {
+    /// The shared buffer (views of one buffer share it).
+    pub buf: Arc<Buffer>,
+    /// Byte offset of element `[0, 0, …]`.
+    pub offset: usize,
+    /// Step per axis, in elements (may be 0 for broadcast axes, negative never).
+    pub strides: Vec<isize>,
+}
+
+impl Data {
+    /// A fresh buffer for `shape` elements of `dtype`, row-major.
+    pub fn alloc(shape: &[usize], dtype: DType, op: &'static str) -> Result<Data> {
+        let n = checked_size(shape, op)?;
+        let bytes = n
+            .checked_mul(dtype.size())
+            .ok_or_else(|| Error::out_of_memory(op, usize::MAX))?;
+        Ok(Data { buf: Buffer::new(bytes, op)?, offset: 0, strides: row_major_strides(shape) })
+    }
+
+    /// True when the elements are stored densely in row-major order (size-1 axes ignored).
+    pub fn is_row_contiguous(&self, shape: &[usize]) -> bool {
+        let mut expected = 1isize;
+        for (&d, &s) in shape.iter().zip(&self.strides).rev() {
+            if d != 1 && s != expected {
+                return false;
+            }
+            expected *= d as isize;
+        }
+        true
+    }
+
+    /// Calls `f` with the element offset (relative to the first element) of each element of
+    /// `shape`, in row-major order. Iterative: no recursion on the number of axes.
+    pub fn for_each_offset(&self, shape: &[usize], mut f: impl FnMut(isize)) {
+        for_each_strided(shape, &self.strides, &mut f)
+    }
+
+    /// The elements in row-major order: borrowed when dense and aligned, copied otherwise.
+    ///
+    /// The caller guarantees `T` is the element type of this data's dtype.
+    pub fn read<T: Element>(&self, shape: &[usize]) -> Cow<'_, [T]> {
+        let n: usize = shape.iter().product();
+        if n == 0 {
+            return Cow::Owned(Vec::new());
+        }
+        let base = unsafe { self.buf.as_ptr().add(self.offset) };
+        let aligned = (base as usize) % mem::align_of::<T>() == 0;
+        if aligned && self.is_row_contiguous(shape) {
+            // SAFETY: n elements of T lie in the buffer from base (checked when the view was made).
+            return Cow::Borrowed(unsafe { core::slice::from_raw_parts(base as *const T, n) });
+        }
+        let mut out = Vec::with_capacity(n);
+        let sz = mem::size_of::<T>() as isize;
+        self.for_each_offset(shape, |off| {
+            // SAFETY: every offset of the view lies inside the buffer; unaligned reads are allowed.
+            out.push(unsafe { core::ptr::read_unaligned(base.offset(off * sz) as *const T) });
+        });
+        Cow::Owned(out)
+    }
+
+    /// Mutable access to a fresh or donated buffer (dense, offset 0, uniquely held).
+    ///
+    /// # Safety
+    /// Nobody else may read or write the buffer while the slice lives, and `T` must match
+    /// the dtype the buffer was allocated for.
+    pub unsafe fn slice_mut<T: Element>(&self, n: usize) -> &mut [T] {
+        core::slice::from_raw_parts_mut(self.buf.as_mut_ptr().add(self.offset) as *mut T, n)
+    }
+}
+
+/// Iterates element offsets of a strided view in row-major order.
+pub fn for_each_strided(shape: &[usize], strides: &[isize], f: &mut impl FnMut(isize)) {
+    if shape.iter().any(|&d| d == 0) {
+        return;
+    }
+    let nd = shape.len();
+    if nd == 0 {
+        f(0);
+        return;
+    }
+    let (inner_n, inner_s) = (shape[nd - 1], strides[nd - 1]);
+    let mut idx = alloc::vec![0usize; nd];
+    let mut base = 0isize;
+    loop {
+        let mut off = base;
+        for _ in 0..inner_n {
+            f(off);
+            off += inner_s;
+        }
+        // Advance the outer axes like an odometer.
+        let mut ax = nd - 1;
+        loop {
+            if ax == 0 {
+                return;
+            }
+            ax -= 1;
+            idx[ax] += 1;
+            base += strides[ax];
+            if idx[ax] < shape[ax] {
+                break;
+            }
+            base -= strides[ax] * shape[ax] as isize;
+            idx[ax] = 0;
+        }
+    }
+}
+
+pub(crate) enum State {
+    Pending(Arc<Op>),
+    Ready(Data),
+    Failed(Error),
+}
+
+pub(crate) struct Node {
+    shape: Vec<usize>,
+    dtype: DType,
+    pub(crate) state: spin::Mutex<State>,
+}
+
+/// A recorded operation: the primitive, its inputs and its (sibling) outputs.
+pub(crate) struct Op {
+    pub(crate) prim: Primitive,
+    pub(crate) inputs: spin::Mutex<Vec<Array>>,
+    pub(crate) outputs: spin::Mutex<Vec<Weak<Node>>>,
+    pub(crate) metas: Vec<(Vec<usize>, DType)>,
+    pub(crate) stream: Stream,
+}
+
+impl Drop for Op {
+    /// Frees a long chain of pending nodes iteratively; the default recursive drop would
+    /// overflow the stack on graphs of 10^5 nodes.
+    fn drop(&mut self) {
+        let mut stack = mem::take(self.inputs.get_mut());
+        while let Some(arr) = stack.pop() {
+            if let Some(node) = Arc::into_inner(arr.node) {
+                if let State::Pending(op) = node.state.into_inner() {
+                    if let Some(mut op) = Arc::into_inner(op) {
+                        stack.append(op.inputs.get_mut());
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// A lazy n-dimensional array. Cloning is cheap (a refcount); operations record graph nodes
+/// and [`crate::eval`] materializes them.
+#[derive(Clone)]
+pub struct Array {
+    pub(crate) node: Arc<Node>,
+}
+
+impl core::fmt::Debug for Array {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        write!(f, "Array(shape={:?}, dtype={})", self.shape(), self.dtype())
+    }
+}
+
+impl Array {
+    // ---- construction -------------------------------------------------------------------
+
+    /// A ready array over existing data (the data must cover `shape` with its strides).
+    pub(crate) fn from_data(shape: Vec<usize>, dtype: DType, data: Data) -> Array {
+        Array { node: Arc::new(Node { shape, dtype, state: spin::Mutex::new(State::Ready(data)) }) }
+    }
+
+    /// Records a single-output operation.
+    pub(crate) fn from_op(prim: Primitive, inputs: Vec<Array>, shape: Vec<usize>, dtype: DType) -> Array {
+        let mut v = Array::from_op_multi(prim, inputs, alloc::vec![(shape, dtype)]);
+        v.pop().expect("one output was requested")
+    }
+
+    /// Records an operation with several outputs (siblings that are computed together).
+    pub(crate) fn from_op_multi(prim: Primitive, inputs: Vec<Array>, metas: Vec<(Vec<usize>, DType)>) -> Vec<Array> {
+        let op = Arc::new(Op {
+            prim,
+            inputs: spin::Mutex::new(inputs),
+            outputs: spin::Mutex::new(Vec::new()),
+            metas: metas.clone(),
+            stream: crate::device::default_stream_now(),
+        });
+        let outs: Vec<Array> = metas
+            .into_iter()
+            .map(|(shape, dtype)| Array {
+                node: Arc::new(Node { shape, dtype, state: spin::Mutex::new(State::Pending(op.clone())) }),
+            })
+            .collect();
+        *op.outputs.lock() = outs.iter().map(|a| Arc::downgrade(&a.node)).collect();
+        outs
+    }
+
+    /// An array holding a copy of `data` with the given shape.
+    pub fn from_slice<T: Element>(data: &[T], shape: &[usize]) -> Result<Array> {
+        let n = checked_size(shape, "array")?;
+        if n != data.len() {
+            return Err(Error::invalid(
+                "array",
+                alloc::format!("{} elements cannot fill shape {:?}.", data.len(), shape),
+            ));
+        }
+        let d = Data::alloc(shape, T::DTYPE, "array")?;
+        // SAFETY: fresh buffer of n elements of T.
+        unsafe { d.slice_mut::<T>(n) }.copy_from_slice(data);
+        Ok(Array::from_data(shape.to_vec(), T::DTYPE, d))
+    }
+
+    /// A 0-d array holding `v`.
+    pub fn scalar<T: Element>(v: T) -> Result<Array> {
+        Array::from_slice(&[v], &[])
+    }
+
+    /// A 0-d array of `dtype` holding `v` converted with `astype` rules.
+    pub fn from_value(v: Value, dtype: DType) -> Result<Array> {
+        crate::dispatch_all!(dtype, T => Array::scalar(T::from_value(v)))
+    }
+
+    /// An array whose elements are the raw little-endian bytes given (copied).
+    pub fn from_bytes(bytes: &[u8], shape: &[usize], dtype: DType) -> Result<Array> {
+        let n = checked_size(shape, "array")?;
+        if n.checked_mul(dtype.size()) != Some(bytes.len()) {
+            return Err(Error::invalid(
+                "array",
+                alloc::format!("{} bytes do not hold shape {:?} of {}.", bytes.len(), shape, dtype),
+            ));
+        }
+        let d = Data::alloc(shape, dtype, "array")?;
+        // SAFETY: fresh buffer of exactly bytes.len() bytes.
+        unsafe { d.slice_mut::<u8>(bytes.len()) }.copy_from_slice(bytes);
+        if dtype == DType::Bool {
+            // Keep the bool invariant (0 or 1) whatever the source bytes were.
+            for b in unsafe { d.slice_mut::<u8>(n) } {
+                *b = (*b != 0) as u8;
+            }
+        }
+        Ok(Array::from_data(shape.to_vec(), dtype, d))
+    }
+
+    /// An array viewing external bytes without a copy (mapped files, flash). `offset` is in bytes.
+    /// Bool data is refused (its bytes could break the 0/1 invariant); copy it with [`Array::from_bytes`].
+    pub fn from_buffer(buf: Arc<Buffer>, offset: usize, shape: &[usize], dtype: DType) -> Result<Array> {
+        let n = checked_size(shape, "array")?;
+        let end = n.checked_mul(dtype.size()).and_then(|b| b.checked_add(offset));
+        if end.map_or(true, |e| e > buf.len()) {
+            return Err(Error::invalid("array", "The view runs past the end of the buffer."));
+        }
+        if dtype == DType::Bool {
+            return Err(Error::invalid("array", "bool data cannot be viewed without a copy."));
+        }
+        Ok(Array::from_data(shape.to_vec(), dtype, Data { buf, offset, strides: row_major_strides(shape) }))
+    }
+
+    // ---- metadata -------------------------------------------------------------------------
+
+    /// The dimensions.
+    pub fn shape(&self) -> &[usize] {
+        &self.node.shape
+    }
+    /// The element type.
+    pub fn dtype(&self) -> DType {
+        self.node.dtype
+    }
+    /// Number of dimensions.
+    pub fn ndim(&self) -> usize {
+        self.node.shape.len()
+    }
+    /// Number of elements.
+    pub fn size(&self) -> usize {
+        self.node.shape.iter().product()
+    }
+    /// Bytes per element.
+    pub fn itemsize(&self) -> usize {
+        self.dtype().size()
+    }
+    /// Bytes of all elements.
+    pub fn nbytes(&self) -> usize {
+        self.size() * self.itemsize()
+    }
+    /// Whether the array has been evaluated.
+    pub fn is_available(&self) -> bool {
+        matches!(*self.node.state.lock(), State::Ready(_))
+    }
+    /// True when both arrays are evaluated and view the same buffer.
+    pub fn ptr_eq_data(a: &Array, b: &Array) -> bool {
+        match (a.data(), b.data()) {
+            (Ok(x), Ok(y)) => Arc::ptr_eq(&x.buf, &y.buf),
+            _ => false,
+        }
+    }
+
+    /// True when both handles refer to the same node.
+    pub fn same_node(&self, other: &Array) -> bool {
+        Arc::ptr_eq(&self.node, &other.node)
+    }
+
+    // ---- evaluation and data access -------------------------------------------------------
+
+    /// Evaluates this array (and what it depends on).
+    pub fn eval(&self) -> Result<()> {
+        crate::eval::eval(core::slice::from_ref(self))
+    }
+
+    /// The materialized data, evaluating first if needed.
+    pub fn data(&self) -> Result<Data> {
+        if let Some(d) = self.ready_data() {
+            return Ok(d);
+        }
+        self.eval()?;
+        self.ready_data().ok_or_else(|| Error::runtime("eval", "Array was not materialized."))
+    }
+
+    /// The data if ready (no evaluation).
+    pub(crate) fn ready_data(&self) -> Option<Data> {
+        match &*self.node.state.lock() {
+            State::Ready(d) => Some(d.clone()),
+            _ => None,
+        }
+    }
+
+    pub(crate) fn failure(&self) -> Option<Error> {
+        match &*self.node.state.lock() {
+            State::Failed(e) => Some(e.clone()),
+            _ => None,
+        }
+    }
+
+    pub(crate) fn pending_op(&self) -> Option<Arc<Op>> {
+        match &*self.node.state.lock() {
+            State::Pending(op) => Some(op.clone()),
+            _ => None,
+        }
+    }
+
+    /// The elements in row-major order, evaluating first. `T` must match the dtype.
+    pub fn to_vec<T: Element>(&self) -> Result<Vec<T>> {
+        if T::DTYPE != self.dtype() {
+            return Err(Error::type_error(
+                "to_vec",
+                alloc::format!("Requested {} from an array of {}.", T::DTYPE, self.dtype()),
+            ));
+        }
+        let d = self.data()?;
+        Ok(d.read::<T>(self.shape()).into_owned())
+    }
+
+    /// The single element of a size-1 array, as a [`Value`].
+    pub fn item(&self) -> Result<Value> {
+        if self.size() != 1 {
+            return Err(Error::invalid("item", "item can only be called on arrays of size 1."));
+        }
+        crate::dispatch_all!(self.dtype(), T => Ok(self.to_vec::<T>()?[0].to_value()))
+    }
+
+    /// Row-major little-endian bytes of the elements (a copy), evaluating first.
+    pub fn to_bytes(&self) -> Result<Vec<u8>> {
+        let d = self.data()?;
+        let n = self.size();
+        let sz = self.itemsize();
+        let mut out = Vec::with_capacity(n * sz);
+        let base = d.offset as isize;
+        let bytes = d.buf.bytes();
+        d.for_each_offset(self.shape(), |off| {
+            let start = (base + off * sz as isize) as usize;
+            out.extend_from_slice(&bytes[start..start + sz]);
+        });
+        Ok(out)
+    }
+
+    /// If this handle is the only owner of a dense, allocator-owned buffer of exactly
+    /// `nbytes`, hands the buffer over so an elementwise kernel can write its output in place.
+    pub(crate) fn donate(self, nbytes: usize) -> core::result::Result<Data, Array> {
+        if Arc::strong_count(&self.node) != 1 {
+            return Err(self);
+        }
+        let ok = match &*self.node.state.lock() {
+            State::Ready(d) => {
+                d.offset == 0
+                    && d.buf.len() == nbytes
+                    && !d.buf.is_external()
+                    && Arc::strong_count(&d.buf) == 1
+                    && d.is_row_contiguous(&self.node.shape)
+            }
+            _ => false,
+        };
+        if !ok {
+            return Err(self);
+        }
+        let shape = self.node.shape.clone();
+        let taken = mem::replace(&mut *self.node.state.lock(), State::Failed(Error::runtime("donate", "donated")));
+        match taken {
+            State::Ready(d) => Ok(Data { buf: d.buf, offset: 0, strides: row_major_strides(&shape) }),
+            other => {
+                *self.node.state.lock() = other;
+                Err(self)
+            }
+        }
+    }
+}

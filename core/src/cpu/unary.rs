@@ -1,0 +1,198 @@
+//! Unary kernels. Floats compute in f32 (f16/bf16/f32) or f64; integers and bool directly.
+
+use super::elementwise::map1;
+use super::math::{Float, Real};
+use crate::array::{Array, Data};
+use crate::backend::OutMeta;
+use crate::dtype::DType;
+use crate::element::{Complex64, Element};
+use crate::error::{Error, Result};
+use crate::ops::unary::UnaryOp;
+use alloc::vec::Vec;
+
+/// Evaluates `op` on the single input.
+pub fn eval(op: UnaryOp, mut inputs: Vec<Array>, outputs: &[OutMeta]) -> Result<Data> {
+    let name = op.name();
+    let (shape, out_dtype) = super::out0(outputs, name)?.clone();
+    let a = inputs.pop().ok_or_else(|| Error::runtime(name, "Missing input."))?;
+    let dt = a.dtype();
+    match dt {
+        DType::Complex64 => complex(op, a, &shape, out_dtype),
+        DType::Bool => boolean(op, a, &shape),
+        d if d.is_float() => crate::dispatch_float!(d, T => float::<T>(op, a, &shape), else unreachable_dtype(name, d)),
+        d => crate::dispatch_int!(d, T => integer::<T>(op, a, &shape), else unreachable_dtype(name, d)),
+    }
+}
+
+fn unreachable_dtype(op: &'static str, d: DType) -> Result<Data> {
+    Err(Error::unsupported(op, alloc::format!("{op} does not support {d}.")))
+}
+
+fn float<T: Real>(op: UnaryOp, a: Array, shape: &[usize]) -> Result<Data> {
+    use UnaryOp::*;
+    let name = op.name();
+    // A macro rather than a closure: each arm moves `a` in, which keeps donation possible.
+    macro_rules! map {
+        ($f:expr) => {{
+            let f: fn(T::Acc) -> T::Acc = $f;
+            map1::<T, T>(a, shape, name, move |x| T::from_acc(f(x.acc())))
+        }};
+    }
+    match op {
+        Abs => map!(|x| x.abs()),
+        Negative => map!(|x| -x),
+        // MLX: (x > 0) - (x < 0), so sign(NaN) = 0 and sign(-0) = 0.
+        Sign => map!(|x| {
+            if x > T::Acc::ZERO {
+                T::Acc::ONE
+            } else if x < T::Acc::ZERO {
+                -T::Acc::ONE
+            } else {
+                T::Acc::ZERO
+            }
+        }),
+        Square => map!(|x| x * x),
+        Floor => map!(|x| x.floor()),
+        Ceil => map!(|x| x.ceil()),
+        Round => map!(|x| x.rint()),
+        Trunc => map!(|x| x.trunc()),
+        Conjugate | Real => map!(|x| x),
+        Imag => map!(|_| T::Acc::ZERO),
+        Sqrt => map!(|x| x.sqrt()),
+        Rsqrt => map!(|x| T::Acc::ONE / x.sqrt()),
+        Reciprocal => map!(|x| T::Acc::ONE / x),
+        Exp => map!(|x| x.exp()),
+        Expm1 => map!(|x| x.exp_m1()),
+        Log => map!(|x| x.ln()),
+        Log1p => map!(|x| x.ln_1p()),
+        Log2 => map!(|x| x.log2()),
+        Log10 => map!(|x| x.log10()),
+        Sin => map!(|x| x.sin()),
+        Cos => map!(|x| x.cos()),
+        Tan => map!(|x| x.tan()),
+        Arcsin => map!(|x| x.asin()),
+        Arccos => map!(|x| x.acos()),
+        Arctan => map!(|x| x.atan()),
+        Sinh => map!(|x| x.sinh()),
+        Cosh => map!(|x| x.cosh()),
+        Tanh => map!(|x| x.tanh()),
+        Arcsinh => map!(|x| x.asinh()),
+        Arccosh => map!(|x| x.acosh()),
+        Arctanh => map!(|x| x.atanh()),
+        Erf => map!(|x| x.erf()),
+        Erfinv => Err(Error::unsupported(name, "erfinv is not implemented yet.")),
+        Sigmoid => map!(|x| T::Acc::ONE / (T::Acc::ONE + (-x).exp())),
+        Degrees => map!(|x| x * T::Acc::of(180.0 / core::f64::consts::PI)),
+        Radians => map!(|x| x * T::Acc::of(core::f64::consts::PI / 180.0)),
+        IsNan => map1::<T, bool>(a, shape, name, |x| x.acc().is_nan()),
+        IsInf => map1::<T, bool>(a, shape, name, |x| x.acc().is_infinite()),
+        IsPosInf => map1::<T, bool>(a, shape, name, |x| x.acc().is_infinite() && x.acc() > T::Acc::ZERO),
+        IsNegInf => map1::<T, bool>(a, shape, name, |x| x.acc().is_infinite() && x.acc() < T::Acc::ZERO),
+        IsFinite => map1::<T, bool>(a, shape, name, |x| !x.acc().is_infinite() && !x.acc().is_nan()),
+        LogicalNot => map1::<T, bool>(a, shape, name, |x| x.acc() == T::Acc::ZERO),
+        BitwiseInvert => unreachable_dtype(name, T::DTYPE),
+    }
+}
+
+/// Integer ops wrap on overflow, as C++ does for MLX.
+pub trait Int: Element + Ord {
+    /// 0
+    const ZERO: Self;
+    /// |x| (wrapping)
+    fn abs_w(self) -> Self;
+    /// -x (wrapping)
+    fn neg_w(self) -> Self;
+    /// x*x (wrapping)
+    fn sq_w(self) -> Self;
+    /// sign
+    fn signum_(self) -> Self;
+    /// !x
+    fn not_(self) -> Self;
+}
+
+macro_rules! impl_int {
+    (signed: $($t:ty),*) => {$(
+        impl Int for $t {
+            const ZERO: Self = 0;
+            #[inline] fn abs_w(self) -> Self { self.wrapping_abs() }
+            #[inline] fn neg_w(self) -> Self { self.wrapping_neg() }
+            #[inline] fn sq_w(self) -> Self { self.wrapping_mul(self) }
+            #[inline] fn signum_(self) -> Self { self.signum() }
+            #[inline] fn not_(self) -> Self { !self }
+        }
+    )*};
+    (unsigned: $($t:ty),*) => {$(
+        impl Int for $t {
+            const ZERO: Self = 0;
+            #[inline] fn abs_w(self) -> Self { self }
+            #[inline] fn neg_w(self) -> Self { self.wrapping_neg() }
+            #[inline] fn sq_w(self) -> Self { self.wrapping_mul(self) }
+            #[inline] fn signum_(self) -> Self { (self != 0) as $t }
+            #[inline] fn not_(self) -> Self { !self }
+        }
+    )*};
+}
+impl_int!(signed: i8, i16, i32, i64);
+impl_int!(unsigned: u8, u16, u32, u64);
+
+fn integer<T: Int>(op: UnaryOp, a: Array, shape: &[usize]) -> Result<Data> {
+    use UnaryOp::*;
+    let name = op.name();
+    match op {
+        Abs => map1::<T, T>(a, shape, name, |x| x.abs_w()),
+        Negative => map1::<T, T>(a, shape, name, |x| x.neg_w()),
+        Sign => map1::<T, T>(a, shape, name, |x| x.signum_()),
+        Square => map1::<T, T>(a, shape, name, |x| x.sq_w()),
+        BitwiseInvert => map1::<T, T>(a, shape, name, |x| x.not_()),
+        IsNan | IsInf | IsPosInf | IsNegInf => map1::<T, bool>(a, shape, name, |_| false),
+        IsFinite => map1::<T, bool>(a, shape, name, |_| true),
+        LogicalNot => map1::<T, bool>(a, shape, name, |x| x == T::ZERO),
+        _ => unreachable_dtype(name, T::DTYPE),
+    }
+}
+
+fn boolean(op: UnaryOp, a: Array, shape: &[usize]) -> Result<Data> {
+    use UnaryOp::*;
+    let name = op.name();
+    match op {
+        Abs | Sign | Square => map1::<bool, bool>(a, shape, name, |x| x),
+        LogicalNot | BitwiseInvert => map1::<bool, bool>(a, shape, name, |x| !x),
+        IsNan | IsInf | IsPosInf | IsNegInf => map1::<bool, bool>(a, shape, name, |_| false),
+        IsFinite => map1::<bool, bool>(a, shape, name, |_| true),
+        _ => unreachable_dtype(name, DType::Bool),
+    }
+}
+
+fn complex(op: UnaryOp, a: Array, shape: &[usize], out: DType) -> Result<Data> {
+    use UnaryOp::*;
+    let name = op.name();
+    type C = Complex64;
+    let _ = out;
+    macro_rules! c { ($f:expr) => {{ let f: fn(C) -> C = $f; map1::<C, C>(a, shape, name, f) }}; }
+    macro_rules! r { ($f:expr) => {{ let f: fn(C) -> f32 = $f; map1::<C, f32>(a, shape, name, f) }}; }
+    macro_rules! b { ($f:expr) => {{ let f: fn(C) -> bool = $f; map1::<C, bool>(a, shape, name, f) }}; }
+    match op {
+        Abs => r!(|z| libm::hypotf(z.re, z.im)),
+        Real => r!(|z| z.re),
+        Imag => r!(|z| z.im),
+        Negative => c!(|z| C::new(-z.re, -z.im)),
+        Conjugate => c!(|z| C::new(z.re, -z.im)),
+        Square => c!(|z| C::new(z.re * z.re - z.im * z.im, 2.0 * z.re * z.im)),
+        Exp => c!(|z| {
+            let m = z.re.exp();
+            C::new(m * z.im.cos(), m * z.im.sin())
+        }),
+        Log => c!(|z| C::new(libm::hypotf(z.re, z.im).ln(), libm::atan2f(z.im, z.re))),
+        Sqrt => c!(|z| {
+            let m = libm::hypotf(z.re, z.im);
+            let re = ((m + z.re) * 0.5).sqrt();
+            let im = ((m - z.re) * 0.5).sqrt();
+            C::new(re, if z.im < 0.0 { -im } else { im })
+        }),
+        IsNan => b!(|z| z.re.is_nan() || z.im.is_nan()),
+        IsInf => b!(|z| z.re.is_infinite() || z.im.is_infinite()),
+        IsFinite => b!(|z| z.re.is_finite() && z.im.is_finite()),
+        LogicalNot => b!(|z| z.re == 0.0 && z.im == 0.0),
+        _ => unreachable_dtype(name, DType::Complex64),
+    }
+}

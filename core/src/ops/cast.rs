@@ -1,0 +1,56 @@
+//! `astype` (value conversion) and `view` (reinterpreting bytes).
+
+use crate::array::Array;
+use crate::dtype::DType;
+use crate::error::{Error, Result};
+use crate::primitive::Primitive;
+
+/// The cast family.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum CastOp {
+    /// Convert values to the output dtype.
+    AsType,
+    /// Reinterpret the bytes as the output dtype.
+    View,
+}
+
+impl CastOp {
+    /// The op's name.
+    pub fn name(&self) -> &'static str {
+        match self {
+            CastOp::AsType => "astype",
+            CastOp::View => "view",
+        }
+    }
+}
+
+/// `a.astype(dtype)`: converts values (floats to ints truncate, as MLX does).
+pub fn astype(a: &Array, dtype: DType) -> Result<Array> {
+    if a.dtype() == dtype {
+        return Ok(a.clone());
+    }
+    Ok(Array::from_op(Primitive::Cast(CastOp::AsType), alloc::vec![a.clone()], a.shape().to_vec(), dtype))
+}
+
+/// `mx.view(a, dtype)`: the same bytes seen as another dtype; the last axis scales by the
+/// ratio of item sizes.
+pub fn view(a: &Array, dtype: DType) -> Result<Array> {
+    if a.dtype() == dtype {
+        return Ok(a.clone());
+    }
+    let (from, to) = (a.itemsize(), dtype.size());
+    let mut shape = a.shape().to_vec();
+    if from != to {
+        let Some(last) = shape.last_mut() else {
+            return Err(Error::invalid("view", "Changing the type size of a scalar array is not supported."));
+        };
+        if (*last * from) % to != 0 {
+            return Err(Error::invalid(
+                "view",
+                alloc::format!("The last dimension must be divisible by {} to view {} as {}.", to / from.min(to), a.dtype(), dtype),
+            ));
+        }
+        *last = *last * from / to;
+    }
+    Ok(Array::from_op(Primitive::Cast(CastOp::View), alloc::vec![a.clone()], shape, dtype))
+}

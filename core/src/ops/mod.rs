@@ -1,0 +1,23 @@
+//! Graph-building operations, one module per family. Each validates its arguments (errors
+//! are tagged with the op's name), promotes dtypes, broadcasts, computes the output shape and
+//! records a node; nothing is computed until [`crate::eval`].
+
+pub mod binary;
+pub mod cast;
+pub mod creation;
+pub mod fast;
+pub mod index;
+pub mod linalg;
+pub mod quantized;
+pub mod random;
+pub mod reduce;
+pub mod shape;
+pub mod sort;
+pub mod unary;
+
+pub use binary::*;
+pub use cast::*;
+pub use creation::*;
+pub use reduce::*;
+pub use shape::*;
+pub use unary::*;

@@ -1,0 +1,270 @@
+//! Views and data movement: reshape, transpose, broadcast, slice, as_strided, contiguous.
+//! Views share their input's buffer (new strides/offset); the rest copy.
+
+use crate::array::Array;
+use crate::error::{Error, Result};
+use crate::primitive::Primitive;
+use crate::shape::{broadcast_shapes, checked_size, normalize_axes, normalize_axis};
+use alloc::vec::Vec;
+
+/// The shape family.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum ShapeOp {
+    /// Same elements, new shape (a view when the input is dense).
+    Reshape,
+    /// Axis permutation (a view).
+    Transpose(Vec<usize>),
+    /// numpy broadcasting to the output shape (a view with zero strides).
+    Broadcast,
+    /// Strided window: per-axis start and step (a view).
+    Slice {
+        /// First index per axis.
+        start: Vec<isize>,
+        /// Step per axis (non-zero; negative walks backwards).
+        step: Vec<isize>,
+    },
+    /// User strides and offset in elements over the input's dense data (a checked view).
+    AsStrided {
+        /// Strides in elements.
+        strides: Vec<isize>,
+        /// Offset in elements.
+        offset: usize,
+    },
+    /// A dense row-major copy.
+    Copy,
+}
+
+impl ShapeOp {
+    /// The op's name.
+    pub fn name(&self) -> &'static str {
+        match self {
+            ShapeOp::Reshape => "reshape",
+            ShapeOp::Transpose(_) => "transpose",
+            ShapeOp::Broadcast => "broadcast_to",
+            ShapeOp::Slice { .. } => "slice",
+            ShapeOp::AsStrided { .. } => "as_strided",
+            ShapeOp::Copy => "contiguous",
+        }
+    }
+}
+
+fn record(op: ShapeOp, a: &Array, shape: Vec<usize>) -> Array {
+    Array::from_op(Primitive::Shape(op), alloc::vec![a.clone()], shape, a.dtype())
+}
+
+/// Resolves a shape with at most one `-1` against `size` elements.
+pub fn infer_shape(shape: &[isize], size: usize, op: &'static str) -> Result<Vec<usize>> {
+    let mut infer = None;
+    let mut known = 1usize;
+    for (i, &d) in shape.iter().enumerate() {
+        if d == -1 {
+            if infer.replace(i).is_some() {
+                return Err(Error::invalid(op, "Can only infer one dimension."));
+            }
+        } else if d < 0 {
+            return Err(Error::invalid(op, alloc::format!("Invalid dimension {d} in shape.")));
+        } else {
+            known = known.checked_mul(d as usize).ok_or_else(|| Error::invalid(op, "Shape is too large."))?;
+        }
+    }
+    let mut out: Vec<usize> = shape.iter().map(|&d| d.max(0) as usize).collect();
+    if let Some(i) = infer {
+        if known == 0 || size % known != 0 {
+            return Err(Error::invalid(
+                op,
+                alloc::format!("Cannot infer the shape of an array of size {size} into shape {shape:?}."),
+            ));
+        }
+        out[i] = size / known;
+    } else if known != size {
+        return Err(Error::invalid(
+            op,
+            alloc::format!("Cannot reshape array of size {size} into shape {shape:?}."),
+        ));
+    }
+    Ok(out)
+}
+
+/// `mx.reshape(a, shape)`; one dimension may be `-1`.
+pub fn reshape(a: &Array, shape: &[isize]) -> Result<Array> {
+    let shape = infer_shape(shape, a.size(), "reshape")?;
+    if shape == a.shape() {
+        return Ok(a.clone());
+    }
+    Ok(record(ShapeOp::Reshape, a, shape))
+}
+
+/// `mx.transpose(a, axes)`; `None` reverses the axes.
+pub fn transpose(a: &Array, axes: Option<&[isize]>) -> Result<Array> {
+    const OP: &str = "transpose";
+    let nd = a.ndim();
+    let perm: Vec<usize> = match axes {
+        None => (0..nd).rev().collect(),
+        Some(ax) => {
+            if ax.len() != nd {
+                return Err(Error::invalid(
+                    OP,
+                    alloc::format!("Received {} axes for array with {} dimensions.", ax.len(), nd),
+                ));
+            }
+            let mut p = Vec::with_capacity(nd);
+            for &x in ax {
+                p.push(normalize_axis(x, nd, OP)?);
+            }
+            let mut sorted = p.clone();
+            sorted.sort_unstable();
+            if sorted.windows(2).any(|w| w[0] == w[1]) {
+                return Err(Error::invalid(OP, "Repeated axes in transpose."));
+            }
+            p
+        }
+    };
+    if perm.iter().enumerate().all(|(i, &p)| i == p) {
+        return Ok(a.clone());
+    }
+    let shape = perm.iter().map(|&p| a.shape()[p]).collect();
+    Ok(record(ShapeOp::Transpose(perm), a, shape))
+}
+
+/// `mx.permute_dims` (same as `transpose` with explicit axes).
+pub fn permute_dims(a: &Array, axes: &[isize]) -> Result<Array> {
+    transpose(a, Some(axes))
+}
+
+/// `mx.swapaxes(a, axis1, axis2)`.
+pub fn swapaxes(a: &Array, axis1: isize, axis2: isize) -> Result<Array> {
+    let nd = a.ndim();
+    let (i, j) = (normalize_axis(axis1, nd, "swapaxes")?, normalize_axis(axis2, nd, "swapaxes")?);
+    let mut perm: Vec<isize> = (0..nd as isize).collect();
+    perm.swap(i, j);
+    transpose(a, Some(&perm))
+}
+
+/// `mx.moveaxis(a, source, destination)`.
+pub fn moveaxis(a: &Array, source: isize, destination: isize) -> Result<Array> {
+    let nd = a.ndim();
+    let (s, d) = (normalize_axis(source, nd, "moveaxis")?, normalize_axis(destination, nd, "moveaxis")?);
+    let mut perm: Vec<isize> = (0..nd as isize).collect();
+    let x = perm.remove(s);
+    perm.insert(d, x);
+    transpose(a, Some(&perm))
+}
+
+/// `mx.broadcast_to(a, shape)`.
+pub fn broadcast_to(a: &Array, shape: &[usize]) -> Result<Array> {
+    if a.shape() == shape {
+        return Ok(a.clone());
+    }
+    checked_size(shape, "broadcast_to")?;
+    let b = broadcast_shapes(a.shape(), shape, "broadcast_to")?;
+    if b != shape {
+        return Err(Error::invalid(
+            "broadcast_to",
+            alloc::format!("Cannot broadcast array of shape {:?} into shape {:?}.", a.shape(), shape),
+        ));
+    }
+    Ok(record(ShapeOp::Broadcast, a, shape.to_vec()))
+}
+
+/// `mx.broadcast_arrays(*arrays)`.
+pub fn broadcast_arrays(arrays: &[Array]) -> Result<Vec<Array>> {
+    let mut shape: Vec<usize> = Vec::new();
+    for a in arrays {
+        shape = broadcast_shapes(&shape, a.shape(), "broadcast_arrays")?;
+    }
+    arrays.iter().map(|a| broadcast_to(a, &shape)).collect()
+}
+
+/// `mx.expand_dims(a, axes)`: inserts size-1 axes at the given output positions.
+pub fn expand_dims(a: &Array, axes: &[isize]) -> Result<Array> {
+    let out_nd = a.ndim() + axes.len();
+    let ax = normalize_axes(axes, out_nd, "expand_dims")?;
+    let mut shape = a.shape().to_vec();
+    for &i in &ax {
+        shape.insert(i, 1);
+    }
+    let s: Vec<isize> = shape.iter().map(|&d| d as isize).collect();
+    reshape(a, &s)
+}
+
+/// `mx.squeeze(a, axes)`: removes size-1 axes (all of them when `axes` is `None`).
+pub fn squeeze(a: &Array, axes: Option<&[isize]>) -> Result<Array> {
+    let nd = a.ndim();
+    let drop: Vec<usize> = match axes {
+        None => (0..nd).filter(|&i| a.shape()[i] == 1).collect(),
+        Some(ax) => {
+            let ax = normalize_axes(ax, nd, "squeeze")?;
+            if let Some(&bad) = ax.iter().find(|&&i| a.shape()[i] != 1) {
+                return Err(Error::invalid("squeeze", alloc::format!("Cannot squeeze axis {bad} with size other than 1.")));
+            }
+            ax
+        }
+    };
+    let s: Vec<isize> = (0..nd).filter(|i| !drop.contains(i)).map(|i| a.shape()[i] as isize).collect();
+    reshape(a, &s)
+}
+
+/// `mx.flatten(a, start_axis=0, end_axis=-1)`.
+pub fn flatten(a: &Array, start_axis: isize, end_axis: isize) -> Result<Array> {
+    let nd = a.ndim();
+    if nd == 0 {
+        return reshape(a, &[1]);
+    }
+    let (s, e) = (normalize_axis(start_axis, nd, "flatten")?, normalize_axis(end_axis, nd, "flatten")?);
+    if s > e {
+        return Err(Error::invalid("flatten", "start_axis must be less than or equal to end_axis."));
+    }
+    let mut shape: Vec<isize> = a.shape()[..s].iter().map(|&d| d as isize).collect();
+    shape.push(a.shape()[s..=e].iter().product::<usize>() as isize);
+    shape.extend(a.shape()[e + 1..].iter().map(|&d| d as isize));
+    reshape(a, &shape)
+}
+
+/// Basic slicing: `start`, `stop`, `step` per axis (numpy rules, already clamped by the caller
+/// or clamped here).
+pub fn slice(a: &Array, start: &[isize], stop: &[isize], step: &[isize]) -> Result<Array> {
+    const OP: &str = "slice";
+    let nd = a.ndim();
+    if start.len() != nd || stop.len() != nd || step.len() != nd {
+        return Err(Error::invalid(OP, "start, stop and step must have one entry per axis."));
+    }
+    let mut shape = Vec::with_capacity(nd);
+    let mut starts = Vec::with_capacity(nd);
+    for i in 0..nd {
+        let n = a.shape()[i] as isize;
+        let st = step[i];
+        if st == 0 {
+            return Err(Error::invalid(OP, "Slice step cannot be zero."));
+        }
+        let clamp = |v: isize, lo: isize, hi: isize| v.max(lo).min(hi);
+        let norm = |v: isize| if v < 0 { v + n } else { v };
+        let (s, e) = if st > 0 {
+            (clamp(norm(start[i]), 0, n), clamp(norm(stop[i]), 0, n))
+        } else {
+            (clamp(norm(start[i]), -1, n - 1), clamp(norm(stop[i]), -1, n - 1))
+        };
+        let len = if st > 0 { (e - s + st - 1) / st } else { (s - e - st - 1) / -st };
+        let len = len.max(0) as usize;
+        shape.push(len);
+        starts.push(if len == 0 { 0 } else { s });
+    }
+    if shape == a.shape() && step.iter().all(|&s| s == 1) {
+        return Ok(a.clone());
+    }
+    Ok(record(ShapeOp::Slice { start: starts, step: step.to_vec() }, a, shape))
+}
+
+/// `mx.as_strided(a, shape, strides, offset)`: a view of `a`'s dense elements; bounds are
+/// checked at evaluation so no view can reach outside the data.
+pub fn as_strided(a: &Array, shape: &[usize], strides: &[isize], offset: usize) -> Result<Array> {
+    if shape.len() != strides.len() {
+        return Err(Error::invalid("as_strided", "shape and strides must have the same length."));
+    }
+    checked_size(shape, "as_strided")?;
+    Ok(record(ShapeOp::AsStrided { strides: strides.to_vec(), offset }, a, shape.to_vec()))
+}
+
+/// `mx.contiguous(a)`: a dense row-major copy.
+pub fn contiguous(a: &Array) -> Result<Array> {
+    Ok(record(ShapeOp::Copy, a, a.shape().to_vec()))
+}
