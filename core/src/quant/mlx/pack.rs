@@ -1,0 +1,38 @@
+//! MLX's bit packing: each row is a little-endian, LSB-first bit stream of `bits`-wide codes,
+//! stored as `uint32` words. Element `i` occupies stream bits `[i*bits, (i+1)*bits)`; for 3, 5
+//! and 6 bits a code may straddle two words (8 codes per 3 or 5 bytes, 4 per 3 bytes).
+
+/// Writes `code` (already `< 2^bits`) as element `i` of the stream `row`. The caller has
+/// checked that `row` holds at least `(i+1)*bits` bits.
+#[inline]
+pub(crate) fn put(row: &mut [u32], i: usize, bits: u32, code: u32) {
+    let pos = i * bits as usize;
+    let (w, off) = (pos / 32, (pos % 32) as u32);
+    if let Some(word) = row.get_mut(w) {
+        *word |= code << off;
+    }
+    if off + bits > 32 {
+        if let Some(word) = row.get_mut(w + 1) {
+            *word |= code >> (32 - off);
+        }
+    }
+}
+
+/// Reads element `i` of the stream `row` (0 past its end).
+#[inline]
+pub(crate) fn get(row: &[u32], i: usize, bits: u32) -> u32 {
+    let pos = i * bits as usize;
+    let (w, off) = (pos / 32, (pos % 32) as u32);
+    let lo = row.get(w).copied().unwrap_or(0) as u64;
+    let hi = if off + bits > 32 { row.get(w + 1).copied().unwrap_or(0) as u64 } else { 0 };
+    let both = lo | (hi << 32);
+    ((both >> off) & ((1u64 << bits) - 1)) as u32
+}
+
+/// Decodes `out.len()` consecutive codes starting at element `start` of `row`.
+#[inline]
+pub(crate) fn get_run(row: &[u32], start: usize, bits: u32, out: &mut [u32]) {
+    for (j, o) in out.iter_mut().enumerate() {
+        *o = get(row, start + j, bits);
+    }
+}

@@ -1,0 +1,108 @@
+//! Shared test helpers: decode golden arrays written by core/tests/data/golden.py (real MLX
+//! outputs) and compare our results against them.
+#![allow(dead_code)]
+
+use mlx_arm_core::{Array, Complex64, DType};
+use serde_json::Value as J;
+
+/// Loads `core/tests/data/<rel>` as JSON.
+pub fn load(rel: &str) -> J {
+    let path = format!("{}/tests/data/{}", env!("CARGO_MANIFEST_DIR"), rel);
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
+    serde_json::from_str(&text).unwrap_or_else(|e| panic!("{path}: {e}"))
+}
+
+fn num(v: &J) -> f64 {
+    match v {
+        J::Number(n) => n.as_f64().unwrap(),
+        J::String(s) if s == "nan" => f64::NAN,
+        J::String(s) if s == "inf" => f64::INFINITY,
+        J::String(s) if s == "-inf" => f64::NEG_INFINITY,
+        J::Bool(b) => *b as u8 as f64,
+        other => panic!("not a number: {other}"),
+    }
+}
+
+/// Decodes `{"dtype", "shape", "data"}` into an evaluated array.
+pub fn array(v: &J) -> Array {
+    let dtype = DType::from_name(v["dtype"].as_str().unwrap()).unwrap();
+    let shape: Vec<usize> = v["shape"].as_array().unwrap().iter().map(|d| d.as_u64().unwrap() as usize).collect();
+    let data = v["data"].as_array().unwrap();
+    macro_rules! ints {
+        ($t:ty) => {
+            Array::from_slice(&data.iter().map(|x| x.as_i64().map(|i| i as $t).unwrap_or_else(|| x.as_u64().unwrap() as $t)).collect::<Vec<$t>>(), &shape)
+        };
+    }
+    let a = match dtype {
+        DType::Bool => Array::from_slice(&data.iter().map(|x| x.as_bool().unwrap()).collect::<Vec<_>>(), &shape),
+        DType::Uint8 => ints!(u8),
+        DType::Uint16 => ints!(u16),
+        DType::Uint32 => ints!(u32),
+        DType::Uint64 => ints!(u64),
+        DType::Int8 => ints!(i8),
+        DType::Int16 => ints!(i16),
+        DType::Int32 => ints!(i32),
+        DType::Int64 => ints!(i64),
+        DType::Float16 => Array::from_slice(&data.iter().map(|x| half::f16::from_f64(num(x))).collect::<Vec<_>>(), &shape),
+        DType::Bfloat16 => Array::from_slice(&data.iter().map(|x| half::bf16::from_f64(num(x))).collect::<Vec<_>>(), &shape),
+        DType::Float32 => Array::from_slice(&data.iter().map(|x| num(x) as f32).collect::<Vec<_>>(), &shape),
+        DType::Float64 => Array::from_slice(&data.iter().map(num).collect::<Vec<_>>(), &shape),
+        DType::Complex64 => Array::from_slice(
+            &data.iter().map(|x| Complex64::new(num(&x[0]) as f32, num(&x[1]) as f32)).collect::<Vec<_>>(),
+            &shape,
+        ),
+    };
+    a.unwrap()
+}
+
+/// Our array's elements as f64 pairs (re, im), for comparison.
+pub fn values(a: &Array) -> Vec<(f64, f64)> {
+    let bytes_dtype = a.dtype();
+    let f = |v: mlx_arm_core::Value| match v {
+        mlx_arm_core::Value::C(re, im) => (re as f64, im as f64),
+        other => (other.as_f64(), 0.0),
+    };
+    mlx_arm_core::dispatch_all!(bytes_dtype, T => {
+        use mlx_arm_core::Element;
+        a.to_vec::<T>().unwrap().into_iter().map(|x| f(x.to_value())).collect()
+    })
+}
+
+fn expected_values(v: &J) -> Vec<(f64, f64)> {
+    let complex = v["dtype"].as_str() == Some("complex64");
+    v["data"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|x| if complex { (num(&x[0]), num(&x[1])) } else { (num(x), 0.0) })
+        .collect()
+}
+
+fn close(a: f64, b: f64, rtol: f64, atol: f64) -> bool {
+    (a.is_nan() && b.is_nan()) || a == b || (a - b).abs() <= atol + rtol * b.abs()
+}
+
+/// Asserts dtype, shape and values (NaN equals NaN; infinities must match exactly).
+pub fn assert_matches(what: &str, got: &Array, want: &J, rtol: f64, atol: f64) {
+    assert_eq!(got.dtype().name(), want["dtype"].as_str().unwrap(), "{what}: dtype");
+    let shape: Vec<usize> = want["shape"].as_array().unwrap().iter().map(|d| d.as_u64().unwrap() as usize).collect();
+    assert_eq!(got.shape(), &shape[..], "{what}: shape");
+    let (g, w) = (values(got), expected_values(want));
+    for (i, (x, y)) in g.iter().zip(&w).enumerate() {
+        assert!(
+            close(x.0, y.0, rtol, atol) && close(x.1, y.1, rtol, atol),
+            "{what}: element {i}: got {x:?}, want {y:?}"
+        );
+    }
+}
+
+/// Default tolerances for a dtype: exact for integers/bool, ulp-scale for floats.
+pub fn tol(dtype: &str) -> (f64, f64) {
+    match dtype {
+        "float16" => (2e-3, 1e-4),
+        "bfloat16" => (1.6e-2, 1e-3),
+        "float32" | "complex64" => (2e-6, 1e-7),
+        "float64" => (1e-12, 1e-14),
+        _ => (0.0, 0.0),
+    }
+}
