@@ -88,3 +88,78 @@ pub fn arange(start: f64, stop: f64, step: f64, dtype: DType) -> Result<Array> {
         dtype,
     ))
 }
+
+/// `mx.linspace(start, stop, num, dtype)`: computed as MLX does, `(1 - t)·start + t·stop` in
+/// float32 with `t = arange(num) / (num - 1)`, then cast.
+pub fn linspace(start: f64, stop: f64, num: i64, dtype: DType) -> Result<Array> {
+    use crate::ops::{add, astype, divide, multiply, subtract};
+    if num < 0 {
+        return Err(Error::invalid(
+            "linspace",
+            alloc::format!("[linspace] number of samples, {num}, must be non-negative."),
+        ));
+    }
+    if num == 1 {
+        return astype(&Array::from_slice(&[start as f32], &[1])?, dtype);
+    }
+    let f = |v: f64| Array::scalar(v as f32);
+    let t = divide(&arange(0.0, num as f64, 1.0, DType::Float32)?, &f((num - 1) as f64)?)?;
+    let t_bar = subtract(&f(1.0)?, &t)?;
+    astype(&add(&multiply(&t_bar, &f(start)?)?, &multiply(&t, &f(stop)?)?)?, dtype)
+}
+
+/// Row and column index grids `(i, j)` of shape `(n, 1)` and `(m,)` as int64.
+fn index_grids(n: usize, m: usize) -> Result<(Array, Array)> {
+    let i = crate::ops::reshape(&arange(0.0, n as f64, 1.0, DType::Int64)?, &[n as isize, 1])?;
+    let j = arange(0.0, m as f64, 1.0, DType::Int64)?;
+    Ok((i, j))
+}
+
+/// `mx.eye(n, m=None, k=0, dtype=float32)`: ones on the k-th diagonal.
+pub fn eye(n: usize, m: Option<usize>, k: i64, dtype: DType) -> Result<Array> {
+    let m = m.unwrap_or(n);
+    checked_size(&[n, m], "eye")?;
+    let (i, j) = index_grids(n, m)?;
+    let d = crate::ops::subtract(&j, &i)?;
+    crate::ops::astype(&crate::ops::equal(&d, &Array::scalar(k)?)?, dtype)
+}
+
+/// `mx.identity(n, dtype=float32)`.
+pub fn identity(n: usize, dtype: DType) -> Result<Array> {
+    eye(n, None, 0, dtype)
+}
+
+/// `mx.tri(n, m=None, k=0, dtype=float32)`: ones at and below the k-th diagonal.
+pub fn tri(n: usize, m: Option<usize>, k: i64, dtype: DType) -> Result<Array> {
+    let m = m.unwrap_or(n);
+    checked_size(&[n, m], "tri")?;
+    let (i, j) = index_grids(n, m)?;
+    let d = crate::ops::subtract(&j, &i)?;
+    crate::ops::astype(&crate::ops::less_equal(&d, &Array::scalar(k)?)?, dtype)
+}
+
+/// `mx.meshgrid(*arrays, sparse=False, indexing='xy')`.
+pub fn meshgrid(arrays: &[Array], sparse: bool, indexing: &str) -> Result<alloc::vec::Vec<Array>> {
+    use alloc::vec::Vec;
+    if indexing != "xy" && indexing != "ij" {
+        return Err(Error::invalid("meshgrid", "[meshgrid] Invalid indexing value. Valid values are 'xy' and 'ij'."));
+    }
+    let n = arrays.len();
+    let mut outs = Vec::with_capacity(n);
+    for (i, a) in arrays.iter().enumerate() {
+        let mut shape = alloc::vec![1isize; n];
+        shape[i] = -1;
+        if indexing == "xy" && n >= 2 {
+            if i == 0 {
+                shape.swap(0, 1);
+            } else if i == 1 {
+                shape.swap(0, 1);
+            }
+        }
+        outs.push(crate::ops::reshape(&crate::ops::flatten(a, 0, -1)?, &shape)?);
+    }
+    if sparse {
+        return Ok(outs);
+    }
+    crate::ops::broadcast_arrays(&outs)
+}
