@@ -125,7 +125,8 @@ macro_rules! impl_int_arith {
             }
             #[inline]
             fn py_rem(self, o: Self) -> Self {
-                if o == 0 { return 0; }
+                // MLX computes x - y * floor_divide(x, y), so x % 0 == x.
+                if o == 0 { return self; }
                 let r = self.wrapping_rem(o);
                 #[allow(unused_comparisons)]
                 let adjust = r != 0 && ((r < 0) != (o < 0));
@@ -133,12 +134,10 @@ macro_rules! impl_int_arith {
             }
             #[inline]
             fn pow_i(self, e: Self) -> Self {
+                // MLX's integer power returns 0 for any negative exponent.
                 #[allow(unused_comparisons)]
                 if e < 0 {
-                    #[allow(unused_comparisons)]
-                    return if self == 1 { 1 } else if self == (0 as $t).wrapping_sub(1) && self < 0 {
-                        if e.wrapping_rem(2) == 0 { 1 } else { self }
-                    } else { 0 };
+                    return 0;
                 }
                 let (mut base, mut e, mut acc) = (self, e as u64, 1 as $t);
                 while e > 0 {
@@ -153,16 +152,17 @@ macro_rules! impl_int_arith {
             #[inline] fn xor(self, o: Self) -> Self { self ^ o }
             #[inline]
             fn shl_(self, o: Self) -> Self {
-                #[allow(unused_comparisons)]
-                if o < 0 || (o as u64) >= (<$t>::BITS as u64) { 0 } else { self << (o as u32) }
+                // x86 C++ semantics as real MLX has them: narrow types are promoted to 32 bits
+                // and the shift count is masked to the promoted width.
+                let bits = if <$t>::BITS < 32 { 32 } else { <$t>::BITS };
+                let c = (o as u64 as u32) & (bits - 1);
+                if <$t>::BITS < 32 { ((self as i32) << c) as $t } else { self.wrapping_shl(c) }
             }
             #[inline]
             fn shr_(self, o: Self) -> Self {
-                #[allow(unused_comparisons)]
-                if o < 0 || (o as u64) >= (<$t>::BITS as u64) {
-                    #[allow(unused_comparisons)]
-                    if self < 0 { (0 as $t).wrapping_sub(1) } else { 0 }
-                } else { self >> (o as u32) }
+                let bits = if <$t>::BITS < 32 { 32 } else { <$t>::BITS };
+                let c = (o as u64 as u32) & (bits - 1);
+                if <$t>::BITS < 32 { ((self as i32) >> c) as $t } else { self.wrapping_shr(c) }
             }
         }
     )*};
@@ -202,34 +202,39 @@ fn boolean(op: BinaryOp, a: Array, b: Array, shape: &[usize]) -> Result<Data> {
         Multiply | Minimum | LogicalAnd | BitwiseAnd => f!(|x, y| x & y),
         Subtract | BitwiseXor => f!(|x, y| x ^ y),
         Power => f!(|x, y| x | !y),
-        FloorDivide | Remainder | LeftShift | RightShift => {
-            unsupported(n, DType::Bool)
-        }
+        // Integer semantics on 0/1 (x // 0 == 0, x % 0 == x).
+        FloorDivide => f!(|x, y| x & y),
+        Remainder => f!(|x, y| x & !y),
+        LeftShift | RightShift => unsupported(n, DType::Bool),
         Divide | Arctan2 | LogAddExp => unsupported(n, DType::Bool),
         _ => compare::<bool>(op, a, b, shape, |x, y| !x & y),
     }
 }
 
 fn complex(op: BinaryOp, a: Array, b: Array, shape: &[usize]) -> Result<Data> {
+    use super::complex as cm;
     use BinaryOp::*;
     type C = Complex64;
     let n = op.name();
     macro_rules! f { ($g:expr) => {{ let g: fn(C, C) -> C = $g; map2::<C, C, C>(a, b, shape, n, g) }}; }
+    // Lexicographic order, as MLX compares complex numbers.
+    fn lt(x: C, y: C) -> bool {
+        x.re < y.re || (x.re == y.re && x.im < y.im)
+    }
     match op {
-        Add => f!(|x, y| C::new(x.re + y.re, x.im + y.im)),
-        Subtract => f!(|x, y| C::new(x.re - y.re, x.im - y.im)),
-        Multiply => f!(|x, y| C::new(x.re * y.re - x.im * y.im, x.re * y.im + x.im * y.re)),
-        Divide => f!(|x, y| {
-            let d = y.re * y.re + y.im * y.im;
-            C::new((x.re * y.re + x.im * y.im) / d, (x.im * y.re - x.re * y.im) / d)
+        Add => f!(cm::add),
+        Subtract => f!(cm::sub),
+        Multiply => f!(cm::mul),
+        // MLX's floor_divide on complex is plain division.
+        Divide | FloorDivide => f!(cm::div),
+        Power => f!(cm::pow),
+        Maximum => f!(|x, y| if lt(y, x) { x } else { y }),
+        Minimum => f!(|x, y| if lt(x, y) { x } else { y }),
+        LogAddExp => f!(|x, y| {
+            let (hi, lo) = if lt(y, x) { (x, y) } else { (y, x) };
+            cm::add(hi, cm::log(cm::add(C::new(1.0, 0.0), cm::exp(cm::sub(lo, hi)))))
         }),
-        Equal | NotEqual => compare::<C>(op, a, b, shape, |_, _| false),
-        // Lexicographic order, as MLX compares complex numbers.
-        Less | LessEqual | Greater | GreaterEqual => {
-            compare::<C>(op, a, b, shape, |x, y| x.re < y.re || (x.re == y.re && x.im < y.im))
-        }
-        Maximum => f!(|x, y| if x.re > y.re || (x.re == y.re && x.im > y.im) { x } else { y }),
-        Minimum => f!(|x, y| if x.re < y.re || (x.re == y.re && x.im < y.im) { x } else { y }),
+        Equal | NotEqual | Less | LessEqual | Greater | GreaterEqual => compare::<C>(op, a, b, shape, lt),
         _ => unsupported(n, DType::Complex64),
     }
 }

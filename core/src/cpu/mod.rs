@@ -8,6 +8,7 @@ use crate::primitive::Primitive;
 use alloc::vec::Vec;
 
 pub mod binary;
+pub mod complex;
 pub mod cast;
 pub mod creation;
 pub mod elementwise;

@@ -164,6 +164,7 @@ fn boolean(op: UnaryOp, a: Array, shape: &[usize]) -> Result<Data> {
 }
 
 fn complex(op: UnaryOp, a: Array, shape: &[usize], out: DType) -> Result<Data> {
+    use super::complex as cm;
     use UnaryOp::*;
     let name = op.name();
     type C = Complex64;
@@ -172,26 +173,43 @@ fn complex(op: UnaryOp, a: Array, shape: &[usize], out: DType) -> Result<Data> {
     macro_rules! r { ($f:expr) => {{ let f: fn(C) -> f32 = $f; map1::<C, f32>(a, shape, name, f) }}; }
     macro_rules! b { ($f:expr) => {{ let f: fn(C) -> bool = $f; map1::<C, bool>(a, shape, name, f) }}; }
     match op {
-        Abs => r!(|z| libm::hypotf(z.re, z.im)),
+        Abs => r!(cm::abs),
         Real => r!(|z| z.re),
         Imag => r!(|z| z.im),
         Negative => c!(|z| C::new(-z.re, -z.im)),
         Conjugate => c!(|z| C::new(z.re, -z.im)),
-        Square => c!(|z| C::new(z.re * z.re - z.im * z.im, 2.0 * z.re * z.im)),
-        Exp => c!(|z| {
-            let m = z.re.exp();
-            C::new(m * z.im.cos(), m * z.im.sin())
+        Sign => c!(|z| {
+            let m = cm::abs(z);
+            if m == 0.0 { C::new(0.0, 0.0) } else { C::new(z.re / m, z.im / m) }
         }),
-        Log => c!(|z| C::new(libm::hypotf(z.re, z.im).ln(), libm::atan2f(z.im, z.re))),
-        Sqrt => c!(|z| {
-            let m = libm::hypotf(z.re, z.im);
-            let re = ((m + z.re) * 0.5).sqrt();
-            let im = ((m - z.re) * 0.5).sqrt();
-            C::new(re, if z.im < 0.0 { -im } else { im })
-        }),
+        Round => c!(|z| C::new(libm::rintf(z.re), libm::rintf(z.im))),
+        Square => c!(|z| cm::mul(z, z)),
+        Sqrt => c!(cm::sqrt),
+        Rsqrt => c!(|z| cm::div(C::new(1.0, 0.0), cm::sqrt(z))),
+        Reciprocal => c!(|z| cm::div(C::new(1.0, 0.0), z)),
+        Exp => c!(cm::exp),
+        Log => c!(cm::log),
+        Log1p => c!(|z| cm::log(cm::add(z, C::new(1.0, 0.0)))),
+        Log2 => c!(|z| cm::scale(cm::log(z), core::f32::consts::LOG2_E)),
+        Log10 => c!(|z| cm::scale(cm::log(z), core::f32::consts::LOG10_E)),
+        Sin => c!(cm::sin),
+        Cos => c!(cm::cos),
+        Tan => c!(|z| cm::div(cm::sin(z), cm::cos(z))),
+        Sinh => c!(cm::sinh),
+        Cosh => c!(cm::cosh),
+        Tanh => c!(|z| cm::div(cm::sinh(z), cm::cosh(z))),
+        Arcsin => c!(cm::asin),
+        Arccos => c!(cm::acos),
+        Arctan => c!(cm::atan),
+        Arcsinh => c!(cm::asinh),
+        Arccosh => c!(cm::acosh),
+        Arctanh => c!(cm::atanh),
+        Degrees => c!(|z| cm::scale(z, 180.0 / core::f32::consts::PI)),
+        Radians => c!(|z| cm::scale(z, core::f32::consts::PI / 180.0)),
         IsNan => b!(|z| z.re.is_nan() || z.im.is_nan()),
         IsInf => b!(|z| z.re.is_infinite() || z.im.is_infinite()),
         IsFinite => b!(|z| z.re.is_finite() && z.im.is_finite()),
+        IsPosInf | IsNegInf => b!(|_| false),
         LogicalNot => b!(|z| z.re == 0.0 && z.im == 0.0),
         _ => unreachable_dtype(name, DType::Complex64),
     }

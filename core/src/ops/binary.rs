@@ -86,6 +86,8 @@ pub fn binary_dtypes(op: BinaryOp, a: DType, b: DType) -> Result<(DType, DType)>
             if !matches!(t.kind(), Kind::Signed | Kind::Unsigned | Kind::Bool) {
                 return Err(Error::invalid(op.name(), "Bitwise operations are only allowed on integer types."));
             }
+            // Shifts of bools compute in uint8, as MLX does.
+            let t = if t == DType::Bool && matches!(op, BinaryOp::LeftShift | BinaryOp::RightShift) { DType::Uint8 } else { t };
             (t, t)
         }
     })

@@ -101,6 +101,9 @@ pub fn unary_dtype(op: UnaryOp, dtype: DType) -> Result<DType> {
             Ok(dtype)
         }
         UnaryKind::Float => {
+            if dtype == DType::Complex64 && matches!(op, UnaryOp::Expm1 | UnaryOp::Sigmoid) {
+                return Err(Error::invalid(name, "Not supported for complex64."));
+            }
             if dtype.is_inexact() {
                 Ok(dtype)
             } else {
@@ -127,6 +130,9 @@ pub fn unary(op: UnaryOp, a: &Array) -> Result<Array> {
     };
     if identity {
         return Ok(a.clone());
+    }
+    if op == UnaryOp::Imag && a.dtype() != DType::Complex64 {
+        return crate::ops::zeros_like(a);
     }
     // Floating ops on integers compute in float32: cast first so kernels see one dtype.
     let a = if op.kind() == UnaryKind::Float && !a.dtype().is_inexact() {
