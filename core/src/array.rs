@@ -36,6 +36,16 @@ impl Data {
         Ok(Data { buf: Buffer::new(bytes, op)?, offset: 0, strides: row_major_strides(shape) })
     }
 
+    /// Like [`Data::alloc`] for kernels that write every element before anything reads it:
+    /// a reused block is not zeroed first.
+    pub fn alloc_for_overwrite(shape: &[usize], dtype: DType, op: &'static str) -> Result<Data> {
+        let n = checked_size(shape, op)?;
+        let bytes = n
+            .checked_mul(dtype.size())
+            .ok_or_else(|| Error::out_of_memory(op, usize::MAX))?;
+        Ok(Data { buf: Buffer::new_for_overwrite(bytes, op)?, offset: 0, strides: row_major_strides(shape) })
+    }
+
     /// True when the elements are stored densely in row-major order (size-1 axes ignored).
     pub fn is_row_contiguous(&self, shape: &[usize]) -> bool {
         let mut expected = 1isize;

@@ -44,6 +44,77 @@ static ALLOCATOR: spin::RwLock<Option<&'static dyn Allocator>> = spin::RwLock::n
 static ACTIVE: AtomicUsize = AtomicUsize::new(0);
 static PEAK: AtomicUsize = AtomicUsize::new(0);
 static LIMIT: AtomicUsize = AtomicUsize::new(usize::MAX);
+static CACHE_LIMIT: AtomicUsize = AtomicUsize::new(usize::MAX);
+static CACHE_BYTES: AtomicUsize = AtomicUsize::new(0);
+
+/// Freed blocks kept for reuse, so a loop that allocates the same sizes every step stops
+/// paying the allocator and page faults (MLX's buffer cache). Small blocks are not cached:
+/// the system allocator serves them well.
+struct Cached {
+    ptr: NonNull<u8>,
+    len: usize,
+    allocator: &'static dyn Allocator,
+}
+// SAFETY: cached blocks are owned by the cache alone.
+unsafe impl Send for Cached {}
+
+static CACHE: spin::Mutex<alloc::vec::Vec<Cached>> = spin::Mutex::new(alloc::vec::Vec::new());
+/// Blocks below this size bypass the cache.
+const CACHE_MIN: usize = 1 << 14;
+/// Entries kept at most (the cache is searched linearly).
+const CACHE_ENTRIES: usize = 64;
+
+/// Bytes held in the cache.
+pub fn cache_memory() -> usize {
+    CACHE_BYTES.load(Ordering::Relaxed)
+}
+
+/// Sets the cache limit in bytes and returns the previous one (0 disables caching).
+pub fn set_cache_limit(limit: usize) -> usize {
+    let old = CACHE_LIMIT.swap(limit, Ordering::Relaxed);
+    trim_cache(limit);
+    old
+}
+
+/// Returns every cached block to its allocator.
+pub fn clear_cache() {
+    trim_cache(0);
+}
+
+fn trim_cache(limit: usize) {
+    let mut cache = CACHE.lock();
+    while CACHE_BYTES.load(Ordering::Relaxed) > limit {
+        let Some(c) = cache.pop() else { break };
+        CACHE_BYTES.fetch_sub(c.len, Ordering::Relaxed);
+        // SAFETY: the block came from this allocator with this size and ALIGN.
+        unsafe { c.allocator.free(c.ptr, c.len, ALIGN) };
+    }
+}
+
+fn take_cached(len: usize, a: &'static dyn Allocator) -> Option<NonNull<u8>> {
+    if len < CACHE_MIN {
+        return None;
+    }
+    let mut cache = CACHE.lock();
+    let i = cache.iter().position(|c| c.len == len && core::ptr::addr_eq(c.allocator, a))?;
+    let c = cache.swap_remove(i);
+    CACHE_BYTES.fetch_sub(len, Ordering::Relaxed);
+    Some(c.ptr)
+}
+
+/// Keeps a freed block for reuse if the cache has room; otherwise hands it back.
+fn give_back(ptr: NonNull<u8>, len: usize, allocator: &'static dyn Allocator) -> Option<(NonNull<u8>, usize)> {
+    if len < CACHE_MIN || CACHE_BYTES.load(Ordering::Relaxed).saturating_add(len) > CACHE_LIMIT.load(Ordering::Relaxed) {
+        return Some((ptr, len));
+    }
+    let mut cache = CACHE.lock();
+    if cache.len() >= CACHE_ENTRIES {
+        return Some((ptr, len));
+    }
+    cache.push(Cached { ptr, len, allocator });
+    CACHE_BYTES.fetch_add(len, Ordering::Relaxed);
+    None
+}
 
 /// Installs the allocator used for every later buffer (buffers already made keep theirs).
 pub fn set_allocator(a: &'static dyn Allocator) {
@@ -113,22 +184,50 @@ unsafe impl Send for Buffer {}
 unsafe impl Sync for Buffer {}
 
 impl Buffer {
-    /// Allocates `len` uninitialized-but-zeroed bytes, respecting the memory limit.
+    /// Allocates `len` zeroed bytes, respecting the memory limit.
     pub fn new(len: usize, op: &'static str) -> Result<Arc<Buffer>> {
+        Self::allocate(len, op, true)
+    }
+
+    /// Allocates `len` bytes that may hold stale (but initialized) data from a reused block:
+    /// for kernels that overwrite every byte before anyone reads the buffer.
+    pub fn new_for_overwrite(len: usize, op: &'static str) -> Result<Arc<Buffer>> {
+        Self::allocate(len, op, false)
+    }
+
+    fn allocate(len: usize, op: &'static str, zero: bool) -> Result<Arc<Buffer>> {
         let active = ACTIVE.fetch_add(len, Ordering::Relaxed).saturating_add(len);
         if active > memory_limit() || len > isize::MAX as usize {
             ACTIVE.fetch_sub(len, Ordering::Relaxed);
             return Err(Error::out_of_memory(op, len));
         }
         let a = allocator();
-        let Some(ptr) = a.alloc(len, ALIGN) else {
-            ACTIVE.fetch_sub(len, Ordering::Relaxed);
-            return Err(Error::out_of_memory(op, len));
+        let ptr = match take_cached(len, a) {
+            Some(p) => {
+                if zero {
+                    // SAFETY: the cached block is valid for len bytes and ours alone.
+                    unsafe { core::ptr::write_bytes(p.as_ptr(), 0, len) };
+                }
+                p
+            }
+            None => {
+                let fresh = a.alloc(len, ALIGN).or_else(|| {
+                    // Under pressure, give cached memory back and try once more.
+                    clear_cache();
+                    a.alloc(len, ALIGN)
+                });
+                let Some(p) = fresh else {
+                    ACTIVE.fetch_sub(len, Ordering::Relaxed);
+                    return Err(Error::out_of_memory(op, len));
+                };
+                // Zero even for overwrite: a fresh block may hold another object's freed bytes,
+                // and bool buffers must never see values other than 0 and 1.
+                // SAFETY: p is valid for len bytes.
+                unsafe { core::ptr::write_bytes(p.as_ptr(), 0, len) };
+                p
+            }
         };
         PEAK.fetch_max(active, Ordering::Relaxed);
-        // Zero so that no kernel can ever observe uninitialized memory (and bool stays valid).
-        // SAFETY: ptr is valid for len bytes.
-        unsafe { core::ptr::write_bytes(ptr.as_ptr(), 0, len) };
         Ok(Arc::new(Buffer { ptr, len, backing: Backing::Owned { allocator: a, align: ALIGN } }))
     }
 
@@ -171,8 +270,10 @@ impl Drop for Buffer {
     fn drop(&mut self) {
         if let Backing::Owned { allocator, align } = self.backing {
             ACTIVE.fetch_sub(self.len, Ordering::Relaxed);
-            // SAFETY: allocated by this allocator with this size and alignment.
-            unsafe { allocator.free(self.ptr, self.len, align) };
+            if let Some((ptr, len)) = give_back(self.ptr, self.len, allocator) {
+                // SAFETY: allocated by this allocator with this size and alignment.
+                unsafe { allocator.free(ptr, len, align) };
+            }
         }
     }
 }

@@ -1,7 +1,7 @@
 //! Binary kernels and `select`. Inputs arrive cast to the compute dtype and broadcast to the
 //! output shape, so each kernel is a plain zip.
 
-use super::elementwise::{map2, OutPtr, GRAIN};
+use super::elementwise::{fn2, map2, OutPtr, GRAIN};
 use super::math::{Float, Real};
 use super::unary::Int;
 use crate::array::{Array, Data};
@@ -51,7 +51,7 @@ fn float<T: Real>(op: BinaryOp, a: Array, b: Array, shape: &[usize]) -> Result<D
     let n = op.name();
     macro_rules! f {
         ($g:expr) => {{
-            let g: fn(T::Acc, T::Acc) -> T::Acc = $g;
+            let g = fn2::<T::Acc, T::Acc, T::Acc, _>($g);
             map2::<T, T, T>(a, b, shape, n, move |x, y| T::from_acc(g(x.acc(), y.acc())))
         }};
     }
@@ -172,7 +172,7 @@ impl_int_arith!(i8, i16, i32, i64, u8, u16, u32, u64);
 fn integer<T: IntArith>(op: BinaryOp, a: Array, b: Array, shape: &[usize]) -> Result<Data> {
     use BinaryOp::*;
     let n = op.name();
-    macro_rules! f { ($g:expr) => {{ let g: fn(T, T) -> T = $g; map2::<T, T, T>(a, b, shape, n, g) }}; }
+    macro_rules! f { ($g:expr) => {{ let g = fn2::<T, T, T, _>($g); map2::<T, T, T>(a, b, shape, n, g) }}; }
     match op {
         Add => map2::<T, T, T>(a, b, shape, n, T::add_w),
         Subtract => map2::<T, T, T>(a, b, shape, n, T::sub_w),
@@ -195,7 +195,7 @@ fn integer<T: IntArith>(op: BinaryOp, a: Array, b: Array, shape: &[usize]) -> Re
 fn boolean(op: BinaryOp, a: Array, b: Array, shape: &[usize]) -> Result<Data> {
     use BinaryOp::*;
     let n = op.name();
-    macro_rules! f { ($g:expr) => {{ let g: fn(bool, bool) -> bool = $g; map2::<bool, bool, bool>(a, b, shape, n, g) }}; }
+    macro_rules! f { ($g:expr) => {{ let g = fn2::<bool, bool, bool, _>($g); map2::<bool, bool, bool>(a, b, shape, n, g) }}; }
     match op {
         // C++ bool arithmetic converted back to bool.
         Add | Maximum | LogicalOr | BitwiseOr => f!(|x, y| x | y),
@@ -216,7 +216,7 @@ fn complex(op: BinaryOp, a: Array, b: Array, shape: &[usize]) -> Result<Data> {
     use BinaryOp::*;
     type C = Complex64;
     let n = op.name();
-    macro_rules! f { ($g:expr) => {{ let g: fn(C, C) -> C = $g; map2::<C, C, C>(a, b, shape, n, g) }}; }
+    macro_rules! f { ($g:expr) => {{ let g = fn2::<C, C, C, _>($g); map2::<C, C, C>(a, b, shape, n, g) }}; }
     // Lexicographic order, as MLX compares complex numbers.
     fn lt(x: C, y: C) -> bool {
         x.re < y.re || (x.re == y.re && x.im < y.im)

@@ -7,6 +7,19 @@ use crate::error::Result;
 use crate::parallel::parallel_for;
 use alloc::vec::Vec;
 
+/// Gives a closure the signature `A -> B` so its body type-checks, while keeping it a concrete
+/// (inlinable) closure rather than a function pointer called per element.
+#[inline(always)]
+pub fn fn1<A, B, F: Fn(A) -> B + Sync>(f: F) -> F {
+    f
+}
+
+/// Two-argument twin of [`fn1`].
+#[inline(always)]
+pub fn fn2<A, B, C, F: Fn(A, B) -> C + Sync>(f: F) -> F {
+    f
+}
+
 /// Elements per parallel chunk: below this, threads cost more than they save.
 pub const GRAIN: usize = 1 << 15;
 
@@ -54,7 +67,7 @@ pub fn map1<I: Element, O: Element>(a: Array, shape: &[usize], op: &'static str,
 fn map1_fresh<I: Element, O: Element>(a: &Array, shape: &[usize], op: &'static str, f: impl Fn(I) -> O + Sync) -> Result<Data> {
     let src = a.data()?;
     let input = src.read::<I>(shape);
-    let out = Data::alloc(shape, O::DTYPE, op)?;
+    let out = Data::alloc_for_overwrite(shape, O::DTYPE, op)?;
     let p = OutPtr(out.buf.as_mut_ptr() as *mut O);
     let input: &[I] = &input;
     parallel_for(input.len(), GRAIN, &|r| {
@@ -110,7 +123,7 @@ pub fn map2<A: Element, B: Element, O: Element>(
     let ad = a.data()?;
     let av = ad.read::<A>(shape);
     let av: &[A] = &av;
-    let out = Data::alloc(shape, O::DTYPE, op)?;
+    let out = Data::alloc_for_overwrite(shape, O::DTYPE, op)?;
     let p = OutPtr(out.buf.as_mut_ptr() as *mut O);
     parallel_for(n, GRAIN, &|r| {
         // SAFETY: fresh buffer; disjoint ranges.

@@ -1,6 +1,6 @@
 //! Unary kernels. Floats compute in f32 (f16/bf16/f32) or f64; integers and bool directly.
 
-use super::elementwise::map1;
+use super::elementwise::{fn1, map1};
 use super::math::{Float, Real};
 use crate::array::{Array, Data};
 use crate::backend::OutMeta;
@@ -34,7 +34,7 @@ fn float<T: Real>(op: UnaryOp, a: Array, shape: &[usize]) -> Result<Data> {
     // A macro rather than a closure: each arm moves `a` in, which keeps donation possible.
     macro_rules! map {
         ($f:expr) => {{
-            let f: fn(T::Acc) -> T::Acc = $f;
+            let f = fn1::<T::Acc, T::Acc, _>($f);
             map1::<T, T>(a, shape, name, move |x| T::from_acc(f(x.acc())))
         }};
     }
@@ -169,9 +169,9 @@ fn complex(op: UnaryOp, a: Array, shape: &[usize], out: DType) -> Result<Data> {
     let name = op.name();
     type C = Complex64;
     let _ = out;
-    macro_rules! c { ($f:expr) => {{ let f: fn(C) -> C = $f; map1::<C, C>(a, shape, name, f) }}; }
-    macro_rules! r { ($f:expr) => {{ let f: fn(C) -> f32 = $f; map1::<C, f32>(a, shape, name, f) }}; }
-    macro_rules! b { ($f:expr) => {{ let f: fn(C) -> bool = $f; map1::<C, bool>(a, shape, name, f) }}; }
+    macro_rules! c { ($f:expr) => {{ let f = fn1::<C, C, _>($f); map1::<C, C>(a, shape, name, f) }}; }
+    macro_rules! r { ($f:expr) => {{ let f = fn1::<C, f32, _>($f); map1::<C, f32>(a, shape, name, f) }}; }
+    macro_rules! b { ($f:expr) => {{ let f = fn1::<C, bool, _>($f); map1::<C, bool>(a, shape, name, f) }}; }
     match op {
         Abs => r!(cm::abs),
         Real => r!(|z| z.re),
