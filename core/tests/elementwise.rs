@@ -57,6 +57,19 @@ fn run_case(case: &J) -> Option<Result<Vec<Array>>> {
         }
         "meshgrid" => Some(ops::meshgrid(&inputs, case["sparse"].as_bool().unwrap(), case["indexing"].as_str().unwrap())),
         "full" => one(ops::full(&[2, 3], Value::F(2.5), DType::Float16)),
+        "clip" => {
+            let b = |v: &J| v.as_f64().map(|x| Array::scalar(x as f32).unwrap());
+            let (lo, hi) = (b(&case["lo"]), b(&case["hi"]));
+            one(ops::clip(&inputs[0], lo.as_ref(), hi.as_ref()))
+        }
+        "isclose" => one(ops::isclose(&inputs[0], &inputs[1], 1e-5, 1e-8, case["equal_nan"].as_bool().unwrap())),
+        "allclose" => one(ops::allclose(&inputs[0], &inputs[1], 1e-5, 1e-8, case["equal_nan"].as_bool().unwrap())),
+        "array_equal" => one(ops::array_equal(&inputs[0], &inputs[1], case["equal_nan"].as_bool().unwrap())),
+        "divmod" => Some(ops::divmod(&inputs[0], &inputs[1])),
+        "logical_xor" => one(ops::logical_xor(&inputs[0], &inputs[1])),
+        "nan_to_num" => one(ops::nan_to_num(&inputs[0], 0.0, None, None)),
+        "nan_to_num_args" => one(ops::nan_to_num(&inputs[0], 1.5, Some(9.0), Some(-9.0))),
+        "round_decimals" => one(ops::round_decimals(&inputs[0], case["decimals"].as_i64().unwrap() as i32)),
         _ => None,
     }
 }

@@ -3,6 +3,7 @@
 //! records a node; nothing is computed until [`crate::eval`].
 
 pub mod binary;
+pub mod composite;
 pub mod cast;
 pub mod creation;
 pub mod fast;
@@ -16,6 +17,7 @@ pub mod sort;
 pub mod unary;
 
 pub use binary::*;
+pub use composite::*;
 pub use cast::*;
 pub use creation::*;
 pub use reduce::*;

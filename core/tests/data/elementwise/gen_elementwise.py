@@ -122,4 +122,26 @@ for idx in ["xy", "ij"]:
 cases.append({"kind": "full", "shape": [2, 3], "value": 2.5, "dtype": "float16",
               **run(lambda: mx.full((2, 3), 2.5, dtype=mx.float16))})
 
+# Composites.
+xf = mx.array([-2.5, 0.5, float("nan"), float("inf"), float("-inf"), 1e-9, 3.0], dtype=mx.float32)
+yf = mx.array([-2.5, 0.5000001, float("nan"), float("inf"), float("inf"), 0.0, 3.1], dtype=mx.float32)
+xh = xf.astype(mx.float16)
+cases.append({"kind": "clip", "inputs": [encode(xf)], "lo": -1.0, "hi": 2.0, **run(lambda: mx.clip(xf, -1.0, 2.0))})
+cases.append({"kind": "clip", "inputs": [encode(xf)], "lo": None, "hi": 2.0, **run(lambda: mx.clip(xf, None, 2.0))})
+cases.append({"kind": "clip", "inputs": [encode(xf)], "lo": None, "hi": None, **run(lambda: mx.clip(xf, None, None))})
+for eq_nan in [False, True]:
+    cases.append({"kind": "isclose", "equal_nan": eq_nan, "inputs": [encode(xf), encode(yf)], **run(lambda: mx.isclose(xf, yf, equal_nan=eq_nan))})
+    cases.append({"kind": "allclose", "equal_nan": eq_nan, "inputs": [encode(xf), encode(xf)], **run(lambda: mx.allclose(xf, xf, equal_nan=eq_nan))})
+    cases.append({"kind": "array_equal", "equal_nan": eq_nan, "inputs": [encode(xf), encode(xf)], **run(lambda: mx.array_equal(xf, xf, equal_nan=eq_nan))})
+cases.append({"kind": "array_equal", "equal_nan": False, "inputs": [encode(xf), encode(xf[:3])], **run(lambda: mx.array_equal(xf, xf[:3]))})
+ia, ib = mx.array([7, -7, 5, 0], dtype=mx.int32), mx.array([2, 2, -3, 4], dtype=mx.int32)
+cases.append({"kind": "divmod", "inputs": [encode(ia), encode(ib)], **run(lambda: mx.divmod(ia, ib))})
+cases.append({"kind": "logical_xor", "inputs": [encode(ia), encode(ib)], **run(lambda: mx.logical_xor(ia, ib))})
+for x in [xf, xh]:
+    cases.append({"kind": "nan_to_num", "inputs": [encode(x)], **run(lambda: mx.nan_to_num(x))})
+    cases.append({"kind": "nan_to_num_args", "inputs": [encode(x)], **run(lambda: mx.nan_to_num(x, nan=1.5, posinf=9.0, neginf=-9.0))})
+rv = mx.array([1.2345, -2.5551, 0.125, 1234.5678], dtype=mx.float32)
+for d in [0, 1, 2, -2]:
+    cases.append({"kind": "round_decimals", "decimals": d, "inputs": [encode(rv)], **run(lambda: mx.round(rv, d))})
+
 write(os.path.join(os.path.dirname(__file__), "elementwise.json"), cases)
