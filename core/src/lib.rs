@@ -31,6 +31,7 @@ pub mod ops;
 pub mod parallel;
 pub mod primitive;
 pub mod quant;
+pub mod registry;
 pub mod io;
 pub mod random;
 pub mod shape;

@@ -1,0 +1,142 @@
+//! The op registry: which `mlx.core` names this core implements, each bound to the Rust item
+//! that implements it (so an entry cannot name something that does not exist). The unary and
+//! binary families contribute their whole tables. `docs/OPS.md` is generated from this file by
+//! the `ops_md` test; the C and Python layers consume the same list.
+
+use crate::ops::{binary::BinaryOp, unary::UnaryOp};
+
+/// Where an `mlx.core` name stands in the core.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Status {
+    /// Implemented and tested.
+    Done,
+    /// Not implemented yet.
+    NotYet,
+    /// Will not be implemented (another vendor's API).
+    NotApplicable,
+}
+
+macro_rules! core_api {
+    ($( $name:literal => $item:path, )*) => {
+        /// `(mlx name, Rust item)` for every implemented name outside the unary/binary tables.
+        pub const CORE_API: &[(&str, &str)] = &[$(($name, stringify!($item))),*];
+
+        /// Never called: naming each item here makes a stale registry entry a compile error.
+        #[allow(dead_code, path_statements)]
+        fn items_exist() {
+            $( let _ = $item; )*
+        }
+    };
+}
+
+core_api! {
+    // creation
+    "mx.zeros" => crate::ops::zeros,
+    "mx.ones" => crate::ops::ones,
+    "mx.full" => crate::ops::full,
+    "mx.zeros_like" => crate::ops::zeros_like,
+    "mx.ones_like" => crate::ops::ones_like,
+    "mx.full_like" => crate::ops::full_like,
+    "mx.arange" => crate::ops::arange,
+    "mx.linspace" => crate::ops::linspace,
+    "mx.eye" => crate::ops::eye,
+    "mx.identity" => crate::ops::identity,
+    "mx.tri" => crate::ops::tri,
+    "mx.meshgrid" => crate::ops::meshgrid,
+    // casts, dtypes
+    "mx.astype" => crate::ops::astype,
+    "mx.view" => crate::ops::view,
+    "mx.result_type" => crate::dtype::result_type,
+    "mx.finfo" => crate::dtype::finfo,
+    "mx.iinfo" => crate::dtype::iinfo,
+    // elementwise composites and aliases
+    "mx.where" => crate::ops::where_,
+    "mx.clip" => crate::ops::clip,
+    "mx.isclose" => crate::ops::isclose,
+    "mx.allclose" => crate::ops::allclose,
+    "mx.array_equal" => crate::ops::array_equal,
+    "mx.divmod" => crate::ops::divmod,
+    "mx.logical_xor" => crate::ops::logical_xor,
+    "mx.positive" => crate::ops::positive,
+    "mx.nan_to_num" => crate::ops::nan_to_num,
+    "mx.round" => crate::ops::round_decimals,
+    "mx.conj" => crate::ops::conjugate,
+    "mx.pow" => crate::ops::power,
+    "mx.acos" => crate::ops::arccos,
+    "mx.acosh" => crate::ops::arccosh,
+    "mx.asin" => crate::ops::arcsin,
+    "mx.asinh" => crate::ops::arcsinh,
+    "mx.atan" => crate::ops::arctan,
+    "mx.atanh" => crate::ops::arctanh,
+    "mx.atan2" => crate::ops::arctan2,
+    "mx.bitwise_left_shift" => crate::ops::left_shift,
+    "mx.bitwise_right_shift" => crate::ops::right_shift,
+    // shape
+    "mx.reshape" => crate::ops::reshape,
+    "mx.flatten" => crate::ops::flatten,
+    "mx.squeeze" => crate::ops::squeeze,
+    "mx.expand_dims" => crate::ops::expand_dims,
+    "mx.transpose" => crate::ops::transpose,
+    "mx.permute_dims" => crate::ops::permute_dims,
+    "mx.swapaxes" => crate::ops::swapaxes,
+    "mx.moveaxis" => crate::ops::moveaxis,
+    "mx.broadcast_to" => crate::ops::broadcast_to,
+    "mx.broadcast_arrays" => crate::ops::broadcast_arrays,
+    "mx.slice" => crate::ops::slice,
+    "mx.as_strided" => crate::ops::as_strided,
+    "mx.contiguous" => crate::ops::contiguous,
+    // reductions
+    "mx.sum" => crate::ops::sum,
+    "mx.prod" => crate::ops::prod,
+    "mx.max" => crate::ops::max,
+    "mx.min" => crate::ops::min,
+    "mx.all" => crate::ops::all,
+    "mx.any" => crate::ops::any,
+    // evaluation, devices, streams, memory
+    "mx.eval" => crate::eval::eval,
+    "mx.async_eval" => crate::eval::async_eval,
+    "mx.default_device" => crate::device::default_device,
+    "mx.set_default_device" => crate::device::set_default_device,
+    "mx.default_stream" => crate::device::default_stream,
+    "mx.set_default_stream" => crate::device::set_default_stream,
+    "mx.new_stream" => crate::device::new_stream,
+    "mx.synchronize" => crate::device::synchronize,
+    "mx.get_active_memory" => crate::buffer::active_memory,
+    "mx.get_peak_memory" => crate::buffer::peak_memory,
+    "mx.reset_peak_memory" => crate::buffer::reset_peak_memory,
+    "mx.get_memory_limit" => crate::buffer::memory_limit,
+    "mx.set_memory_limit" => crate::buffer::set_memory_limit,
+    "mx.get_cache_memory" => crate::buffer::cache_memory,
+    "mx.set_cache_limit" => crate::buffer::set_cache_limit,
+    "mx.clear_cache" => crate::buffer::clear_cache,
+}
+
+/// The status of one `mlx.core` name and a note (the implementing Rust item, or why not).
+pub fn status(name: &str) -> (Status, &'static str) {
+    if let Some((_, item)) = CORE_API.iter().find(|(n, _)| *n == name) {
+        return (Status::Done, item);
+    }
+    if let Some(op) = name.strip_prefix("mx.") {
+        if UnaryOp::ALL.iter().any(|u| u.name() == op) {
+            return (Status::Done, "crate::ops::unary (table)");
+        }
+        if BinaryOp::ALL.iter().any(|b| b.name() == op) {
+            return (Status::Done, "crate::ops::binary (table)");
+        }
+    }
+    if name.starts_with("mx.metal") {
+        return (Status::NotApplicable, "Apple Metal only");
+    }
+    if name.starts_with("mx.cuda") {
+        return (Status::NotApplicable, "NVIDIA CUDA only");
+    }
+    if let Some(member) = name.strip_prefix("mx.array.") {
+        // Array methods that are ops forward to the op of the same name.
+        let op_name = alloc::format!("mx.{member}");
+        if !member.starts_with("__") && status(&op_name).0 == Status::Done {
+            return (Status::Done, "method form of the op");
+        }
+        return (Status::NotYet, "Python array surface");
+    }
+    (Status::NotYet, "")
+}
