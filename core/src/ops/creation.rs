@@ -76,7 +76,7 @@ pub fn arange(start: f64, stop: f64, step: f64, dtype: DType) -> Result<Array> {
     if step == 0.0 {
         return Err(Error::invalid(OP, "Cannot compute length."));
     }
-    let real = ((stop - start) / step).ceil();
+    let real = libm::ceil((stop - start) / step);
     if real > (i32::MAX as f64) {
         return Err(Error::invalid(OP, "Maximum size exceeded."));
     }

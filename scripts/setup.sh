@@ -1,0 +1,115 @@
+#!/usr/bin/env bash
+# mlx-arm one-shot machine set-up (Debian 12 "bookworm", run as root, non-interactive).
+#
+# Installs everything scripts/test.sh needs: the aarch64 cross toolchain + qemu-user (SVE runs),
+# qemu-system + arm-none-eabi for bare-metal firmware, valgrind, the CPU Vulkan/OpenCL/BLAS stacks,
+# the Windows cross toolchain + wine, the rustup targets, and a Python venv with the test deps.
+# Idempotent: packages/targets/modules that are already present are skipped, so a second run is fast.
+#
+# Environment:
+#   MLX_ARM_VENV   Python venv for the test deps (default: <repo>/.venv, git-ignored)
+#   SETUP_SKIP_APT=1  skip the apt step (e.g. on a machine without root)
+set -euo pipefail
+
+# rustup installs cargo/rustc here; a non-login root shell may not have it on PATH yet.
+if [ -d "$HOME/.cargo/bin" ] && [[ ":$PATH:" != *":$HOME/.cargo/bin:"* ]]; then PATH="$HOME/.cargo/bin:$PATH"; fi
+REPO_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+VENV="${MLX_ARM_VENV:-$REPO_ROOT/.venv}"
+export DEBIAN_FRONTEND=noninteractive
+
+SETUP_START=$SECONDS
+step_start=0
+step() { step_start=$SECONDS; printf '\n==== setup: %s\n' "$1"; }
+step_done() { printf '==== setup: %s done in %ss\n' "$1" "$((SECONDS - step_start))"; }
+
+# --- apt packages ----------------------------------------------------------------------------------
+# Needed now: aarch64 Linux cross + qemu-user (core tests at several SVE lengths), bare-metal
+# qemu-system-aarch64/arm + arm-none-eabi newlib (firmware examples), valgrind (C API leak checks),
+# pkg-config, python3-venv (test venv).
+APT_NOW=(
+  gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user
+  qemu-system-arm gcc-arm-none-eabi libnewlib-arm-none-eabi
+  valgrind pkg-config python3-venv
+)
+# Needed by later backends: lavapipe Vulkan + glslc, PoCL OpenCL, OpenBLAS, mingw + wine.
+# Measured on a fresh 2-core Debian 12 machine: the whole apt step (update + both groups) stays
+# well under 3 minutes, so they are installed now rather than left for later.
+APT_LATER=(
+  mesa-vulkan-drivers libvulkan-dev glslc
+  pocl-opencl-icd ocl-icd-opencl-dev
+  libopenblas-dev
+  gcc-mingw-w64-x86-64 wine64
+)
+
+missing_pkgs() {
+  local p
+  for p in "$@"; do
+    if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q '^install ok installed$'; then
+      printf '%s\n' "$p"
+    fi
+  done
+}
+
+apt_install_group() { # name pkgs...
+  local name="$1"; shift
+  local missing
+  mapfile -t missing < <(missing_pkgs "$@")
+  step "apt install ($name)"
+  if [ "${#missing[@]}" -eq 0 ]; then
+    echo "all ${#} packages already installed"
+  else
+    echo "installing: ${missing[*]}"
+    apt-get install -y -q --no-install-recommends "${missing[@]}"
+  fi
+  step_done "apt install ($name)"
+}
+
+if [ "${SETUP_SKIP_APT:-0}" = 1 ]; then
+  echo "SETUP_SKIP_APT=1: skipping apt"
+else
+  if [ "$(id -u)" -ne 0 ]; then
+    echo "setup.sh: the apt step needs root (or set SETUP_SKIP_APT=1)" >&2
+    exit 1
+  fi
+  mapfile -t ALL_MISSING < <(missing_pkgs "${APT_NOW[@]}" "${APT_LATER[@]}")
+  if [ "${#ALL_MISSING[@]}" -gt 0 ]; then
+    step "apt-get update"
+    apt-get update -q
+    step_done "apt-get update"
+  else
+    echo "==== setup: all apt packages present, skipping apt-get update"
+  fi
+  apt_install_group "now" "${APT_NOW[@]}"
+  apt_install_group "later backends" "${APT_LATER[@]}"
+fi
+
+# --- Rust targets ----------------------------------------------------------------------------------
+step "rustup targets"
+RUST_TARGETS=(aarch64-unknown-linux-gnu aarch64-unknown-none thumbv7em-none-eabihf x86_64-pc-windows-gnu)
+installed_targets="$(rustup target list --installed)"
+to_add=()
+for t in "${RUST_TARGETS[@]}"; do
+  grep -qx "$t" <<<"$installed_targets" || to_add+=("$t")
+done
+if [ "${#to_add[@]}" -gt 0 ]; then
+  rustup target add "${to_add[@]}"
+else
+  echo "all targets already installed: ${RUST_TARGETS[*]}"
+fi
+step_done "rustup targets"
+
+# --- Python test deps (venv) -----------------------------------------------------------------------
+step "python venv ($VENV)"
+PY_MODULES=(numpy pytest cffi)
+if [ ! -x "$VENV/bin/python" ]; then
+  python3 -m venv "$VENV"
+fi
+if "$VENV/bin/python" -c 'import numpy, pytest, cffi' 2>/dev/null; then
+  echo "numpy, pytest, cffi already importable"
+else
+  "$VENV/bin/python" -m pip install -q "${PY_MODULES[@]}"
+fi
+"$VENV/bin/python" -c 'import sys, numpy, pytest, cffi; print("python", sys.version.split()[0], "numpy", numpy.__version__, "pytest", pytest.__version__, "cffi", cffi.__version__)'
+step_done "python venv"
+
+printf '\n==== setup: total %ss\n' "$((SECONDS - SETUP_START))"

@@ -1,0 +1,278 @@
+#!/usr/bin/env bash
+# mlx-arm: THE full test command (what .ci/run runs after scripts/setup.sh).
+#
+# Runs every test section in turn, keeps going after a failure, and ends with a per-section
+# PASS/FAIL/SKIPPED summary and a last line "N passed, N failed"; exits non-zero if any failed.
+# Parts of the project that do not exist yet are SKIPPED loudly. A missing tool is SKIPPED
+# loudly on a developer machine, but is a FAILURE under CI=true (scripts/setup.sh installs it).
+#
+# Environment:
+#   CARGO_TARGET_DIR  cargo's target dir (default: the workspace's target/)
+#   TEST_PROFILE      cargo profile for the test builds: dev (default) or release
+#   MLX_ARM_VENV      Python venv made by scripts/setup.sh (default: <repo>/.venv)
+#   CI                "true" turns missing tools into failures
+#   TEST_ONLY         extended regex: run only the sections whose name matches (e.g. 'aarch64')
+# Exported to the section scripts (tests/c/run.sh, examples/firmware-*/run.sh, ...):
+#   MLX_ARM_ROOT, MLX_ARM_TARGET_DIR, MLX_ARM_PROFILE, MLX_ARM_PROFILE_DIR, MLX_ARM_PYTHON
+set -uo pipefail
+
+# rustup installs cargo/rustc here; a non-login root shell may not have it on PATH yet.
+if [ -d "$HOME/.cargo/bin" ] && [[ ":$PATH:" != *":$HOME/.cargo/bin:"* ]]; then PATH="$HOME/.cargo/bin:$PATH"; fi
+REPO_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$REPO_ROOT"
+
+TEST_PROFILE="${TEST_PROFILE:-dev}"
+case "$TEST_PROFILE" in
+  dev) PROFILE_DIR=debug; PROFILE_ARGS=() ;;
+  release) PROFILE_DIR=release; PROFILE_ARGS=(--release) ;;
+  *) echo "TEST_PROFILE must be dev or release, got '$TEST_PROFILE'" >&2; exit 2 ;;
+esac
+TARGET_DIR="${CARGO_TARGET_DIR:-$REPO_ROOT/target}"
+VENV="${MLX_ARM_VENV:-$REPO_ROOT/.venv}"
+IS_CI=false
+[ "${CI:-}" = true ] && IS_CI=true
+CORE_PKG=mlx-arm-core
+AARCH64=aarch64-unknown-linux-gnu
+# Same runner as .cargo/config.toml, for the SVE probe.
+QEMU_USER=(qemu-aarch64 -L /usr/aarch64-linux-gnu -E LD_LIBRARY_PATH=/usr/aarch64-linux-gnu/lib)
+
+if [ -x "$VENV/bin/python" ]; then PYTHON="$VENV/bin/python"; else PYTHON=""; fi
+export MLX_ARM_ROOT="$REPO_ROOT" MLX_ARM_TARGET_DIR="$TARGET_DIR" MLX_ARM_PROFILE="$TEST_PROFILE" \
+  MLX_ARM_PROFILE_DIR="$PROFILE_DIR" MLX_ARM_PYTHON="$PYTHON"
+export CARGO_TERM_COLOR="${CARGO_TERM_COLOR:-never}"
+
+STATE_DIR="$(mktemp -d)"
+trap 'rm -rf "$STATE_DIR"' EXIT
+TOTAL_START=$SECONDS
+NAMES=() RESULTS=() TIMES=() NOTES=()
+
+# --- helpers used inside sections (each section runs in a subshell with `set -e`) ----------------
+
+# skip "reason": end the current section as SKIPPED, with a line nobody can miss.
+skip() {
+  printf '%s\n' "$1" >"$STATE_DIR/skip"
+  printf '\n!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!\n'
+  printf '!!! SKIPPED: %s (%s)\n' "$CURRENT" "$1"
+  printf '!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!\n'
+  exit 0
+}
+
+# fail "reason": end the current section as FAILED with a reason.
+fail() {
+  printf '%s\n' "$1" >"$STATE_DIR/fail"
+  printf '!!! FAIL: %s (%s)\n' "$CURRENT" "$1" >&2
+  exit 1
+}
+
+# need_tool cmd-or-path...: every tool here is installed by scripts/setup.sh, so a missing one is a
+# failure under CI and a loud skip elsewhere.
+need_tool() {
+  local t missing=()
+  for t in "$@"; do
+    if [[ "$t" == /* ]]; then [ -e "$t" ] || missing+=("$t"); else command -v "$t" >/dev/null 2>&1 || missing+=("$t"); fi
+  done
+  [ "${#missing[@]}" -eq 0 ] && return 0
+  missing_dep "tool(s) ${missing[*]}"
+}
+
+# need_target triple...: rustup targets installed by scripts/setup.sh (same CI/skip rule).
+need_target() {
+  local t installed missing=()
+  installed="$(rustup target list --installed 2>/dev/null || true)"
+  for t in "$@"; do grep -qx "$t" <<<"$installed" || missing+=("$t"); done
+  [ "${#missing[@]}" -eq 0 ] && return 0
+  missing_dep "rustup target(s) ${missing[*]}"
+}
+
+missing_dep() {
+  if $IS_CI; then fail "missing $1 under CI=true (scripts/setup.sh should have installed it)"; fi
+  skip "missing $1; run scripts/setup.sh"
+}
+
+# run_section "name" function [args...]
+run_section() {
+  local name="$1"; shift
+  local start=$SECONDS rc result note=""
+  if [ -n "${TEST_ONLY:-}" ] && ! grep -Eq -- "$TEST_ONLY" <<<"$name"; then return 0; fi
+  rm -f "$STATE_DIR/skip" "$STATE_DIR/fail"
+  printf '\n'
+  printf '=%.0s' {1..78}; printf '\n'
+  printf '=== [%d] %s\n' "$((${#NAMES[@]} + 1))" "$name"
+  printf '=%.0s' {1..78}; printf '\n'
+  ( set -e; CURRENT="$name"; "$@" )
+  rc=$?
+  if [ -f "$STATE_DIR/skip" ]; then
+    result=SKIPPED; note="$(cat "$STATE_DIR/skip")"
+  elif [ "$rc" -eq 0 ]; then
+    result=PASS
+  else
+    result=FAIL
+    if [ -f "$STATE_DIR/fail" ]; then note="$(cat "$STATE_DIR/fail")"; else note="exit code $rc"; fi
+  fi
+  NAMES+=("$name"); RESULTS+=("$result"); TIMES+=("$((SECONDS - start))"); NOTES+=("$note")
+  printf '=== %s: %s in %ss%s\n' "$result" "$name" "$((SECONDS - start))" "${note:+ ($note)}"
+}
+
+# Package name of a crate directory (empty if it has no Cargo.toml).
+crate_name() {
+  [ -f "$1/Cargo.toml" ] || return 0
+  sed -n '/^\[package\]/,/^\[/{s/^name *= *"\([^"]*\)".*/\1/p}' "$1/Cargo.toml" | head -n1
+}
+
+# Backend crates get their own sections (device checks, clearer summary), so the host section
+# leaves them out.
+BACKENDS=(vulkan opencl)
+HOST_EXCLUDES=()
+for b in "${BACKENDS[@]}"; do
+  n="$(crate_name "backends/$b")"
+  [ -n "$n" ] && HOST_EXCLUDES+=(--exclude "$n")
+done
+
+# --- sections --------------------------------------------------------------------------------------
+
+sec_host() {
+  need_tool cargo
+  cargo test --workspace --no-fail-fast "${HOST_EXCLUDES[@]}" "${PROFILE_ARGS[@]}"
+}
+
+# Build the core's aarch64 tests once, plus a tiny static probe that reads the SVE vector length
+# with `rdvl` (an SVE instruction), so every qemu run below can prove which length it got.
+AARCH64_BUILD_OK="$STATE_DIR/aarch64-build-ok"
+PROBE="$TARGET_DIR/ci-sve-probe/sve-vl"
+sec_aarch64_build() {
+  need_tool aarch64-linux-gnu-gcc qemu-aarch64
+  need_target "$AARCH64"
+  mkdir -p "$(dirname "$PROBE")"
+  cat >"$PROBE.c" <<'EOF'
+/* Prints the SVE vector length in bits; traps (SIGILL) on a CPU without SVE. */
+#include <stdio.h>
+int main(void) {
+  unsigned long bytes;
+  __asm__ volatile("rdvl %0, #1" : "=r"(bytes));
+  printf("%lu\n", bytes * 8);
+  return 0;
+}
+EOF
+  aarch64-linux-gnu-gcc -O2 -march=armv8.2-a+sve -static -o "$PROBE" "$PROBE.c"
+  cargo test -p "$CORE_PKG" --target "$AARCH64" --tests "${PROFILE_ARGS[@]}" --no-run
+  touch "$AARCH64_BUILD_OK"
+}
+
+# sec_aarch64_run QEMU_CPU expected-VL-bits|none
+sec_aarch64_run() {
+  local cpu="$1" want="$2" got
+  need_tool qemu-aarch64
+  [ -f "$AARCH64_BUILD_OK" ] || fail "aarch64 build section failed"
+  export QEMU_CPU="$cpu"
+  if [ "$want" = none ]; then
+    if got="$("${QEMU_USER[@]}" "$PROBE" 2>/dev/null)"; then
+      fail "QEMU_CPU=$cpu should have no SVE but rdvl gave $got bits"
+    fi
+    echo "SVE probe: QEMU_CPU=$cpu has no SVE (rdvl traps), NEON-only run"
+  else
+    got="$("${QEMU_USER[@]}" "$PROBE")" || fail "SVE probe failed under QEMU_CPU=$cpu"
+    [ "$got" = "$want" ] || fail "QEMU_CPU=$cpu gave SVE VL $got bits, expected $want"
+    echo "SVE probe: QEMU_CPU=$cpu -> rdvl says VL = $got bits"
+  fi
+  cargo test -p "$CORE_PKG" --target "$AARCH64" --tests --no-fail-fast "${PROFILE_ARGS[@]}"
+}
+
+sec_nostd() {
+  local target="$1"
+  need_target "$target"
+  cargo build -p "$CORE_PKG" --no-default-features --target "$target" "${PROFILE_ARGS[@]}"
+}
+
+sec_c_tests() {
+  if [ -f tests/c/run.sh ]; then
+    need_tool gcc make valgrind
+    bash tests/c/run.sh
+  elif [ -f tests/c/Makefile ]; then
+    need_tool gcc make valgrind
+    make -C tests/c test
+  else
+    skip "tests/c/run.sh or tests/c/Makefile not written yet"
+  fi
+}
+
+sec_python() {
+  if ! compgen -G 'tests/python/test_*.py' >/dev/null && ! compgen -G 'tests/python/*_test.py' >/dev/null; then
+    skip "no tests/python/test_*.py yet"
+  fi
+  if [ -z "$PYTHON" ]; then need_tool "$VENV/bin/python"; fi
+  "$PYTHON" -c 'import pytest, numpy, cffi' 2>/dev/null \
+    || { $IS_CI && fail "pytest/numpy/cffi missing from $VENV"; skip "pytest/numpy/cffi missing from $VENV; run scripts/setup.sh"; }
+  "$PYTHON" -m pytest -q tests/python
+}
+
+sec_backend() {
+  local b="$1" name
+  name="$(crate_name "backends/$b")"
+  [ -n "$name" ] || skip "backends/$b crate not written yet"
+  case "$b" in
+    vulkan) need_tool glslc /usr/share/vulkan/icd.d/lvp_icd.x86_64.json ;;
+    opencl) need_tool /etc/OpenCL/vendors/pocl.icd ;;
+  esac
+  cargo test --manifest-path "backends/$b/Cargo.toml" --no-fail-fast "${PROFILE_ARGS[@]}"
+}
+
+sec_firmware() {
+  local dir="$1"
+  [ -f "$dir/run.sh" ] || skip "$dir/run.sh not written yet"
+  case "$dir" in
+    *aarch64*) need_tool aarch64-linux-gnu-gcc qemu-system-aarch64 ;;
+    *) need_tool arm-none-eabi-gcc qemu-system-arm ;;
+  esac
+  bash "$dir/run.sh"
+}
+
+sec_windows() {
+  [ -f tests/windows/run.sh ] || skip "tests/windows/run.sh (x86_64-pc-windows-gnu under wine) not written yet"
+  need_tool x86_64-w64-mingw32-gcc /usr/lib/wine/wine64
+  need_target x86_64-pc-windows-gnu
+  bash tests/windows/run.sh
+}
+
+# --- run -------------------------------------------------------------------------------------------
+
+echo "mlx-arm tests: profile=$TEST_PROFILE target-dir=$TARGET_DIR CI=$IS_CI"
+rustc --version 2>/dev/null || true
+command -v qemu-aarch64 >/dev/null && qemu-aarch64 --version | head -n1
+
+run_section "host: cargo test --workspace" sec_host
+run_section "aarch64: build core tests + SVE probe" sec_aarch64_build
+run_section "aarch64 qemu: SVE 128-bit" sec_aarch64_run "max,sve-default-vector-length=16" 128
+run_section "aarch64 qemu: SVE 256-bit" sec_aarch64_run "max,sve-default-vector-length=32" 256
+run_section "aarch64 qemu: SVE 512-bit" sec_aarch64_run "max,sve-default-vector-length=64" 512
+run_section "aarch64 qemu: cortex-a72 (NEON, no SVE)" sec_aarch64_run "cortex-a72" none
+run_section "no_std: aarch64-unknown-none" sec_nostd aarch64-unknown-none
+run_section "no_std: thumbv7em-none-eabihf" sec_nostd thumbv7em-none-eabihf
+run_section "C API tests (tests/c)" sec_c_tests
+run_section "Python tests (tests/python)" sec_python
+for b in "${BACKENDS[@]}"; do
+  run_section "backend: $b (backends/$b)" sec_backend "$b"
+done
+FIRMWARE_DIRS=(examples/firmware-aarch64)
+for d in examples/firmware-*/; do
+  d="${d%/}"
+  [ -d "$d" ] && [ "$d" != examples/firmware-aarch64 ] && FIRMWARE_DIRS+=("$d")
+done
+for d in "${FIRMWARE_DIRS[@]}"; do
+  run_section "firmware: $d" sec_firmware "$d"
+done
+run_section "windows: x86_64-pc-windows-gnu under wine" sec_windows
+
+# --- summary ---------------------------------------------------------------------------------------
+passed=0 failed=0 skipped=0
+printf '\n'; printf '=%.0s' {1..78}; printf '\n=== SUMMARY (total %ss)\n' "$((SECONDS - TOTAL_START))"
+for i in "${!NAMES[@]}"; do
+  printf '%-8s %5ss  %s%s\n' "${RESULTS[$i]}" "${TIMES[$i]}" "${NAMES[$i]}" "${NOTES[$i]:+  -- ${NOTES[$i]}}"
+  case "${RESULTS[$i]}" in
+    PASS) passed=$((passed + 1)) ;;
+    FAIL) failed=$((failed + 1)) ;;
+    SKIPPED) skipped=$((skipped + 1)) ;;
+  esac
+done
+[ "$skipped" -gt 0 ] && echo "($skipped section(s) SKIPPED)"
+echo "$passed passed, $failed failed"
+[ "$failed" -eq 0 ]
