@@ -164,6 +164,19 @@ fn quantize_bulk_blocks_like_ggml_c() {
     }
 }
 
+/// The sign of a NaN that arithmetic creates is the CPU's choice (negative on x86-64, positive
+/// on AArch64), so goldens made on x86 may differ there in exactly that bit of an f16 field.
+fn differs_only_in_nan_sign(got: &[u8], want: &[u8]) -> bool {
+    got.len() == want.len()
+        && got.iter().zip(want).enumerate().all(|(i, (a, b))| {
+            a == b || (i % 2 == 1 && a ^ b == 0x80 && {
+                let w = u16::from_le_bytes([want[i - 1], want[i]]);
+                let g = u16::from_le_bytes([got[i - 1], got[i]]);
+                half::f16::from_bits(w).is_nan() && half::f16::from_bits(g).is_nan()
+            })
+        })
+}
+
 #[test]
 fn quantize_nonfinite_inputs_like_ggml_c() {
     let g = golden();
@@ -177,7 +190,7 @@ fn quantize_nonfinite_inputs_like_ggml_c() {
             continue; // F16/BF16: no C ref row (numpy/gguf-py oracles only)
         }
         let want = std::fs::read(path).unwrap();
-        if got != want {
+        if got != want && !differs_only_in_nan_sign(&got, &want) {
             failures.push(name.clone());
         }
     }

@@ -11,6 +11,11 @@ use alloc::vec::Vec;
 pub fn eval(op: &ShapeOp, inputs: Vec<Array>, outputs: &[OutMeta]) -> Result<Vec<Data>> {
     let name = op.name();
     let (shape, dtype) = super::out0(outputs, name)?.clone();
+    match op {
+        ShapeOp::Concatenate(axis) => return concatenate(&inputs, *axis, &shape, name).map(|d| alloc::vec![d]),
+        ShapeOp::SliceUpdate { start, step } => return slice_update(inputs, start, step, name).map(|d| alloc::vec![d]),
+        _ => {}
+    }
     let a = super::input(&inputs, 0, name)?;
     let d = a.data()?;
     let out = match op {
@@ -47,6 +52,18 @@ pub fn eval(op: &ShapeOp, inputs: Vec<Array>, outputs: &[OutMeta]) -> Result<Vec
             Data { offset: off, strides: strides.clone(), ..base }
         }
         ShapeOp::Copy => dense_copy(a, &d, name)?,
+        ShapeOp::Diagonal { offset, axis1, axis2 } => {
+            let (s1, s2) = (d.strides[*axis1], d.strides[*axis2]);
+            let mut strides: Vec<isize> =
+                (0..a.ndim()).filter(|i| i != axis1 && i != axis2).map(|i| d.strides[i]).collect();
+            strides.push(s1 + s2);
+            let start = if *offset >= 0 { offset * s2 } else { -offset * s1 };
+            let off = d.offset as isize + start * dtype.size() as isize;
+            Data { offset: off as usize, strides, ..d }
+        }
+        ShapeOp::Concatenate(_) | ShapeOp::SliceUpdate { .. } => {
+            return Err(Error::runtime(name, "Handled above."));
+        }
     };
     Ok(alloc::vec![out])
 }
@@ -79,6 +96,101 @@ fn check_strided_bounds(shape: &[usize], strides: &[isize], offset: usize, size:
     }
     if lo < 0 || hi >= size as i128 {
         return Err(Error::invalid(op, "The strided view reaches outside the array's data."));
+    }
+    Ok(())
+}
+
+/// Row-major bytes of `a` (borrowed when dense, else copied into `tmp`).
+fn dense_bytes<'a>(a: &Array, d: &'a Data, tmp: &'a mut Option<Data>, op: &'static str) -> Result<&'a [u8]> {
+    let src = if d.is_row_contiguous(a.shape()) {
+        d
+    } else {
+        tmp.insert(dense_copy(a, d, op)?)
+    };
+    let n = a.nbytes();
+    src.buf.bytes().get(src.offset..src.offset + n).ok_or_else(|| Error::runtime(op, "View outside its buffer."))
+}
+
+/// Copies each input's blocks into place: with `inner` the bytes of one index along `axis`
+/// and below, input block `o` lands at `o * out_block + axis_offset * inner`.
+fn concatenate(inputs: &[Array], axis: usize, shape: &[usize], op: &'static str) -> Result<Data> {
+    let out = Data::alloc(shape, super::input(inputs, 0, op)?.dtype(), op)?;
+    let item = super::input(inputs, 0, op)?.itemsize();
+    let inner: usize = shape[axis + 1..].iter().product::<usize>() * item;
+    let outer: usize = shape[..axis].iter().product();
+    let total: usize = shape.iter().product::<usize>() * item;
+    // SAFETY: fresh buffer of exactly `total` bytes.
+    let dst = unsafe { out.slice_mut::<u8>(total) };
+    let out_block = shape[axis] * inner;
+    let mut at = 0usize;
+    for a in inputs {
+        let d = a.data()?;
+        let mut tmp = None;
+        let src = dense_bytes(a, &d, &mut tmp, op)?;
+        let block = a.shape()[axis] * inner;
+        if block > 0 {
+            for o in 0..outer {
+                let to = o * out_block + at * inner;
+                dst[to..to + block].copy_from_slice(&src[o * block..(o + 1) * block]);
+            }
+        }
+        at += a.shape()[axis];
+    }
+    Ok(out)
+}
+
+/// A dense copy of `a` to write into: `a`'s own buffer when it can be donated.
+pub(crate) fn writable_copy(a: Array, op: &'static str) -> Result<Data> {
+    let n = a.nbytes();
+    match a.donate(n) {
+        Ok(d) => Ok(d),
+        Err(a) => {
+            let d = a.data()?;
+            dense_copy(&a, &d, op)
+        }
+    }
+}
+
+/// Copy of input 0 with input 1 written over the window `start`/`step`.
+fn slice_update(mut inputs: Vec<Array>, start: &[isize], step: &[isize], op: &'static str) -> Result<Data> {
+    if inputs.len() != 2 {
+        return Err(Error::runtime(op, "Expected two inputs."));
+    }
+    let up = inputs.pop().ok_or_else(|| Error::runtime(op, "Missing input."))?;
+    let a = inputs.pop().ok_or_else(|| Error::runtime(op, "Missing input."))?;
+    let (shape, item) = (a.shape().to_vec(), a.itemsize());
+    let rm = row_major_strides(&shape);
+    let base: isize = start.iter().zip(&rm).map(|(&s, &r)| s * r).sum();
+    let wstrides: Vec<isize> = rm.iter().zip(step).map(|(&r, &k)| r * k).collect();
+    let n = a.size() as isize;
+    check_window(up.shape(), &wstrides, base, n, op)?;
+    let out = writable_copy(a, op)?;
+    let ud = up.data()?;
+    let mut tmp = None;
+    let src = dense_bytes(&up, &ud, &mut tmp, op)?;
+    // SAFETY: `out` is a fresh or donated dense buffer of n elements, held only here.
+    let dst = unsafe { out.slice_mut::<u8>(n as usize * item) };
+    let mut k = 0usize;
+    crate::array::for_each_strided(up.shape(), &wstrides, &mut |off| {
+        let to = (base + off) as usize * item;
+        dst[to..to + item].copy_from_slice(&src[k..k + item]);
+        k += item;
+    });
+    Ok(out)
+}
+
+/// Every element of the window must lie in `0..n`.
+fn check_window(shape: &[usize], strides: &[isize], base: isize, n: isize, op: &'static str) -> Result<()> {
+    if shape.iter().any(|&d| d == 0) {
+        return Ok(());
+    }
+    let (mut lo, mut hi) = (base as i128, base as i128);
+    for (&d, &s) in shape.iter().zip(strides) {
+        let span = (d as i128 - 1) * s as i128;
+        if span < 0 { lo += span } else { hi += span }
+    }
+    if lo < 0 || hi >= n as i128 {
+        return Err(Error::runtime(op, "The update window lies outside the array."));
     }
     Ok(())
 }

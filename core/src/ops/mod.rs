@@ -20,6 +20,7 @@ pub use binary::*;
 pub use composite::*;
 pub use cast::*;
 pub use creation::*;
+pub use index::*;
 pub use reduce::*;
 pub use shape::*;
 pub use unary::*;

@@ -1,5 +1,11 @@
 //! Views and data movement: reshape, transpose, broadcast, slice, as_strided, contiguous.
-//! Views share their input's buffer (new strides/offset); the rest copy.
+//! Views share their input's buffer (new strides/offset); the rest copy. Ops composed from
+//! these primitives (concatenate, split, tile, pad, …) live in the submodules.
+
+mod compose;
+mod pad;
+pub use compose::*;
+pub use pad::*;
 
 use crate::array::Array;
 use crate::error::{Error, Result};
@@ -32,6 +38,25 @@ pub enum ShapeOp {
     },
     /// A dense row-major copy.
     Copy,
+    /// Joins its inputs (same dtype, equal shapes off `axis`) along `axis` (a copy).
+    Concatenate(usize),
+    /// A copy of input 0 with input 1 written into the strided window `start`/`step`
+    /// (input 1 already has the window's shape and input 0's dtype).
+    SliceUpdate {
+        /// First index per axis.
+        start: Vec<isize>,
+        /// Step per axis (non-zero).
+        step: Vec<isize>,
+    },
+    /// The `offset`-th diagonal of axes `axis1`/`axis2`, moved last (a view).
+    Diagonal {
+        /// Diagonal offset (positive: above the main diagonal).
+        offset: isize,
+        /// Row axis.
+        axis1: usize,
+        /// Column axis.
+        axis2: usize,
+    },
 }
 
 impl ShapeOp {
@@ -44,11 +69,14 @@ impl ShapeOp {
             ShapeOp::Slice { .. } => "slice",
             ShapeOp::AsStrided { .. } => "as_strided",
             ShapeOp::Copy => "contiguous",
+            ShapeOp::Concatenate(_) => "concatenate",
+            ShapeOp::SliceUpdate { .. } => "slice_update",
+            ShapeOp::Diagonal { .. } => "diagonal",
         }
     }
 }
 
-fn record(op: ShapeOp, a: &Array, shape: Vec<usize>) -> Array {
+pub(crate) fn record(op: ShapeOp, a: &Array, shape: Vec<usize>) -> Array {
     Array::from_op(Primitive::Shape(op), alloc::vec![a.clone()], shape, a.dtype())
 }
 
@@ -178,7 +206,7 @@ pub fn broadcast_arrays(arrays: &[Array]) -> Result<Vec<Array>> {
 /// `mx.expand_dims(a, axes)`: inserts size-1 axes at the given output positions.
 pub fn expand_dims(a: &Array, axes: &[isize]) -> Result<Array> {
     let out_nd = a.ndim() + axes.len();
-    let ax = normalize_axes(axes, out_nd, "expand_dims")?;
+    let ax = normalize_axes(axes, out_nd, "expand_dims").map_err(compose::axis_error)?;
     let mut shape = a.shape().to_vec();
     for &i in &ax {
         shape.insert(i, 1);
