@@ -232,6 +232,13 @@ fn truncated_normal_matches_mlx() {
     }
 }
 
+/// Samples allowed to differ from the x86-64 goldens. Real MLX calls the platform's glibc
+/// `logf`/`log1pf`, and AArch64 glibc rounds a few inputs differently in the last ulp from
+/// x86-64's FMA build (see docs/RANDOM.md), so the goldens are exact on x86-64 only.
+fn libm_slack(n: usize) -> usize {
+    if cfg!(target_arch = "x86_64") { 0 } else { n / 100 + 1 }
+}
+
 #[cfg(feature = "std")] // exact only with glibc's logf/log1pf
 #[test]
 fn gumbel_matches_mlx() {
@@ -244,7 +251,7 @@ fn gumbel_matches_mlx() {
             || random::gumbel::<f16>(k, n).unwrap(),
             || random::gumbel::<bf16>(k, n).unwrap(),
         );
-        assert_eq!(bad, 0, "gumbel {} seed {}", c["dtype"], c["seed"]);
+        assert!(bad <= libm_slack(n), "gumbel {} seed {}: {bad} samples differ", c["dtype"], c["seed"]);
     }
 }
 
@@ -261,7 +268,7 @@ fn laplace_matches_mlx() {
             || random::laplace::<f16>(k, n, loc, scale).unwrap(),
             || random::laplace::<bf16>(k, n, loc, scale).unwrap(),
         );
-        assert_eq!(bad, 0, "laplace {} seed {} loc {loc} scale {scale}", c["dtype"], c["seed"]);
+        assert!(bad <= libm_slack(n), "laplace {} seed {} loc {loc} scale {scale}: {bad} samples differ", c["dtype"], c["seed"]);
     }
 }
 
