@@ -1,13 +1,250 @@
-//! CPU kernels of the fast family.
+//! CPU kernels of the fast family: one pass per row instead of the fallback's chain of graph
+//! nodes. Each reproduces its fallback's arithmetic — f32 compute, rounding to the output
+//! dtype exactly where the fallback's intermediate arrays are stored in it — so fused and
+//! composed results agree to a few f32 ulps (summation order only).
 
+use super::elementwise::OutPtr;
+use super::math::{Float, Real};
 use crate::array::{Array, Data};
 use crate::backend::OutMeta;
-use crate::error::Result;
+use crate::dtype::{finfo, DType};
+use crate::error::{Error, Result};
 use crate::ops::fast::FastOp;
+use crate::parallel::parallel_for;
 use alloc::vec::Vec;
 
 /// Evaluates a fast primitive.
 pub fn eval(op: &FastOp, inputs: Vec<Array>, outputs: &[OutMeta]) -> Result<Vec<Data>> {
-    let _ = (inputs, outputs);
-    match *op {}
+    let name = op.name();
+    let (shape, dtype) = super::out0(outputs, name)?.clone();
+    let out = Data::alloc(&shape, dtype, name)?;
+    macro_rules! float {
+        ($T:ident => $e:expr) => {
+            crate::dispatch_float!(dtype, $T => $e, else Err(Error::unsupported(name, alloc::format!("{name} does not support {dtype}."))))
+        };
+    }
+    match op {
+        FastOp::RmsNorm { eps } => float!(T => rms_norm::<T>(&inputs, eps.get() as f32, &shape, &out))?,
+        FastOp::LayerNorm { eps } => float!(T => layer_norm::<T>(&inputs, eps.get() as f32, &shape, &out))?,
+        FastOp::Rope { dims, traditional, base, scale } => {
+            float!(T => rope::<T>(&inputs, *dims, *traditional, base.get() as f32, scale.get() as f32, &shape, &out))?
+        }
+        FastOp::Sdpa { scale, causal } => float!(T => sdpa::<T>(&inputs, scale.get() as f32, *causal, &shape, &out))?,
+    }
+    Ok(alloc::vec![out])
+}
+
+/// A storage element seen as f32, and the rounding that storing an intermediate array of
+/// this dtype applies (identity for f32). f64 inputs compute in f32 here, as the norms'
+/// fallbacks do; attention in f64 is thus less precise than its f64 fallback.
+trait Store: Real {
+    fn f(self) -> f32;
+    fn from_f(v: f32) -> Self;
+    fn round(v: f32) -> f32;
+}
+impl<T: Real> Store for T {
+    #[inline(always)]
+    fn f(self) -> f32 {
+        self.to_value().as_f64() as f32
+    }
+    #[inline(always)]
+    fn from_f(v: f32) -> Self {
+        T::from_value(crate::Value::F(v as f64))
+    }
+    #[inline(always)]
+    fn round(v: f32) -> f32 {
+        T::from_value(crate::Value::F(v as f64)).to_value().as_f64() as f32
+    }
+}
+
+/// Rows of the last axis, each handed to `f(row_in, row_out)`, in parallel.
+fn rows<T: Store>(x: &[T], d: usize, out: &Data, f: impl Fn(usize, &[T], &mut [T]) + Sync) {
+    let n = x.len();
+    if d == 0 || n == 0 {
+        return;
+    }
+    let p = OutPtr(out.buf.as_mut_ptr() as *mut T);
+    let grain = (super::elementwise::GRAIN / d).max(1);
+    parallel_for(n / d, grain, &|r| {
+        let p = &p;
+        for i in r {
+            // SAFETY: row i of the fresh output buffer, written by this chunk only.
+            let rg = i * d..(i + 1) * d;
+            let o = unsafe { p.chunk(&rg) };
+            f(i, &x[i * d..(i + 1) * d], o);
+        }
+    });
+}
+
+fn rms_norm<T: Store>(inputs: &[Array], eps: f32, shape: &[usize], out: &Data) -> Result<()> {
+    const OP: &str = "rms_norm";
+    let d = shape.last().copied().unwrap_or(1);
+    let x = super::input(inputs, 0, OP)?;
+    let w = super::input(inputs, 1, OP)?;
+    let xv = x.data()?.read::<T>(shape).into_owned();
+    let wv: Vec<f32> = w.data()?.read::<T>(&[d]).iter().map(|v| v.f()).collect();
+    let wv = if w.ndim() == 0 { alloc::vec![w.data()?.read::<T>(&[])[0].f(); d] } else { wv };
+    rows(&xv, d, out, |_, xr, o| {
+        let ss: f32 = xr.iter().map(|v| v.f() * v.f()).sum();
+        let inv = 1.0 / (ss / d as f32 + eps).sqrt();
+        for ((y, &v), &g) in o.iter_mut().zip(xr).zip(&wv) {
+            *y = T::from_f(T::round(v.f() * inv) * g);
+        }
+    });
+    Ok(())
+}
+
+fn layer_norm<T: Store>(inputs: &[Array], eps: f32, shape: &[usize], out: &Data) -> Result<()> {
+    const OP: &str = "layer_norm";
+    let d = shape.last().copied().unwrap_or(1);
+    let x = super::input(inputs, 0, OP)?;
+    let per_feature = |a: &Array| -> Result<Vec<f32>> {
+        if a.ndim() == 0 {
+            Ok(alloc::vec![a.data()?.read::<T>(&[])[0].f(); d])
+        } else {
+            Ok(a.data()?.read::<T>(&[d]).iter().map(|v| v.f()).collect())
+        }
+    };
+    let wv = per_feature(super::input(inputs, 1, OP)?)?;
+    let bv = per_feature(super::input(inputs, 2, OP)?)?;
+    let xv = x.data()?.read::<T>(shape).into_owned();
+    rows(&xv, d, out, |_, xr, o| {
+        let mu = xr.iter().map(|v| v.f()).sum::<f32>() / d as f32;
+        let var = xr.iter().map(|v| (v.f() - mu) * (v.f() - mu)).sum::<f32>() / d as f32;
+        let inv = 1.0 / (var + eps).sqrt();
+        for (((y, &v), &g), &b) in o.iter_mut().zip(xr).zip(&wv).zip(&bv) {
+            *y = T::from_f(T::round(T::round((v.f() - mu) * inv) * g) + b);
+        }
+    });
+    Ok(())
+}
+
+#[allow(clippy::too_many_arguments)]
+fn rope<T: Store>(inputs: &[Array], dims: usize, traditional: bool, base: f32, scale: f32, shape: &[usize], out: &Data) -> Result<()> {
+    const OP: &str = "rope";
+    let nd = shape.len();
+    if nd < 3 {
+        return Err(Error::runtime(OP, "rope needs at least 3 dimensions."));
+    }
+    let x = super::input(inputs, 0, OP)?;
+    let off = super::input(inputs, 1, OP)?;
+    let offsets: Vec<i32> = off.data()?.read::<i32>(off.shape()).into_owned();
+    let d = shape[nd - 1];
+    let t_len = shape[nd - 2];
+    let per_batch: usize = shape[1..nd - 1].iter().product();
+    let half = dims / 2;
+    let inv_freq: Vec<f32> = match inputs.get(2) {
+        Some(f) => f.data()?.read::<f32>(&[half]).iter().map(|&v| 1.0 / v).collect(),
+        None => {
+            let c = libm::logf(base) / half as f32;
+            (0..half).map(|j| Float::exp(-(j as f32) * c)).collect()
+        }
+    };
+    let xv = x.data()?.read::<T>(shape).into_owned();
+    rows(&xv, d, out, |i, xr, o| {
+        let b = i / per_batch.max(1);
+        let t = i % t_len;
+        let ofs = if offsets.len() > 1 { offsets[b] } else { offsets.first().copied().unwrap_or(0) };
+        let pos = (t as f32 + ofs as f32) * scale;
+        o[dims..].copy_from_slice(&xr[dims..]);
+        for (j, &f) in inv_freq.iter().enumerate() {
+            let theta = pos * f;
+            let (c, s) = (T::round(Float::cos(theta)), T::round(Float::sin(theta)));
+            let (i1, i2) = if traditional { (2 * j, 2 * j + 1) } else { (j, j + half) };
+            let (x1, x2) = (xr[i1].f(), xr[i2].f());
+            o[i1] = T::from_f(T::round(x1 * c) - T::round(x2 * s));
+            o[i2] = T::from_f(T::round(x1 * s) + T::round(x2 * c));
+        }
+    });
+    Ok(())
+}
+
+fn sdpa<T: Store>(inputs: &[Array], scale: f32, causal: bool, shape: &[usize], out: &Data) -> Result<()> {
+    const OP: &str = "scaled_dot_product_attention";
+    let (q, k, v) = (super::input(inputs, 0, OP)?, super::input(inputs, 1, OP)?, super::input(inputs, 2, OP)?);
+    let (b, hq, l, dv) = (shape[0], shape[1], shape[2], shape[3]);
+    let (hkv, s, dk) = (k.shape()[1], k.shape()[2], k.shape()[3]);
+    if hkv == 0 || hq % hkv != 0 || v.shape()[2] != s {
+        return Err(Error::runtime(OP, "Attention inputs have inconsistent shapes."));
+    }
+    let reps = hq / hkv;
+    let qv: Vec<f32> = q.data()?.read::<T>(q.shape()).iter().map(|x| x.f()).collect();
+    let kv: Vec<f32> = k.data()?.read::<T>(k.shape()).iter().map(|x| x.f()).collect();
+    let vv: Vec<f32> = v.data()?.read::<T>(v.shape()).iter().map(|x| x.f()).collect();
+    let mshape = [b, hq, l, s];
+    // The mask as an additive f32 term, or a keep flag (bool masks).
+    enum Mask {
+        None,
+        Keep(Vec<bool>),
+        Add(Vec<f32>),
+    }
+    let mask = match inputs.get(3) {
+        None => Mask::None,
+        Some(m) if m.dtype() == DType::Bool => Mask::Keep(m.data()?.read::<bool>(&mshape).into_owned()),
+        Some(m) => Mask::Add(m.data()?.read::<T>(&mshape).iter().map(|x| x.f()).collect()),
+    };
+    let lowest = finfo(T::DTYPE)?.min as f32;
+    let sc = T::round(scale);
+    let causal_off = s as isize - l as isize;
+    let n_rows = b * hq * l;
+    if n_rows == 0 || dv == 0 {
+        return Ok(());
+    }
+    let p = OutPtr(out.buf.as_mut_ptr() as *mut T);
+    let grain = (super::elementwise::GRAIN / (s * (dk + dv)).max(1)).max(1);
+    parallel_for(n_rows, grain, &|r| {
+        let p = &p;
+        let mut scores = alloc::vec![0f32; s];
+        let mut qs = alloc::vec![0f32; dk];
+        let mut acc = alloc::vec![0f32; dv];
+        for row in r {
+            let (bh, i) = (row / l, row % l);
+            let (bi, h) = (bh / hq, bh % hq);
+            let kvh = bi * hkv + h / reps;
+            let qr = &qv[row * dk..(row + 1) * dk];
+            for (d, &x) in qs.iter_mut().zip(qr) {
+                *d = T::round(sc * x);
+            }
+            for (j, sj) in scores.iter_mut().enumerate() {
+                let kr = &kv[(kvh * s + j) * dk..(kvh * s + j + 1) * dk];
+                let dot: f32 = qs.iter().zip(kr).map(|(a, b)| a * b).sum();
+                let mut x = T::round(dot);
+                let m_idx = row * s + j;
+                match &mask {
+                    Mask::None => {}
+                    Mask::Keep(keep) => {
+                        if !keep[m_idx] {
+                            x = lowest;
+                        }
+                    }
+                    Mask::Add(add) => x = T::round(x + add[m_idx]),
+                }
+                if causal && (i as isize + causal_off) < j as isize {
+                    x = lowest;
+                }
+                *sj = x;
+            }
+            let mx = scores.iter().copied().fold(f32::NEG_INFINITY, |a, b| if b > a || b.is_nan() { b } else { a });
+            let mut total = 0f32;
+            for sj in scores.iter_mut() {
+                *sj = Float::exp(*sj - mx);
+                total += *sj;
+            }
+            acc.iter_mut().for_each(|a| *a = 0.0);
+            for (j, &e) in scores.iter().enumerate() {
+                let pj = T::round(e / total);
+                let vr = &vv[(kvh * s + j) * dv..(kvh * s + j + 1) * dv];
+                for (a, &x) in acc.iter_mut().zip(vr) {
+                    *a += pj * x;
+                }
+            }
+            // SAFETY: row `row` of the fresh output, written by this chunk only.
+            let rg = row * dv..(row + 1) * dv;
+            let o = unsafe { p.chunk(&rg) };
+            for (y, &a) in o.iter_mut().zip(&acc) {
+                *y = T::from_f(a);
+            }
+        }
+    });
+    Ok(())
 }

@@ -1,13 +1,283 @@
-//! CPU kernels of the linalg family.
+//! CPU kernels of the linalg family. Matmul and addmm hand each batch's strided matrices
+//! straight to [`super::gemm`] (no copies of transposed or broadcast views); convolution
+//! lowers to im2col + the same GEMM, one image and group at a time so the column buffer stays
+//! bounded. Real floats accumulate in f32 (f16/bf16/f32) or f64; complex64 runs a direct loop.
 
-use crate::array::{Array, Data};
+use super::elementwise::OutPtr;
+use super::gemm::{gemm, Acc, GemmIn, MatMut, MatRef};
+use super::math::Real;
+use crate::array::{for_each_strided, Array, Data};
 use crate::backend::OutMeta;
-use crate::error::Result;
-use crate::ops::linalg::LinalgOp;
+use crate::dtype::DType;
+use crate::element::{Complex64, Element};
+use crate::error::{Error, Result};
+use crate::ops::linalg::{ConvParams, LinalgOp};
+use crate::parallel::parallel_for;
 use alloc::vec::Vec;
 
 /// Evaluates a linalg primitive.
 pub fn eval(op: &LinalgOp, inputs: Vec<Array>, outputs: &[OutMeta]) -> Result<Vec<Data>> {
-    let _ = (inputs, outputs);
-    match *op {}
+    let name = op.name();
+    let (shape, dtype) = super::out0(outputs, name)?.clone();
+    let a = super::input(&inputs, 0, name)?;
+    let b = super::input(&inputs, 1, name)?;
+    let out = match op {
+        LinalgOp::Matmul => product(name, a, b, None, 1.0, 0.0, &shape, dtype)?,
+        LinalgOp::AddMM { alpha, beta } => {
+            let c = super::input(&inputs, 2, name)?;
+            product(name, a, b, Some(c), alpha.get(), beta.get(), &shape, dtype)?
+        }
+        LinalgOp::Conv(p) => conv(p, a, b, &shape, dtype)?,
+    };
+    Ok(alloc::vec![out])
+}
+
+/// Element offsets of each batch matrix of a view whose last two axes are the matrix.
+fn batch_offsets(d: &Data, shape: &[usize]) -> Vec<isize> {
+    let nb = shape.len() - 2;
+    let mut v = Vec::new();
+    for_each_strided(&shape[..nb], &d.strides[..nb], &mut |o| v.push(o));
+    v
+}
+
+/// Threads across batch items when each product is too small to split by rows.
+const SMALL_PRODUCT: usize = 1 << 18;
+
+/// `out = alpha·a@b + beta·c` over the batch dims (`a`, `b`, `c` already share them).
+#[allow(clippy::too_many_arguments)]
+fn product(name: &'static str, a: &Array, b: &Array, c: Option<&Array>, alpha: f64, beta: f64, shape: &[usize], dtype: DType) -> Result<Data> {
+    let nd = shape.len();
+    if nd < 2 || a.ndim() != nd || b.ndim() != nd {
+        return Err(Error::runtime(name, "Matrix product inputs must share the output's rank."));
+    }
+    let out = Data::alloc(shape, dtype, name)?;
+    match dtype {
+        DType::Float32 => real::<f32, f32>(a, b, c, alpha as f32, beta as f32, shape, &out)?,
+        DType::Float16 => real::<half::f16, f32>(a, b, c, alpha as f32, beta as f32, shape, &out)?,
+        DType::Bfloat16 => real::<half::bf16, f32>(a, b, c, alpha as f32, beta as f32, shape, &out)?,
+        DType::Float64 => real::<f64, f64>(a, b, c, alpha, beta, shape, &out)?,
+        DType::Complex64 => complex(a, b, shape, &out)?,
+        d => return Err(Error::unsupported(name, alloc::format!("{name} does not support {d}."))),
+    }
+    Ok(out)
+}
+
+fn real<T, A>(a: &Array, b: &Array, c: Option<&Array>, alpha: A, beta: A, shape: &[usize], out: &Data) -> Result<()>
+where
+    T: Real<Acc = A> + GemmIn<A>,
+    A: Acc,
+{
+    let nd = shape.len();
+    let (m, n) = (shape[nd - 2], shape[nd - 1]);
+    let k = a.shape()[nd - 1];
+    let n_out: usize = shape.iter().product();
+    if n_out == 0 {
+        return Ok(());
+    }
+    let (ad, bd) = (a.data()?, b.data()?);
+    let (ao, bo) = (batch_offsets(&ad, a.shape()), batch_offsets(&bd, b.shape()));
+    // Accumulate into the output itself when it is the accumulator type, else into a temp.
+    let direct = core::mem::size_of::<T>() == core::mem::size_of::<A>();
+    let mut temp: Vec<A> = Vec::new();
+    let acc_ptr: *mut A = if direct {
+        out.buf.as_mut_ptr() as *mut A
+    } else {
+        temp.resize(n_out, A::ZERO);
+        temp.as_mut_ptr()
+    };
+    let beta = match c {
+        Some(c) => {
+            let cv = c.data()?.read::<T>(shape).into_owned();
+            // SAFETY: acc_ptr covers n_out accumulators (fresh output or temp).
+            let acc = unsafe { core::slice::from_raw_parts_mut(acc_ptr, n_out) };
+            for (x, &y) in acc.iter_mut().zip(&cv) {
+                *x = y.load();
+            }
+            beta
+        }
+        None => A::ZERO,
+    };
+    let pa = ad.buf.as_ptr().wrapping_add(ad.offset) as *const T;
+    let pb = bd.buf.as_ptr().wrapping_add(bd.offset) as *const T;
+    let (ars, acs) = (ad.strides[nd - 2], ad.strides[nd - 1]);
+    let (brs, bcs) = (bd.strides[nd - 2], bd.strides[nd - 1]);
+    let (pa, pb, pc) = (OutPtr(pa as *mut T), OutPtr(pb as *mut T), OutPtr(acc_ptr));
+    let run = |i: usize, par: bool| {
+        // Capture the wrappers whole (they are Sync), not their raw-pointer fields.
+        let (pa, pb, pc) = (&pa, &pb, &pc);
+        // SAFETY: the views were validated when built; each batch item owns m·n outputs.
+        unsafe {
+            let am = MatRef::new(pa.0.offset(ao[i]) as *const T, ars, acs);
+            let bm = MatRef::new(pb.0.offset(bo[i]) as *const T, brs, bcs);
+            let cm = MatMut::new(pc.0.add(i * m * n), n);
+            gemm(m, n, k, alpha, am, bm, beta, cm, par);
+        }
+    };
+    let batches = ao.len();
+    if batches > 1 && m.saturating_mul(n).saturating_mul(k) < SMALL_PRODUCT {
+        parallel_for(batches, 1, &|r| r.for_each(|i| run(i, false)));
+    } else {
+        (0..batches).for_each(|i| run(i, true));
+    }
+    if !direct {
+        // SAFETY: fresh output buffer of n_out elements of T.
+        let o = unsafe { out.slice_mut::<T>(n_out) };
+        for (y, &x) in o.iter_mut().zip(&temp) {
+            *y = T::from_acc(x);
+        }
+    }
+    Ok(())
+}
+
+/// complex64 products: a direct loop (MLX supports them; they are rare in models).
+fn complex(a: &Array, b: &Array, shape: &[usize], out: &Data) -> Result<()> {
+    let nd = shape.len();
+    let (m, n) = (shape[nd - 2], shape[nd - 1]);
+    let k = a.shape()[nd - 1];
+    let av = a.data()?.read::<Complex64>(a.shape()).into_owned();
+    let bv = b.data()?.read::<Complex64>(b.shape()).into_owned();
+    let n_out: usize = shape.iter().product();
+    // SAFETY: fresh output buffer.
+    let o = unsafe { out.slice_mut::<Complex64>(n_out) };
+    let batches = n_out.checked_div(m * n).unwrap_or(0);
+    for bi in 0..batches {
+        let (ab, bb) = (&av[bi * m * k..(bi + 1) * m * k], &bv[bi * k * n..(bi + 1) * k * n]);
+        for i in 0..m {
+            for j in 0..n {
+                let (mut re, mut im) = (0f32, 0f32);
+                for p in 0..k {
+                    let (x, y) = (ab[i * k + p], bb[p * n + j]);
+                    re += x.re * y.re - x.im * y.im;
+                    im += x.re * y.im + x.im * y.re;
+                }
+                o[bi * m * n + i * n + j] = Complex64::new(re, im);
+            }
+        }
+    }
+    Ok(())
+}
+
+fn conv(p: &ConvParams, x: &Array, w: &Array, shape: &[usize], dtype: DType) -> Result<Data> {
+    const OP: &str = "conv";
+    let out = Data::alloc(shape, dtype, OP)?;
+    match dtype {
+        DType::Float32 => conv_real::<f32, f32>(p, x, w, shape, &out)?,
+        DType::Float16 => conv_real::<half::f16, f32>(p, x, w, shape, &out)?,
+        DType::Bfloat16 => conv_real::<half::bf16, f32>(p, x, w, shape, &out)?,
+        DType::Float64 => conv_real::<f64, f64>(p, x, w, shape, &out)?,
+        d => return Err(Error::unsupported(OP, alloc::format!("Convolution does not support {d}."))),
+    }
+    Ok(out)
+}
+
+/// im2col + GEMM. Column `(taps, c)` of row `(out position)` holds the input element that
+/// kernel tap meets (zero in padding or between dilated input elements); the weight, laid out
+/// `[C_out, taps…, C_in/groups]`, is then exactly the transposed B of that GEMM.
+fn conv_real<T, A>(p: &ConvParams, x: &Array, w: &Array, shape: &[usize], out: &Data) -> Result<()>
+where
+    T: Real<Acc = A> + GemmIn<A> + Element,
+    A: Acc + GemmIn<A>,
+{
+    const OP: &str = "conv";
+    let sd = shape.len() - 2;
+    let (xs, ws) = (x.shape(), w.shape());
+    if xs.len() != sd + 2 || ws.len() != sd + 2 || p.stride.len() != sd || p.groups == 0 {
+        return Err(Error::runtime(OP, "Convolution inputs do not match their parameters."));
+    }
+    let n_out: usize = shape.iter().product();
+    if n_out == 0 {
+        return Ok(());
+    }
+    let (nb, cin, cout) = (xs[0], xs[sd + 1], ws[0]);
+    let g = p.groups;
+    let (cg, og) = (cin / g, cout / g);
+    let in_sp = &xs[1..=sd];
+    let k_sp = &ws[1..=sd];
+    let out_sp = &shape[1..=sd];
+    let taps: usize = k_sp.iter().product();
+    let kcols = taps * cg;
+    let rows: usize = out_sp.iter().product();
+    let xv = x.data()?.read::<T>(xs).into_owned();
+    let wv: Vec<A> = w.data()?.read::<T>(ws).iter().map(|v| v.load()).collect();
+    let direct = core::mem::size_of::<T>() == core::mem::size_of::<A>();
+    let mut temp: Vec<A> = Vec::new();
+    let acc: *mut A = if direct {
+        out.buf.as_mut_ptr() as *mut A
+    } else {
+        temp.resize(n_out, A::ZERO);
+        temp.as_mut_ptr()
+    };
+    let in_img: usize = in_sp.iter().product::<usize>() * cin;
+    let mut col: Vec<A> = alloc::vec![A::ZERO; rows * kcols];
+    let mut opos = alloc::vec![0usize; sd];
+    let mut tpos = alloc::vec![0usize; sd];
+    for img in 0..nb {
+        let xi = &xv[img * in_img..(img + 1) * in_img];
+        for gi in 0..g {
+            // Fill the column matrix for this image and group.
+            for r in 0..rows {
+                unravel(r, out_sp, &mut opos);
+                for t in 0..taps {
+                    unravel(t, k_sp, &mut tpos);
+                    let dst = &mut col[r * kcols + t * cg..r * kcols + (t + 1) * cg];
+                    match source(p, in_sp, k_sp, &opos, &tpos) {
+                        Some(base) => {
+                            let src = &xi[base * cin + gi * cg..base * cin + (gi + 1) * cg];
+                            for (d, &s) in dst.iter_mut().zip(src) {
+                                *d = s.load();
+                            }
+                        }
+                        None => dst.iter_mut().for_each(|d| *d = A::ZERO),
+                    }
+                }
+            }
+            // SAFETY: col is rows×kcols; the weight group is og×kcols read transposed; the
+            // output block rows×og at column offset gi·og with row stride cout is ours alone.
+            unsafe {
+                let am = MatRef::new(col.as_ptr(), kcols as isize, 1);
+                let bm = MatRef::new(wv.as_ptr().add(gi * og * kcols), 1, kcols as isize);
+                let cm = MatMut::new(acc.add(img * rows * cout + gi * og), cout);
+                gemm(rows, og, kcols, A::ONE, am, bm, A::ZERO, cm, true);
+            }
+        }
+    }
+    if !direct {
+        // SAFETY: fresh output buffer of n_out elements of T.
+        let o = unsafe { out.slice_mut::<T>(n_out) };
+        for (y, &v) in o.iter_mut().zip(&temp) {
+            *y = T::from_acc(v);
+        }
+    }
+    Ok(())
+}
+
+/// Row-major multi-index of `i` in `dims`.
+fn unravel(mut i: usize, dims: &[usize], idx: &mut [usize]) {
+    for (d, x) in dims.iter().zip(idx.iter_mut()).rev() {
+        *x = i % d;
+        i /= d;
+    }
+}
+
+/// The flat spatial index of the input element kernel tap `tpos` meets at output `opos`, or
+/// None where it falls in padding or between dilated input elements.
+fn source(p: &ConvParams, in_sp: &[usize], k_sp: &[usize], opos: &[usize], tpos: &[usize]) -> Option<usize> {
+    let mut flat = 0usize;
+    for i in 0..in_sp.len() {
+        let t = if p.flip { k_sp[i] - 1 - tpos[i] } else { tpos[i] };
+        let pos = (opos[i] * p.stride[i] + t * p.kernel_dilation[i]) as isize - p.pad_lo[i] as isize;
+        if pos < 0 {
+            return None;
+        }
+        let pos = pos as usize;
+        if pos % p.input_dilation[i] != 0 {
+            return None;
+        }
+        let src = pos / p.input_dilation[i];
+        if src >= in_sp[i] {
+            return None;
+        }
+        flat = flat * in_sp[i] + src;
+    }
+    Some(flat)
 }

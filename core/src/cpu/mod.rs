@@ -13,6 +13,7 @@ pub mod cast;
 pub mod creation;
 pub mod elementwise;
 pub mod fast;
+pub mod gemm;
 pub mod index;
 pub mod linalg;
 pub mod math;

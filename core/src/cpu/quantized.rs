@@ -1,13 +1,512 @@
-//! CPU kernels of the quantized family.
+//! CPU kernels of the quantized family: thin array wrappers over the slice kernels of
+//! [`crate::quant::mlx`] and [`crate::quant::ggml`]. Products run in parallel over ranges of
+//! weight rows (`x @ Wᵀ`) or of activation rows (`x @ W`) through [`parallel_for`]; batched
+//! operands are addressed through their strides, so a broadcast weight is never copied.
 
 use crate::array::{Array, Data};
 use crate::backend::OutMeta;
-use crate::error::Result;
+use crate::cpu::elementwise::OutPtr;
+use crate::cpu::{input, out0};
+use crate::dtype::DType;
+use crate::element::Element;
+use crate::error::{Error, Result};
 use crate::ops::quantized::QuantizedOp;
+use crate::parallel::parallel_for;
+use crate::quant::ggml;
+use crate::quant::mlx::{self as qm, QFloat, QScales, QuantMode, QuantParams};
+use crate::quant::GgmlType;
+use alloc::borrow::Cow;
+use alloc::vec;
 use alloc::vec::Vec;
+
+/// Multiply-adds per parallel chunk: below this, threads cost more than they save.
+const GRAIN_MACS: usize = 1 << 16;
+
+/// Runs `body` with `T` bound to the kernel float type of `dtype`.
+macro_rules! float3 {
+    ($op:expr, $dtype:expr, $T:ident => $body:expr) => {{
+        match $dtype {
+            DType::Float32 => {
+                type $T = f32;
+                $body
+            }
+            DType::Float16 => {
+                type $T = half::f16;
+                $body
+            }
+            DType::Bfloat16 => {
+                type $T = half::bf16;
+                $body
+            }
+            other => Err(Error::runtime($op, alloc::format!("Type {other} is not supported."))),
+        }
+    }};
+}
 
 /// Evaluates a quantized primitive.
 pub fn eval(op: &QuantizedOp, inputs: Vec<Array>, outputs: &[OutMeta]) -> Result<Vec<Data>> {
-    let _ = (inputs, outputs);
-    match *op {}
+    let name = op.name();
+    match *op {
+        QuantizedOp::Quantize { mode, group_size, bits } => {
+            quantize(QuantParams { mode, group_size, bits }, &inputs, outputs)
+        }
+        QuantizedOp::Dequantize { mode, group_size, bits } => {
+            dequantize(QuantParams { mode, group_size, bits }, &inputs, outputs).map(|d| vec![d])
+        }
+        QuantizedOp::QuantizedMatmul { mode, group_size, bits, transpose } => {
+            let p = QuantParams { mode, group_size, bits };
+            let o = out0(outputs, name)?;
+            float3!(name, o.1, T => qmm_batched::<T>(&p, transpose, &inputs, o, false)).map(|d| vec![d])
+        }
+        QuantizedOp::GatherQmm { mode, group_size, bits, transpose } => {
+            let p = QuantParams { mode, group_size, bits };
+            let o = out0(outputs, name)?;
+            float3!(name, o.1, T => qmm_batched::<T>(&p, transpose, &inputs, o, true)).map(|d| vec![d])
+        }
+        QuantizedOp::ToFp8 => {
+            let x = input(&inputs, 0, name)?;
+            let o = out0(outputs, name)?;
+            float3!(name, x.dtype(), T => {
+                let d = x.data()?;
+                let src = d.read::<T>(x.shape());
+                let out = Data::alloc_for_overwrite(&o.0, DType::Uint8, name)?;
+                // SAFETY: fresh buffer of src.len() bytes.
+                qm::to_fp8_slice::<T>(&src, unsafe { out.slice_mut::<u8>(src.len()) })?;
+                Ok(vec![out])
+            })
+        }
+        QuantizedOp::FromFp8 => {
+            let x = input(&inputs, 0, name)?;
+            let o = out0(outputs, name)?;
+            let d = x.data()?;
+            let src = d.read::<u8>(x.shape());
+            float3!(name, o.1, T => {
+                let out = Data::alloc_for_overwrite(&o.0, <T as QFloat>::DTYPE, name)?;
+                // SAFETY: fresh buffer of src.len() elements of T.
+                qm::from_fp8_slice::<T>(&src, unsafe { out.slice_mut::<T>(src.len()) })?;
+                Ok(vec![out])
+            })
+        }
+        QuantizedOp::GgmlMatmul { ty, k } => {
+            let o = out0(outputs, name)?;
+            float3!(name, o.1, T => ggml_matmul::<T>(ty, k, &inputs, o)).map(|d| vec![d])
+        }
+        QuantizedOp::GgmlDequantize { ty, k } => ggml_dequantize(ty, k, &inputs, outputs).map(|d| vec![d]),
+        QuantizedOp::GgmlQuantize { ty } => ggml_quantize(ty, &inputs, outputs).map(|d| vec![d]),
+    }
+}
+
+/// A fresh output holding `v`.
+fn data_from<T: Element>(shape: &[usize], v: &[T], op: &'static str) -> Result<Data> {
+    let out = Data::alloc_for_overwrite(shape, <T as Element>::DTYPE, op)?;
+    if shape.iter().product::<usize>() != v.len() {
+        return Err(Error::runtime(op, "Kernel output size mismatch."));
+    }
+    // SAFETY: fresh buffer of v.len() elements of T.
+    unsafe { out.slice_mut::<T>(v.len()) }.copy_from_slice(v);
+    Ok(out)
+}
+
+/// The single f32 value of a global-scale input.
+fn scalar_f32(a: &Array) -> Result<f32> {
+    let d = a.data()?;
+    let v = d.read::<f32>(a.shape());
+    v.first().copied().ok_or_else(|| Error::invalid("quantize", "Global scale must be a scalar."))
+}
+
+fn quantize(p: QuantParams, inputs: &[Array], outputs: &[OutMeta]) -> Result<Vec<Data>> {
+    const OP: &str = "quantize";
+    let w = input(inputs, 0, OP)?;
+    let gs = match inputs.get(1) {
+        Some(g) => Some(scalar_f32(g)?),
+        None => None,
+    };
+    let k = w.shape().last().copied().unwrap_or(0);
+    let meta = |i: usize| outputs.get(i).ok_or_else(|| Error::runtime(OP, "Missing output."));
+    float3!(OP, w.dtype(), T => {
+        let d = w.data()?;
+        let src = d.read::<T>(w.shape());
+        if p.mode == QuantMode::Affine {
+            let (wq, s, b) = qm::affine_quantize::<T>(&src, k, &p)?;
+            Ok(vec![
+                data_from(&meta(0)?.0, &wq, OP)?,
+                data_from(&meta(1)?.0, &s, OP)?,
+                data_from(&meta(2)?.0, &b, OP)?,
+            ])
+        } else {
+            let (wq, s) = qm::fp_quantize::<T>(&src, k, &p, gs)?;
+            Ok(vec![data_from(&meta(0)?.0, &wq, OP)?, data_from(&meta(1)?.0, &s, OP)?])
+        }
+    })
+}
+
+fn dequantize(p: QuantParams, inputs: &[Array], outputs: &[OutMeta]) -> Result<Data> {
+    const OP: &str = "dequantize";
+    let o = out0(outputs, OP)?;
+    let w = input(inputs, 0, OP)?;
+    let scales = input(inputs, 1, OP)?;
+    let k = o.0.last().copied().unwrap_or(0);
+    let n: usize = o.0.iter().product();
+    let wd = w.data()?;
+    let wq = wd.read::<u32>(w.shape());
+    let sd = scales.data()?;
+    if p.mode == QuantMode::Affine {
+        let biases = input(inputs, 2, OP)?;
+        let bd = biases.data()?;
+        float3!(OP, o.1, T => {
+            let s = sd.read::<T>(scales.shape());
+            let b = bd.read::<T>(biases.shape());
+            let out = Data::alloc_for_overwrite(&o.0, <T as QFloat>::DTYPE, OP)?;
+            // SAFETY: fresh buffer of n elements of T.
+            qm::affine_dequantize::<T, T>(&wq, &s, &b, k, &p, unsafe { out.slice_mut::<T>(n) })?;
+            Ok(out)
+        })
+    } else {
+        let gs = match inputs.get(2) {
+            Some(g) => Some(scalar_f32(g)?),
+            None => None,
+        };
+        let s = sd.read::<u8>(scales.shape());
+        float3!(OP, o.1, T => {
+            let out = Data::alloc_for_overwrite(&o.0, <T as QFloat>::DTYPE, OP)?;
+            // SAFETY: fresh buffer of n elements of T.
+            qm::fp_dequantize::<T>(&wq, &s, k, &p, gs, unsafe { out.slice_mut::<T>(n) })?;
+            Ok(out)
+        })
+    }
+}
+
+/// The matrices of a `(..., R, C)` array addressed through its batch strides: a borrowed
+/// view of the buffer when the last two axes are dense (broadcast batches are not copied),
+/// else a row-major copy.
+struct Mats<'a, T: Clone> {
+    data: Cow<'a, [T]>,
+    batch_shape: Vec<usize>,
+    batch_strides: Vec<isize>,
+    mat_len: usize,
+}
+
+impl<'a, T: Element> Mats<'a, T> {
+    /// Views `d` (of `shape`, at least 1-D; a 1-D array is one row).
+    fn new(d: &'a Data, shape: &[usize]) -> Self {
+        let nd = shape.len();
+        let (r, c) = match nd {
+            0 => (1, 1),
+            1 => (1, shape[0]),
+            _ => (shape[nd - 2], shape[nd - 1]),
+        };
+        let nb = nd.saturating_sub(2);
+        let batch_shape = shape[..nb].to_vec();
+        let mat_len = r * c;
+        if let Some(v) = Self::borrow(d, shape, r, c) {
+            return Mats { data: Cow::Borrowed(v), batch_strides: d.strides[..nb].to_vec(), batch_shape, mat_len };
+        }
+        let owned = d.read::<T>(shape).into_owned();
+        let mut strides = vec![0isize; nb];
+        let mut acc = mat_len as isize;
+        for i in (0..nb).rev() {
+            strides[i] = acc;
+            acc *= batch_shape[i] as isize;
+        }
+        Mats { data: Cow::Owned(owned), batch_shape, batch_strides: strides, mat_len }
+    }
+
+    fn borrow(d: &'a Data, shape: &[usize], r: usize, c: usize) -> Option<&'a [T]> {
+        let nd = shape.len();
+        if shape.contains(&0) || nd < 2 || d.strides.len() != nd {
+            return None;
+        }
+        let dense = (c <= 1 || d.strides[nd - 1] == 1) && (r <= 1 || d.strides[nd - 2] == c as isize);
+        if !dense || d.strides.iter().any(|&s| s < 0) {
+            return None;
+        }
+        let mut extent = r * c;
+        for (&dim, &st) in shape[..nd - 2].iter().zip(&d.strides) {
+            extent = extent.checked_add((dim - 1).checked_mul(st as usize)?)?;
+        }
+        let size = core::mem::size_of::<T>();
+        let end = d.offset.checked_add(extent.checked_mul(size)?)?;
+        if end > d.buf.len() {
+            return None;
+        }
+        // SAFETY: offset lies in the buffer (checked above), so the pointer is valid.
+        let base = unsafe { d.buf.as_ptr().add(d.offset) };
+        if (base as usize) % core::mem::align_of::<T>() != 0 {
+            return None;
+        }
+        // SAFETY: `extent` elements of T from `base` lie inside the buffer, which outlives 'a,
+        // and nobody writes an input buffer while a kernel reads it.
+        Some(unsafe { core::slice::from_raw_parts(base as *const T, extent) })
+    }
+
+    /// Number of matrices.
+    fn count(&self) -> usize {
+        self.batch_shape.iter().product()
+    }
+
+    /// Matrix number `i` (row-major over the batch shape), or an index error.
+    fn mat(&self, i: usize, op: &'static str) -> Result<&[T]> {
+        if i >= self.count() {
+            return Err(Error::index(op, alloc::format!("Matrix index {i} is out of range for a batch of {}.", self.count())));
+        }
+        let mut rem = i;
+        let mut off = 0usize;
+        for (&dim, &st) in self.batch_shape.iter().zip(&self.batch_strides).rev() {
+            off += (rem % dim) * st as usize;
+            rem /= dim;
+        }
+        self.data.get(off..off + self.mat_len).ok_or_else(|| Error::runtime(op, "Matrix view out of bounds."))
+    }
+}
+
+/// Records the first error raised inside a parallel region.
+struct FirstError(spin::Mutex<Option<Error>>);
+
+impl FirstError {
+    fn new() -> Self {
+        FirstError(spin::Mutex::new(None))
+    }
+    fn set(&self, r: Result<()>) {
+        if let Err(e) = r {
+            let mut g = self.0.lock();
+            if g.is_none() {
+                *g = Some(e);
+            }
+        }
+    }
+    fn into_result(self) -> Result<()> {
+        match self.0.into_inner() {
+            Some(e) => Err(e),
+            None => Ok(()),
+        }
+    }
+}
+
+/// `quantized_matmul` (`gather = false`) or `gather_qmm` over every output matrix.
+fn qmm_batched<T: QFloat + Element + Sync>(
+    p: &QuantParams,
+    transpose: bool,
+    inputs: &[Array],
+    o: &OutMeta,
+    gather: bool,
+) -> Result<Data> {
+    let op: &'static str = if gather { "gather_qmm" } else { "quantized_matmul" };
+    let x = input(inputs, 0, op)?;
+    let w = input(inputs, 1, op)?;
+    let s = input(inputs, 2, op)?;
+    let affine = p.mode == QuantMode::Affine;
+    let (xd, wd, sd) = (x.data()?, w.data()?, s.data()?);
+    let xm = Mats::<T>::new(&xd, x.shape());
+    let wm = Mats::<u32>::new(&wd, w.shape());
+    let k = x.shape().last().copied().unwrap_or(0);
+    let m = if x.ndim() > 1 { x.shape()[x.ndim() - 2] } else { 1 };
+    let n = o.0.last().copied().unwrap_or(0);
+    let out_len: usize = o.0.iter().product();
+    let out = Data::alloc_for_overwrite(&o.0, <T as QFloat>::DTYPE, op)?;
+    // SAFETY: fresh buffer of out_len elements of T, written only through this slice.
+    let out_s = unsafe { out.slice_mut::<T>(out_len) };
+    let mn = m * n;
+    if mn == 0 {
+        return Ok(out);
+    }
+    let n_out = out_len / mn;
+    // Scales / biases and the (x, w) matrix index of output matrix i.
+    let bd;
+    let (sm_f, sm_u, bm) = if affine {
+        let b = input(inputs, 3, op)?;
+        bd = b.data()?;
+        (Some(Mats::<T>::new(&sd, s.shape())), None, Some(Mats::<T>::new(&bd, b.shape())))
+    } else {
+        (None, Some(Mats::<u8>::new(&sd, s.shape())), None)
+    };
+    let idx = if gather {
+        let nb = if affine { 4 } else { 3 };
+        let l = input(inputs, nb, op)?;
+        let r = input(inputs, nb + 1, op)?;
+        let (ld, rd) = (l.data()?, r.data()?);
+        let lv = ld.read::<u32>(l.shape()).into_owned();
+        let rv = rd.read::<u32>(r.shape()).into_owned();
+        Some((lv, rv))
+    } else {
+        None
+    };
+    let w_same_batch = wm.batch_shape.as_slice() == &o.0[..o.0.len().saturating_sub(2)] && o.0.len() >= 2;
+    for (i, o_mat) in out_s.chunks_exact_mut(mn).enumerate().take(n_out) {
+        let (xi, wi) = match &idx {
+            Some((lv, rv)) => (
+                *lv.get(i).ok_or_else(|| Error::runtime(op, "Index arrays are too short."))? as usize,
+                *rv.get(i).ok_or_else(|| Error::runtime(op, "Index arrays are too short."))? as usize,
+            ),
+            None => (i, if w_same_batch { i } else { 0 }),
+        };
+        let xs = xm.mat(xi, op)?;
+        let ws = wm.mat(wi, op)?;
+        let sc = match (&sm_f, &sm_u, &bm) {
+            (Some(sf), _, Some(b)) => QScales::Affine { scales: sf.mat(wi, op)?, biases: b.mat(wi, op)? },
+            (_, Some(su), _) => QScales::Fp(su.mat(wi, op)?),
+            _ => return Err(Error::runtime(op, "Missing scales.")),
+        };
+        qmm_one::<T>(xs, m, k, ws, sc, n, p, transpose, o_mat)?;
+    }
+    Ok(out)
+}
+
+/// One `(m × k) · W` product into `out` (`m × n`), split across threads: by weight rows
+/// for `x @ Wᵀ`, by rows of `x` for `x @ W`. Each output's summation order is unchanged.
+#[allow(clippy::too_many_arguments)]
+fn qmm_one<T: QFloat + Sync>(
+    x: &[T],
+    m: usize,
+    k: usize,
+    w: &[u32],
+    sc: QScales<'_, T>,
+    n: usize,
+    p: &QuantParams,
+    transpose: bool,
+    out: &mut [T],
+) -> Result<()> {
+    const OP: &str = "quantized_matmul";
+    let errs = FirstError::new();
+    let ptr = OutPtr(out.as_mut_ptr());
+    if !transpose {
+        let grain = (GRAIN_MACS / (n * k).max(1)).max(1);
+        parallel_for(m, grain, &|r| {
+            let len = (r.end - r.start) * n;
+            // SAFETY: row ranges are disjoint; r ⊂ 0..m and out has m*n elements.
+            let span = r.start * n..r.start * n + len;
+            let o = unsafe { ptr.chunk(&span) };
+            errs.set(qm::qmm(x, m, k, w, sc, n, p, false, o, r));
+        });
+        return errs.into_result();
+    }
+    let wpr = p.words_per_row(OP, k)?;
+    let gpr = k / p.group_size;
+    let grain = (GRAIN_MACS / (m * k).max(1)).max(1);
+    parallel_for(n, grain, &|r| {
+        let width = r.end - r.start;
+        let wsub = w.get(r.start * wpr..r.end * wpr).unwrap_or(&[]);
+        let ssub = match sc {
+            QScales::Affine { scales, biases } => QScales::Affine {
+                scales: scales.get(r.start * gpr..r.end * gpr).unwrap_or(&[]),
+                biases: biases.get(r.start * gpr..r.end * gpr).unwrap_or(&[]),
+            },
+            QScales::Fp(s) => QScales::Fp(s.get(r.start * gpr..r.end * gpr).unwrap_or(&[])),
+        };
+        if m == 1 {
+            // SAFETY: column ranges are disjoint; r ⊂ 0..n = 0..out.len().
+            let o = unsafe { ptr.chunk(&r) };
+            errs.set(qm::qmm(x, m, k, wsub, ssub, width, p, true, o, 0..m));
+            return;
+        }
+        let mut tile = vec![T::from_f32(0.0); m * width];
+        errs.set(qm::qmm(x, m, k, wsub, ssub, width, p, true, &mut tile, 0..m));
+        for (i, row) in tile.chunks_exact(width.max(1)).enumerate() {
+            for (j, &v) in row.iter().enumerate() {
+                // SAFETY: (i, r.start + j) is in bounds and only this chunk writes column r.start + j.
+                unsafe { *ptr.0.add(i * n + r.start + j) = v };
+            }
+        }
+    });
+    errs.into_result()
+}
+
+/// `ggml_matmul`: activations quantized once, then weight-row ranges in parallel.
+fn ggml_matmul<T: QFloat + Element>(ty: GgmlType, k: usize, inputs: &[Array], o: &OutMeta) -> Result<Data> {
+    const OP: &str = "ggml_matmul";
+    let x = input(inputs, 0, OP)?;
+    let w = input(inputs, 1, OP)?;
+    let n = w.shape().first().copied().unwrap_or(0);
+    let xd = x.data()?;
+    let xs = xd.read::<T>(x.shape());
+    let m = xs.len().checked_div(k).unwrap_or(0);
+    let out_len: usize = o.0.iter().product();
+    let out = Data::alloc_for_overwrite(&o.0, <T as QFloat>::DTYPE, OP)?;
+    if out_len == 0 {
+        return Ok(out);
+    }
+    if k == 0 {
+        // SAFETY: fresh buffer of out_len elements of T.
+        unsafe { out.slice_mut::<T>(out_len) }.iter_mut().for_each(|v| *v = T::from_f32(0.0));
+        return Ok(out);
+    }
+    let xf: Cow<'_, [f32]> = if <T as QFloat>::DTYPE == DType::Float32 {
+        // SAFETY: T is f32 here (same dtype), so the slice reinterprets exactly.
+        Cow::Borrowed(unsafe { core::slice::from_raw_parts(xs.as_ptr() as *const f32, xs.len()) })
+    } else {
+        Cow::Owned(xs.iter().map(|v| v.to_f32()).collect())
+    };
+    let xq = ggml::quantize_activations(ty, &xf, m, k)?;
+    let wd = w.data()?;
+    let wb = wd.read::<u8>(w.shape());
+    // f32 results go straight into the output; other dtypes through an f32 buffer.
+    let mut tmp: Vec<f32> = Vec::new();
+    let res: &mut [f32] = if <T as QFloat>::DTYPE == DType::Float32 {
+        // SAFETY: fresh buffer of out_len f32 elements.
+        unsafe { out.slice_mut::<f32>(out_len) }
+    } else {
+        tmp.try_reserve_exact(out_len).map_err(|_| Error::out_of_memory(OP, out_len * 4))?;
+        tmp.resize(out_len, 0.0);
+        &mut tmp
+    };
+    let errs = FirstError::new();
+    let ptr = OutPtr(res.as_mut_ptr());
+    let grain = (GRAIN_MACS / (m * k).max(1)).max(1);
+    parallel_for(n, grain, &|r| {
+        let width = r.end - r.start;
+        if m == 1 {
+            // SAFETY: disjoint weight-row ranges; r ⊂ 0..n = 0..res.len().
+            let o = unsafe { ptr.chunk(&r) };
+            errs.set(ggml::qmatmul_rows_quantized(ty, &wb, n, &xq, o, r.clone()));
+            return;
+        }
+        let mut tile = vec![0f32; m * width];
+        errs.set(ggml::qmatmul_rows_quantized(ty, &wb, n, &xq, &mut tile, r.clone()));
+        for (i, row) in tile.chunks_exact(width.max(1)).enumerate() {
+            for (j, &v) in row.iter().enumerate() {
+                // SAFETY: in bounds; only this chunk writes column r.start + j.
+                unsafe { *ptr.0.add(i * n + r.start + j) = v };
+            }
+        }
+    });
+    errs.into_result()?;
+    if <T as QFloat>::DTYPE != DType::Float32 {
+        // SAFETY: fresh buffer of out_len elements of T.
+        for (d, &v) in unsafe { out.slice_mut::<T>(out_len) }.iter_mut().zip(tmp.iter()) {
+            *d = T::from_f32(v);
+        }
+    }
+    Ok(out)
+}
+
+fn ggml_dequantize(ty: GgmlType, k: usize, inputs: &[Array], outputs: &[OutMeta]) -> Result<Data> {
+    const OP: &str = "ggml_dequantize";
+    let o = out0(outputs, OP)?;
+    let w = input(inputs, 0, OP)?;
+    let n = w.shape().first().copied().unwrap_or(0);
+    let wd = w.data()?;
+    let wb = wd.read::<u8>(w.shape());
+    let out = Data::alloc_for_overwrite(&o.0, DType::Float32, OP)?;
+    let len = n * k;
+    // SAFETY: fresh buffer of n*k f32 elements.
+    let dst = unsafe { out.slice_mut::<f32>(len) };
+    if len > 0 {
+        ggml::dequantize_row(ty, &wb, dst)?;
+    }
+    Ok(out)
+}
+
+fn ggml_quantize(ty: GgmlType, inputs: &[Array], outputs: &[OutMeta]) -> Result<Data> {
+    const OP: &str = "ggml_quantize";
+    let o = out0(outputs, OP)?;
+    let w = input(inputs, 0, OP)?;
+    let wd = w.data()?;
+    let src = wd.read::<f32>(w.shape());
+    let bytes: usize = o.0.iter().product();
+    let out = Data::alloc_for_overwrite(&o.0, DType::Uint8, OP)?;
+    // SAFETY: fresh buffer of `bytes` bytes.
+    let dst = unsafe { out.slice_mut::<u8>(bytes) };
+    if !src.is_empty() {
+        ggml::quantize_row(ty, &src, dst)?;
+    }
+    Ok(out)
 }

@@ -1,30 +1,41 @@
-//! Reduction kernels: the reduced axes are moved last (a view), the input read densely, and
-//! each contiguous run of `inner` elements folded into one output.
+//! Reduction, arg-reduction and scan kernels. The axes worked on are moved last (a view), the
+//! input read densely, and each contiguous run folded (or scanned) independently; runs are
+//! spread over `parallel_for`. Semantics follow MLX's CPU backend: NaN propagates through
+//! max/min and their scans, argmax/argmin pick the first NaN, complex compares
+//! lexicographically, integer sums wrap in their accumulator width.
 
-use super::math::Real;
+use super::elementwise::{OutPtr, GRAIN};
+use super::math::{Float, Real};
+use super::sort::Key;
 use crate::array::{Array, Data};
 use crate::backend::OutMeta;
-use crate::dtype::DType;
+use crate::dtype::{DType, Kind};
 use crate::element::{Complex64, Element, Value};
 use crate::error::{Error, Result};
-use crate::ops::reduce::{ReduceKind, ReduceOp};
+use crate::ops::reduce::{ReduceKind, ReduceOp, ScanKind};
+use crate::parallel::parallel_for;
 use alloc::vec::Vec;
 
-/// Evaluates a reduction.
+/// Evaluates a reduce-family primitive.
 pub fn eval(op: &ReduceOp, inputs: Vec<Array>, outputs: &[OutMeta]) -> Result<Vec<Data>> {
     let name = op.name();
     let (shape, out_dtype) = super::out0(outputs, name)?.clone();
     let a = super::input(&inputs, 0, name)?;
+    let out = Data::alloc(&shape, out_dtype, name)?;
+    let n_out: usize = shape.iter().product();
     match op {
-        ReduceOp::Reduce { kind, axes } => {
-            let (vals, inner) = reduced_last(a, axes)?;
-            let out = Data::alloc(&shape, out_dtype, name)?;
-            let n_out: usize = shape.iter().product();
-            let _ = vals;
-            fold(*kind, a, axes, inner, &out, n_out, out_dtype)?;
-            Ok(alloc::vec![out])
+        ReduceOp::Reduce { kind, axes } => fold(*kind, a, axes, &out, n_out, out_dtype)?,
+        ReduceOp::ArgReduce { max, axis } => {
+            let o = unsafe { out.slice_mut::<u32>(n_out) };
+            crate::dispatch_all!(a.dtype(), T => {
+                with_reduced_last::<T, _>(a, &[*axis], |v, inner| fold_rows(v, inner, o, |run| arg_extreme(run, *max)))?;
+            })
+        }
+        ReduceOp::Scan { kind, axis, reverse, inclusive } => {
+            scan(*kind, a, *axis, *reverse, *inclusive, &out, out_dtype)?;
         }
     }
+    Ok(alloc::vec![out])
 }
 
 /// The permutation that moves `axes` last, and the number of reduced elements per output.
@@ -43,91 +54,386 @@ pub(crate) fn read_reduced_last<T: Element>(a: &Array, axes: &[usize]) -> Result
     Ok((d.read::<T>(t.shape()).into_owned(), inner))
 }
 
-fn fold(kind: ReduceKind, a: &Array, axes: &[usize], inner: usize, out: &Data, n_out: usize, out_dtype: DType) -> Result<()> {
-    let name = ReduceOp::Reduce { kind, axes: Vec::new() }.name();
+/// Calls `f` with `a`'s elements, `axes` moved last, and the run length; borrows the input
+/// buffer when that order is already dense (no copy).
+pub(crate) fn with_reduced_last<T: Element, R>(a: &Array, axes: &[usize], f: impl FnOnce(&[T], usize) -> R) -> Result<R> {
+    let (perm, inner) = reduced_last(a, axes)?;
+    let t = crate::ops::transpose(a, Some(&perm))?;
+    let d = t.data()?;
+    let v = d.read::<T>(t.shape());
+    Ok(f(&v, inner))
+}
+
+/// Writes rows computed with `axis` moved last (`rows[(pre, post, j)]`) back into the
+/// row-major output of `shape` (`out[(pre, j, post)]`).
+pub(crate) fn scatter_axis_last<T: Copy>(rows: &[T], shape: &[usize], axis: usize, out: &mut [T]) {
+    let n = shape[axis];
+    let post: usize = shape[axis + 1..].iter().product();
+    if post == 1 || n <= 1 {
+        out.copy_from_slice(rows);
+        return;
+    }
+    for (r, row) in rows.chunks_exact(n).enumerate() {
+        let (pre_i, p) = (r / post, r % post);
+        let base = pre_i * n * post + p;
+        for (j, &x) in row.iter().enumerate() {
+            out[base + j * post] = x;
+        }
+    }
+}
+
+/// `out[i] = f(run i)` over consecutive runs of `inner` elements, in parallel.
+fn fold_rows<T: Sync, O: Send + Copy>(v: &[T], inner: usize, out: &mut [O], f: impl Fn(&[T]) -> O + Sync) {
+    let n_out = out.len();
+    let p = OutPtr(out.as_mut_ptr());
+    let grain = (GRAIN / inner.max(1)).max(1);
+    parallel_for(n_out, grain, &|r| {
+        // SAFETY: disjoint ranges of `out`, which outlives the parallel region.
+        let o = unsafe { p.chunk(&r) };
+        for (k, y) in o.iter_mut().enumerate() {
+            let i = r.start + k;
+            *y = f(&v[i * inner..(i + 1) * inner]);
+        }
+    });
+}
+
+/// Index of the first extreme of a run: a NaN as soon as one is met, else the first strictly
+/// greater (max) or smaller (min) element.
+fn arg_extreme<T: Key>(run: &[T], max: bool) -> u32 {
+    let mut best = 0usize;
+    for (j, &x) in run.iter().enumerate().skip(1) {
+        let b = run[best];
+        if b.nan() {
+            break;
+        }
+        let better = x.nan() || if max { b.lt(x) } else { x.lt(b) };
+        if better {
+            best = j;
+        }
+    }
+    best as u32
+}
+
+fn fold(kind: ReduceKind, a: &Array, axes: &[usize], out: &Data, n_out: usize, out_dtype: DType) -> Result<()> {
     match (kind, a.dtype()) {
         (ReduceKind::All | ReduceKind::Any, dt) => {
-            let (v, _) = crate::dispatch_all!(dt, T => {
-                let (v, inner) = read_reduced_last::<T>(a, axes)?;
-                (v.iter().map(|x| bool::from_value(x.to_value())).collect::<Vec<bool>>(), inner)
-            });
             let o = unsafe { out.slice_mut::<bool>(n_out) };
-            for (i, y) in o.iter_mut().enumerate() {
-                let run = &v[i * inner..(i + 1) * inner];
-                *y = if kind == ReduceKind::All { run.iter().all(|&b| b) } else { run.iter().any(|&b| b) };
-            }
+            crate::dispatch_all!(dt, T => {
+                let nz = |x: &T| bool::from_value(x.to_value());
+                with_reduced_last::<T, _>(a, axes, |v, inner| {
+                    if kind == ReduceKind::All {
+                        fold_rows(v, inner, o, |run| run.iter().all(nz));
+                    } else {
+                        fold_rows(v, inner, o, |run| run.iter().any(nz));
+                    }
+                })?;
+            });
             Ok(())
         }
         (_, DType::Complex64) => {
-            let (v, _) = read_reduced_last::<Complex64>(a, axes)?;
             let o = unsafe { out.slice_mut::<Complex64>(n_out) };
-            for (i, y) in o.iter_mut().enumerate() {
-                let run = &v[i * inner..(i + 1) * inner];
-                *y = match kind {
-                    ReduceKind::Sum => run.iter().fold(Complex64::new(0.0, 0.0), |s, z| Complex64::new(s.re + z.re, s.im + z.im)),
-                    ReduceKind::Prod => run.iter().fold(Complex64::new(1.0, 0.0), |s, z| {
-                        Complex64::new(s.re * z.re - s.im * z.im, s.re * z.im + s.im * z.re)
-                    }),
-                    _ => return Err(Error::unsupported(name, "max/min of complex64 is not supported.")),
-                };
-            }
-            Ok(())
+            with_reduced_last::<Complex64, _>(a, axes, |v, inner| {
+                fold_rows(v, inner, o, |run| {
+                    let first = run.first().copied().unwrap_or_default();
+                    match kind {
+                        ReduceKind::Sum => run.iter().fold(Complex64::new(0.0, 0.0), |s, &z| cadd(s, z)),
+                        ReduceKind::Prod => run.iter().fold(Complex64::new(1.0, 0.0), |s, &z| cmul(s, z)),
+                        ReduceKind::Max => run.iter().fold(first, |m, &z| if m.lt(z) { z } else { m }),
+                        _ => run.iter().fold(first, |m, &z| if z.lt(m) { z } else { m }),
+                    }
+                })
+            })
         }
         (_, dt) if dt.is_float() => {
-            crate::dispatch_float!(dt, T => float_fold::<T>(kind, a, axes, inner, out, n_out), else Ok(()))
+            crate::dispatch_float!(dt, T => float_fold::<T>(kind, a, axes, out, n_out), else Ok(()))
         }
         (_, dt) => {
-            // Integers and bool: accumulate in the output dtype through i128/u128-free wrapping.
             crate::dispatch_all!(dt, T => {
-                let (v, _) = read_reduced_last::<T>(a, axes)?;
-                crate::dispatch_all!(out_dtype, O => int_fold::<T, O>(kind, &v, inner, unsafe { out.slice_mut::<O>(n_out) }))
+                crate::dispatch_all!(out_dtype, O => {
+                    let o = unsafe { out.slice_mut::<O>(n_out) };
+                    with_reduced_last::<T, _>(a, axes, |v, inner| fold_rows(v, inner, o, |run| int_fold::<T, O>(kind, run)))
+                })
             })
         }
     }
 }
 
-fn float_fold<T: Real>(kind: ReduceKind, a: &Array, axes: &[usize], inner: usize, out: &Data, n_out: usize) -> Result<()> {
-    use super::math::Float;
-    let (v, _) = read_reduced_last::<T>(a, axes)?;
-    let o = unsafe { out.slice_mut::<T>(n_out) };
-    for (i, y) in o.iter_mut().enumerate() {
-        let run = &v[i * inner..(i + 1) * inner];
-        let acc = match kind {
-            ReduceKind::Sum => run.iter().fold(T::Acc::ZERO, |s, &x| s + x.acc()),
-            ReduceKind::Prod => run.iter().fold(T::Acc::ONE, |s, &x| s * x.acc()),
-            ReduceKind::Max => run.iter().skip(1).fold(run[0].acc(), |m, &x| {
-                let x = x.acc();
-                if m.is_nan() || x.is_nan() { if m.is_nan() { m } else { x } } else if x > m { x } else { m }
-            }),
-            ReduceKind::Min => run.iter().skip(1).fold(run[0].acc(), |m, &x| {
-                let x = x.acc();
-                if m.is_nan() || x.is_nan() { if m.is_nan() { m } else { x } } else if x < m { x } else { m }
-            }),
-            ReduceKind::All | ReduceKind::Any => T::Acc::ZERO,
-        };
-        *y = T::from_acc(acc);
+/// MLX's complex logaddexp: `hi + log1p(exp(lo - hi))` with `hi`/`lo` ordered
+/// lexicographically; `hi` itself when `lo` is -inf or `hi` is +inf.
+fn clogaddexp(y: Complex64, x: Complex64) -> Complex64 {
+    let (hi, lo) = if y.lt(x) { (x, y) } else { (y, x) };
+    let inf = f32::INFINITY;
+    if (lo.re == -inf && lo.im == 0.0) || (hi.re == inf && hi.im == 0.0) {
+        return hi;
     }
-    Ok(())
+    let (dr, di) = (lo.re - hi.re, lo.im - hi.im);
+    let m = libm::expf(dr);
+    let (er, ei) = (1.0 + m * libm::cosf(di), m * libm::sinf(di));
+    let (lr, li) = (libm::logf(libm::hypotf(er, ei)), libm::atan2f(ei, er));
+    Complex64::new(hi.re + lr, hi.im + li)
 }
 
-fn int_fold<T: Element, O: Element>(kind: ReduceKind, v: &[T], inner: usize, o: &mut [O]) -> Result<()> {
-    for (i, y) in o.iter_mut().enumerate() {
-        let run = &v[i * inner..(i + 1) * inner];
-        let as_i = |x: &T| match x.to_value() {
-            Value::Bool(b) => b as i128,
-            Value::U(u) => u as i128,
-            Value::I(s) => s as i128,
-            other => other.as_f64() as i128,
-        };
-        let r: i128 = match kind {
-            // Wrap in the output width, as C++ accumulation does.
-            ReduceKind::Sum => run.iter().fold(0i128, |s, x| s.wrapping_add(as_i(x))),
-            ReduceKind::Prod => run.iter().fold(1i128, |s, x| s.wrapping_mul(as_i(x))),
-            ReduceKind::Max => run.iter().map(as_i).max().unwrap_or(0),
-            ReduceKind::Min => run.iter().map(as_i).min().unwrap_or(0),
-            ReduceKind::All | ReduceKind::Any => 0,
-        };
-        *y = if O::DTYPE.kind() == crate::dtype::Kind::Unsigned { O::from_value(Value::U(r as u64)) } else { O::from_value(Value::I(r as i64)) };
+fn cadd(a: Complex64, b: Complex64) -> Complex64 {
+    Complex64::new(a.re + b.re, a.im + b.im)
+}
+fn cmul(a: Complex64, b: Complex64) -> Complex64 {
+    Complex64::new(a.re * b.re - a.im * b.im, a.re * b.im + a.im * b.re)
+}
+
+/// One max/min step with NaN propagation (the first NaN met is kept).
+#[inline]
+fn extreme_step<F: Float>(is_max: bool, m: F, x: F) -> F {
+    if m.is_nan() {
+        m
+    } else if x.is_nan() || (is_max && x > m) || (!is_max && x < m) {
+        x
+    } else {
+        m
     }
-    Ok(())
+}
+
+/// Reduces the leading `rows` axes of dense data in place order: `out[j] = fold_i v[i*m + j]`,
+/// in parallel over column blocks. Avoids the strided gather of moving the axes last.
+fn float_fold_leading<T: Real>(kind: ReduceKind, v: &[T], rows: usize, o: &mut [T]) {
+    let m = o.len();
+    let p = OutPtr(o.as_mut_ptr());
+    parallel_for(m, (GRAIN / rows.max(1)).max(64), &|r| {
+        // SAFETY: disjoint column ranges of `o`.
+        let oc = unsafe { p.chunk(&r) };
+        let mut acc: Vec<T::Acc> = match kind {
+            ReduceKind::Sum => alloc::vec![T::Acc::ZERO; oc.len()],
+            ReduceKind::Prod => alloc::vec![T::Acc::ONE; oc.len()],
+            _ => v[r.clone()].iter().map(|x| x.acc()).collect(),
+        };
+        let first = if matches!(kind, ReduceKind::Max | ReduceKind::Min) { 1 } else { 0 };
+        for i in first..rows {
+            let row = &v[i * m + r.start..i * m + r.end];
+            match kind {
+                ReduceKind::Sum => acc.iter_mut().zip(row).for_each(|(s, &x)| *s = *s + x.acc()),
+                ReduceKind::Prod => acc.iter_mut().zip(row).for_each(|(s, &x)| *s = *s * x.acc()),
+                _ => {
+                    let is_max = kind == ReduceKind::Max;
+                    acc.iter_mut().zip(row).for_each(|(s, &x)| *s = extreme_step(is_max, *s, x.acc()))
+                }
+            }
+        }
+        for (y, &s) in oc.iter_mut().zip(&acc) {
+            *y = T::from_acc(s);
+        }
+    });
+}
+
+fn float_fold<T: Real>(kind: ReduceKind, a: &Array, axes: &[usize], out: &Data, n_out: usize) -> Result<()> {
+    let o = unsafe { out.slice_mut::<T>(n_out) };
+    let leading = axes.iter().enumerate().all(|(i, &x)| i == x) && axes.len() < a.ndim();
+    if leading && n_out > 1 && !matches!(kind, ReduceKind::All | ReduceKind::Any) {
+        let d = a.data()?;
+        if d.is_row_contiguous(a.shape()) {
+            let v = d.read::<T>(a.shape());
+            let rows: usize = axes.iter().map(|&i| a.shape()[i]).product();
+            if rows > 0 {
+                float_fold_leading::<T>(kind, &v, rows, o);
+                return Ok(());
+            }
+        }
+    }
+    with_reduced_last::<T, _>(a, axes, |v, inner| fold_rows(v, inner, o, |run| {
+        let acc = match kind {
+            ReduceKind::Sum => lanes_sum(run),
+            ReduceKind::Prod => run.iter().fold(T::Acc::ONE, |s, &x| s * x.acc()),
+            // Empty max/min runs are refused when the graph is built; `run[0]` is safe then,
+            // but stay total anyway.
+            ReduceKind::Max | ReduceKind::Min => {
+                let Some(first) = run.first() else { return T::from_acc(T::Acc::ZERO) };
+                let is_max = kind == ReduceKind::Max;
+                run.iter().skip(1).fold(first.acc(), |m, &x| extreme_step(is_max, m, x.acc()))
+            }
+            ReduceKind::All | ReduceKind::Any => T::Acc::ZERO,
+        };
+        T::from_acc(acc)
+    }))
+}
+
+/// Sum in 8 interleaved lanes, then the lanes, then the tail: faster than one running sum
+/// and closer to MLX's SIMD order (and error) on long runs.
+fn lanes_sum<T: Real>(run: &[T]) -> T::Acc {
+    const L: usize = 8;
+    let mut lanes = [T::Acc::ZERO; L];
+    let chunks = run.chunks_exact(L);
+    let tail = chunks.remainder();
+    for c in chunks {
+        for (l, &x) in lanes.iter_mut().zip(c) {
+            *l = *l + x.acc();
+        }
+    }
+    let s = lanes.iter().fold(T::Acc::ZERO, |s, &l| s + l);
+    tail.iter().fold(s, |s, &x| s + x.acc())
+}
+
+fn as_i128<T: Element>(x: T) -> i128 {
+    match x.to_value() {
+        Value::Bool(b) => b as i128,
+        Value::U(u) => u as i128,
+        Value::I(s) => s as i128,
+        other => other.as_f64() as i128,
+    }
+}
+
+/// Wraps an exact integer into `O` (two's complement truncation, as C++ accumulation does).
+fn from_i128<O: Element>(r: i128) -> O {
+    match O::DTYPE.kind() {
+        Kind::Unsigned => O::from_value(Value::U(r as u64)),
+        Kind::Bool => O::from_value(Value::Bool(r != 0)),
+        _ => O::from_value(Value::I(r as i64)),
+    }
+}
+
+fn int_fold<T: Element, O: Element>(kind: ReduceKind, run: &[T]) -> O {
+    let r: i128 = match kind {
+        // i128 holds any 64-bit product modulo 2^128, so truncation gives the wrapped value.
+        ReduceKind::Sum => run.iter().fold(0i128, |s, &x| s.wrapping_add(as_i128(x))),
+        ReduceKind::Prod => run.iter().fold(1i128, |s, &x| s.wrapping_mul(as_i128(x))),
+        ReduceKind::Max => run.iter().map(|&x| as_i128(x)).max().unwrap_or(0),
+        ReduceKind::Min => run.iter().map(|&x| as_i128(x)).min().unwrap_or(0),
+        ReduceKind::All | ReduceKind::Any => 0,
+    };
+    from_i128::<O>(r)
+}
+
+// ---- scans -------------------------------------------------------------------------------
+
+/// Scans every run of `n` elements: inclusive `out[j] = op(out[j-1], x[j])`, exclusive
+/// `out[j] = op(out[j-1], x[j-1])` with `out[0] = init`; reversed runs go from the end.
+fn scan_rows<U: Copy + Send + Sync>(v: &[U], n: usize, reverse: bool, inclusive: bool, init: U, op: impl Fn(U, U) -> U + Sync) -> Vec<U> {
+    let mut out = v.to_vec();
+    if n == 0 {
+        return out;
+    }
+    let rows = v.len() / n;
+    let p = OutPtr(out.as_mut_ptr());
+    let grain = (GRAIN / n).max(1);
+    parallel_for(rows, grain, &|r| {
+        // SAFETY: each row range maps to a disjoint element range of `out`.
+        let span = r.start * n..r.end * n;
+        let o = unsafe { p.chunk(&span) };
+        for (row, src) in o.chunks_exact_mut(n).zip(v[r.start * n..r.end * n].chunks_exact(n)) {
+            let idx = |j: usize| if reverse { n - 1 - j } else { j };
+            if inclusive {
+                let mut acc = src[idx(0)];
+                row[idx(0)] = acc;
+                for j in 1..n {
+                    acc = op(acc, src[idx(j)]);
+                    row[idx(j)] = acc;
+                }
+            } else {
+                let mut acc = init;
+                for j in 0..n {
+                    row[idx(j)] = acc;
+                    acc = op(acc, src[idx(j)]);
+                }
+            }
+        }
+    });
+    out
+}
+
+fn scan(kind: ScanKind, a: &Array, axis: usize, reverse: bool, inclusive: bool, out: &Data, out_dtype: DType) -> Result<()> {
+    let name = crate::ops::reduce::ReduceOp::Scan { kind, axis, reverse, inclusive }.name();
+    let shape = a.shape().to_vec();
+    let total: usize = shape.iter().product();
+    let n = shape[axis];
+    macro_rules! finish {
+        ($U:ty, $rows:expr) => {{
+            let rows: Vec<$U> = $rows;
+            let o = unsafe { out.slice_mut::<$U>(total) };
+            scatter_axis_last(&rows, &shape, axis, o);
+            Ok(())
+        }};
+    }
+    match a.dtype() {
+        DType::Bool => {
+            let (v, _) = read_reduced_last::<bool>(a, &[axis])?;
+            if out_dtype == DType::Int32 {
+                let w: Vec<i32> = v.iter().map(|&b| b as i32).collect();
+                finish!(i32, scan_rows(&w, n, reverse, inclusive, 0, |x, y| x.wrapping_add(y)))
+            } else {
+                let (init, f): (bool, fn(bool, bool) -> bool) = match kind {
+                    ScanKind::Prod | ScanKind::Min => (true, |x, y| x & y),
+                    ScanKind::Max => (false, |x, y| x | y),
+                    _ => (false, |x, y| x | y),
+                };
+                finish!(bool, scan_rows(&v, n, reverse, inclusive, init, f))
+            }
+        }
+        DType::Complex64 => {
+            let (v, _) = read_reduced_last::<Complex64>(a, &[axis])?;
+            let inf = f32::INFINITY;
+            let rows = match kind {
+                ScanKind::Sum => scan_rows(&v, n, reverse, inclusive, Complex64::new(0.0, 0.0), cadd),
+                ScanKind::Prod => scan_rows(&v, n, reverse, inclusive, Complex64::new(1.0, 0.0), cmul),
+                ScanKind::Max => scan_rows(&v, n, reverse, inclusive, Complex64::new(-inf, -inf), |y, x| if x.lt(y) { y } else { x }),
+                ScanKind::Min => scan_rows(&v, n, reverse, inclusive, Complex64::new(inf, inf), |y, x| if x.lt(y) { x } else { y }),
+                ScanKind::LogAddExp => scan_rows(&v, n, reverse, inclusive, Complex64::new(-inf, 0.0), clogaddexp),
+            };
+            finish!(Complex64, rows)
+        }
+        dt if dt.is_float() => crate::dispatch_float!(dt, T => {
+            let (v, _) = read_reduced_last::<T>(a, &[axis])?;
+            finish!(T, float_scan::<T>(kind, &v, n, reverse, inclusive))
+        }, else Ok(())),
+        dt => crate::dispatch_int!(dt, T => {
+            let (v, _) = read_reduced_last::<T>(a, &[axis])?;
+            finish!(T, int_scan::<T>(kind, &v, n, reverse, inclusive))
+        }, else Err(Error::runtime(name, "Unexpected dtype."))),
+    }
+}
+
+fn float_scan<T: Real>(kind: ScanKind, v: &[T], n: usize, reverse: bool, inclusive: bool) -> Vec<T> {
+    let nan = T::from_acc(T::Acc::of(f64::NAN));
+    let inf_t = T::from_acc(T::Acc::of(f64::INFINITY));
+    let ninf_t = T::from_acc(T::Acc::of(f64::NEG_INFINITY));
+    // Each step rounds to T, as MLX accumulates halves in their own type.
+    match kind {
+        ScanKind::Sum => scan_rows(v, n, reverse, inclusive, T::from_acc(T::Acc::ZERO), |y, x| T::from_acc(y.acc() + x.acc())),
+        ScanKind::Prod => scan_rows(v, n, reverse, inclusive, T::from_acc(T::Acc::ONE), |y, x| T::from_acc(y.acc() * x.acc())),
+        ScanKind::Max => scan_rows(v, n, reverse, inclusive, ninf_t, move |y, x| {
+            if y.acc().is_nan() || x.acc().is_nan() { nan } else if x.acc() < y.acc() { y } else { x }
+        }),
+        ScanKind::Min => scan_rows(v, n, reverse, inclusive, inf_t, move |y, x| {
+            if y.acc().is_nan() || x.acc().is_nan() { nan } else if x.acc() < y.acc() { x } else { y }
+        }),
+        ScanKind::LogAddExp => scan_rows(v, n, reverse, inclusive, ninf_t, move |y, x| {
+            let (a, b) = (y.acc(), x.acc());
+            let inf = T::Acc::of(f64::INFINITY);
+            if a.is_nan() || b.is_nan() {
+                return nan;
+            }
+            let (hi, lo) = if a > b { (a, b) } else { (b, a) };
+            if lo == -inf || hi == inf {
+                T::from_acc(hi)
+            } else {
+                T::from_acc(hi + (lo - hi).exp().ln_1p())
+            }
+        }),
+    }
+}
+
+fn int_scan<T: Element>(kind: ScanKind, v: &[T], n: usize, reverse: bool, inclusive: bool) -> Vec<T> {
+    let bits = 8 * T::DTYPE.size() as u32;
+    let signed = T::DTYPE.kind() == Kind::Signed;
+    let (lo, hi): (i128, i128) = if signed {
+        (-(1i128 << (bits - 1)), (1i128 << (bits - 1)) - 1)
+    } else {
+        (0, (1i128 << bits) - 1)
+    };
+    let w = |r: i128| from_i128::<T>(r);
+    match kind {
+        ScanKind::Sum => scan_rows(v, n, reverse, inclusive, w(0), |y, x| w(as_i128(y).wrapping_add(as_i128(x)))),
+        ScanKind::Prod => scan_rows(v, n, reverse, inclusive, w(1), |y, x| w(as_i128(y).wrapping_mul(as_i128(x)))),
+        ScanKind::Max => scan_rows(v, n, reverse, inclusive, w(lo), |y, x| if as_i128(x) < as_i128(y) { y } else { x }),
+        // LogAddExp never reaches integers (cast to float32 when recorded).
+        ScanKind::Min | ScanKind::LogAddExp => {
+            scan_rows(v, n, reverse, inclusive, w(hi), |y, x| if as_i128(x) < as_i128(y) { x } else { y })
+        }
+    }
 }

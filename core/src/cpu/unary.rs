@@ -5,7 +5,8 @@ use super::math::{Float, Real};
 use crate::array::{Array, Data};
 use crate::backend::OutMeta;
 use crate::dtype::DType;
-use crate::element::{Complex64, Element};
+use crate::element::{Complex64, Element, Value};
+use crate::random::fmath::erfinv;
 use crate::error::{Error, Result};
 use crate::ops::unary::UnaryOp;
 use alloc::vec::Vec;
@@ -80,7 +81,11 @@ fn float<T: Real>(op: UnaryOp, a: Array, shape: &[usize]) -> Result<Data> {
         Arccosh => map!(|x| x.acosh()),
         Arctanh => map!(|x| x.atanh()),
         Erf => map!(|x| x.erf()),
-        Erfinv => Err(Error::unsupported(name, "erfinv is not implemented yet.")),
+        // MLX's erfinv (Giles, single precision) for every float dtype, f64 included: MLX
+        // computes it in f32 too.
+        Erfinv => map1::<T, T>(a, shape, name, |x| {
+            T::from_value(Value::F(f64::from(erfinv(x.to_value().as_f64() as f32))))
+        }),
         Sigmoid => map!(|x| T::Acc::ONE / (T::Acc::ONE + (-x).exp())),
         Degrees => map!(|x| x * T::Acc::of(180.0 / core::f64::consts::PI)),
         Radians => map!(|x| x * T::Acc::of(core::f64::consts::PI / 180.0)),

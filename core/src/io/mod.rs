@@ -10,6 +10,9 @@
 //! anything is allocated, allocations are bounded by the remaining input, and every defect
 //! returns `Error::format` naming it — never a panic.
 
+pub mod arrays;
+#[cfg(feature = "std")]
+pub mod mmap;
 pub mod cursor;
 pub mod gguf;
 pub mod json;
@@ -17,6 +20,8 @@ pub mod npy;
 pub mod npz;
 pub mod safetensors;
 pub mod zip;
+
+pub use arrays::copied_bytes;
 
 use alloc::string::String;
 use alloc::vec::Vec;

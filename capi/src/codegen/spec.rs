@@ -1,0 +1,161 @@
+//! The op table. Adding an op the core gained is one line here: `op(name, header, params, call)`
+//! where `params` is `"name: kind, …"` (kinds in `super::param`) and `call` is the Rust
+//! expression over the converted parameters (arrays are `Array`, `ints` are `Vec<isize>`,
+//! `shape` is `Vec<usize>`, `dtype` is `DType`, `str` is `&str`, `count` is `usize`).
+//! Names follow mlx-c's overload suffixes (`sum`, `sum_axis`, `sum_axes`).
+
+use super::{Op, Out};
+use mlx_arm_core::ops::{BinaryOp, UnaryOp};
+
+/// Core unary/binary ops that mlx-c's `ops.h` lacks: exported as `mlx_arm_<name>`.
+const NOT_IN_MLX_C: &[&str] = &["trunc"];
+
+fn op(name: &str, header: &'static str, params: &str, out: Out, call: &str) -> Op {
+    let params = params
+        .split(',')
+        .map(str::trim)
+        .filter(|p| !p.is_empty())
+        .map(|p| {
+            let (n, k) = p.split_once(':').unwrap_or_else(|| panic!("bad parameter {p} of {name}"));
+            (n.trim().to_string(), k.trim().to_string())
+        })
+        .collect();
+    Op { name: name.into(), header, params, out, call: call.into() }
+}
+
+fn c_name(name: &str) -> String {
+    if NOT_IN_MLX_C.contains(&name) {
+        format!("arm_{name}")
+    } else {
+        name.to_string()
+    }
+}
+
+/// Every generated op.
+pub fn table() -> Vec<Op> {
+    use Out::{Array as A, Vector as V};
+    let mut t = Vec::new();
+    for u in UnaryOp::ALL {
+        if u.name() == "round" {
+            continue; // mlx-c's round takes `decimals`, below.
+        }
+        t.push(op(&c_name(u.name()), "ops", "a: array", A, &format!("ops::unary(UnaryOp::{u:?}, &a)")));
+    }
+    for b in BinaryOp::ALL {
+        t.push(op(&c_name(b.name()), "ops", "a: array, b: array", A, &format!("ops::binary(BinaryOp::{b:?}, &a, &b)")));
+    }
+    let lines: &[(&str, &str, Out, &str)] = &[
+        // elementwise extras
+        ("round", "a: array, decimals: int", A, "compose::round(&a, decimals)"),
+        ("where", "condition: array, x: array, y: array", A, "ops::where_(&condition, &x, &y)"),
+        ("astype", "a: array, dtype: dtype", A, "ops::astype(&a, dtype)"),
+        ("view", "a: array, dtype: dtype", A, "ops::view(&a, dtype)"),
+        // creation
+        ("zeros", "shape: shape, dtype: dtype", A, "ops::zeros(&shape, dtype)"),
+        ("ones", "shape: shape, dtype: dtype", A, "ops::ones(&shape, dtype)"),
+        ("full", "shape: shape, vals: array, dtype: dtype", A, "compose::full(&shape, &vals, dtype)"),
+        ("zeros_like", "a: array", A, "ops::zeros_like(&a)"),
+        ("ones_like", "a: array", A, "ops::ones_like(&a)"),
+        ("full_like", "a: array, vals: array, dtype: dtype", A, "compose::full_like(&a, &vals, dtype)"),
+        ("arange", "start: double, stop: double, step: double, dtype: dtype", A, "ops::arange(start, stop, step, dtype)"),
+        ("linspace", "start: double, stop: double, num: int, dtype: dtype", A, "ops::linspace(start, stop, num as i64, dtype)"),
+        ("eye", "n: count, m: count, k: int, dtype: dtype", A, "ops::eye(n, Some(m), k as i64, dtype)"),
+        ("identity", "n: count, dtype: dtype", A, "ops::identity(n, dtype)"),
+        ("tri", "n: count, m: count, k: int, dtype: dtype", A, "ops::tri(n, Some(m), k as i64, dtype)"),
+        ("meshgrid", "arrays: vector_array, sparse: bool, indexing: str", V, "ops::meshgrid(&arrays, sparse, indexing)"),
+        // shape and views
+        ("reshape", "a: array, shape: ints", A, "ops::reshape(&a, &shape)"),
+        ("transpose_axes", "a: array, axes: ints", A, "ops::transpose(&a, Some(&axes))"),
+        ("transpose", "a: array", A, "ops::transpose(&a, None)"),
+        ("swapaxes", "a: array, axis1: int, axis2: int", A, "ops::swapaxes(&a, axis1 as isize, axis2 as isize)"),
+        ("moveaxis", "a: array, source: int, destination: int", A, "ops::moveaxis(&a, source as isize, destination as isize)"),
+        ("broadcast_to", "a: array, shape: shape", A, "ops::broadcast_to(&a, &shape)"),
+        ("broadcast_arrays", "inputs: vector_array", V, "ops::broadcast_arrays(&inputs)"),
+        ("expand_dims_axes", "a: array, axes: ints", A, "ops::expand_dims(&a, &axes)"),
+        ("expand_dims", "a: array, axis: int", A, "ops::expand_dims(&a, &[axis as isize])"),
+        ("squeeze_axes", "a: array, axes: ints", A, "ops::squeeze(&a, Some(&axes))"),
+        ("squeeze_axis", "a: array, axis: int", A, "ops::squeeze(&a, Some(&[axis as isize]))"),
+        ("squeeze", "a: array", A, "ops::squeeze(&a, None)"),
+        ("flatten", "a: array, start_axis: int, end_axis: int", A, "ops::flatten(&a, start_axis as isize, end_axis as isize)"),
+        ("slice", "a: array, start: ints, stop: ints, strides: ints", A, "ops::slice(&a, &start, &stop, &strides)"),
+        ("as_strided", "a: array, shape: shape, strides: int64s, offset: size", A, "ops::as_strided(&a, &shape, &strides, offset)"),
+        ("contiguous", "a: array, allow_col_major: bool", A, "{ let _ = allow_col_major; ops::contiguous(&a) }"),
+        // reductions (mlx-c overloads: all axes, one axis, listed axes)
+        ("sum", "a: array, keepdims: bool", A, "ops::sum(&a, None, keepdims)"),
+        ("sum_axis", "a: array, axis: int, keepdims: bool", A, "ops::sum(&a, Some(&[axis as isize]), keepdims)"),
+        ("sum_axes", "a: array, axes: ints, keepdims: bool", A, "ops::sum(&a, Some(&axes), keepdims)"),
+        ("prod", "a: array, keepdims: bool", A, "ops::prod(&a, None, keepdims)"),
+        ("prod_axis", "a: array, axis: int, keepdims: bool", A, "ops::prod(&a, Some(&[axis as isize]), keepdims)"),
+        ("prod_axes", "a: array, axes: ints, keepdims: bool", A, "ops::prod(&a, Some(&axes), keepdims)"),
+        ("max", "a: array, keepdims: bool", A, "ops::max(&a, None, keepdims)"),
+        ("max_axis", "a: array, axis: int, keepdims: bool", A, "ops::max(&a, Some(&[axis as isize]), keepdims)"),
+        ("max_axes", "a: array, axes: ints, keepdims: bool", A, "ops::max(&a, Some(&axes), keepdims)"),
+        ("min", "a: array, keepdims: bool", A, "ops::min(&a, None, keepdims)"),
+        ("min_axis", "a: array, axis: int, keepdims: bool", A, "ops::min(&a, Some(&[axis as isize]), keepdims)"),
+        ("min_axes", "a: array, axes: ints, keepdims: bool", A, "ops::min(&a, Some(&axes), keepdims)"),
+        ("all", "a: array, keepdims: bool", A, "ops::all(&a, None, keepdims)"),
+        ("all_axis", "a: array, axis: int, keepdims: bool", A, "ops::all(&a, Some(&[axis as isize]), keepdims)"),
+        ("all_axes", "a: array, axes: ints, keepdims: bool", A, "ops::all(&a, Some(&axes), keepdims)"),
+        ("any", "a: array, keepdims: bool", A, "ops::any(&a, None, keepdims)"),
+        ("any_axis", "a: array, axis: int, keepdims: bool", A, "ops::any(&a, Some(&[axis as isize]), keepdims)"),
+        ("any_axes", "a: array, axes: ints, keepdims: bool", A, "ops::any(&a, Some(&axes), keepdims)"),
+        ("mean", "a: array, keepdims: bool", A, "ops::mean(&a, None, keepdims)"),
+        ("mean_axis", "a: array, axis: int, keepdims: bool", A, "ops::mean(&a, Some(&[axis as isize]), keepdims)"),
+        ("mean_axes", "a: array, axes: ints, keepdims: bool", A, "ops::mean(&a, Some(&axes), keepdims)"),
+        ("logsumexp", "a: array, keepdims: bool", A, "ops::logsumexp(&a, None, keepdims)"),
+        ("logsumexp_axis", "a: array, axis: int, keepdims: bool", A, "ops::logsumexp(&a, Some(&[axis as isize]), keepdims)"),
+        ("logsumexp_axes", "a: array, axes: ints, keepdims: bool", A, "ops::logsumexp(&a, Some(&axes), keepdims)"),
+        ("var", "a: array, keepdims: bool, ddof: int", A, "ops::var(&a, None, keepdims, ddof as i64)"),
+        ("var_axis", "a: array, axis: int, keepdims: bool, ddof: int", A, "ops::var(&a, Some(&[axis as isize]), keepdims, ddof as i64)"),
+        ("var_axes", "a: array, axes: ints, keepdims: bool, ddof: int", A, "ops::var(&a, Some(&axes), keepdims, ddof as i64)"),
+        ("std", "a: array, keepdims: bool, ddof: int", A, "ops::std(&a, None, keepdims, ddof as i64)"),
+        ("std_axis", "a: array, axis: int, keepdims: bool, ddof: int", A, "ops::std(&a, Some(&[axis as isize]), keepdims, ddof as i64)"),
+        ("std_axes", "a: array, axes: ints, keepdims: bool, ddof: int", A, "ops::std(&a, Some(&axes), keepdims, ddof as i64)"),
+        ("median", "a: array, axes: ints, keepdims: bool", A, "ops::median(&a, Some(&axes), keepdims)"),
+        ("softmax", "a: array, precise: bool", A, "ops::softmax(&a, None, precise)"),
+        ("softmax_axis", "a: array, axis: int, precise: bool", A, "ops::softmax(&a, Some(&[axis as isize]), precise)"),
+        ("softmax_axes", "a: array, axes: ints, precise: bool", A, "ops::softmax(&a, Some(&axes), precise)"),
+        ("argmax", "a: array, keepdims: bool", A, "ops::argmax(&a, None, keepdims)"),
+        ("argmax_axis", "a: array, axis: int, keepdims: bool", A, "ops::argmax(&a, Some(axis as isize), keepdims)"),
+        ("argmin", "a: array, keepdims: bool", A, "ops::argmin(&a, None, keepdims)"),
+        ("argmin_axis", "a: array, axis: int, keepdims: bool", A, "ops::argmin(&a, Some(axis as isize), keepdims)"),
+        // scans
+        ("cumsum", "a: array, axis: int, reverse: bool, inclusive: bool", A, "ops::cumsum(&a, Some(axis as isize), reverse, inclusive, None)"),
+        ("cumprod", "a: array, axis: int, reverse: bool, inclusive: bool", A, "ops::cumprod(&a, Some(axis as isize), reverse, inclusive, None)"),
+        ("cummax", "a: array, axis: int, reverse: bool, inclusive: bool", A, "ops::cummax(&a, Some(axis as isize), reverse, inclusive)"),
+        ("cummin", "a: array, axis: int, reverse: bool, inclusive: bool", A, "ops::cummin(&a, Some(axis as isize), reverse, inclusive)"),
+        ("logcumsumexp", "a: array, axis: int, reverse: bool, inclusive: bool", A, "ops::logcumsumexp(&a, Some(axis as isize), reverse, inclusive)"),
+        // sorting
+        ("sort", "a: array", A, "ops::sort(&a, None)"),
+        ("sort_axis", "a: array, axis: int", A, "ops::sort(&a, Some(axis as isize))"),
+        ("argsort", "a: array", A, "ops::argsort(&a, None)"),
+        ("argsort_axis", "a: array, axis: int", A, "ops::argsort(&a, Some(axis as isize))"),
+        ("partition", "a: array, kth: int", A, "ops::partition(&a, kth as isize, None)"),
+        ("partition_axis", "a: array, kth: int, axis: int", A, "ops::partition(&a, kth as isize, Some(axis as isize))"),
+        ("argpartition", "a: array, kth: int", A, "ops::argpartition(&a, kth as isize, None)"),
+        ("argpartition_axis", "a: array, kth: int, axis: int", A, "ops::argpartition(&a, kth as isize, Some(axis as isize))"),
+        ("topk", "a: array, k: int", A, "ops::topk(&a, k as isize, None)"),
+        ("topk_axis", "a: array, k: int, axis: int", A, "ops::topk(&a, k as isize, Some(axis as isize))"),
+        // indexing
+        ("take", "a: array, indices: array", A, "ops::take(&a, &indices, None)"),
+        ("take_axis", "a: array, indices: array, axis: int", A, "ops::take(&a, &indices, Some(axis as isize))"),
+        ("take_along_axis", "a: array, indices: array, axis: int", A, "ops::take_along_axis(&a, &indices, Some(axis as isize))"),
+        ("put_along_axis", "a: array, indices: array, values: array, axis: int", A, "ops::put_along_axis(&a, &indices, &values, Some(axis as isize))"),
+        ("gather", "a: array, indices: vector_array, axes: ints, slice_sizes: shape", A, "ops::gather(&a, &indices, &axes, &slice_sizes)"),
+        ("gather_single", "a: array, indices: array, axis: int, slice_sizes: shape", A, "ops::gather(&a, &[indices], &[axis as isize], &slice_sizes)"),
+        ("scatter", "a: array, indices: vector_array, updates: array, axes: ints", A, "ops::scatter(&a, &indices, &updates, &axes)"),
+        ("scatter_single", "a: array, indices: array, updates: array, axis: int", A, "ops::scatter(&a, &[indices], &updates, &[axis as isize])"),
+        ("scatter_add", "a: array, indices: vector_array, updates: array, axes: ints", A, "ops::scatter_add(&a, &indices, &updates, &axes)"),
+        ("scatter_add_single", "a: array, indices: array, updates: array, axis: int", A, "ops::scatter_add(&a, &[indices], &updates, &[axis as isize])"),
+        ("scatter_prod", "a: array, indices: vector_array, updates: array, axes: ints", A, "ops::scatter_prod(&a, &indices, &updates, &axes)"),
+        ("scatter_prod_single", "a: array, indices: array, updates: array, axis: int", A, "ops::scatter_prod(&a, &[indices], &updates, &[axis as isize])"),
+        ("scatter_max", "a: array, indices: vector_array, updates: array, axes: ints", A, "ops::scatter_max(&a, &indices, &updates, &axes)"),
+        ("scatter_max_single", "a: array, indices: array, updates: array, axis: int", A, "ops::scatter_max(&a, &[indices], &updates, &[axis as isize])"),
+        ("scatter_min", "a: array, indices: vector_array, updates: array, axes: ints", A, "ops::scatter_min(&a, &indices, &updates, &axes)"),
+        ("scatter_min_single", "a: array, indices: array, updates: array, axis: int", A, "ops::scatter_min(&a, &[indices], &updates, &[axis as isize])"),
+    ];
+    for (name, params, out, call) in lines {
+        t.push(op(name, "ops", params, *out, call));
+    }
+    t
+}

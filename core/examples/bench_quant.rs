@@ -1,0 +1,146 @@
+//! Quantized matmul benchmark: GEMV (1×4096 · 4096×4096ᵀ) and GEMM (M×4096 · 4096×4096ᵀ,
+//! M = 64 by default: the portable scalar kernels on this 2-core VM make M = 512 take
+//! minutes) for GGUF Q4_0, Q8_0, Q4_K, Q6_K, TQ2_0 (`ops::ggml_matmul`) and MLX affine 4-bit
+//! g64 (`ops::quantized_matmul`), f32 activations. Prints GB/s of weight bytes and GFLOP/s
+//! beside llama.cpp's MUL_MAT figures (quoted from shared/anchors/llamacpp/RESULTS.md,
+//! measured with 2 threads on this machine kind) and real MLX's `quantized_matmul`, which
+//! runs in the same process run through a Python snippet.
+//!
+//! `cargo run --release -p mlx-arm-core --example bench_quant [-- --python PATH] [--m 512]`
+//! PATH is a Python with `mlx` installed (default `python3`); without it MLX is skipped.
+
+use mlx_arm_core::quant::GgmlType;
+use mlx_arm_core::{ops, Array};
+use std::time::Instant;
+
+const K: usize = 4096;
+const N: usize = 4096;
+
+fn median_seconds(runs: usize, mut f: impl FnMut()) -> f64 {
+    f();
+    let mut s: Vec<f64> = (0..runs)
+        .map(|_| {
+            let t = Instant::now();
+            f();
+            t.elapsed().as_secs_f64()
+        })
+        .collect();
+    s.sort_by(|a, b| a.total_cmp(b));
+    s[s.len() / 2]
+}
+
+fn fill(n: usize, seed: u32) -> Vec<f32> {
+    (0..n as u32).map(|i| ((i.wrapping_mul(2654435761) ^ seed) % 2001) as f32 / 1000.0 - 1.0).collect()
+}
+
+/// llama.cpp test-backend-ops MUL_MAT, 2 threads, k = 4096 (RESULTS.md), in GFLOP/s:
+/// (GEMV n=1, GEMM n=512). Types without an anchor row are `None`.
+fn llama_anchor(ty: GgmlType) -> Option<(f64, f64)> {
+    match ty {
+        GgmlType::Q4_0 => Some((69.0, 131.0)),
+        GgmlType::Q8_0 => Some((80.2, 188.0)),
+        GgmlType::Q4_K => Some((128.0, 435.0)),
+        _ => None,
+    }
+}
+
+fn mlx_reference(python: &str, m: usize) -> Option<(f64, f64)> {
+    let script = format!(
+        r#"
+import time, json, mlx.core as mx
+mx.random.seed(0)
+W = mx.random.normal(({N}, {K}))
+wq, s, b = mx.quantize(W, group_size=64, bits=4)
+def med(f, runs):
+    f(); t = []
+    for _ in range(runs):
+        t0 = time.perf_counter(); f(); t.append(time.perf_counter() - t0)
+    t.sort(); return t[len(t) // 2]
+x1 = mx.random.normal((1, {K})); xm = mx.random.normal(({m}, {K})); mx.eval(wq, s, b, x1, xm)
+g1 = med(lambda: mx.eval(mx.quantized_matmul(x1, wq, s, b, group_size=64, bits=4)), 9)
+gm = med(lambda: mx.eval(mx.quantized_matmul(xm, wq, s, b, group_size=64, bits=4)), 3)
+print(json.dumps([g1, gm]))
+"#
+    );
+    let out = std::process::Command::new(python).arg("-c").arg(script).output().ok()?;
+    if !out.status.success() {
+        eprintln!("real MLX not measured: {}", String::from_utf8_lossy(&out.stderr).lines().last().unwrap_or(""));
+        return None;
+    }
+    let v: Vec<f64> = serde_json::from_slice(&out.stdout).ok()?;
+    Some((*v.first()?, *v.get(1)?))
+}
+
+struct Row {
+    name: String,
+    bytes: usize,
+    gemv: f64,
+    gemm: f64,
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    let arg = |k: &str| args.iter().position(|a| a == k).and_then(|i| args.get(i + 1)).cloned();
+    let python = arg("--python").unwrap_or_else(|| "python3".into());
+    let m: usize = arg("--m").and_then(|s| s.parse().ok()).unwrap_or(64);
+
+    let w = Array::from_slice(&fill(N * K, 3), &[N, K]).unwrap();
+    let x1 = Array::from_slice(&fill(K, 5), &[1, K]).unwrap();
+    let xm = Array::from_slice(&fill(m * K, 7), &[m, K]).unwrap();
+    let mut rows = Vec::new();
+    for ty in [GgmlType::Q4_0, GgmlType::Q8_0, GgmlType::Q4_K, GgmlType::Q6_K, GgmlType::TQ2_0] {
+        let wq = ops::ggml_quantize(&w, ty).unwrap();
+        wq.eval().unwrap();
+        let gemv = median_seconds(9, || ops::ggml_matmul(&x1, &wq, ty, K).unwrap().eval().unwrap());
+        let gemm = median_seconds(3, || ops::ggml_matmul(&xm, &wq, ty, K).unwrap().eval().unwrap());
+        rows.push(Row { name: ty.name().to_string(), bytes: wq.nbytes(), gemv, gemm });
+    }
+    let q = ops::quantize(&w, Some(64), Some(4), "affine", None).unwrap();
+    mlx_arm_core::eval(&q).unwrap();
+    let qmm = |x: &Array| ops::quantized_matmul(x, &q[0], &q[1], Some(&q[2]), true, Some(64), Some(4), "affine").unwrap();
+    let gemv = median_seconds(9, || qmm(&x1).eval().unwrap());
+    let gemm = median_seconds(3, || qmm(&xm).eval().unwrap());
+    let mlx_bytes = q.iter().map(|a| a.nbytes()).sum();
+    rows.push(Row { name: "mlx affine 4b g64".into(), bytes: mlx_bytes, gemv, gemm });
+    let mlx = mlx_reference(&python, m);
+
+    let flop1 = 2.0 * (K * N) as f64;
+    let flopm = flop1 * m as f64;
+    println!("quantized matmul, f32 activations, W {N}x{K}; GEMV M=1, GEMM M={m}; {} threads available",
+        std::thread::available_parallelism().map_or(1, |c| c.get()));
+    println!(
+        "{:<18} {:>9} | {:>9} {:>8} {:>11} {:>7} | {:>9} {:>10} {:>7}",
+        "weights", "MB", "GEMV ms", "GB/s", "anchor GB/s", "ratio", "GEMM ms", "GFLOP/s", "ratio"
+    );
+    for r in &rows {
+        let gbs = r.bytes as f64 / r.gemv / 1e9;
+        let gf = flopm / r.gemm / 1e9;
+        let (a1, am, src) = match (llama_anchor(match r.name.as_str() {
+            "q4_0" => GgmlType::Q4_0,
+            "q8_0" => GgmlType::Q8_0,
+            "q4_K" => GgmlType::Q4_K,
+            _ => GgmlType::F32,
+        }), r.name.starts_with("mlx"), mlx) {
+            (Some((g1, gm)), _, _) => (Some(r.bytes as f64 / (flop1 / (g1 * 1e9)) / 1e9), Some(gm), "llama.cpp (quoted)"),
+            (None, true, Some((t1, tm))) => (Some(r.bytes as f64 / t1 / 1e9), Some(flopm / tm / 1e9), "real MLX (this run)"),
+            _ => (None, None, "no anchor"),
+        };
+        let f = |v: Option<f64>, d: usize| v.map_or("–".to_string(), |v| format!("{v:.d$}"));
+        println!(
+            "{:<18} {:>9.2} | {:>9.3} {:>8.2} {:>11} {:>7} | {:>9.1} {:>10.2} {:>7}   vs {src}",
+            r.name,
+            r.bytes as f64 / 1e6,
+            r.gemv * 1e3,
+            gbs,
+            f(a1, 2),
+            f(a1.map(|a| gbs / a), 2),
+            r.gemm * 1e3,
+            gf,
+            f(am.map(|a| gf / a), 2),
+        );
+    }
+    if let Some((t1, tm)) = mlx {
+        println!("real MLX qmm 4-bit g64: GEMV {:.3} ms, GEMM M={m} {:.1} ms", t1 * 1e3, tm * 1e3);
+    }
+    println!("llama.cpp GEMM anchors are n=512 (its kernels batch activation rows); ratios compare GFLOP/s.");
+}

@@ -1,0 +1,144 @@
+//! mx.fast (rms_norm, layer_norm, rope, scaled_dot_product_attention): the fused kernels and
+//! their composed fallbacks, each against real MLX 0.32 goldens
+//! (core/tests/data/fast/gen_fast.py), and fused against fallback with a tolerance of about
+//! one rounding step of the dtype. Failures are collected and reported together.
+
+mod common;
+
+use common::{array, load, values};
+use mlx_arm_core::error::ErrorKind;
+use mlx_arm_core::ops::fast::{self, RopeOffset, SdpaMask};
+use mlx_arm_core::{Array, Result};
+use serde_json::Value as J;
+
+fn opt<'a>(x: &'a [Array], args: &J, k: &str) -> Option<&'a Array> {
+    args[k].as_u64().map(|i| &x[i as usize])
+}
+
+fn run_case(op: &str, x: &[Array], args: &J, fused: bool) -> Result<Array> {
+    let eps = args["eps"].as_f64().unwrap_or(0.0) as f32;
+    match op {
+        "rms_norm" => {
+            let w = opt(x, args, "weight");
+            if fused { fast::rms_norm(&x[0], w, eps) } else { fast::rms_norm_fallback(&x[0], w, eps) }
+        }
+        "layer_norm" => {
+            let (w, b) = (opt(x, args, "weight"), opt(x, args, "bias"));
+            if fused { fast::layer_norm(&x[0], w, b, eps) } else { fast::layer_norm_fallback(&x[0], w, b, eps) }
+        }
+        "rope" => {
+            let offset = match &args["offset"] {
+                J::Number(n) => RopeOffset::Int(n.as_i64().unwrap() as i32),
+                o => RopeOffset::Array(&x[o["input"].as_u64().unwrap() as usize]),
+            };
+            let dims = args["dims"].as_i64().unwrap() as isize;
+            let trad = args["traditional"].as_bool().unwrap();
+            let base = args["base"].as_f64().map(|b| b as f32);
+            let scale = args["scale"].as_f64().unwrap() as f32;
+            let freqs = opt(x, args, "freqs");
+            if fused {
+                fast::rope(&x[0], dims, trad, base, scale, offset, freqs)
+            } else {
+                fast::rope_fallback(&x[0], dims, trad, base, scale, offset, freqs)
+            }
+        }
+        "sdpa" => {
+            let mask = match &args["mask"] {
+                J::Null => SdpaMask::None,
+                J::String(s) if s == "causal" => SdpaMask::Causal,
+                J::Number(n) => SdpaMask::Array(&x[n.as_u64().unwrap() as usize]),
+                o => panic!("bad mask {o}"),
+            };
+            let scale = args["scale"].as_f64().unwrap() as f32;
+            if fused {
+                fast::scaled_dot_product_attention(&x[0], &x[1], &x[2], scale, mask)
+            } else {
+                fast::scaled_dot_product_attention_fallback(&x[0], &x[1], &x[2], scale, mask)
+            }
+        }
+        o => panic!("unknown op {o}"),
+    }
+}
+
+/// Against MLX: summation order differs, half types may land one rounding step apart.
+fn golden_tol(dtype: &str) -> (f64, f64) {
+    match dtype {
+        "float16" => (2e-3, 2e-3),
+        "bfloat16" => (1.6e-2, 1.6e-2),
+        _ => (1e-5, 1e-5),
+    }
+}
+
+fn compare(what: &str, got: &Array, want: &Array, rtol: f64, atol: f64) -> std::result::Result<(), String> {
+    if got.dtype() != want.dtype() || got.shape() != want.shape() {
+        return Err(format!("{what}: {:?} {} vs {:?} {}", got.shape(), got.dtype(), want.shape(), want.dtype()));
+    }
+    for (i, (x, y)) in values(got).iter().zip(values(want).iter()).enumerate() {
+        let ok = (x.0.is_nan() && y.0.is_nan()) || x.0 == y.0 || (x.0 - y.0).abs() <= atol + rtol * y.0.abs();
+        if !ok {
+            return Err(format!("{what}: element {i}: got {}, want {}", x.0, y.0));
+        }
+    }
+    Ok(())
+}
+
+#[test]
+fn fast_ops_match_mlx_and_their_fallbacks() {
+    let golden = load("fast/fast.json");
+    let cases = golden["cases"].as_array().unwrap();
+    let mut failures = Vec::new();
+    for c in cases {
+        let name = c["name"].as_str().unwrap();
+        let op = c["op"].as_str().unwrap();
+        let x: Vec<Array> = c["inputs"].as_array().unwrap().iter().map(array).collect();
+        let eval = |fused| run_case(op, &x, &c["args"], fused).and_then(|a| a.eval().map(|_| a));
+        let (fused, fallback) = (eval(true), eval(false));
+        match c.get("error") {
+            Some(want) => {
+                let kind = if want == "IndexError" { ErrorKind::Index } else { ErrorKind::InvalidArgument };
+                for (which, r) in [("fused", &fused), ("fallback", &fallback)] {
+                    match r {
+                        Ok(_) => failures.push(format!("{name} ({which}): expected {want}")),
+                        Err(e) if e.kind != kind => failures.push(format!("{name} ({which}): {e} is not {want}")),
+                        Err(_) => {}
+                    }
+                }
+            }
+            None => {
+                let want = array(&c["output"]);
+                let (rtol, atol) = golden_tol(want.dtype().name());
+                match (&fused, &fallback) {
+                    (Ok(f), Ok(b)) => {
+                        for r in [
+                            compare(&format!("{name} fused vs mlx"), f, &want, rtol, atol),
+                            compare(&format!("{name} fallback vs mlx"), b, &want, rtol, atol),
+                            // About one rounding step of the dtype: the kernels round where the fallback does.
+                            compare(&format!("{name} fused vs fallback"), f, b, rtol, atol),
+                        ] {
+                            if let Err(e) = r {
+                                failures.push(e);
+                            }
+                        }
+                    }
+                    (f, b) => failures.push(format!("{name}: fused {:?} / fallback {:?}", f.as_ref().err(), b.as_ref().err())),
+                }
+            }
+        }
+    }
+    assert!(failures.is_empty(), "{} failures over {} cases:\n{}", failures.len(), cases.len(), failures.join("\n"));
+}
+
+/// On f32, fused and fallback agree to a few ulps on a larger attention problem (rows of 128
+/// keys, GQA, causal) where summation order is the only difference.
+#[test]
+fn fused_attention_tracks_fallback_on_larger_f32() {
+    let (b, hq, hkv, l, s, d) = (1, 4, 2, 16, 128, 32);
+    let mk = |n: usize, k: usize| -> Vec<f32> { (0..n).map(|i| (((i * k) % 97) as f32 / 97.0 - 0.5) * 2.0).collect() };
+    let q = Array::from_slice(&mk(b * hq * l * d, 7), &[b, hq, l, d]).unwrap();
+    let k = Array::from_slice(&mk(b * hkv * s * d, 13), &[b, hkv, s, d]).unwrap();
+    let v = Array::from_slice(&mk(b * hkv * s * d, 29), &[b, hkv, s, d]).unwrap();
+    let scale = 1.0 / (d as f32).sqrt();
+    let f = fast::scaled_dot_product_attention(&q, &k, &v, scale, SdpaMask::Causal).unwrap();
+    let g = fast::scaled_dot_product_attention_fallback(&q, &k, &v, scale, SdpaMask::Causal).unwrap();
+    compare("large sdpa", &f, &g, 1e-5, 1e-6).unwrap();
+}

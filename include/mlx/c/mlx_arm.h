@@ -1,0 +1,82 @@
+/* mlx-arm C API: extensions beyond mlx-c (all names start with mlx_arm_ / MLX_ARM_). */
+
+#ifndef MLX_ARM_H
+#define MLX_ARM_H
+
+#include <stddef.h>
+
+#include "mlx/c/array.h"
+#include "mlx/c/string.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/**
+ * \defgroup mlx_arm mlx-arm extensions
+ */
+/**@{*/
+
+/** Version of the headers; compare with the run-time queries below. */
+#define MLX_ARM_VERSION_MAJOR 0
+#define MLX_ARM_VERSION_MINOR 1
+#define MLX_ARM_VERSION_PATCH 0
+#define MLX_ARM_VERSION_STRING "0.1.0"
+/** MAJOR * 10000 + MINOR * 100 + PATCH. */
+#define MLX_ARM_VERSION \
+  (MLX_ARM_VERSION_MAJOR * 10000 + MLX_ARM_VERSION_MINOR * 100 + MLX_ARM_VERSION_PATCH)
+/** Bumped whenever a handle layout, enum value or existing signature changes. */
+#define MLX_ARM_ABI_VERSION 1
+
+/** The library's version, "MAJOR.MINOR.PATCH" (static storage). */
+const char* mlx_arm_version_string(void);
+/** The library's MLX_ARM_VERSION. */
+int mlx_arm_version_number(void);
+/** The library's MLX_ARM_ABI_VERSION: differs from the header's when mismatched. */
+int mlx_arm_abi_version(void);
+
+/** "key=value" lines: version, abi, arch, os, pointer_width, cpu_cores, backends. */
+int mlx_arm_platform_info(mlx_string* res);
+
+/** Memory figures in bytes. */
+typedef struct mlx_arm_memory_stats_ {
+  size_t active; /**< held by live buffers */
+  size_t peak;   /**< highest `active` since start or mlx_reset_peak_memory() */
+  size_t limit;  /**< allocations beyond it fail (SIZE_MAX: unlimited) */
+} mlx_arm_memory_stats;
+/** All memory figures at once. */
+int mlx_arm_get_memory_stats(mlx_arm_memory_stats* res);
+
+/** Returns `size` bytes aligned to `align`, or NULL. */
+typedef void* (*mlx_arm_alloc_fn)(size_t size, size_t align, void* user);
+/** Releases memory from the matching alloc (same size and align). */
+typedef void (*mlx_arm_free_fn)(void* ptr, size_t size, size_t align, void* user);
+/**
+ * Every later array buffer comes from `alloc_fn` and returns to `free_fn` (buffers made
+ * before keep their allocator). Both NULL restores the default. Call once at start-up; the
+ * functions must be thread-safe and stay valid for the life of the process.
+ */
+int mlx_arm_set_allocator(mlx_arm_alloc_fn alloc_fn, mlx_arm_free_fn free_fn, void* user);
+
+/** A slice of kernel work: run it over [begin, end). */
+typedef void (*mlx_arm_parallel_task)(size_t begin, size_t end, void* task_ctx);
+/**
+ * A parallel-for: call `task(begin, end, task_ctx)` on ranges covering [0, n) exactly once
+ * (ranges of at least `grain` items, from any threads) and return when all are done.
+ */
+typedef void (*mlx_arm_parallel_for_fn)(
+    size_t n,
+    size_t grain,
+    mlx_arm_parallel_task task,
+    void* task_ctx,
+    void* user);
+/** Kernels split work through `hook` (an RTOS task pool...); NULL restores the built-in pool. */
+int mlx_arm_set_parallel_for(mlx_arm_parallel_for_fn hook, void* user);
+
+/**@}*/
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,70 @@
+#!/usr/bin/env bash
+# C API tests: builds libmlx_arm.a (release), compiles every tests/c/*.c and
+# tests/c/mlxc_compat/*.c with gcc -std=c11 -Wall -Wextra -Werror against include/, runs each
+# (under valgrind --leak-check=full when available) and fails on any failure, leak or warning.
+# Also checks that the generated op wrappers/header are fresh and every header declaration links.
+#
+# Environment (set by scripts/test.sh, all optional): MLX_ARM_ROOT, MLX_ARM_TARGET_DIR.
+# NO_VALGRIND=1 skips valgrind; MLX_ARM_SKIP_BUILD=1 uses the library already built. CC overrides gcc.
+set -euo pipefail
+
+ROOT="${MLX_ARM_ROOT:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)}"
+TARGET_DIR="${MLX_ARM_TARGET_DIR:-${CARGO_TARGET_DIR:-$ROOT/target}}"
+CC="${CC:-gcc}"
+cd "$ROOT"
+
+if [ -z "${MLX_ARM_SKIP_BUILD:-}" ]; then
+  echo "== cargo build -p mlx-arm-capi --release"
+  CARGO_TARGET_DIR="$TARGET_DIR" cargo build -p mlx-arm-capi --release
+fi
+LIB="$TARGET_DIR/release/libmlx_arm.a"
+[ -f "$LIB" ] || { echo "missing $LIB" >&2; exit 1; }
+
+OUT="$(mktemp -d)"
+trap 'rm -rf "$OUT"' EXIT
+CFLAGS=(-std=c11 -Wall -Wextra -Werror -O1 -g -I "$ROOT/include")
+LIBS=("$LIB" -lpthread -ldl -lm)
+
+# Every function the headers declare must link: take the address of each (declared here as
+# plain symbols, so ones behind #ifdef HAS_FLOAT16 are checked on every host too).
+echo "== header declarations link"
+NAMES="$(cat "$ROOT"/include/mlx/c/*.h |
+  grep -E '^[A-Za-z_][A-Za-z0-9_ ]*[ *](_?mlx_[A-Za-z0-9_]+)\(' |
+  grep -v -E 'typedef|static inline' |
+  sed -E 's/^.*[ *](_?mlx_[A-Za-z0-9_]+)\(.*/\1/' | sort -u)"
+{
+  for n in $NAMES; do echo "extern char $n[];"; done
+  echo 'void* volatile all_functions[] = {'
+  for n in $NAMES; do echo "  (void*)$n,"; done
+  echo '};'
+  echo 'int main(void) { return all_functions[0] == 0; }'
+} >"$OUT/all_functions.c"
+"$CC" "${CFLAGS[@]}" -Wno-pedantic "$OUT/all_functions.c" "${LIBS[@]}" -o "$OUT/all_functions"
+echo "   $(grep -c '(void\*)' "$OUT/all_functions.c") declarations link"
+
+# The headers are valid C++ too.
+if command -v g++ >/dev/null; then
+  echo '#include "mlx/c/mlx.h"' >"$OUT/cxx.cpp"
+  g++ -std=c++17 -Wall -Wextra -Werror -fsyntax-only -I "$ROOT/include" "$OUT/cxx.cpp"
+  echo "== headers compile as C++17"
+fi
+
+VALGRIND=()
+if [ -z "${NO_VALGRIND:-}" ] && command -v valgrind >/dev/null; then
+  VALGRIND=(valgrind -q --leak-check=full --errors-for-leak-kinds=definite,indirect --error-exitcode=9)
+else
+  echo "   (valgrind not used)"
+fi
+
+FAILED=0
+for src in "$ROOT"/tests/c/*.c "$ROOT"/tests/c/mlxc_compat/*.c; do
+  name="$(basename "$src" .c)"
+  echo "== $name"
+  if ! "$CC" "${CFLAGS[@]}" "$src" "${LIBS[@]}" -o "$OUT/$name"; then
+    echo "FAILED to compile $name"; FAILED=1; continue
+  fi
+  if ! (cd "$OUT" && "${VALGRIND[@]}" "./$name"); then
+    echo "FAILED $name"; FAILED=1
+  fi
+done
+[ "$FAILED" = 0 ] && echo "C API tests passed" || { echo "C API tests FAILED"; exit 1; }
