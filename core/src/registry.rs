@@ -124,6 +124,72 @@ core_api! {
     "mx.min" => crate::ops::min,
     "mx.all" => crate::ops::all,
     "mx.any" => crate::ops::any,
+    "mx.minmax" => crate::ops::minmax,
+    "mx.count_nonzero" => crate::ops::count_nonzero,
+    "mx.mean" => crate::ops::mean,
+    "mx.var" => crate::ops::var,
+    "mx.std" => crate::ops::std,
+    "mx.logsumexp" => crate::ops::logsumexp,
+    "mx.softmax" => crate::ops::softmax,
+    "mx.median" => crate::ops::median,
+    "mx.argmax" => crate::ops::argmax,
+    "mx.argmin" => crate::ops::argmin,
+    "mx.cumsum" => crate::ops::cumsum,
+    "mx.cumprod" => crate::ops::cumprod,
+    "mx.cummax" => crate::ops::cummax,
+    "mx.cummin" => crate::ops::cummin,
+    "mx.logcumsumexp" => crate::ops::logcumsumexp,
+    // sort and search
+    "mx.sort" => crate::ops::sort,
+    "mx.argsort" => crate::ops::argsort,
+    "mx.partition" => crate::ops::partition,
+    "mx.argpartition" => crate::ops::argpartition,
+    "mx.topk" => crate::ops::topk,
+    "mx.searchsorted" => crate::ops::searchsorted,
+    // linear algebra and convolution
+    "mx.matmul" => crate::ops::matmul,
+    "mx.addmm" => crate::ops::addmm,
+    "mx.outer" => crate::ops::outer,
+    "mx.inner" => crate::ops::inner,
+    "mx.tensordot" => crate::ops::tensordot,
+    "mx.trace" => crate::ops::trace,
+    "mx.kron" => crate::ops::kron,
+    "mx.einsum" => crate::ops::linalg::einsum,
+    "mx.conv1d" => crate::ops::linalg::conv1d,
+    "mx.conv2d" => crate::ops::linalg::conv2d,
+    "mx.conv_general" => crate::ops::linalg::conv_general,
+    "mx.linalg.norm" => crate::ops::linalg::norm,
+    // mx.fast (each with a *_fallback of ordinary ops)
+    "mx.fast.rms_norm" => crate::ops::fast::rms_norm,
+    "mx.fast.layer_norm" => crate::ops::fast::layer_norm,
+    "mx.fast.rope" => crate::ops::fast::rope,
+    "mx.fast.scaled_dot_product_attention" => crate::ops::fast::scaled_dot_product_attention,
+    // mx.random
+    "mx.random.key" => crate::ops::random::key,
+    "mx.random.seed" => crate::ops::random::seed,
+    "mx.random.split" => crate::ops::random::split,
+    "mx.random.bits" => crate::ops::random::bits,
+    "mx.random.normal" => crate::ops::random::normal,
+    "mx.random.truncated_normal" => crate::ops::random::truncated_normal,
+    "mx.random.gumbel" => crate::ops::random::gumbel,
+    "mx.random.laplace" => crate::ops::random::laplace,
+    "mx.random.randint" => crate::ops::random::randint,
+    "mx.random.categorical" => crate::ops::random::categorical,
+    "mx.random.permutation" => crate::ops::random::permutation,
+    // quantization
+    "mx.quantize" => crate::ops::quantize,
+    "mx.dequantize" => crate::ops::dequantize,
+    "mx.quantized_matmul" => crate::ops::quantized_matmul,
+    "mx.gather_qmm" => crate::ops::gather_qmm,
+    "mx.to_fp8" => crate::ops::to_fp8,
+    "mx.from_fp8" => crate::ops::from_fp8,
+    // files (the std layer adds path-based wrappers that memory-map: crate::io::arrays)
+    "mx.load" => crate::io::arrays::load_bytes,
+    "mx.save" => crate::io::arrays::npy_bytes,
+    "mx.savez" => crate::io::arrays::npz_bytes,
+    "mx.savez_compressed" => crate::io::arrays::npz_bytes,
+    "mx.save_safetensors" => crate::io::arrays::safetensors_bytes,
+    "mx.save_gguf" => crate::io::arrays::gguf_bytes,
     // evaluation, devices, streams, memory
     "mx.eval" => crate::eval::eval,
     "mx.async_eval" => crate::eval::async_eval,
@@ -143,9 +209,16 @@ core_api! {
     "mx.clear_cache" => crate::buffer::clear_cache,
 }
 
+/// Implemented names whose Rust item is generic (`impl Into<…>` parameters), which the
+/// existence check in [`CORE_API`] cannot name without picking types; listed by path instead.
+pub const GENERIC_API: &[(&str, &str)] = &[
+    ("mx.random.uniform", "crate::ops::random::uniform"),
+    ("mx.random.bernoulli", "crate::ops::random::bernoulli"),
+];
+
 /// The status of one `mlx.core` name and a note (the implementing Rust item, or why not).
 pub fn status(name: &str) -> (Status, &'static str) {
-    if let Some((_, item)) = CORE_API.iter().find(|(n, _)| *n == name) {
+    if let Some((_, item)) = CORE_API.iter().chain(GENERIC_API).find(|(n, _)| *n == name) {
         return (Status::Done, item);
     }
     if let Some(op) = name.strip_prefix("mx.") {
