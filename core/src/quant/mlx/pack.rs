@@ -32,6 +32,23 @@ pub(crate) fn get(row: &[u32], i: usize, bits: u32) -> u32 {
 /// Decodes `out.len()` consecutive codes starting at element `start` of `row`.
 #[inline]
 pub(crate) fn get_run(row: &[u32], start: usize, bits: u32, out: &mut [u32]) {
+    // Fast path for 1/2/4/8 bits from a word boundary (every group start: groups hold ≥ 32
+    // codes): whole words, no straddling, no per-element 64-bit shifts.
+    if 32 % bits == 0 && (start * bits as usize) % 32 == 0 {
+        let per = (32 / bits) as usize;
+        let mask = (1u32 << bits) - 1;
+        let words = row.get(start * bits as usize / 32..).unwrap_or(&[]);
+        let mut chunks = out.chunks_mut(per);
+        // `words` first: when it runs out, zip stops before taking a chunk it would not fill.
+        for (&word, chunk) in words.iter().zip(chunks.by_ref()) {
+            for (j, o) in chunk.iter_mut().enumerate() {
+                *o = (word >> (j as u32 * bits)) & mask;
+            }
+        }
+        // Past the end of the row reads as 0, like `get`.
+        chunks.for_each(|c| c.fill(0));
+        return;
+    }
     for (j, o) in out.iter_mut().enumerate() {
         *o = get(row, start + j, bits);
     }
