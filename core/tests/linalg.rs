@@ -164,14 +164,16 @@ fn linalg_matches_mlx() {
     assert!(failures.is_empty(), "{} of {} cases failed:\n{}", failures.len(), cases.len(), failures.join("\n"));
 }
 
-/// The matrix 2-norm and nuclear norm need an SVD, which does not exist yet: say so, don't guess.
+/// Singular-value norms against hand-computed values: [[3, 0], [4, 5]] has σ = √45, √5.
 #[test]
-fn svd_norms_are_reported_unsupported() {
-    let a = Array::from_slice(&[1.0f32, 2.0, 3.0, 4.0], &[2, 2]).unwrap();
-    for ord in [NormOrd::Num(2.0), NormOrd::Num(-2.0), NormOrd::Nuc] {
-        let e = ops::linalg::norm(&a, Some(ord), None, false).unwrap_err();
-        assert_eq!(e.kind, ErrorKind::Unsupported);
-    }
+fn singular_value_norms_by_hand() {
+    let a = Array::from_slice(&[3.0f64, 0.0, 4.0, 5.0], &[2, 2]).unwrap();
+    let n = |ord| ops::linalg::norm(&a, Some(ord), None, false).unwrap().item().unwrap().as_f64();
+    assert!((n(NormOrd::Num(2.0)) - 45f64.sqrt()).abs() < 1e-12);
+    assert!((n(NormOrd::Num(-2.0)) - 5f64.sqrt()).abs() < 1e-12);
+    assert!((n(NormOrd::Nuc) - (45f64.sqrt() + 5f64.sqrt())).abs() < 1e-12);
+    let half = ops::astype(&a, mlx_arm_core::DType::Float16).unwrap();
+    assert_eq!(ops::linalg::norm(&half, Some(NormOrd::Nuc), None, false).unwrap_err().kind, ErrorKind::InvalidArgument);
 }
 
 /// Prints the GEMM's throughput on a 512³ f32 product (a measurement, not an assertion beyond

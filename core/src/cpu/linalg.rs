@@ -20,6 +20,9 @@ pub fn eval(op: &LinalgOp, inputs: Vec<Array>, outputs: &[OutMeta]) -> Result<Ve
     let name = op.name();
     let (shape, dtype) = super::out0(outputs, name)?.clone();
     let a = super::input(&inputs, 0, name)?;
+    if *op == LinalgOp::SingularValues {
+        return Ok(alloc::vec![singular_values(a, &shape, dtype)?]);
+    }
     let b = super::input(&inputs, 1, name)?;
     let out = match op {
         LinalgOp::Matmul => product(name, a, b, None, 1.0, 0.0, &shape, dtype)?,
@@ -28,8 +31,34 @@ pub fn eval(op: &LinalgOp, inputs: Vec<Array>, outputs: &[OutMeta]) -> Result<Ve
             product(name, a, b, Some(c), alpha.get(), beta.get(), &shape, dtype)?
         }
         LinalgOp::Conv(p) => conv(p, a, b, &shape, dtype)?,
+        LinalgOp::SingularValues => unreachable!("handled above"),
     };
     Ok(alloc::vec![out])
+}
+
+/// Per batch matrix of `a`, its singular values (f64 Jacobi), stored in `dtype`.
+fn singular_values(a: &Array, shape: &[usize], dtype: crate::DType) -> Result<Data> {
+    let nd = a.ndim();
+    let (m, n) = (a.shape()[nd - 2], a.shape()[nd - 1]);
+    let x = crate::ops::astype(a, crate::DType::Float64)?;
+    let v = x.to_vec::<f64>()?;
+    let out = Data::alloc(shape, dtype, "svd")?;
+    let k = m.min(n);
+    let count: usize = shape.iter().product();
+    let mut s_all = Vec::with_capacity(count);
+    if k > 0 {
+        for mat in v.chunks_exact(m * n) {
+            s_all.extend(super::svd::singular_values(mat, m, n));
+        }
+    }
+    crate::dispatch_float!(dtype, T => {
+        use crate::element::{Element, Value};
+        // SAFETY: fresh buffer of `count` elements of the output dtype.
+        for (o, &s) in unsafe { out.slice_mut::<T>(count) }.iter_mut().zip(&s_all) {
+            *o = T::from_value(Value::F(s));
+        }
+    }, else return Err(crate::Error::unsupported("svd", "Unsupported dtype.")));
+    Ok(out)
 }
 
 /// Element offsets of each batch matrix of a view whose last two axes are the matrix.

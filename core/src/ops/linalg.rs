@@ -35,6 +35,8 @@ pub enum LinalgOp {
     },
     /// N-d convolution, input `[N, spatial…, C_in]`, weight `[C_out, spatial…, C_in/groups]`.
     Conv(ConvParams),
+    /// Singular values of the last two axes, descending: `[..., M, N] → [..., min(M, N)]`.
+    SingularValues,
 }
 
 impl LinalgOp {
@@ -44,8 +46,32 @@ impl LinalgOp {
             LinalgOp::Matmul => "matmul",
             LinalgOp::AddMM { .. } => "addmm",
             LinalgOp::Conv(_) => "conv",
+            LinalgOp::SingularValues => "svd",
         }
     }
+}
+
+/// Singular values of the matrices in the last two axes of `a` (`mx.linalg.svd(a,
+/// compute_uv=False)`), descending, for float32/float64 input as MLX accepts.
+pub fn singular_values(a: &Array) -> Result<Array> {
+    const OP: &str = "svd";
+    if a.ndim() < 2 {
+        return Err(Error::invalid(OP, "Input array must have >= 2 dimensions."));
+    }
+    let dtype = match a.dtype() {
+        DType::Float32 | DType::Float64 => a.dtype(),
+        DType::Complex64 => return Err(Error::unsupported(OP, "complex64 singular values are not implemented.")),
+        other => {
+            return Err(Error::invalid(
+                "linalg::svd",
+                format!("Arrays must have type float32, float64 or complex64. Received array with type {other}."),
+            ))
+        }
+    };
+    let nd = a.ndim();
+    let mut shape = a.shape()[..nd - 2].to_vec();
+    shape.push(a.shape()[nd - 2].min(a.shape()[nd - 1]));
+    Ok(Array::from_op(Primitive::Linalg(LinalgOp::SingularValues), alloc::vec![a.clone()], shape, dtype))
 }
 
 /// A shape as MLX prints it: `(2,3)`.

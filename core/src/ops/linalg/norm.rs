@@ -1,13 +1,13 @@
 //! `mx.linalg.norm`: vector and matrix norms composed from reductions, as `mlx/linalg.cpp`
 //! builds them (same dtype rules: results are at least float32, the L2 / Frobenius norm keeps
-//! the `sqrt(sum(square))` dtype chain). The matrix 2-norm, -2-norm and nuclear norm need
-//! singular values (MLX calls its LAPACK SVD); they return `Unsupported` until an SVD exists.
+//! the `sqrt(sum(square))` dtype chain). The matrix 2-norm, -2-norm and nuclear norm reduce
+//! singular values (MLX calls its LAPACK SVD; we use the Jacobi kernel in `cpu/svd.rs`).
 
 use crate::array::Array;
 use crate::dtype::DType;
 use crate::error::{Error, Result};
 use crate::ops::reduce::at_least_float;
-use crate::ops::{abs, astype, flatten, max, min, not_equal, power, reshape, sqrt, square, sum};
+use crate::ops::{abs, astype, expand_dims, flatten, max, min, not_equal, power, reshape, sqrt, square, sum, transpose};
 use alloc::format;
 use alloc::vec::Vec;
 
@@ -73,11 +73,34 @@ fn matrix_norm(a: &Array, ord: NormOrd, axes: &[isize], keepdims: bool) -> Resul
             let r = if o > 0.0 { max(&s, Some(&[r_ax]), keepdims)? } else { min(&s, Some(&[r_ax]), keepdims)? };
             astype(&r, dtype)
         }
-        NormOrd::Num(o) if o == 2.0 || o == -2.0 => {
-            Err(Error::unsupported(OP, "The matrix 2-norm needs singular values (svd), which are not implemented yet."))
-        }
-        NormOrd::Nuc => Err(Error::unsupported(OP, "The nuclear norm needs singular values (svd), which are not implemented yet.")),
+        NormOrd::Num(o) if o == 2.0 || o == -2.0 => singular_value_norm(a, row, col, keepdims, |s| {
+            if o > 0.0 { max(s, Some(&[-1]), false) } else { min(s, Some(&[-1]), false) }
+        }),
+        NormOrd::Nuc => singular_value_norm(a, row, col, keepdims, |s| sum(s, Some(&[-1]), false)),
         NormOrd::Num(o) => Err(Error::invalid(OP, format!("Invalid ord {o} for matrix norm."))),
+    }
+}
+
+/// Reduces the singular values of the (row, col) matrices of `a` with `reduce`, putting the
+/// reduced axes back as size 1 when `keepdims`.
+fn singular_value_norm(
+    a: &Array,
+    row: isize,
+    col: isize,
+    keepdims: bool,
+    reduce: impl Fn(&Array) -> Result<Array>,
+) -> Result<Array> {
+    let nd = a.ndim() as isize;
+    let mut perm: Vec<isize> = (0..nd).filter(|&i| i != row && i != col).collect();
+    perm.extend([row, col]);
+    let s = crate::ops::linalg::singular_values(&transpose(a, Some(&perm))?)?;
+    let r = reduce(&s)?;
+    if keepdims {
+        let mut axes = [row, col];
+        axes.sort_unstable();
+        expand_dims(&r, &axes)
+    } else {
+        Ok(r)
     }
 }
 
