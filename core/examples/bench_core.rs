@@ -4,24 +4,12 @@
 //! `cargo run --release -p mlx-arm-core --example bench_core [-- --python PATH]`
 //! PATH is a Python with `mlx` installed (default `python3`); without it only our figures print.
 
+#[path = "common/mod.rs"]
+mod common;
 use mlx_arm_core::{ops, Array};
-use std::time::Instant;
 
 const N16M: usize = 16 * 1024 * 1024;
 
-fn median_seconds(runs: usize, mut f: impl FnMut()) -> f64 {
-    f();
-    f();
-    let mut s: Vec<f64> = (0..runs)
-        .map(|_| {
-            let t = Instant::now();
-            f();
-            t.elapsed().as_secs_f64()
-        })
-        .collect();
-    s.sort_by(|a, b| a.total_cmp(b));
-    s[s.len() / 2]
-}
 
 fn graph_10k() {
     let x = Array::from_slice(&[1.0f32; 16], &[16]).unwrap();
@@ -59,9 +47,9 @@ fn main() {
     a.eval().unwrap();
     b.eval().unwrap();
     let ours = [
-        ("graph_10k_small_ops", median_seconds(7, graph_10k), 10_000.0, "µs/op"),
-        ("add_f32_16M", median_seconds(7, || ops::add(&a, &b).unwrap().eval().unwrap()), (3 * 4 * N16M) as f64, "GB/s"),
-        ("exp_f32_16M", median_seconds(7, || ops::exp(&a).unwrap().eval().unwrap()), (2 * 4 * N16M) as f64, "GB/s"),
+        ("graph_10k_small_ops", common::median_seconds(2, 7, graph_10k), 10_000.0, "µs/op"),
+        ("add_f32_16M", common::median_seconds(2, 7, || ops::add(&a, &b).unwrap().eval().unwrap()), (3 * 4 * N16M) as f64, "GB/s"),
+        ("exp_f32_16M", common::median_seconds(2, 7, || ops::exp(&a).unwrap().eval().unwrap()), (2 * 4 * N16M) as f64, "GB/s"),
     ];
     let reference = mlx_reference(&python);
     println!("{:<22} {:>14} {:>14} {:>10}", "case", "mlx-arm", "real MLX", "speedup");

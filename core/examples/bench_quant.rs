@@ -9,25 +9,14 @@
 //! `cargo run --release -p mlx-arm-core --example bench_quant [-- --python PATH] [--m 512]`
 //! PATH is a Python with `mlx` installed (default `python3`); without it MLX is skipped.
 
+#[path = "common/mod.rs"]
+mod common;
 use mlx_arm_core::quant::GgmlType;
 use mlx_arm_core::{ops, Array};
-use std::time::Instant;
 
 const K: usize = 4096;
 const N: usize = 4096;
 
-fn median_seconds(runs: usize, mut f: impl FnMut()) -> f64 {
-    f();
-    let mut s: Vec<f64> = (0..runs)
-        .map(|_| {
-            let t = Instant::now();
-            f();
-            t.elapsed().as_secs_f64()
-        })
-        .collect();
-    s.sort_by(|a, b| a.total_cmp(b));
-    s[s.len() / 2]
-}
 
 fn fill(n: usize, seed: u32) -> Vec<f32> {
     (0..n as u32).map(|i| ((i.wrapping_mul(2654435761) ^ seed) % 2001) as f32 / 1000.0 - 1.0).collect()
@@ -91,15 +80,15 @@ fn main() {
     for ty in [GgmlType::Q4_0, GgmlType::Q8_0, GgmlType::Q4_K, GgmlType::Q6_K, GgmlType::TQ2_0] {
         let wq = ops::ggml_quantize(&w, ty).unwrap();
         wq.eval().unwrap();
-        let gemv = median_seconds(9, || ops::ggml_matmul(&x1, &wq, ty, K).unwrap().eval().unwrap());
-        let gemm = median_seconds(3, || ops::ggml_matmul(&xm, &wq, ty, K).unwrap().eval().unwrap());
+        let gemv = common::median_seconds(1, 9, || ops::ggml_matmul(&x1, &wq, ty, K).unwrap().eval().unwrap());
+        let gemm = common::median_seconds(1, 3, || ops::ggml_matmul(&xm, &wq, ty, K).unwrap().eval().unwrap());
         rows.push(Row { name: ty.name().to_string(), bytes: wq.nbytes(), gemv, gemm });
     }
     let q = ops::quantize(&w, Some(64), Some(4), "affine", None).unwrap();
     mlx_arm_core::eval(&q).unwrap();
     let qmm = |x: &Array| ops::quantized_matmul(x, &q[0], &q[1], Some(&q[2]), true, Some(64), Some(4), "affine").unwrap();
-    let gemv = median_seconds(9, || qmm(&x1).eval().unwrap());
-    let gemm = median_seconds(3, || qmm(&xm).eval().unwrap());
+    let gemv = common::median_seconds(1, 9, || qmm(&x1).eval().unwrap());
+    let gemm = common::median_seconds(1, 3, || qmm(&xm).eval().unwrap());
     let mlx_bytes = q.iter().map(|a| a.nbytes()).sum();
     rows.push(Row { name: "mlx affine 4b g64".into(), bytes: mlx_bytes, gemv, gemm });
     let mlx = mlx_reference(&python, m);
