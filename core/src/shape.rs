@@ -3,10 +3,16 @@
 use crate::error::{Error, Result};
 use alloc::vec::Vec;
 
+/// A shape as MLX's messages print it: `(2,3)`, `(4)`, `()`.
+pub fn fmt_shape<D: core::fmt::Display>(s: &[D]) -> alloc::string::String {
+    let inner: Vec<alloc::string::String> = s.iter().map(|d| alloc::format!("{d}")).collect();
+    alloc::format!("({})", inner.join(","))
+}
+
 /// The element count of `shape`, or an error naming `op` when it overflows.
 pub fn checked_size(shape: &[usize], op: &'static str) -> Result<usize> {
     shape.iter().try_fold(1usize, |acc, &d| acc.checked_mul(d)).ok_or_else(|| {
-        Error::invalid(op, alloc::format!("Shape {shape:?} has more elements than can be addressed."))
+        Error::invalid(op, alloc::format!("Shape {} has more elements than can be addressed.", fmt_shape(shape)))
     })
 }
 
@@ -35,7 +41,7 @@ pub fn broadcast_shapes(a: &[usize], b: &[usize], op: &'static str) -> Result<Ve
             _ => {
                 return Err(Error::invalid(
                     op,
-                    alloc::format!("Shapes {a:?} and {b:?} cannot be broadcast."),
+                    alloc::format!("Shapes {} and {} cannot be broadcast.", fmt_shape(a), fmt_shape(b)),
                 ))
             }
         };

@@ -70,7 +70,7 @@ fn views_share_buffers_and_read_strided() {
 fn errors_are_tagged_and_nothing_panics() {
     let a = Array::from_slice(&[1.0f32; 6], &[2, 3]).unwrap();
     let e = ops::reshape(&a, &[4]).unwrap_err();
-    assert_eq!(e.to_string(), "[reshape] Cannot reshape array of size 6 into shape [4].");
+    assert_eq!(e.to_string(), "[reshape] Cannot reshape array of size 6 into shape (4).");
     assert_eq!(e.kind, ErrorKind::InvalidArgument);
     assert!(ops::add(&a, &Array::from_slice(&[1.0f32; 4], &[4]).unwrap()).is_err());
     assert!(ops::transpose(&a, Some(&[0, 5])).is_err());

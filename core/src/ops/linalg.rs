@@ -74,11 +74,7 @@ pub fn singular_values(a: &Array) -> Result<Array> {
     Ok(Array::from_op(Primitive::Linalg(LinalgOp::SingularValues), alloc::vec![a.clone()], shape, dtype))
 }
 
-/// A shape as MLX prints it: `(2,3)`.
-pub(crate) fn fmt_shape(s: &[usize]) -> String {
-    let inner: Vec<String> = s.iter().map(|d| format!("{d}")).collect();
-    format!("({})", inner.join(","))
-}
+pub(crate) use crate::shape::fmt_shape;
 
 fn isz(s: &[usize]) -> Vec<isize> {
     s.iter().map(|&d| d as isize).collect()

@@ -10,7 +10,7 @@ pub use pad::*;
 use crate::array::Array;
 use crate::error::{Error, Result};
 use crate::primitive::Primitive;
-use crate::shape::{broadcast_shapes, checked_size, normalize_axes, normalize_axis};
+use crate::shape::{fmt_shape, broadcast_shapes, checked_size, normalize_axes, normalize_axis};
 use alloc::vec::Vec;
 
 /// The shape family.
@@ -80,6 +80,7 @@ pub(crate) fn record(op: ShapeOp, a: &Array, shape: Vec<usize>) -> Array {
     Array::from_op(Primitive::Shape(op), alloc::vec![a.clone()], shape, a.dtype())
 }
 
+
 /// Resolves a shape with at most one `-1` against `size` elements.
 pub fn infer_shape(shape: &[isize], size: usize, op: &'static str) -> Result<Vec<usize>> {
     let mut infer = None;
@@ -100,14 +101,14 @@ pub fn infer_shape(shape: &[isize], size: usize, op: &'static str) -> Result<Vec
         if known == 0 || size % known != 0 {
             return Err(Error::invalid(
                 op,
-                alloc::format!("Cannot infer the shape of an array of size {size} into shape {shape:?}."),
+                alloc::format!("Cannot infer the shape of an array of size {size} into shape {}.", fmt_shape(shape)),
             ));
         }
         out[i] = size / known;
     } else if known != size {
         return Err(Error::invalid(
             op,
-            alloc::format!("Cannot reshape array of size {size} into shape {shape:?}."),
+            alloc::format!("Cannot reshape array of size {size} into shape {}.", fmt_shape(shape)),
         ));
     }
     Ok(out)
@@ -188,7 +189,7 @@ pub fn broadcast_to(a: &Array, shape: &[usize]) -> Result<Array> {
     if b != shape {
         return Err(Error::invalid(
             "broadcast_to",
-            alloc::format!("Cannot broadcast array of shape {:?} into shape {:?}.", a.shape(), shape),
+            alloc::format!("Cannot broadcast array of shape {} into shape {}.", fmt_shape(a.shape()), fmt_shape(shape)),
         ));
     }
     Ok(record(ShapeOp::Broadcast, a, shape.to_vec()))
