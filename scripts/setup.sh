@@ -100,12 +100,12 @@ step_done "rustup targets"
 
 # --- Python test deps (venv) -----------------------------------------------------------------------
 step "python venv ($VENV)"
-PY_MODULES=(numpy pytest cffi)
+PY_MODULES=(numpy pytest cffi setuptools wheel)
 if [ ! -x "$VENV/bin/python" ]; then
   python3 -m venv "$VENV"
 fi
-if "$VENV/bin/python" -c 'import numpy, pytest, cffi' 2>/dev/null; then
-  echo "numpy, pytest, cffi already importable"
+if "$VENV/bin/python" -c 'import numpy, pytest, cffi, setuptools, wheel' 2>/dev/null; then
+  echo "numpy, pytest, cffi, setuptools, wheel already importable"
 else
   "$VENV/bin/python" -m pip install -q "${PY_MODULES[@]}"
 fi

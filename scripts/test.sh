@@ -200,8 +200,12 @@ sec_python() {
     skip "no tests/python/test_*.py yet"
   fi
   if [ -z "$PYTHON" ]; then need_tool "$VENV/bin/python"; fi
-  "$PYTHON" -c 'import pytest, numpy, cffi' 2>/dev/null \
-    || { $IS_CI && fail "pytest/numpy/cffi missing from $VENV"; skip "pytest/numpy/cffi missing from $VENV; run scripts/setup.sh"; }
+  "$PYTHON" -c 'import pytest, numpy, cffi, setuptools, wheel' 2>/dev/null \
+    || { $IS_CI && fail "pytest/numpy/cffi/wheel missing from $VENV"; skip "pytest/numpy/cffi/wheel missing from $VENV; run scripts/setup.sh"; }
+  # Install python-cffi (mlx.core over libmlx_arm) into the venv: builds the cdylib with this
+  # profile and target dir; --no-build-isolation keeps it offline (setuptools+wheel from the venv).
+  MLX_ARM_CARGO_PROFILE="$TEST_PROFILE" CARGO_TARGET_DIR="$TARGET_DIR" \
+    "$PYTHON" -m pip install -q --no-build-isolation --no-deps ./python-cffi
   "$PYTHON" -m pytest -q tests/python
 }
 

@@ -4,6 +4,7 @@
 use crate::array::ArrayCtx;
 use crate::handle;
 use crate::types::*;
+use crate::prelude::*;
 use core::ffi::{c_char, c_int, CStr};
 use mlx_arm_core::{Array, DType, Device, DeviceType, Error, Result, Stream};
 

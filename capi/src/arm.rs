@@ -12,7 +12,8 @@ use core::ops::Range;
 use core::ptr::NonNull;
 use mlx_arm_core::buffer::{self, Allocator};
 use mlx_arm_core::Error;
-use std::sync::RwLock;
+use crate::prelude::*;
+use crate::sync::RwLock;
 
 /// `mlx_arm_platform_info`: `key=value` lines (arch, os, cores, backends, features).
 ///
@@ -21,14 +22,14 @@ use std::sync::RwLock;
 #[no_mangle]
 pub unsafe extern "C" fn mlx_arm_platform_info(res: *mut mlx_string) -> c_int {
     status("mlx_arm_platform_info", || {
-        let cores = std::thread::available_parallelism().map_or(1, |c| c.get());
+        let cores = crate::host::cpu_cores();
         let backends = mlx_arm_core::backend::names().join(",");
         let text = format!(
             "version={}\nabi={}\narch={}\nos={}\npointer_width={}\ncpu_cores={}\nbackends=cpu{}{}\n",
             env!("CARGO_PKG_VERSION"),
             crate::version::ABI_VERSION,
-            std::env::consts::ARCH,
-            std::env::consts::OS,
+            crate::host::arch(),
+            crate::host::os(),
             usize::BITS,
             cores,
             if backends.is_empty() { "" } else { "," },
@@ -140,7 +141,7 @@ unsafe extern "C" fn run_task(begin: usize, end: usize, ctx: *mut c_void) {
 }
 
 fn bridge(n: usize, grain: usize, body: &(dyn Fn(Range<usize>) + Sync)) {
-    let hook = *HOOK.read().unwrap_or_else(|p| p.into_inner());
+    let hook = *HOOK.read();
     match hook {
         Some(h) => {
             let task = Task { n, body };
@@ -160,7 +161,7 @@ fn bridge(n: usize, grain: usize, body: &(dyn Fn(Range<usize>) + Sync)) {
 pub unsafe extern "C" fn mlx_arm_set_parallel_for(hook: mlx_arm_parallel_for_fn, user: *mut c_void) -> c_int {
     status("mlx_arm_set_parallel_for", || {
         let h = hook.map(|f| Hook { f, user });
-        *HOOK.write().unwrap_or_else(|p| p.into_inner()) = h;
+        *HOOK.write() = h;
         mlx_arm_core::parallel::set_parallel_for(if h.is_some() { Some(bridge) } else { None });
         Ok(())
     })

@@ -9,7 +9,7 @@ use core::ffi::{c_int, c_void};
 use mlx_arm_core::array::Data;
 use mlx_arm_core::buffer::{Buffer, ExternalBytes};
 use mlx_arm_core::{ops, Array, Complex64, DType, Element, Error, Result};
-use std::ffi::CString;
+use crate::prelude::*;
 
 /// What an `mlx_array` handle owns: the array plus the C views handed out from it
 /// (shape, strides, a dense copy for `mlx_array_data_*`), valid until the handle changes.

@@ -8,7 +8,12 @@ pub fn round(a: &Array, decimals: i32) -> Result<Array> {
         return ops::round(a);
     }
     let dtype = if a.dtype().is_inexact() { a.dtype() } else { DType::Float32 };
-    let scale = Array::from_value(Value::F(10f64.powi(decimals)), dtype)?;
+    // f64::powi needs std; libm's pow gives the same powers of ten without it.
+    #[cfg(feature = "std")]
+    let p = 10f64.powi(decimals);
+    #[cfg(not(feature = "std"))]
+    let p = libm::pow(10.0, decimals as f64);
+    let scale = Array::from_value(Value::F(p), dtype)?;
     let x = ops::round(&ops::multiply(&ops::astype(a, dtype)?, &scale)?)?;
     ops::astype(&ops::divide(&x, &scale)?, a.dtype())
 }

@@ -8,7 +8,7 @@ use crate::string::cstring;
 use crate::types::*;
 use core::ffi::{c_char, c_int};
 use mlx_arm_core::{device, Device, DeviceType, Error};
-use std::ffi::CString;
+use crate::prelude::*;
 
 /// `mlx_device_new`: the empty device handle.
 #[no_mangle]
@@ -173,8 +173,8 @@ pub unsafe extern "C" fn mlx_device_info_get(info: *mut mlx_device_info, dev: ml
         match d.kind {
             DeviceType::Cpu => {
                 v.push((cstring("device_name"), InfoValue::Str(cstring("cpu"))));
-                v.push((cstring("architecture"), InfoValue::Str(cstring(std::env::consts::ARCH))));
-                let cores = std::thread::available_parallelism().map_or(1, |c| c.get());
+                v.push((cstring("architecture"), InfoValue::Str(cstring(crate::host::arch()))));
+                let cores = crate::host::cpu_cores();
                 v.push((cstring("num_cores"), InfoValue::Size(cores)));
             }
             DeviceType::Gpu => {

@@ -3,14 +3,19 @@
 //!
 //! Deviation from mlx-c: the default handler prints `MLX error: <msg>` to **stderr** and
 //! returns; it does not `exit(-1)`. Callers see the failure through the status code.
+//!
+//! Without `std` (bare metal) there is no stderr and no unwinding: the default handler only
+//! stores the message (`mlx_arm_last_error`), the "thread-local" last error is one global
+//! value, and a panic goes to the firmware's panic hook instead of becoming a status.
 
 use crate::types::{mlx_dtor, mlx_error_handler_func};
 use core::ffi::{c_char, c_void, CStr};
-use mlx_arm_core::{Error, Result};
-use std::cell::RefCell;
-use std::ffi::CString;
+use mlx_arm_core::{Error, ErrorKind, Result};
+use crate::prelude::*;
+use crate::sync::{Mutex, MutexGuard};
+use core::cell::{Cell, RefCell};
+#[cfg(feature = "std")]
 use std::panic::{catch_unwind, AssertUnwindSafe};
-use std::sync::Mutex;
 
 struct HandlerState {
     handler: mlx_error_handler_func,
@@ -25,10 +30,27 @@ static HANDLER: Mutex<HandlerState> = Mutex::new(HandlerState { handler: None, d
 
 thread_local! {
     static LAST_ERROR: RefCell<CString> = RefCell::new(CString::default());
+    /// The kind code of `LAST_ERROR` (see [`mlx_arm_last_error_kind`]).
+    static LAST_KIND: Cell<core::ffi::c_int> = const { Cell::new(0) };
 }
 
-fn lock() -> std::sync::MutexGuard<'static, HandlerState> {
-    HANDLER.lock().unwrap_or_else(|p| p.into_inner())
+/// Kind codes of `mlx_arm_last_error_kind` (`MLX_ARM_ERROR_*` in mlx_arm.h's error.h section).
+fn kind_code(k: ErrorKind) -> core::ffi::c_int {
+    match k {
+        ErrorKind::InvalidArgument => 1,
+        ErrorKind::Index => 2,
+        ErrorKind::Type => 3,
+        ErrorKind::Unsupported => 4,
+        ErrorKind::OutOfMemory => 5,
+        ErrorKind::Runtime => 6,
+        ErrorKind::Format => 7,
+    }
+}
+/// Kind code of a message that did not come from a core error (a caller's or a panic).
+const KIND_OTHER: core::ffi::c_int = 8;
+
+fn lock() -> MutexGuard<'static, HandlerState> {
+    HANDLER.lock()
 }
 
 /// `mlx_set_error_handler`: installs `handler` (NULL restores the default) with `data`; the
@@ -57,17 +79,24 @@ pub(crate) fn report(msg: &str) {
     match handler {
         // SAFETY: the user installed this callback; the message lives across the call.
         Some(h) => unsafe { h(c.as_ptr(), data) },
-        None => eprintln!("MLX error: {msg}"),
+        #[cfg(feature = "std")]
+        None => std::eprintln!("MLX error: {msg}"),
+        // Bare metal: no stderr; the message stays readable through mlx_arm_last_error.
+        #[cfg(not(feature = "std"))]
+        None => {}
     }
     LAST_ERROR.with(|l| *l.borrow_mut() = c);
+    LAST_KIND.with(|k| k.set(KIND_OTHER));
 }
 
 /// Reports a core error.
 pub(crate) fn report_error(e: &Error) {
     report(&e.to_string());
+    LAST_KIND.with(|k| k.set(kind_code(e.kind)));
 }
 
 /// Runs `f`; on `Err` or panic reports the message and returns `fallback`.
+#[cfg(feature = "std")]
 pub(crate) fn guard<T>(name: &'static str, fallback: T, f: impl FnOnce() -> Result<T>) -> T {
     match catch_unwind(AssertUnwindSafe(f)) {
         Ok(Ok(v)) => v,
@@ -82,6 +111,19 @@ pub(crate) fn guard<T>(name: &'static str, fallback: T, f: impl FnOnce() -> Resu
                 .or_else(|| p.downcast_ref::<String>().cloned())
                 .unwrap_or_else(|| "unknown panic".into());
             report(&format!("[{name}] internal error: {what}"));
+            fallback
+        }
+    }
+}
+
+/// Runs `f`; on `Err` reports the message and returns `fallback`. Without std a panic cannot
+/// be caught: it reaches the firmware's panic hook (see `bare_metal`).
+#[cfg(not(feature = "std"))]
+pub(crate) fn guard<T>(_name: &'static str, fallback: T, f: impl FnOnce() -> Result<T>) -> T {
+    match f() {
+        Ok(v) => v,
+        Err(e) => {
+            report_error(&e);
             fallback
         }
     }
@@ -117,4 +159,14 @@ pub extern "C" fn mlx_arm_last_error() -> *const c_char {
 #[no_mangle]
 pub extern "C" fn mlx_arm_clear_last_error() {
     LAST_ERROR.with(|l| *l.borrow_mut() = CString::default());
+    LAST_KIND.with(|k| k.set(0));
+}
+
+/// `mlx_arm_last_error_kind`: the category of this thread's last error, so that bindings can
+/// pick an exception type without parsing the message: 0 none, 1 invalid argument, 2 index,
+/// 3 type, 4 unsupported, 5 out of memory, 6 runtime, 7 format, 8 other (a caller's message
+/// or an internal error).
+#[no_mangle]
+pub extern "C" fn mlx_arm_last_error_kind() -> core::ffi::c_int {
+    LAST_KIND.with(|k| k.get())
 }

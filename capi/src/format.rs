@@ -3,6 +3,7 @@
 //! default precision (`%g`, 6 significant digits); axes longer than 6 show their first and
 //! last 3 entries around `...`; bools print `true`/`false` (the C++ default, not Python's).
 
+use crate::prelude::*;
 use mlx_arm_core::{Array, Result, Value};
 
 /// `%g` with 6 significant digits, as `std::ostream << double` prints.

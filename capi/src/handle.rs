@@ -3,6 +3,7 @@
 //! place) are implemented once.
 
 use crate::types::*;
+use crate::prelude::*;
 use core::ffi::c_void;
 use mlx_arm_core::{Error, Result};
 
@@ -34,10 +35,10 @@ impl_handle! {
     mlx_stream => mlx_arm_core::Stream;
     mlx_device => mlx_arm_core::Device;
     mlx_device_info => crate::device::DeviceInfo;
-    mlx_string => std::ffi::CString;
+    mlx_string => alloc::ffi::CString;
     mlx_vector_array => Vec<mlx_arm_core::Array>;
     mlx_vector_int => Vec<core::ffi::c_int>;
-    mlx_vector_string => Vec<std::ffi::CString>;
+    mlx_vector_string => Vec<alloc::ffi::CString>;
     mlx_map_string_to_array => crate::map::ArrayMap;
 }
 

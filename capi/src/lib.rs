@@ -5,17 +5,28 @@
 //!   Each `*_new*` is matched by one `*_free`; `*_set(&dst, src)` reassigns in place.
 //! - Ops are `int mlx_<op>(mlx_array* res, inputs…, const mlx_stream s)`: 0 on success,
 //!   non-zero after sending one message to the error handler ([`error`]).
-//! - No panic crosses the boundary: every entry point runs inside `catch_unwind`.
+//! - No panic crosses the boundary: every entry point runs inside `catch_unwind` (with
+//!   `std`); on bare metal (`--no-default-features --features bare-metal`) a panic goes to the
+//!   firmware's `mlx_arm_platform_panic` hook and halts ([`bare_metal`]).
 //! - Op wrappers live in `generated_ops.rs`, written with `include/mlx/c/ops.h` by the
 //!   generator in `codegen` (`MLX_ARM_BLESS=1 cargo test -p mlx-arm-capi codegen`).
 //!
 //! See docs/C-API.md for ownership, threading and what is not done.
 #![allow(clippy::missing_safety_doc)]
+#![cfg_attr(not(feature = "std"), no_std)]
+
+extern crate alloc;
+
+// First: on bare metal it defines the `thread_local!` the other modules use.
+#[macro_use]
+mod sync;
 
 #[cfg_attr(test, allow(dead_code))]
 pub mod arg;
 pub mod arm;
 pub mod array;
+#[cfg(all(feature = "bare-metal", not(feature = "std"), not(test)))]
+pub mod bare_metal;
 pub mod device;
 pub mod error;
 #[cfg_attr(test, allow(dead_code))]
@@ -26,8 +37,10 @@ mod format;
 #[cfg(not(test))]
 mod generated_ops;
 pub mod handle;
+mod host;
 pub mod map;
 pub mod memory;
+mod prelude;
 pub mod stream;
 pub mod string;
 pub mod transforms;

@@ -7,8 +7,8 @@ use crate::handle;
 use crate::types::*;
 use core::ffi::{c_char, c_int, c_void};
 use mlx_arm_core::{Array, Error};
-use std::collections::BTreeMap;
-use std::ffi::CString;
+use crate::prelude::*;
+use alloc::collections::BTreeMap;
 
 /// The map state.
 pub type ArrayMap = BTreeMap<CString, Array>;

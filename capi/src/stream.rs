@@ -7,6 +7,7 @@ use crate::error::{guard, status};
 use crate::handle;
 use crate::string::cstring;
 use crate::types::*;
+use crate::prelude::*;
 use core::ffi::c_int;
 use mlx_arm_core::{device, Device};
 

@@ -5,7 +5,8 @@ use crate::error::{guard, status};
 use crate::handle;
 use crate::types::mlx_string;
 use core::ffi::{c_char, c_int};
-use std::ffi::{CStr, CString};
+use crate::prelude::*;
+use core::ffi::CStr;
 
 /// `mlx_string_new`: the empty string handle.
 #[no_mangle]

@@ -8,7 +8,8 @@ use crate::handle::{self, Handle};
 use crate::types::*;
 use core::ffi::{c_char, c_int};
 use mlx_arm_core::{Error, Result};
-use std::ffi::{CStr, CString};
+use crate::prelude::*;
+use core::ffi::CStr;
 
 /// How one element type crosses the boundary.
 trait Elem: Sized {

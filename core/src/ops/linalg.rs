@@ -18,7 +18,6 @@ use crate::ops::{astype, broadcast_to, diagonal, expand_dims, multiply, reshape,
 use crate::primitive::{Primitive, F64};
 use crate::shape::{broadcast_shapes, checked_size, normalize_axis};
 use alloc::format;
-use alloc::string::String;
 use alloc::vec::Vec;
 
 /// The linalg family's primitives.

@@ -36,6 +36,12 @@ void mlx_arm_raise_error(const char* msg);
 const char* mlx_arm_last_error(void);
 /** Forgets this thread's last error message. */
 void mlx_arm_clear_last_error(void);
+/**
+ * The category of this thread's last error (mlx-arm extension, for bindings that map errors
+ * to exception types): 0 none, 1 invalid argument, 2 index, 3 type, 4 unsupported,
+ * 5 out of memory, 6 runtime, 7 format, 8 other (a caller's message or an internal error).
+ */
+int mlx_arm_last_error_kind(void);
 
 /** Formats a message, appends " at file:line", and reports it (as mlx-c's _mlx_error). */
 static inline void _mlx_error(const char* file, const int line, const char* fmt, ...) {

@@ -1,0 +1,254 @@
+"""``mlx.core`` of mlx-arm: real MLX's Python API over the mlx-arm C library (cffi).
+
+Functions come from three places:
+- hand-written here, where MLX's Python semantics differ from the C signature (``arange``,
+  ``linspace``, ``full`` …);
+- bound automatically (``_binder``) for every MLX function whose C op exists, so ops added
+  to the C API appear with no change here;
+- anything else that real MLX has raises NotImplementedError naming it (module
+  ``__getattr__``), never a silently wrong result.
+"""
+import builtins as _builtins
+import math as _math
+import sys as _sys
+import types as _types
+
+from . import _binder, _dtypes, _operators  # noqa: F401  (_operators installs array operators)
+from ._array import _ARR_PTR, _Ctx, array, to_array, wrap
+from ._device import (Device, DeviceType, Stream, async_eval, clear_cache, cpu, default_device,
+                      default_stream, device_count, eval, get_active_memory, get_cache_memory,
+                      get_memory_limit, get_peak_memory, gpu, is_available, reset_peak_memory,
+                      set_cache_limit, set_default_device, set_memory_limit, set_wired_limit,
+                      synchronize)
+from ._dtypes import (Dtype, DtypeCategory, bfloat16, bool_, complex64, finfo, float16, float32,
+                      float64, iinfo, int8, int16, int32, int64, issubdtype, uint8, uint16,
+                      uint32, uint64)
+from ._ffi import check as _check, ffi as _cffi, lib as _lib
+
+__version__ = _cffi.string(_lib.mlx_arm_version_string()).decode()
+
+complexfloating = DtypeCategory.complexfloating
+floating = DtypeCategory.floating
+inexact = DtypeCategory.inexact
+signedinteger = DtypeCategory.signedinteger
+unsignedinteger = DtypeCategory.unsignedinteger
+integer = DtypeCategory.integer
+number = DtypeCategory.number
+generic = DtypeCategory.generic
+
+pi = _math.pi
+e = _math.e
+inf = _math.inf
+nan = _math.nan
+euler_gamma = 0.5772156649015329
+newaxis = None
+
+# MLX's alternative names: (alias, C-backed name).
+_ALIASES = {
+    "acos": "arccos", "asin": "arcsin", "atan": "arctan", "acosh": "arccosh", "asinh": "arcsinh",
+    "atanh": "arctanh", "atan2": "arctan2", "conj": "conjugate", "pow": "power",
+    "bitwise_left_shift": "left_shift", "bitwise_right_shift": "right_shift",
+    "concat": "concatenate", "permute_dims": "transpose",
+}
+
+_SUBMODULES = ("random", "linalg", "fast", "fft")
+
+
+def _bind_all():
+    g = globals()
+    bound = {}
+    for name in list(_binder.SIGNATURES) + [a for a in _ALIASES if a not in _binder.SIGNATURES]:
+        top = name.split(".")[0]
+        if "." in name and top not in _SUBMODULES:
+            continue
+        target = _ALIASES.get(name, name)
+        f = _binder.make_op(name) if target == name else None
+        if f is None and target != name:
+            spec = _binder.SIGNATURES.get(name) or _binder.SIGNATURES.get(target)
+            vs = _binder.variants_for(target)
+            if spec and vs:
+                op = _binder.Op(name, _binder.Signature(name, spec), vs)
+                f = (lambda op: lambda *a, **k: op(*a, **k))(op)
+                f.__name__ = name
+        if f is not None:
+            bound[name] = f
+    for name, f in bound.items():
+        if "." in name:
+            mod, attr = name.split(".", 1)
+            setattr(g[mod], attr, f)
+        elif name not in g:
+            g[name] = f
+
+
+def _make_submodule(name):
+    m = _types.ModuleType(f"{__name__}.{name}")
+
+    def __getattr__(attr, _name=name):
+        if f"{_name}.{attr}" in _binder.SIGNATURES:
+            raise NotImplementedError(f"mlx.core.{_name}.{attr} is not implemented yet in mlx-arm")
+        raise AttributeError(f"module 'mlx.core.{_name}' has no attribute '{attr}'")
+
+    m.__getattr__ = __getattr__
+    _sys.modules[m.__name__] = m
+    return m
+
+
+random = _make_submodule("random")
+linalg = _make_submodule("linalg")
+fast = _make_submodule("fast")
+fft = _make_submodule("fft")
+
+
+# --- hand-written functions (Python semantics that a C signature cannot express) ----------
+
+
+def _op(cname, *args):
+    p = _cffi.new(_ARR_PTR)
+    _check(getattr(_lib, cname)(p, *args))
+    return wrap(p)
+
+
+def _stream(stream):
+    from ._array import stream_handle
+
+    return stream_handle(stream)
+
+
+def _shape_arg(shape):
+    if isinstance(shape, int) and not isinstance(shape, bool):
+        shape = [shape]
+    shape = [int(s) for s in shape]
+    return _cffi.new("int[]", shape), len(shape)
+
+
+def arange(*args, dtype=None, stream=None, **kwargs):
+    """``arange(stop)`` / ``arange(start, stop[, step])``; int32 unless a value is a float."""
+    names = ("start", "stop", "step", "dtype")
+    vals = dict(zip(names, args))
+    for k, v in kwargs.items():
+        if k not in names[:3] or k in vals:
+            raise TypeError(f"arange() got an unexpected keyword argument '{k}'")
+        vals[k] = v
+    if "dtype" in vals:
+        dtype = vals.pop("dtype")
+    start, stop, step = vals.get("start"), vals.get("stop"), vals.get("step")
+    if stop is None:
+        start, stop = 0, start
+    if start is None:
+        start = 0
+    if stop is None:
+        raise TypeError("arange() missing required argument 'stop'")
+    if step is None:
+        step = 1
+    for v in (start, stop, step):
+        if not isinstance(v, (int, float)):
+            raise TypeError(f"arange(): expected int or float, got {type(v).__name__}")
+    if dtype is None:
+        dtype = float32 if _builtins.any(isinstance(v, float) for v in (start, stop, step)) else int32
+    return _op("mlx_arange", float(start), float(stop), float(step), dtype.code, _stream(stream))
+
+
+def linspace(start, stop, num=50, endpoint=True, dtype=float32, stream=None):
+    """``num`` evenly spaced values from ``start`` to ``stop`` (``endpoint=False`` leaves it out)."""
+    num = int(num)
+    if num < 0:
+        raise ValueError(f"[linspace] number of samples, {num}, must be non-negative.")
+    start, stop = float(start), float(stop)
+    if not endpoint:
+        stop = start + (stop - start) * (num - 1) / num if num > 0 else start
+    return _op("mlx_linspace", start, stop, num, dtype.code, _stream(stream))
+
+
+def full(shape, vals, dtype=None, *, stream=None):
+    v = to_array(vals)
+    sh, n = _shape_arg(shape)
+    return _op("mlx_full", sh, n, v._p[0], (dtype or v.dtype).code, _stream(stream))
+
+
+def full_like(a, vals, dtype=None, *, stream=None):
+    a = to_array(a)
+    v = to_array(vals)
+    return _op("mlx_full_like", a._p[0], v._p[0], (dtype or a.dtype).code, _stream(stream))
+
+
+def eye(n, m=None, k=0, dtype=float32, *, stream=None):
+    return _op("mlx_eye", int(n), int(n if m is None else m), int(k), dtype.code, _stream(stream))
+
+
+def tri(n, m=None, k=0, dtype=float32, *, stream=None):
+    return _op("mlx_tri", int(n), int(n if m is None else m), int(k), dtype.code, _stream(stream))
+
+
+def meshgrid(*arrays, sparse=False, indexing="xy", stream=None):
+    return _binder.Op("meshgrid", _binder.Signature("meshgrid", {"params": [
+        {"name": "arrays", "kind": "pos", "default": None, "type": "list"},
+        {"name": "sparse", "kind": "pos", "default": "False", "type": "bool"},
+        {"name": "indexing", "kind": "pos", "default": "'xy'", "type": "str"},
+        {"name": "stream", "kind": "kwonly", "default": "None", "type": ""}]}),
+        _binder.variants_for("meshgrid"))(list(arrays), sparse, indexing, stream=stream)
+
+
+def broadcast_arrays(*arrays, stream=None):
+    return _binder.Op("broadcast_arrays", _binder.Signature("broadcast_arrays", {"params": [
+        {"name": "inputs", "kind": "pos", "default": None, "type": "list"},
+        {"name": "stream", "kind": "kwonly", "default": "None", "type": ""}]}),
+        _binder.variants_for("broadcast_arrays"))(list(arrays), stream=stream)
+
+
+def asarray(a, dtype=None):
+    return to_array(a, dtype)
+
+
+_bind_all()
+
+
+# --- array methods: MLX's ``a.sum(...)`` etc. call the module functions with ``a`` first ----
+
+_METHODS = ("abs all any argmax argmin astype conj cos cummax cummin cumprod cumsum diag diagonal "
+            "exp flatten log log10 log1p log2 logcumsumexp logsumexp max mean min moveaxis "
+            "prod reciprocal round rsqrt sin split sqrt square squeeze std sum swapaxes var view").split()
+
+
+def _method(name):
+    def m(self, *args, **kwargs):
+        return getattr(_sys.modules[__name__], name)(self, *args, **kwargs)
+
+    m.__name__ = name
+    return m
+
+
+for _n in _METHODS:
+    setattr(array, _n, _method(_n))
+
+
+def _varargs_method(name, kw):
+    def m(self, *args, **kwargs):
+        if len(args) == 1 and (isinstance(args[0], (list, tuple)) or args[0] is None):
+            args = args[0]
+        if args == () and kw in kwargs:
+            args = kwargs.pop(kw)
+        elif args == () and name == "transpose":
+            args = None
+        return getattr(_sys.modules[__name__], name)(self, args, **kwargs)
+
+    m.__name__ = name
+    return m
+
+
+array.real = property(lambda self: real(self), doc="The real part (a property, as in MLX).")
+array.imag = property(lambda self: imag(self), doc="The imaginary part (a property, as in MLX).")
+array.reshape = _varargs_method("reshape", "shape")
+array.transpose = _varargs_method("transpose", "axes")
+
+
+def __getattr__(name):
+    if name in _binder.SIGNATURES or name in _KNOWN_MLX_NAMES:
+        raise NotImplementedError(f"mlx.core.{name} is not implemented yet in mlx-arm")
+    raise AttributeError(f"module 'mlx.core' has no attribute '{name}'")
+
+
+# Non-function names of real mlx.core that are not provided yet (classes, helpers).
+_KNOWN_MLX_NAMES = {"ArrayAt", "ArrayIterator", "ArrayLike", "FunctionExporter", "custom_function",
+                    "cuda", "metal", "distributed", "compile", "grad", "value_and_grad", "vjp", "jvp",
+                    "vmap", "checkpoint", "export_function", "import_function", "exporter",
+                    "printoptions", "stream", "new_stream", "load", "save"}

@@ -1,0 +1,469 @@
+"""``mlx.core.array``: a Python object owning one C ``mlx_array`` handle.
+
+Conversions follow real MLX (checked against it in tests/python):
+- Python ``bool`` → bool, ``int`` → int32 (int64 when it does not fit), ``float`` → float32,
+  ``complex`` → complex64; nested lists take the widest kind present.
+- numpy arrays keep their dtype, except float64 → float32 and complex128 → complex64.
+- A Python scalar next to an array is *weakly typed*: it takes the array's dtype when that
+  can hold its kind (``array(f16) + 1.0`` stays float16, ``int8 array + 300`` is an
+  overflow error, ``int array + 1.5`` is float32).
+"""
+import struct
+
+from . import _dtypes as D
+from ._ffi import check, error, ffi, lib
+
+_new_ptr = ffi.new
+_ARR_PTR = ffi.typeof("mlx_array*")
+
+
+class _Ctx:
+    """The stream every op records on (the C API honours each device's default stream)."""
+
+    stream = lib.mlx_default_cpu_stream_new()
+
+
+def stream_handle(s):
+    """The C stream for an op's ``stream=`` argument (None → the default stream)."""
+    if s is None:
+        return _Ctx.stream
+    h = getattr(s, "_stream_handle", None)
+    if h is None:
+        raise TypeError(f"stream must be None, a Stream or a Device, got {type(s).__name__}")
+    return h()
+
+
+def wrap(p):
+    """An ``array`` owning the handle in ``p`` (an ``mlx_array*`` the C library filled)."""
+    a = object.__new__(array)
+    a._p = p
+    return a
+
+
+def wrap_value(h):
+    """An ``array`` owning the by-value handle ``h`` (empty handle → the last C error)."""
+    if h.ctx == ffi.NULL:
+        raise error()
+    p = _new_ptr(_ARR_PTR)
+    p[0] = h
+    return wrap(p)
+
+
+def _from_bytes(buf, shape, dtype):
+    sh = _new_ptr("int[]", list(shape)) if shape else ffi.NULL
+    return wrap_value(lib.mlx_array_new_data(buf, sh, len(shape), dtype.code))
+
+
+def _astype(a, dtype):
+    p = _new_ptr(_ARR_PTR)
+    check(lib.mlx_astype(p, a._p[0], dtype.code, _Ctx.stream))
+    return wrap(p)
+
+
+_INT_RANGE = {d.code: (D.iinfo(d).min, D.iinfo(d).max) for d in D.DTYPES if D.is_integer(d)}
+_I32 = (-(2 ** 31), 2 ** 31 - 1)
+_I64 = (-(2 ** 63), 2 ** 63 - 1)
+
+
+def _bf16_bytes(v):
+    """The bfloat16 bits of ``v`` (round to nearest even), little-endian."""
+    (bits,) = struct.unpack("<I", struct.pack("<f", v))
+    if (bits & 0x7F800000) == 0x7F800000 and (bits & 0x7FFFFF):
+        return struct.pack("<H", 0x7FC0)
+    bits += 0x7FFF + ((bits >> 16) & 1)
+    return struct.pack("<H", (bits >> 16) & 0xFFFF)
+
+
+def scalar(v, dtype):
+    """A 0-d array of ``dtype`` holding the Python scalar ``v`` (no range check)."""
+    code = dtype.code
+    if code == 7:
+        return wrap_value(lib.mlx_array_new_int(v))
+    if code == 10:
+        return wrap_value(lib.mlx_array_new_float32(v))
+    if code == 0:
+        return wrap_value(lib.mlx_array_new_bool(bool(v)))
+    if code == 13:
+        c = complex(v)
+        return wrap_value(lib.mlx_array_new_complex(c.real, c.imag))
+    if code == 12:
+        return _from_bytes(_bf16_bytes(float(v)), (), dtype)
+    if code == 11:
+        return wrap_value(lib.mlx_array_new_float64(v))
+    return _from_bytes(struct.pack("<" + dtype._fmt, v), (), dtype)
+
+
+def _py_int(v):
+    """The natural array of a Python int: int32, or int64 when it does not fit."""
+    if _I32[0] <= v <= _I32[1]:
+        return wrap_value(lib.mlx_array_new_int(v))
+    if _I64[0] <= v <= _I64[1]:
+        return scalar(v, D.int64)
+    raise OverflowError(f"Python int {v} is too large to convert to an mlx array")
+
+
+def weak_scalar(v, dtype):
+    """The Python scalar ``v`` as an array next to an array of ``dtype`` (MLX's weak typing)."""
+    t = type(v)
+    if t is bool:
+        return wrap_value(lib.mlx_array_new_bool(v))
+    if t is int:
+        if dtype.code in _INT_RANGE:
+            lo, hi = _INT_RANGE[dtype.code]
+            if not lo <= v <= hi:
+                raise ValueError(f"Converting {v} to {dtype.name} would result in overflow.")
+            return scalar(v, dtype)
+        if dtype.code == 0:
+            return _py_int(v)
+        return scalar(v, dtype)
+    if t is float:
+        return scalar(v, dtype if D.is_inexact(dtype) else D.float32)
+    if t is complex:
+        return scalar(v, D.complex64)
+    return None
+
+
+def _np():
+    import numpy
+
+    return numpy
+
+
+def _is_numpy_obj(v):
+    m = type(v).__module__
+    return m == "numpy" or m.startswith("numpy.")
+
+
+def _np_generic_to_py(v):
+    """A numpy scalar as the matching Python scalar (numpy scalars are weakly typed too)."""
+    return v.item()
+
+
+_NP_TO_MLX = {
+    "bool": D.bool_, "uint8": D.uint8, "uint16": D.uint16, "uint32": D.uint32, "uint64": D.uint64,
+    "int8": D.int8, "int16": D.int16, "int32": D.int32, "int64": D.int64, "float16": D.float16,
+    "float32": D.float32, "float64": D.float64, "complex64": D.complex64,
+}
+
+
+def _from_numpy(x, dtype):
+    np = _np()
+    x = np.asarray(x)
+    name = x.dtype.name
+    if name == "complex128":
+        x = x.astype(np.complex64)
+        name = "complex64"
+    if name not in _NP_TO_MLX:
+        raise ValueError(f"Invalid type numpy.ndarray with dtype {name} received in array initialization.")
+    carrier = _NP_TO_MLX[name]
+    if not x.flags.c_contiguous:
+        x = x.copy(order="C")  # (np.ascontiguousarray would turn 0-d into 1-d)
+    for n in x.shape:
+        if n > 2 ** 31 - 1:
+            raise ValueError("array dimension too large")
+    a = _from_bytes(ffi.from_buffer(x), x.shape, carrier)
+    target = dtype if dtype is not None else (D.float32 if carrier == D.float64 else carrier)
+    return a if target == carrier else _astype(a, target)
+
+
+_KIND_BOOL, _KIND_INT, _KIND_FLOAT, _KIND_COMPLEX = 1, 2, 3, 4
+
+
+def _flatten(v, flat, arrays):
+    """Appends the leaves of nested list ``v`` to ``flat``; returns (shape, widest kind)."""
+    if isinstance(v, (list, tuple)):
+        if not v:
+            return (0,), 0
+        shapes, kind = None, 0
+        for e in v:
+            s, k = _flatten(e, flat, arrays)
+            if shapes is None:
+                shapes = s
+            elif s != shapes:
+                raise ValueError("Initialization encountered non-uniform length.")
+            kind = max(kind, k)
+        return (len(v),) + shapes, kind
+    if isinstance(v, array):
+        arrays.append(v.dtype)
+        s = v.shape
+        sub = v.tolist() if v.dtype not in (D.bfloat16, D.float16) else _astype(v, D.float32).tolist()
+        if s:
+            _flatten_list(sub, flat)
+        else:
+            flat.append(sub)
+        return s, 0
+    t = type(v)
+    if t is bool:
+        flat.append(v)
+        return (), _KIND_BOOL
+    if t is int:
+        flat.append(v)
+        return (), _KIND_INT
+    if t is float:
+        flat.append(v)
+        return (), _KIND_FLOAT
+    if t is complex:
+        flat.append(v)
+        return (), _KIND_COMPLEX
+    if _is_numpy_obj(v):
+        return _flatten(_np().asarray(v).tolist(), flat, arrays)
+    raise ValueError(f"Invalid type {t.__name__} received in array initialization.")
+
+
+def _flatten_list(sub, flat):
+    for e in sub:
+        if isinstance(e, list):
+            _flatten_list(e, flat)
+        else:
+            flat.append(e)
+
+
+def _from_list(v, dtype):
+    flat, arrays = [], []
+    shape, kind = _flatten(v, flat, arrays)
+    if arrays:
+        inferred = arrays[0]
+        for d in arrays[1:]:
+            inferred = D.promote_types(inferred, d)
+        if kind == _KIND_COMPLEX:
+            inferred = D.complex64
+        elif kind == _KIND_FLOAT and not D.is_inexact(inferred):
+            inferred = D.float32
+        elif kind == _KIND_INT and inferred == D.bool_:
+            inferred = D.int32
+    elif kind == _KIND_COMPLEX:
+        inferred = D.complex64
+    elif kind == _KIND_FLOAT or kind == 0:
+        inferred = D.float32
+    elif kind == _KIND_INT:
+        ints = [int(x) for x in flat]
+        inferred = D.int32 if all(_I32[0] <= x <= _I32[1] for x in ints) else D.int64
+    else:
+        inferred = D.bool_
+    target = dtype if dtype is not None else inferred
+    # Pack in a carrier wide enough to hold every value exactly, then cast once in C.
+    if any(type(x) is complex for x in flat) or target == D.complex64:
+        carrier = D.complex64
+        data = struct.pack(f"<{2 * len(flat)}f", *[p for x in flat for p in (complex(x).real, complex(x).imag)])
+    elif kind == _KIND_FLOAT or any(type(x) is float for x in flat):
+        carrier = D.float64
+        data = struct.pack(f"<{len(flat)}d", *flat)
+    elif kind == _KIND_INT or any(type(x) is int and type(x) is not bool for x in flat):
+        ints = [int(x) for x in flat]
+        if all(_I64[0] <= x <= _I64[1] for x in ints):
+            carrier, fmt = D.int64, "q"
+        elif all(0 <= x < 2 ** 64 for x in ints):
+            carrier, fmt = D.uint64, "Q"
+        else:
+            raise OverflowError("Python int too large to convert to an mlx array")
+        data = struct.pack(f"<{len(ints)}{fmt}", *ints)
+    else:
+        carrier = D.bool_
+        data = struct.pack(f"<{len(flat)}?", *[bool(x) for x in flat])
+    for n in shape:
+        if n > 2 ** 31 - 1:
+            raise ValueError("array dimension too large")
+    a = _from_bytes(data, shape, carrier)
+    return a if target == carrier else _astype(a, target)
+
+
+def to_array(v, dtype=None):
+    """Anything ``mx.array`` accepts, as an ``array`` (shared, not copied, when already one)."""
+    if isinstance(v, array):
+        return v if dtype is None or v.dtype == dtype else _astype(v, dtype)
+    return array(v, dtype)
+
+
+def _nest(flat, shape):
+    if len(shape) <= 1:
+        return list(flat)
+    step = len(flat) // shape[0] if shape[0] else 0
+    return [_nest(flat[i * step:(i + 1) * step], shape[1:]) for i in range(shape[0])]
+
+
+def _empty_nested(shape):
+    if not shape:
+        return []
+    if shape[0] == 0:
+        return []
+    return [_empty_nested(shape[1:]) for _ in range(shape[0])] if len(shape) > 1 else []
+
+
+class array:
+    """An N-dimensional array (lazy: computed on ``mx.eval``, printing, or reading values)."""
+
+    __slots__ = ("_p", "__weakref__")
+
+    def __init__(self, val, dtype=None):
+        if dtype is not None and not isinstance(dtype, D.Dtype):
+            raise TypeError(f"dtype must be an mlx.core.Dtype, got {type(dtype).__name__}")
+        t = type(val)
+        if isinstance(val, array):
+            src = val if dtype is None or val.dtype == dtype else _astype(val, dtype)
+            p = _new_ptr(_ARR_PTR)
+            check(lib.mlx_array_set(p, src._p[0]))
+            self._p = p
+            return
+        if t is bool or t is int or t is float or t is complex:
+            if dtype is None:
+                a = {bool: lambda: scalar(val, D.bool_), int: lambda: _py_int(val),
+                     float: lambda: scalar(val, D.float32), complex: lambda: scalar(val, D.complex64)}[t]()
+            elif t is float and dtype == D.float64:
+                a = scalar(val, D.float64)
+            elif t is int and D.is_integer(dtype):
+                lo, hi = _INT_RANGE[dtype.code]
+                a = scalar(val, dtype) if lo <= val <= hi else _astype(_py_int(val), dtype)
+            else:
+                a = _astype(to_array(val), dtype)
+        elif t is list or t is tuple:
+            a = _from_list(val, dtype)
+        elif _is_numpy_obj(val) or hasattr(val, "__array__") or hasattr(val, "__array_interface__"):
+            a = _from_numpy(val, dtype)
+        elif hasattr(val, "__mlx_array__"):
+            a = to_array(val.__mlx_array__(), dtype)
+        elif isinstance(val, (bytes, bytearray, memoryview)):
+            a = _from_numpy(_np().asarray(memoryview(val)), dtype)
+        else:
+            raise ValueError(f"Invalid type {t.__name__} received in array initialization.")
+        self._p = a._p
+        a._p = None
+
+    def __del__(self):
+        p = getattr(self, "_p", None)
+        if p is not None:
+            try:
+                lib.mlx_array_free(p[0])
+            except Exception:  # interpreter shutdown: the library may already be gone
+                pass
+
+    # --- metadata ---------------------------------------------------------------------------
+    @property
+    def shape(self):
+        h = self._p[0]
+        n = lib.mlx_array_ndim(h)
+        return tuple(ffi.unpack(lib.mlx_array_shape(h), n)) if n else ()
+
+    @property
+    def dtype(self):
+        return D.BY_CODE[lib.mlx_array_dtype(self._p[0])]
+
+    @property
+    def ndim(self):
+        return int(lib.mlx_array_ndim(self._p[0]))
+
+    @property
+    def size(self):
+        return int(lib.mlx_array_size(self._p[0]))
+
+    @property
+    def itemsize(self):
+        return int(lib.mlx_array_itemsize(self._p[0]))
+
+    @property
+    def nbytes(self):
+        return int(lib.mlx_array_nbytes(self._p[0]))
+
+    @property
+    def T(self):
+        p = _new_ptr(_ARR_PTR)
+        check(lib.mlx_transpose(p, self._p[0], _Ctx.stream))
+        return wrap(p)
+
+    @property
+    def at(self):
+        raise NotImplementedError("mlx.core.array.at is not implemented yet in mlx-arm")
+
+    # --- values -----------------------------------------------------------------------------
+    def _bytes(self):
+        h = self._p[0]
+        ptr = lib.mlx_arm_array_data(h)
+        if ptr == ffi.NULL:
+            raise error()
+        return ffi.buffer(ptr, lib.mlx_array_nbytes(h))[:]
+
+    def _flat(self):
+        d = self.dtype
+        if d == D.bfloat16:
+            return _astype(self, D.float32)._flat()
+        n = self.size
+        raw = self._bytes()
+        if d == D.complex64:
+            f = struct.unpack(f"<{2 * n}f", raw)
+            return [complex(f[2 * i], f[2 * i + 1]) for i in range(n)]
+        return list(struct.unpack(f"<{n}{d._fmt}", raw))
+
+    def tolist(self):
+        """The values as nested Python lists (a Python scalar for a 0-d array)."""
+        shape = self.shape
+        if self.size == 0:
+            return _empty_nested(shape)
+        flat = self._flat()
+        if not shape:
+            return flat[0]
+        return _nest(flat, shape)
+
+    def item(self):
+        """The value of a one-element array as a Python scalar."""
+        if self.size != 1:
+            raise ValueError("[convert] Only length-1 arrays can be converted to Python scalars.")
+        return self._flat()[0]
+
+    def __array__(self, dtype=None, copy=None):
+        np = _np()
+        d = self.dtype
+        if d == D.bfloat16:
+            raise ValueError("'bfloat16' is not a valid PEP 3118 buffer format string")
+        out = np.frombuffer(self._bytes(), dtype=np.dtype(d.name)).reshape(self.shape).copy()
+        return out if dtype is None else out.astype(dtype)
+
+    def __repr__(self):
+        s = ffi.new("mlx_string*")
+        check(lib.mlx_array_tostring(s, self._p[0]))
+        try:
+            text = ffi.string(lib.mlx_string_data(s[0])).decode("utf-8")
+            if lib.mlx_array_dtype(self._p[0]) == 0:  # the C API prints C++-style true/false
+                text = text.replace("true", "True").replace("false", "False")
+            return text
+        finally:
+            lib.mlx_string_free(s[0])
+
+    __str__ = __repr__
+
+    def __bool__(self):
+        return bool(self.item())
+
+    def __int__(self):
+        return int(self.item())
+
+    def __float__(self):
+        return float(self.item())
+
+    def __complex__(self):
+        return complex(self.item())
+
+    def __index__(self):
+        if not D.is_integer(self.dtype) and self.dtype != D.bool_:
+            raise TypeError("only integer arrays can be used as an index")
+        return int(self.item())
+
+    def __len__(self):
+        s = self.shape
+        if not s:
+            raise TypeError("len() 0-dimensional array.")
+        return s[0]
+
+    def __iter__(self):
+        n = len(self)
+        return (self[i] for i in range(n))
+
+    def __hash__(self):
+        return id(self)
+
+    def __copy__(self):
+        return array(self)
+
+    def __deepcopy__(self, memo):
+        return array(self)
+
+    def __getstate__(self):
+        raise NotImplementedError("pickling mlx.core.array is not implemented yet in mlx-arm")

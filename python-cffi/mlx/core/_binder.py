@@ -1,0 +1,351 @@
+"""Binds C ops to ``mx.<name>`` automatically, with real MLX's Python signatures.
+
+Inputs:
+- ``_signatures.json``: real MLX's parameter names, kinds (positional-only, keyword-only) and
+  defaults, read from its docstrings by tools/gen_signatures.py;
+- the C declarations (``_ffi.FUNCTIONS``): ``int mlx_<name>[_axis|_axes](outputs…, inputs…,
+  const mlx_stream s)``, with parameter names.
+
+For ``mx.<name>`` (``mx.random.<name>`` → ``mlx_random_<name>`` and so on) the C variants are
+collected; a call binds its arguments with MLX's signature, picks the variant by the ``axis``
+argument (None → the variant without an axis parameter, an int → ``_axis``, a sequence →
+``_axes``) and converts each C parameter from the Python argument of the same name. A C op
+added later is picked up with no Python change, provided its parameter names match MLX's.
+
+Never silently wrong: an argument that is not at its default but that the chosen C variant
+cannot receive raises NotImplementedError, as does a C parameter with no Python counterpart.
+"""
+import json
+import os
+
+from . import _dtypes as D
+from ._array import _ARR_PTR, _Ctx, array, stream_handle, to_array, weak_scalar, wrap
+from ._ffi import FUNCTIONS, check, ffi, lib
+
+_HERE = os.path.dirname(os.path.abspath(__file__))
+with open(os.path.join(_HERE, "_signatures.json"), encoding="utf-8") as _f:
+    SIGNATURES = json.load(_f)["functions"]
+
+_MISSING = object()
+_VAR_ARRAY_PTR = ffi.typeof("mlx_vector_array*")
+
+
+def eval_default(text):
+    """A default value from the signature text (``None``, ``-1``, ``float32``, ``[]`` …)."""
+    if text is None:
+        return _MISSING
+    env = dict(D.NAMES)
+    env.update({"None": None, "True": True, "False": False, "inf": float("inf")})
+    try:
+        return eval(text, {"__builtins__": {}}, env)  # literals and dtype names only
+    except Exception:
+        return _MISSING
+
+
+class Signature:
+    """A parsed MLX signature that binds ``*args, **kwargs`` into ``{name: value}``."""
+
+    def __init__(self, name, spec):
+        self.name = name
+        self.params = spec["params"]
+        self.defaults = {p["name"]: eval_default(p.get("default")) for p in self.params}
+        self.types = {p["name"]: p.get("type", "") for p in self.params}
+        self.positional = [p["name"] for p in self.params if p["kind"] in ("posonly", "pos")]
+        self.posonly = {p["name"] for p in self.params if p["kind"] == "posonly"}
+        self.names = {p["name"] for p in self.params if p["kind"] in ("pos", "kwonly")}
+
+    def bind(self, args, kwargs):
+        if len(args) > len(self.positional):
+            raise TypeError(f"{self.name}() takes at most {len(self.positional)} positional arguments ({len(args)} given)")
+        out = dict(zip(self.positional, args))
+        for k, v in kwargs.items():
+            if k not in self.names:
+                raise TypeError(f"{self.name}() got an unexpected keyword argument '{k}'")
+            if k in out:
+                raise TypeError(f"{self.name}() got multiple values for argument '{k}'")
+            out[k] = v
+        for p in self.params:
+            n = p["name"]
+            if n not in out:
+                d = self.defaults[n]
+                if d is _MISSING:
+                    if p["kind"] in ("varpos", "varkw"):
+                        continue
+                    raise TypeError(f"{self.name}() missing required argument: '{n}'")
+                out[n] = d
+        return out
+
+
+def _ints(v, what):
+    if isinstance(v, int) and not isinstance(v, bool):
+        return [v]
+    try:
+        seq = [int(x.__index__()) for x in v]
+    except (TypeError, AttributeError):
+        raise TypeError(f"{what} must be an int or a sequence of ints, got {type(v).__name__}") from None
+    return seq
+
+
+def _int(v, what):
+    if isinstance(v, bool) or not hasattr(v, "__index__"):
+        raise TypeError(f"{what} must be an int, got {type(v).__name__}")
+    return v.__index__()
+
+
+class Variant:
+    """One C function and how to fill its parameters."""
+
+    def __init__(self, cname):
+        ret, params = FUNCTIONS[cname]
+        self.cname = cname
+        self.fn = getattr(lib, cname)
+        self.outs = []  # output kinds, in order: "array" | "vector"
+        self.ins = []  # (c type, name, companion length param or None)
+        i = 0
+        while i < len(params) and params[i][0] in ("mlx_array*", "mlx_vector_array*"):
+            self.outs.append("array" if params[i][0] == "mlx_array*" else "vector")
+            i += 1
+        rest = params[i:]
+        names = [n for _, n in rest]
+        for j, (t, n) in enumerate(rest):
+            if n.endswith("_num") and n[:-4] in names and t == "size_t":
+                continue
+            companion = n + "_num" if t.endswith("*") and (n + "_num") in names else None
+            self.ins.append((t.replace("const ", "").strip(), n, companion))
+        self.in_names = {n for _, n, _ in self.ins}
+
+
+_OPTIONAL = {"mlx_optional_int": "int", "mlx_optional_float": "float", "mlx_optional_dtype": "dtype"}
+
+
+def _convert(ctype, name, value, keep, arrays_like):
+    """The C argument for ``value``; ``keep`` holds temporaries alive until the call ends."""
+    if ctype == "mlx_array":
+        if value is None:
+            return lib.mlx_array_new()  # the empty handle: mlx-c's "no array"
+        a = arrays_like(name, value)
+        keep.append(a)
+        return a._p[0]
+    if ctype == "mlx_stream":
+        return stream_handle(value)
+    if ctype == "bool":
+        return bool(value)
+    if ctype in ("int", "int32_t", "int64_t", "uint64_t", "size_t", "uint32_t"):
+        return _int(value, name)
+    if ctype in ("float", "double"):
+        return float(value)
+    if ctype == "mlx_dtype":
+        if not isinstance(value, D.Dtype):
+            raise TypeError(f"{name} must be an mlx.core.Dtype, got {type(value).__name__}")
+        return value.code
+    if ctype in ("int*", "int64_t*"):
+        vals = _ints(value, name)
+        buf = ffi.new(ctype.replace("*", "[]"), vals)
+        keep.append(buf)
+        return buf, len(vals)
+    if ctype == "char*":
+        if not isinstance(value, str):
+            raise TypeError(f"{name} must be a str, got {type(value).__name__}")
+        buf = ffi.new("char[]", value.encode("utf-8"))
+        keep.append(buf)
+        return buf
+    if ctype == "mlx_vector_array":
+        arrs = [to_array(x) for x in value]
+        keep.extend(arrs)
+        hs = ffi.new("mlx_array[]", [x._p[0] for x in arrs])
+        vec = lib.mlx_vector_array_new_data(hs, len(arrs))
+        keep.append(_VecGuard(vec))
+        return vec
+    if ctype in _OPTIONAL:
+        o = ffi.new(ctype + "*")
+        if value is not None:
+            o.has_value = True
+            o.value = value.code if _OPTIONAL[ctype] == "dtype" else (float(value) if _OPTIONAL[ctype] == "float" else _int(value, name))
+        return o[0]
+    raise NotImplementedError(f"C parameter type {ctype} ({name}) has no Python conversion yet")
+
+
+class _VecGuard:
+    __slots__ = ("v",)
+
+    def __init__(self, v):
+        self.v = v
+
+    def __del__(self):
+        lib.mlx_vector_array_free(self.v)
+
+
+def _vector_to_list(v):
+    try:
+        n = lib.mlx_vector_array_size(v)
+        out = []
+        for i in range(n):
+            p = ffi.new(_ARR_PTR)
+            check(lib.mlx_vector_array_get(p, v, i))
+            out.append(wrap(p))
+        return out
+    finally:
+        lib.mlx_vector_array_free(v)
+
+
+def _is_array_type(t):
+    return "array" in t or "scalar" in t
+
+
+class Op:
+    """``mx.<name>`` over its C variants (see the module doc)."""
+
+    def __init__(self, pyname, sig, variants):
+        self.pyname = pyname
+        self.sig = sig
+        self.variants = variants  # list of Variant
+        by = {}
+        for v in variants:
+            if "axis" in v.in_names:
+                by.setdefault("axis", v)
+            elif "axes" in v.in_names:
+                by.setdefault("axes", v)
+            else:
+                by.setdefault("none", v)
+        self.by = by
+        # Array-like parameters that combine with weak typing (binary ops, where's x/y).
+        self.weak = [p["name"] for p in sig.params if p["kind"] in ("posonly", "pos") and "scalar" in p.get("type", "")]
+        if len(self.weak) < 2:
+            self.weak = []
+
+    def choose(self, b):
+        """The variant for bound args ``b`` and the adjusted args."""
+        axis_key = "axis" if "axis" in b else ("axes" if "axes" in b else None)
+        if axis_key is None:
+            return self.by.get("none") or self.variants[0], b
+        ax = b[axis_key]
+        if ax is None:
+            if "none" in self.by:
+                return self.by["none"], b
+            if "axes" in self.by and self.by["axes"] is not None:
+                b = dict(b)
+                b["axes"] = list(range(to_array(self._first_array(b)).ndim))
+                return self.by["axes"], b
+            if "axis" in self.by:
+                # MLX's convention for single-axis ops: axis=None works on the flattened array.
+                b = dict(b)
+                name = self._first_array_name(b)
+                a = to_array(b[name])
+                p = ffi.new(_ARR_PTR)
+                check(lib.mlx_reshape(p, a._p[0], ffi.new("int[]", [-1]), 1, _Ctx.stream))
+                b[name] = wrap(p)
+                b["axis"] = 0
+                return self.by["axis"], b
+        elif isinstance(ax, int) or hasattr(ax, "__index__") and not isinstance(ax, (list, tuple)):
+            if "axis" in self.by:
+                b = dict(b)
+                b["axis"] = ax
+                return self.by["axis"], b
+            if "axes" in self.by:
+                b = dict(b)
+                b["axes"] = [ax]
+                return self.by["axes"], b
+        else:
+            if "axes" in self.by:
+                b = dict(b)
+                b["axes"] = list(ax)
+                return self.by["axes"], b
+            if "axis" in self.by and len(ax) == 1:
+                b = dict(b)
+                b["axis"] = ax[0]
+                return self.by["axis"], b
+        raise NotImplementedError(f"mx.{self.pyname}: {axis_key}={ax!r} is not supported by the C API yet")
+
+    def _first_array_name(self, b):
+        for p in self.sig.params:
+            if p["name"] in b and _is_array_type(p.get("type", "")):
+                return p["name"]
+        raise TypeError(f"{self.pyname}(): no array argument")
+
+    def _first_array(self, b):
+        return b[self._first_array_name(b)]
+
+    def __call__(self, *args, **kwargs):
+        b = self.sig.bind(args, kwargs)
+        v, b = self.choose(b)
+        keep, cargs = [], []
+        weak_dtype = None
+        if self.weak:
+            for n in self.weak:
+                if isinstance(b.get(n), array):
+                    d = b[n].dtype
+                    weak_dtype = d if weak_dtype is None else D.promote_types(weak_dtype, d)
+
+        def arrays_like(name, value):
+            if isinstance(value, array):
+                return value
+            if weak_dtype is not None and name in self.weak:
+                if type(value).__module__ == "numpy" and hasattr(value, "item") and getattr(value, "ndim", 1) == 0:
+                    value = value.item()
+                a = weak_scalar(value, weak_dtype)
+                if a is not None:
+                    return a
+            return to_array(value)
+
+        used = set()
+        for ctype, n, companion in v.ins:
+            if ctype == "mlx_stream":
+                cargs.append(stream_handle(b.get("stream")))
+                used.add("stream")
+                continue
+            if n not in b:
+                raise NotImplementedError(f"mx.{self.pyname}: C parameter '{n}' of {v.cname} has no Python argument of that name")
+            c = _convert(ctype, n, b[n], keep, arrays_like)
+            used.add(n)
+            if companion:
+                cargs.extend(c)
+            else:
+                cargs.append(c)
+        for n, val in b.items():
+            if n in used or n in ("axis", "axes"):
+                continue
+            d = self.sig.defaults.get(n, _MISSING)
+            if d is _MISSING or not (val is d or (val == d if not isinstance(val, array) else False)):
+                raise NotImplementedError(f"mx.{self.pyname}: argument '{n}' is not supported by the C API yet (only its default {d!r})")
+        outs = []
+        for kind in v.outs:
+            outs.append(ffi.new(_ARR_PTR) if kind == "array" else ffi.new(_VAR_ARRAY_PTR))
+        check(v.fn(*outs, *cargs))
+        res = [wrap(o) if k == "array" else _vector_to_list(o[0]) for o, k in zip(outs, v.outs)]
+        return res[0] if len(res) == 1 else tuple(res)
+
+
+def c_name(pyname):
+    return "mlx_" + pyname.replace(".", "_")
+
+
+def variants_for(pyname):
+    base = c_name(pyname)
+    out = []
+    for cand in (base, base + "_axis", base + "_axes", "mlx_arm_" + pyname.replace(".", "_")):
+        if cand in FUNCTIONS and FUNCTIONS[cand][0] == "int":
+            try:
+                out.append(Variant(cand))
+            except AttributeError:  # declared in the header but missing from this library build
+                pass
+    return out
+
+
+def make_op(pyname):
+    """A bound ``mx.<pyname>``, or None when the C API has no function for it."""
+    spec = SIGNATURES.get(pyname)
+    if spec is None:
+        return None
+    vs = variants_for(pyname)
+    if not vs:
+        return None
+    op = Op(pyname, Signature(pyname, spec), vs)
+
+    def f(*args, **kwargs):
+        return op(*args, **kwargs)
+
+    f.__name__ = pyname.split(".")[-1]
+    f.__qualname__ = f.__name__
+    f.__doc__ = f"mx.{pyname}: bound to {', '.join(v.cname for v in vs)} (signature as in MLX)."
+    f._op = op
+    return f

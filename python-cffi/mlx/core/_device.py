@@ -1,0 +1,197 @@
+"""Devices, streams, evaluation and memory statistics (``mx.cpu``, ``mx.eval`` …)."""
+import enum
+
+from ._array import _Ctx, array
+from ._ffi import check, ffi, lib
+
+
+class DeviceType(enum.Enum):
+    cpu = 0
+    gpu = 1
+
+    def __repr__(self):
+        return f"DeviceType.{self.name}"
+
+    __str__ = __repr__
+
+
+cpu = DeviceType.cpu
+gpu = DeviceType.gpu
+
+
+class Device:
+    """A device to run operations on: ``Device(mx.cpu, 0)``."""
+
+    def __init__(self, type, index=0):
+        if not isinstance(type, DeviceType):
+            raise TypeError(f"Device type must be mlx.core.DeviceType, got {type!r}")
+        self.type, self.index = type, index
+
+    def __repr__(self):
+        return f"Device({self.type.name}, {self.index})"
+
+    def __eq__(self, other):
+        if isinstance(other, DeviceType):
+            other = Device(other)
+        return isinstance(other, Device) and (self.type, self.index) == (other.type, other.index)
+
+    def __hash__(self):
+        return hash((self.type, self.index))
+
+    def _c(self):
+        d = lib.mlx_device_new_type(self.type.value, self.index)
+        if d.ctx == ffi.NULL:
+            from ._ffi import error
+
+            raise error()
+        return ffi.gc(ffi.new("mlx_device*", d), lambda p: lib.mlx_device_free(p[0]))
+
+    def _stream_handle(self):
+        return default_stream(self)._stream_handle()
+
+
+class Stream:
+    """A stream of a device. Only each device's default stream exists in mlx-arm so far."""
+
+    def __init__(self, device, index=0):
+        self.device, self.index = device, index
+
+    def __repr__(self):
+        return f"Stream({self.device!r}, {self.index})"
+
+    def __eq__(self, other):
+        return isinstance(other, Stream) and (self.device, self.index) == (other.device, other.index)
+
+    def __hash__(self):
+        return hash((self.device, self.index))
+
+    def _stream_handle(self):
+        if self.device.type == DeviceType.cpu:
+            return _Ctx.stream
+        raise ValueError("[stream] No GPU backend is available in this build.")
+
+
+def _as_device(d):
+    if isinstance(d, DeviceType):
+        return Device(d, 0)
+    if isinstance(d, Device):
+        return d
+    raise TypeError(f"expected a Device or DeviceType, got {type(d).__name__}")
+
+
+DeviceType._stream_handle = lambda self: Device(self)._stream_handle()
+
+
+def default_device():
+    p = ffi.new("mlx_device*")
+    check(lib.mlx_get_default_device(p))
+    try:
+        t = ffi.new("mlx_device_type*")
+        i = ffi.new("int*")
+        check(lib.mlx_device_get_type(t, p[0]))
+        check(lib.mlx_device_get_index(i, p[0]))
+        return Device(DeviceType(int(t[0])), int(i[0]))
+    finally:
+        lib.mlx_device_free(p[0])
+
+
+def set_default_device(device):
+    h = _as_device(device)._c()  # keep the owner alive across the call
+    check(lib.mlx_set_default_device(h[0]))
+
+
+def is_available(device):
+    d = _as_device(device)
+    h = lib.mlx_device_new_type(d.type.value, d.index)
+    try:
+        r = ffi.new("bool*")
+        check(lib.mlx_device_is_available(r, h))
+        return bool(r[0])
+    finally:
+        lib.mlx_device_free(h)
+
+
+def device_count(device_type):
+    r = ffi.new("int*")
+    check(lib.mlx_device_count(r, _as_device(device_type).type.value))
+    return int(r[0])
+
+
+def default_stream(device):
+    return Stream(_as_device(device), 0)
+
+
+def synchronize(stream=None):
+    h = _Ctx.stream if stream is None else stream._stream_handle()
+    check(lib.mlx_synchronize(h))
+
+
+def _collect(tree, out):
+    if isinstance(tree, array):
+        out.append(tree)
+    elif isinstance(tree, (list, tuple)):
+        for t in tree:
+            _collect(t, out)
+    elif isinstance(tree, dict):
+        for t in tree.values():
+            _collect(t, out)
+
+
+def _eval_with(cfn, args):
+    arrs = []
+    _collect(args, arrs)
+    if not arrs:
+        return
+    hs = ffi.new("mlx_array[]", [a._p[0] for a in arrs])
+    vec = lib.mlx_vector_array_new_data(hs, len(arrs))
+    try:
+        check(cfn(vec))
+    finally:
+        lib.mlx_vector_array_free(vec)
+
+
+def eval(*args):
+    """Computes every array in ``args`` (arrays, or lists/tuples/dicts of them)."""
+    _eval_with(lib.mlx_eval, args)
+
+
+def async_eval(*args):
+    """Starts computing ``args``; with the CPU backend this completes before returning."""
+    _eval_with(lib.mlx_async_eval, args)
+
+
+def _size_query(fn):
+    def f():
+        r = ffi.new("size_t*")
+        check(fn(r))
+        return int(r[0])
+
+    return f
+
+
+get_active_memory = _size_query(lib.mlx_get_active_memory)
+get_peak_memory = _size_query(lib.mlx_get_peak_memory)
+get_cache_memory = _size_query(lib.mlx_get_cache_memory)
+get_memory_limit = _size_query(lib.mlx_get_memory_limit)
+
+
+def _limit_setter(fn):
+    def f(limit):
+        r = ffi.new("size_t*")
+        check(fn(r, int(limit)))
+        return int(r[0])
+
+    return f
+
+
+set_memory_limit = _limit_setter(lib.mlx_set_memory_limit)
+set_cache_limit = _limit_setter(lib.mlx_set_cache_limit)
+set_wired_limit = _limit_setter(lib.mlx_set_wired_limit)
+
+
+def reset_peak_memory():
+    check(lib.mlx_reset_peak_memory())
+
+
+def clear_cache():
+    check(lib.mlx_clear_cache())

@@ -1,0 +1,262 @@
+"""Operators (``+ - * / // % ** @ & | ^ << >> ~ == != < <= > >=``, in-place and reflected)
+and basic/integer-array indexing of ``mlx.core.array``.
+
+Binary operators call the C op directly (no signature binding) because they are the hottest
+path; a Python scalar operand is weakly typed (see ``_array.weak_scalar``).
+"""
+from . import _dtypes as D
+from ._array import _ARR_PTR, _Ctx, _new_ptr, array, error, to_array, weak_scalar, wrap
+from ._ffi import check, ffi, lib
+
+
+def _operand(self, other):
+    """``other`` as an array next to ``self``, or None when the operator does not apply."""
+    if type(other) is array or isinstance(other, array):
+        return other
+    a = weak_scalar(other, self.dtype)
+    if a is not None:
+        return a
+    m = type(other).__module__
+    if m == "numpy" or m.startswith("numpy."):
+        if getattr(other, "ndim", None) == 0 and not hasattr(other, "__len__"):
+            return weak_scalar(other.item(), self.dtype)
+        return to_array(other)
+    return None
+
+
+def _binary(cfn_name):
+    cfn = getattr(lib, cfn_name)
+
+    def op(self, other):
+        o = _operand(self, other)
+        if o is None:
+            return NotImplemented
+        p = _new_ptr(_ARR_PTR)
+        if cfn(p, self._p[0], o._p[0], _Ctx.stream):
+            raise error()
+        return wrap(p)
+
+    def rop(self, other):
+        o = _operand(self, other)
+        if o is None:
+            return NotImplemented
+        p = _new_ptr(_ARR_PTR)
+        if cfn(p, o._p[0], self._p[0], _Ctx.stream):
+            raise error()
+        return wrap(p)
+
+    def iop(self, other):
+        r = op(self, other)
+        if r is NotImplemented:
+            return r
+        check(lib.mlx_array_set(self._p, r._p[0]))
+        return self
+
+    return op, rop, iop
+
+
+_BIN = {
+    "add": "mlx_add", "sub": "mlx_subtract", "mul": "mlx_multiply", "truediv": "mlx_divide",
+    "floordiv": "mlx_floor_divide", "mod": "mlx_remainder", "pow": "mlx_power",
+    "and": "mlx_bitwise_and", "or": "mlx_bitwise_or", "xor": "mlx_bitwise_xor",
+    "lshift": "mlx_left_shift", "rshift": "mlx_right_shift",
+}
+for _name, _c in _BIN.items():
+    _op, _rop, _iop = _binary(_c)
+    setattr(array, f"__{_name}__", _op)
+    setattr(array, f"__r{_name}__", _rop)
+    setattr(array, f"__i{_name}__", _iop)
+
+for _name, _c in {"eq": "mlx_equal", "ne": "mlx_not_equal", "lt": "mlx_less", "le": "mlx_less_equal",
+                  "gt": "mlx_greater", "ge": "mlx_greater_equal"}.items():
+    setattr(array, f"__{_name}__", _binary(_c)[0])
+
+
+def _eq_or_false(op_eq, result_if_unsupported):
+    def f(self, other):
+        if other is None:
+            raise TypeError("__eq__(): incompatible function arguments: None")
+        r = op_eq(self, other)
+        return result_if_unsupported if r is NotImplemented else r
+
+    return f
+
+
+array.__eq__ = _eq_or_false(array.__eq__, False)
+array.__ne__ = _eq_or_false(array.__ne__, True)
+
+
+def _matmul(self, other):
+    from . import matmul  # bound from the C API when it has mlx_matmul
+
+    return matmul(self, other)
+
+
+def _rmatmul(self, other):
+    from . import matmul
+
+    return matmul(other, self)
+
+
+array.__matmul__ = _matmul
+array.__rmatmul__ = _rmatmul
+
+
+def _imatmul(self, other):
+    r = _matmul(self, other)
+    check(lib.mlx_array_set(self._p, r._p[0]))
+    return self
+
+
+array.__imatmul__ = _imatmul
+
+
+def _unary(cfn_name, check_dtype=None):
+    cfn = getattr(lib, cfn_name)
+
+    def op(self):
+        if check_dtype:
+            check_dtype(self.dtype)
+        p = _new_ptr(_ARR_PTR)
+        if cfn(p, self._p[0], _Ctx.stream):
+            raise error()
+        return wrap(p)
+
+    return op
+
+
+def _no_bool_negative(d):
+    if d == D.bool_:
+        raise ValueError("[negative] Not supported for bool, use logical_not instead.")
+
+
+def _no_float_invert(d):
+    if D.is_inexact(d):
+        raise ValueError("Floating point types not allowed with bitwise inversion.")
+
+
+array.__neg__ = _unary("mlx_negative", _no_bool_negative)
+array.__abs__ = _unary("mlx_abs")
+array.__invert__ = _unary("mlx_bitwise_invert", _no_float_invert)
+
+
+# --- indexing ---------------------------------------------------------------------------------
+
+
+def _expand_index(idx, ndim):
+    """Normalizes ``idx`` to a tuple without Ellipsis (expanded to full slices)."""
+    if not isinstance(idx, tuple):
+        idx = (idx,)
+    consumed = sum(1 for i in idx if i is not None and i is not Ellipsis)
+    n_ell = sum(1 for i in idx if i is Ellipsis)
+    if n_ell > 1:
+        raise IndexError("An index can only have a single ellipsis (...)")
+    if consumed > ndim:
+        raise IndexError(f"Too many indices for array with {ndim} dimensions.")
+    out = []
+    for i in idx:
+        if i is Ellipsis:
+            out.extend([slice(None)] * (ndim - consumed))
+        else:
+            out.append(i)
+    if not n_ell:
+        out.extend([slice(None)] * (ndim - consumed))
+    return out
+
+
+def _is_int(i):
+    return isinstance(i, int) or (type(i).__module__ == "numpy" and hasattr(i, "__index__") and getattr(i, "ndim", 0) == 0 and not isinstance(i, bool))
+
+
+def _is_array_index(i):
+    return isinstance(i, (array, list)) or (type(i).__module__ == "numpy" and getattr(i, "ndim", 0) > 0)
+
+
+def _getitem(self, idx):
+    shape = self.shape
+    items = _expand_index(idx, len(shape))
+    for i in items:
+        if isinstance(i, bool) or (isinstance(i, array) and i.dtype == D.bool_):
+            raise ValueError("boolean indices are not yet supported")
+        if not (i is None or isinstance(i, slice) or _is_int(i) or _is_array_index(i)):
+            raise ValueError("Cannot index mlx array using the given type.")
+    n_arr = sum(1 for i in items if _is_array_index(i))
+    if n_arr > 1:
+        raise NotImplementedError("indexing with more than one integer array is not implemented yet in mlx-arm")
+    # 1) slices and ints on every dimension (one mlx_slice), remembering dims to drop.
+    start, stop, step, drop, final, axis = [], [], [], [], [], 0
+    arr_pos = None
+    for i in items:
+        if i is None:
+            final.append("new")
+            continue
+        n = shape[axis]
+        if isinstance(i, slice):
+            b, e, s = i.indices(n)
+            if s < 0 and e < 0:
+                e = -n - 1  # "before the first element"; the C op reads a plain -1 as n - 1
+            start.append(b), stop.append(e), step.append(s)
+            final.append("keep")
+        elif _is_int(i):
+            k = int(i)
+            if not -n <= k < n:
+                raise IndexError(f"index {k} is out of bounds for axis {axis} with size {n}")
+            k %= n
+            start.append(k), stop.append(k + 1), step.append(1)
+            final.append("drop")
+        else:
+            start.append(0), stop.append(n), step.append(1)
+            final.append("arr")
+            arr_pos = axis
+        axis += 1
+    a = self
+    if shape and any((b, e, s) != (0, n, 1) for b, e, s, n in zip(start, stop, step, shape)):
+        p = _new_ptr(_ARR_PTR)
+        check(lib.mlx_slice(p, a._p[0], ffi.new("int[]", start), len(start), ffi.new("int[]", stop), len(stop),
+                            ffi.new("int[]", step), len(step), _Ctx.stream))
+        a = wrap(p)
+    # 2) the integer-array index (take along its axis; its dims go where the axis was).
+    kept_axes = [k for k, f in enumerate(x for x in final if x != "new")]
+    if arr_pos is not None:
+        arr_idx = next(i for i in items if _is_array_index(i))
+        ind = to_array(arr_idx)
+        if not (D.is_integer(ind.dtype)):
+            raise ValueError("Cannot index mlx array using the given type.")
+        p = _new_ptr(_ARR_PTR)
+        check(lib.mlx_take_axis(p, a._p[0], ind._p[0], arr_pos, _Ctx.stream))
+        a = wrap(p)
+        arr_nd = ind.ndim
+    else:
+        arr_nd = 0
+    # 3) reshape: drop int dims, insert None dims, expand the array index dims.
+    cur = a.shape
+    new_shape, ci = [], 0
+    for f in final:
+        if f == "new":
+            new_shape.append(1)
+        elif f == "drop":
+            ci += 1
+        elif f == "arr":
+            new_shape.extend(cur[ci:ci + arr_nd])
+            ci += arr_nd
+        else:
+            new_shape.append(cur[ci])
+            ci += 1
+    if tuple(new_shape) != cur:
+        p = _new_ptr(_ARR_PTR)
+        check(lib.mlx_reshape(p, a._p[0], ffi.new("int[]", new_shape), len(new_shape), _Ctx.stream))
+        a = wrap(p)
+    elif a is self:
+        a = array(self)
+    del kept_axes
+    return a
+
+
+array.__getitem__ = _getitem
+
+
+def _setitem(self, idx, value):
+    raise NotImplementedError("mlx.core.array.__setitem__ is not implemented yet in mlx-arm")
+
+
+array.__setitem__ = _setitem

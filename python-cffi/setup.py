@@ -1,0 +1,82 @@
+"""Build step of the mlx-arm Python package.
+
+`pip install ./python-cffi` (or `pip wheel`) runs `cargo build -p mlx-arm-capi --release`
+in the repository, then puts into the package:
+- libmlx_arm.so (the C API cdylib; cffi opens it in ABI mode, so no C compiler is needed);
+- _api.h, the cffi declarations derived from include/mlx/c/*.h by mlx/core/_cdef.py.
+
+Environment: CARGO (cargo binary), CARGO_TARGET_DIR (as cargo), MLX_ARM_CARGO_PROFILE
+(release by default; `dev` reuses a debug build), MLX_ARM_LIBRARY (use this prebuilt
+library instead of running cargo).
+"""
+import importlib.util
+import os
+import shutil
+import subprocess
+
+from setuptools import setup
+from setuptools.command.build_py import build_py
+from setuptools.dist import Distribution
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+REPO = os.path.dirname(HERE)
+
+
+def _load_cdef():
+    spec = importlib.util.spec_from_file_location("_mlx_cdef", os.path.join(HERE, "mlx", "core", "_cdef.py"))
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def _build_library():
+    prebuilt = os.environ.get("MLX_ARM_LIBRARY")
+    if prebuilt:
+        return prebuilt
+    profile = os.environ.get("MLX_ARM_CARGO_PROFILE", "release")
+    cargo = os.environ.get("CARGO", "cargo")
+    cmd = [cargo, "build", "-p", "mlx-arm-capi", "--lib"] + (["--release"] if profile == "release" else [])
+    subprocess.run(cmd, cwd=REPO, check=True)
+    tdir = os.environ.get("CARGO_TARGET_DIR", os.path.join(REPO, "target"))
+    return os.path.join(tdir, "release" if profile == "release" else "debug", "libmlx_arm.so")
+
+
+class BuildWithCargo(build_py):
+    """build_py that first builds the Rust library and the cffi declarations."""
+
+    def run(self):
+        super().run()
+        out = os.path.join(self.build_lib, "mlx", "core")
+        os.makedirs(out, exist_ok=True)
+        shutil.copyfile(_build_library(), os.path.join(out, "libmlx_arm.so"))
+        cdef = _load_cdef().cdef_from_headers(os.path.join(REPO, "include"))
+        with open(os.path.join(out, "_api.h"), "w", encoding="utf-8") as f:
+            f.write(cdef)
+
+
+class BinaryDistribution(Distribution):
+    """The wheel carries a native library, so it is platform-specific."""
+
+    def has_ext_modules(self):
+        return True
+
+
+try:
+    from wheel.bdist_wheel import bdist_wheel as _bdist_wheel
+
+    class PlatformWheel(_bdist_wheel):
+        """Tags the wheel py3-none-<platform>: no CPython extension, only a native library."""
+
+        def finalize_options(self):
+            super().finalize_options()
+            self.root_is_pure = False
+
+        def get_tag(self):
+            _, _, plat = super().get_tag()
+            return "py3", "none", plat
+
+    CMDS = {"build_py": BuildWithCargo, "bdist_wheel": PlatformWheel}
+except ImportError:
+    CMDS = {"build_py": BuildWithCargo}
+
+setup(cmdclass=CMDS, distclass=BinaryDistribution)

@@ -1,0 +1,50 @@
+#!/usr/bin/env bash
+# Runs MLX's own Python tests (python/tests/test_*.py of ml-explore/mlx) against mlx-arm's
+# `mlx.core` (python-cffi/, installed into the venv) and prints pass/fail/skip per file.
+#
+# Nothing is fetched from the network: the tests come from an existing git clone or mirror of
+# ml-explore/mlx (MLX_MIRROR, or -m), exported with `git archive` into a scratch dir.
+#
+# Usage: scripts/run_upstream_python_tests.sh [-m MLX_GIT_DIR] [-c REV] [-p PYTHON] [files...]
+#   files: test_array test_ops ... (default: test_array test_ops test_reduce test_constants
+#          test_device test_eval test_double test_bf16 test_graph test_memory)
+set -uo pipefail
+REPO_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+MIRROR="${MLX_MIRROR:-}"
+# The commit the upstream ceiling in the project notes was measured at (mlx 0.32.2 tests).
+REV="${MLX_TEST_COMMIT:-846d176227a0ac13d2667e58d2bb68b322109ab0}"
+PY="${MLX_ARM_PYTHON:-$REPO_ROOT/.venv/bin/python}"
+while getopts "m:c:p:" o; do
+  case "$o" in
+    m) MIRROR="$OPTARG" ;; c) REV="$OPTARG" ;; p) PY="$OPTARG" ;;
+    *) echo "usage: $0 [-m MLX_GIT_DIR] [-c REV] [-p PYTHON] [files...]" >&2; exit 2 ;;
+  esac
+done
+shift $((OPTIND - 1))
+FILES=("$@")
+[ "${#FILES[@]}" -gt 0 ] || FILES=(test_array test_ops test_reduce test_constants test_device test_eval test_double test_bf16 test_graph test_memory)
+
+if [ -z "$MIRROR" ] || ! git --git-dir="$MIRROR" rev-parse --verify -q "$REV^{commit}" >/dev/null; then
+  echo "SKIP: no ml-explore/mlx git dir with commit $REV (set MLX_MIRROR=<git dir>); the upstream" >&2
+  echo "      tests are not vendored here and this script never downloads them." >&2
+  exit 0
+fi
+WORK="$(mktemp -d /tmp/mlx-arm-upstream.XXXXXX)"
+trap 'rm -rf "$WORK"' EXIT
+git --git-dir="$MIRROR" archive "$REV" python/tests | tar -x -C "$WORK"
+cd "$WORK/python/tests"
+export DEVICE=cpu TMPDIR="$WORK"
+printf '%-22s %6s %6s %6s %6s  %s\n' file passed failed errors skipped note
+tp=0 tf=0 te=0 ts=0
+for f in "${FILES[@]}"; do
+  f="${f%.py}"
+  [ -f "$f.py" ] || { printf '%-22s (not in this revision)\n' "$f"; continue; }
+  out="$(timeout -k 10 900 "$PY" -m pytest -q -p no:cacheprovider "$f.py" 2>&1 | tail -n 3)"
+  line="$(grep -E '(passed|failed|error|skipped)' <<<"$out" | tail -n 1)"
+  num() { grep -oE "[0-9]+ $1" <<<"$line" | grep -oE '^[0-9]+' || echo 0; }
+  p=$(num passed) fl=$(num failed) e=$(num error) s=$(num skipped)
+  note=""; [ -z "$line" ] && note="$(tail -n 1 <<<"$out")"
+  printf '%-22s %6s %6s %6s %6s  %s\n' "$f" "$p" "$fl" "$e" "$s" "$note"
+  tp=$((tp + p)) tf=$((tf + fl)) te=$((te + e)) ts=$((ts + s))
+done
+printf '%-22s %6s %6s %6s %6s\n' TOTAL "$tp" "$tf" "$te" "$ts"

@@ -1,0 +1,139 @@
+"""Generates tests/python/golden/golden.json from REAL MLX: for each expression, its repr,
+dtype, shape and values, or the exception type it raises. tests/python/test_golden.py
+evaluates the same expressions with mlx-arm's `mlx.core` and compares.
+
+Run: /opt/oracle/bin/python tests/python/golden/gen_golden.py
+"""
+import json
+import os
+
+import mlx.core as mx
+import numpy as np
+
+EXPRS = [
+    # construction and dtype inference
+    "mx.array(True)", "mx.array(3)", "mx.array(3.5)", "mx.array(1+2j)", "mx.array(2**31)", "mx.array(-2**63)",
+    "mx.array([1, 2, 3])", "mx.array([1.5, 2, 3])", "mx.array([True, False])", "mx.array([True, 1])",
+    "mx.array([1, 2.5, True])", "mx.array([1, 2j])", "mx.array([1, 2**33])", "mx.array([])", "mx.array([[]])",
+    "mx.array([[1, 2], [3, 4]])", "mx.array([[1, 2], [3]])", "mx.array('a')", "mx.array([1.5, 2], mx.int32)",
+    "mx.array([0.1, 0.2], mx.float64)", "mx.array([[1, 2], [3, 4]], mx.float16)", "mx.array([1, 2], mx.bfloat16)",
+    "mx.array([1, 2], mx.complex64)", "mx.array(np.array([1.0, 2.0]))", "mx.array(np.array([1, 2]))",
+    "mx.array(np.array([1, 2], np.float16))", "mx.array(np.float64(2.0))", "mx.array(np.int64(2))",
+    "mx.array(np.array([[1, 2], [3, 4]], np.uint8).T)", "mx.array([mx.array(1), mx.array(2.0)])",
+    "mx.array(mx.array([1, 2]), mx.float32)",
+    # printing
+    "mx.arange(1000)", "mx.array([1e-5, 1e5])", "mx.array([123456789.0])", "mx.array(float('nan'))",
+    "mx.array([float('inf'), -float('inf')])", "mx.zeros((2, 0))", "mx.array([1000000.0])",
+    # weak scalar typing
+    "mx.array(True) + 2", "mx.array(True) + 2.5", "mx.array([1, 2], mx.int8) + 300", "mx.array([1, 2], mx.uint8) + (-1)",
+    "mx.array(1.5, mx.float16) + 1.0", "mx.array(1, mx.int16) + 1.5", "mx.array(1, mx.int16) + 1j",
+    "mx.array(1.0, mx.bfloat16) * 2", "2 - mx.array(1, mx.uint8)", "mx.array(1, mx.int16) + True",
+    "mx.array([1, 2], mx.float32) + np.float64(1)", "mx.array([1, 2], mx.int8) + np.int64(1)",
+    "mx.array(1, mx.uint64) - 2", "mx.array([1, 2, 3]) // 2", "mx.array([1, 2, 3]) / 2", "mx.array([1, 2, 3]) ** 2",
+    "2 ** mx.array([1, 2, 3])", "mx.array([1, 2, 3]) ** 0.5", "mx.array([1, 2, 3]) % 2", "mx.array([-7, 7]) % 3",
+    "~mx.array([1, 2])", "~mx.array([1.0])", "-mx.array([True])", "abs(mx.array([-1, 2]))", "mx.array([1]) & True",
+    "mx.array([1.0]) & 1", "mx.array(5) << 1", "mx.array([5, 6]) >> 1", "mx.array([1, 2]) | 4", "mx.array([3]) ^ 1",
+    "mx.array([1, 2]) == [1, 2]", "mx.array([1, 2]) == 1", "mx.array([1, 2]) != 1.5", "mx.array([1, 2]) < 2",
+    "mx.array([1, 2]) >= mx.array([2, 1])", "1 < mx.array([1, 2])", "mx.array([1, 2]) + mx.array([1, 2, 3])",
+    "mx.where(mx.array([True, False]), 1.5, mx.array([1, 2], mx.float16))",
+    # indexing
+    "mx.arange(12).reshape(3, 4)[1]", "mx.arange(12).reshape(3, 4)[-1]", "mx.arange(12).reshape(3, 4)[::-1, 1:]",
+    "mx.arange(12).reshape(3, 4)[..., None, 1]", "mx.arange(12).reshape(3, 4)[:, ::2]", "mx.arange(12).reshape(3, 4)[1:2, -3:-1]",
+    "mx.arange(12).reshape(3, 4)[None]", "mx.arange(12).reshape(3, 4)[2:0:-1]", "mx.arange(10)[::-3]", "mx.arange(10)[8:2:-2]",
+    "mx.arange(12).reshape(3, 4)[mx.array([2, 0])]", "mx.arange(12).reshape(3, 4)[[1, 0]]",
+    "mx.arange(12).reshape(3, 4)[1, [1, 0]]", "mx.arange(12).reshape(3, 4)[:, mx.array([[0, 1], [3, 2]])]",
+    "mx.array([1, 2])[1.0]", "mx.array([1, 2])['a']", "mx.arange(24).reshape(2, 3, 4)[1, ..., 2]",
+    # scalars out
+    "mx.array([1, 2]).item()", "mx.array([7]).item()", "mx.array([1.5], mx.float16).item()", "mx.array(3).tolist()",
+    "mx.array([[1, 2], [3, 4]], mx.float16).tolist()", "mx.array([1+2j]).tolist()", "mx.array([True, False]).tolist()",
+    "int(mx.array(2.7))", "float(mx.array(2))", "len(mx.array([1, 2]))", "len(mx.array(1))", "bool(mx.array([1, 2]))",
+    # metadata
+    "mx.array([[1, 2]], mx.int16).shape", "mx.array([[1, 2]], mx.int16).ndim", "mx.array([[1, 2]], mx.int16).size",
+    "mx.array([[1, 2]], mx.int16).itemsize", "mx.array([[1, 2]], mx.int16).nbytes", "mx.array([[1, 2]]).T",
+    # dtypes
+    "mx.float32", "mx.bool_", "mx.bfloat16.size", "mx.complex64.size", "mx.floating", "mx.issubdtype(mx.float32, mx.floating)",
+    "mx.issubdtype(mx.int8, mx.unsignedinteger)", "mx.issubdtype(mx.uint8, mx.integer)", "mx.issubdtype(mx.bool_, mx.number)",
+    "mx.issubdtype(mx.complex64, mx.inexact)", "mx.issubdtype(mx.floating, mx.number)", "mx.issubdtype(mx.float16, mx.float16)",
+    "mx.finfo(mx.float16)", "mx.finfo(mx.float32).eps", "mx.finfo(mx.bfloat16).max", "mx.finfo(mx.float32).min",
+    "mx.iinfo(mx.int8)", "mx.iinfo(mx.uint32).max", "mx.finfo(mx.int32)",
+    # ops with MLX's Python defaults
+    "mx.sum(mx.arange(6).reshape(2, 3))", "mx.sum(mx.arange(6).reshape(2, 3), axis=1)", "mx.sum(mx.arange(6).reshape(2, 3), 0, True)",
+    "mx.sum(mx.arange(6).reshape(2, 3), axis=(0, 1))", "mx.arange(6).reshape(2, 3).sum(axis=3)", "mx.mean(mx.array([1, 2]))",
+    "mx.var(mx.array([1.0, 2.0, 4.0]), ddof=1)", "mx.std(mx.array([1.0, 2.0, 4.0]))", "mx.prod(mx.array([1, 2, 3], mx.int8))",
+    "mx.max(mx.array([[1, 5], [3, 2]]), axis=0)", "mx.min(mx.array([[1, 5], [3, 2]]), keepdims=True)",
+    "mx.argmax(mx.array([[1, 5], [3, 2]]))", "mx.argmin(mx.array([[1, 5], [3, 2]]), axis=1)", "mx.all(mx.array([True, False]))",
+    "mx.any(mx.array([[True, False]]), axis=1)", "mx.logsumexp(mx.array([1.0, 2.0]))", "mx.median(mx.array([3.0, 1.0, 2.0]))",
+    "mx.cumsum(mx.array([[1, 2], [3, 4]]))", "mx.cumsum(mx.array([[1, 2], [3, 4]]), axis=1, reverse=True)",
+    "mx.cumprod(mx.array([1, 2, 3]), inclusive=False)", "mx.cummax(mx.array([1, 3, 2]))",
+    "mx.softmax(mx.array([1.0, 2.0, 3.0]))", "mx.sort(mx.array([[3, 1], [2, 4]]))", "mx.sort(mx.array([[3, 1], [2, 4]]), axis=None)",
+    "mx.argsort(mx.array([3, 1, 2]))", "mx.topk(mx.array([3, 1, 2, 5]), 2)", "mx.partition(mx.array([3, 1, 2, 5]), 1)",
+    "mx.reshape(mx.arange(6), (2, 3))", "mx.reshape(mx.array([1, 2]), (3,))", "mx.arange(6).reshape(2, 3).reshape(-1)",
+    "mx.transpose(mx.arange(6).reshape(1, 2, 3))", "mx.transpose(mx.arange(6).reshape(1, 2, 3), (2, 0, 1))",
+    "mx.arange(6).reshape(1, 2, 3).transpose(1, 0, 2)", "mx.squeeze(mx.zeros((1, 2, 1)))", "mx.squeeze(mx.zeros((1, 2, 1)), 2)",
+    "mx.expand_dims(mx.array([1, 2]), 0)", "mx.expand_dims(mx.array([1, 2]), (0, 2))", "mx.flatten(mx.zeros((2, 3, 4)), 1)",
+    "mx.swapaxes(mx.zeros((2, 3, 4)), 0, 2).shape", "mx.moveaxis(mx.zeros((2, 3, 4)), 0, 2).shape",
+    "mx.broadcast_to(mx.array([1, 2]), (2, 2))", "mx.take(mx.arange(6), mx.array([5, 0]))",
+    "mx.take(mx.arange(6).reshape(2, 3), mx.array([2, 0]), axis=1)", "mx.take_along_axis(mx.array([[3, 1], [2, 4]]), mx.array([[1], [0]]), 1)",
+    "mx.round(mx.array([1.234, 2.567]), 1)", "mx.round(mx.array([0.5, 1.5, 2.5]))", "mx.astype(mx.array([1.7, -1.7]), mx.int32)",
+    "mx.array([1.7, -1.7]).astype(mx.int32)", "mx.where(mx.array([True, False]), mx.array([1, 2]), 0)",
+    "mx.maximum(mx.array([1, 5]), 3)", "mx.minimum(2.5, mx.array([1, 5]))", "mx.power(mx.array([2, 3]), 2)",
+    "mx.arctan2(mx.array([1.0]), mx.array([1.0]))", "mx.logaddexp(mx.array([0.0]), mx.array([0.0]))",
+    "mx.exp(mx.array([0.0, 1.0]))", "mx.sqrt(mx.array([4.0, 2.0]))", "mx.sin(mx.array([0.5]))", "mx.log(mx.array([2.0]))",
+    "mx.abs(mx.array([-1.5]))", "mx.sign(mx.array([-2, 0, 3]))", "mx.floor(mx.array([1.5, -1.5]))", "mx.ceil(mx.array([1.5, -1.5]))",
+    "mx.isnan(mx.array([1.0, float('nan')]))", "mx.isinf(mx.array([1.0, float('inf')]))", "mx.sigmoid(mx.array([0.0]))",
+    "mx.erf(mx.array([0.5]))", "mx.square(mx.array([3]))", "mx.reciprocal(mx.array([4.0]))", "mx.negative(mx.array([1, -2]))",
+    "mx.logical_not(mx.array([True, False]))", "mx.logical_and(mx.array([True, False]), True)", "mx.acos(mx.array([0.5]))",
+    "mx.real(mx.array([1+2j]))", "mx.imag(mx.array([1+2j]))", "mx.conj(mx.array([1+2j]))", "mx.degrees(mx.array([3.14159265]))",
+    "mx.isposinf(mx.array([float('inf'), 1.0]))", "mx.bitwise_xor(mx.array([5]), 3)", "mx.left_shift(mx.array([1]), 3)",
+    # creation
+    "mx.zeros(3)", "mx.zeros((2, 2), mx.int32)", "mx.ones((2, 1), mx.int8)", "mx.full((2, 2), 3)", "mx.full(3, 1.5, mx.float16)",
+    "mx.full_like(mx.zeros(2, mx.int8), 7)", "mx.zeros_like(mx.array([1.5]))", "mx.ones_like(mx.array([1], mx.uint8))",
+    "mx.arange(5)", "mx.arange(2, 5)", "mx.arange(0, 1, 0.25)", "mx.arange(5.0)", "mx.arange(0, 10, 3, mx.float32)",
+    "mx.linspace(0, 1, 5)", "mx.linspace(0, 1, 5, endpoint=False)", "mx.eye(2)", "mx.eye(2, 3, 1)", "mx.identity(2, mx.int32)",
+    "mx.tri(3)", "mx.tri(2, 3, 0, mx.int32)",
+    # devices
+    "mx.default_device()", "mx.cpu", "mx.default_stream(mx.cpu)", "mx.Device(mx.cpu)", "mx.Device(mx.cpu) == mx.cpu",
+]
+
+
+def jsonable(v):
+    """Nested values with complex as [re, im] and non-finite floats as "nan"/"inf"/"-inf"."""
+    if isinstance(v, list):
+        return [jsonable(x) for x in v]
+    if isinstance(v, complex):
+        return [jsonable(v.real), jsonable(v.imag)]
+    if isinstance(v, float) and (v != v or v in (float("inf"), float("-inf"))):
+        return str(v)
+    return v
+
+
+def describe(v):
+    if isinstance(v, mx.array):
+        d = {"kind": "array", "repr": repr(v), "dtype": str(v.dtype), "shape": list(v.shape)}
+        if v.dtype != mx.bfloat16:
+            vals = v.tolist()
+            d["values"] = jsonable(vals)
+        return d
+    if isinstance(v, (bool, int, float, complex, str, tuple, list)) or v is None:
+        return {"kind": "py", "type": type(v).__name__, "repr": repr(v)}
+    return {"kind": "other", "repr": repr(v)}
+
+
+def main():
+    out = []
+    for e in EXPRS:
+        try:
+            v = eval(e, {"mx": mx, "np": np})
+            r = describe(v)
+        except Exception as ex:  # the exception type is the expected result
+            r = {"kind": "raises", "types": [c.__name__ for c in type(ex).__mro__ if c.__module__ == "builtins" and issubclass(c, Exception)], "msg": str(ex)}
+        r["expr"] = e
+        out.append(r)
+    dst = os.path.join(os.path.dirname(os.path.abspath(__file__)), "golden.json")
+    with open(dst, "w") as f:
+        json.dump({"mlx_version": mx.__version__, "cases": out}, f, indent=1)
+    print(f"{len(out)} cases -> {dst}")
+
+
+if __name__ == "__main__":
+    main()

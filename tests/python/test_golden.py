@@ -1,0 +1,56 @@
+"""mlx-arm's mlx.core against golden outputs of REAL MLX 0.32.4 (golden/gen_golden.py):
+reprs, dtypes, shapes, values and exception types of the same expressions."""
+import json
+import math
+import os
+
+import numpy as np
+import pytest
+
+import mlx.core as mx
+
+with open(os.path.join(os.path.dirname(__file__), "golden", "golden.json")) as f:
+    CASES = json.load(f)["cases"]
+
+_EXC = {c.__name__: c for c in (ValueError, IndexError, TypeError, NotImplementedError, MemoryError, RuntimeError, OverflowError, KeyError, AttributeError)}
+
+
+def _close(a, b):
+    if isinstance(a, list):
+        return isinstance(b, list) and len(a) == len(b) and all(_close(x, y) for x, y in zip(a, b))
+    if isinstance(a, str) or isinstance(b, str):  # "nan" / "inf" / "-inf" markers
+        return a == b
+    if isinstance(a, bool) or isinstance(b, bool):
+        return a == b and type(a) is type(b)
+    return math.isclose(a, b, rel_tol=1e-5, abs_tol=1e-6)
+
+
+def _norm_values(v):
+    """As gen_golden.jsonable: complex as [re, im], non-finite floats as strings."""
+    if isinstance(v, list):
+        return [_norm_values(x) for x in v]
+    if isinstance(v, complex):
+        return [_norm_values(v.real), _norm_values(v.imag)]
+    if isinstance(v, float) and (v != v or v in (float("inf"), float("-inf"))):
+        return str(v)
+    return v
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c["expr"] for c in CASES])
+def test_matches_real_mlx(case):
+    expr = case["expr"]
+    if case["kind"] == "raises":
+        want = _EXC.get(case["types"][0], Exception)
+        with pytest.raises(want):
+            eval(expr, {"mx": mx, "np": np})
+        return
+    v = eval(expr, {"mx": mx, "np": np})
+    if case["kind"] == "array":
+        assert isinstance(v, mx.array), expr
+        assert str(v.dtype) == case["dtype"]
+        assert list(v.shape) == case["shape"]
+        if "values" in case:
+            assert _close(case["values"], _norm_values(v.tolist())), (case["values"], v.tolist())
+        assert repr(v) == case["repr"]
+    else:
+        assert repr(v) == case["repr"]
