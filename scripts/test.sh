@@ -224,8 +224,8 @@ sec_firmware() {
   local dir="$1"
   [ -f "$dir/run.sh" ] || skip "$dir/run.sh not written yet"
   case "$dir" in
-    *aarch64*) need_tool aarch64-linux-gnu-gcc qemu-system-aarch64 ;;
-    *) need_tool arm-none-eabi-gcc qemu-system-arm ;;
+    *aarch64*) need_tool aarch64-linux-gnu-gcc aarch64-linux-gnu-size qemu-system-aarch64; need_target aarch64-unknown-none ;;
+    *) need_tool arm-none-eabi-gcc qemu-system-arm; need_target thumbv7em-none-eabihf ;;
   esac
   bash "$dir/run.sh"
 }
