@@ -140,36 +140,13 @@ array.__abs__ = _unary("mlx_abs")
 array.__invert__ = _unary("mlx_bitwise_invert", _no_float_invert)
 
 
-# --- indexing ---------------------------------------------------------------------------------
+# --- indexing (the general machinery lives in _indexing) ------------------------------------
 
+from . import _indexing as _ix  # noqa: E402
 
-def _expand_index(idx, ndim):
-    """Normalizes ``idx`` to a tuple without Ellipsis (expanded to full slices)."""
-    if not isinstance(idx, tuple):
-        idx = (idx,)
-    consumed = sum(1 for i in idx if i is not None and i is not Ellipsis)
-    n_ell = sum(1 for i in idx if i is Ellipsis)
-    if n_ell > 1:
-        raise IndexError("An index can only have a single ellipsis (...)")
-    if consumed > ndim:
-        raise IndexError(f"Too many indices for array with {ndim} dimensions.")
-    out = []
-    for i in idx:
-        if i is Ellipsis:
-            out.extend([slice(None)] * (ndim - consumed))
-        else:
-            out.append(i)
-    if not n_ell:
-        out.extend([slice(None)] * (ndim - consumed))
-    return out
-
-
-def _is_int(i):
-    return isinstance(i, int) or (type(i).__module__ == "numpy" and hasattr(i, "__index__") and getattr(i, "ndim", 0) == 0 and not isinstance(i, bool))
-
-
-def _is_array_index(i):
-    return isinstance(i, (array, list)) or (type(i).__module__ == "numpy" and getattr(i, "ndim", 0) > 0)
+_expand_index = _ix.expand_index
+_is_int = _ix.is_int
+_is_array_index = _ix.is_array_index
 
 
 def _getitem(self, idx):
@@ -182,7 +159,7 @@ def _getitem(self, idx):
             raise ValueError("Cannot index mlx array using the given type.")
     n_arr = sum(1 for i in items if _is_array_index(i))
     if n_arr > 1:
-        raise NotImplementedError("indexing with more than one integer array is not implemented yet in mlx-arm")
+        return _ix.getitem_general(self, items)
     # 1) slices and ints on every dimension (one mlx_slice), remembering dims to drop.
     start, stop, step, drop, final, axis = [], [], [], [], [], 0
     arr_pos = None
@@ -255,8 +232,5 @@ def _getitem(self, idx):
 array.__getitem__ = _getitem
 
 
-def _setitem(self, idx, value):
-    raise NotImplementedError("mlx.core.array.__setitem__ is not implemented yet in mlx-arm")
-
-
-array.__setitem__ = _setitem
+array.__setitem__ = _ix.setitem
+array.at = property(lambda self: _ix.ArrayAt(self), doc="Indexed updates: a.at[idx].add(v) …")
