@@ -54,6 +54,15 @@ def test_matches_real_mlx(case):
             eval(expr, dict(ENV))
         return
     v = eval(expr, dict(ENV))
+    _check(expr, case, v)
+
+
+def _check(expr, case, v):
+    if case["kind"] == "list":
+        assert isinstance(v, list) and len(v) == len(case["items"]), expr
+        for x, c in zip(v, case["items"]):
+            _check(expr, c, x)
+        return
     if case["kind"] == "array":
         assert isinstance(v, mx.array), expr
         assert str(v.dtype) == case["dtype"]

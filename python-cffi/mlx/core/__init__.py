@@ -13,7 +13,7 @@ import math as _math
 import sys as _sys
 import types as _types
 
-from . import _binder, _dtypes, _operators  # noqa: F401  (_operators installs array operators)
+from . import _binder, _composite, _dtypes, _names, _operators  # noqa: F401  (_operators installs array operators)
 from ._array import _ARR_PTR, _Ctx, array, to_array, wrap
 from ._device import (Device, DeviceType, Stream, StreamContext, async_eval, clear_cache,
                       clear_streams, cpu, default_device, default_stream, device_count, eval,
@@ -51,7 +51,7 @@ _ALIASES = {
     "acos": "arccos", "asin": "arcsin", "atan": "arctan", "acosh": "arccosh", "asinh": "arcsinh",
     "atanh": "arctanh", "atan2": "arctan2", "conj": "conjugate", "pow": "power",
     "bitwise_left_shift": "left_shift", "bitwise_right_shift": "right_shift",
-    "concat": "concatenate", "permute_dims": "transpose",
+    "concat": "concatenate", "permute_dims": "transpose", "empty_like": "zeros_like",
 }
 
 _SUBMODULES = ("random", "linalg", "fast", "fft")
@@ -87,7 +87,7 @@ def _make_submodule(name):
     m = _types.ModuleType(f"{__name__}.{name}")
 
     def __getattr__(attr, _name=name):
-        if f"{_name}.{attr}" in _binder.SIGNATURES:
+        if f"{_name}.{attr}" in _binder.SIGNATURES or _names.is_mlx_name(f"mx.{_name}.{attr}"):
             raise NotImplementedError(f"mlx.core.{_name}.{attr} is not implemented yet in mlx-arm")
         raise AttributeError(f"module 'mlx.core.{_name}' has no attribute '{attr}'")
 
@@ -232,8 +232,35 @@ def can_cast(from_, to):
     return result_type(from_, to) == to
 
 
+def broadcast_shapes(*shapes):
+    """The shape that ``shapes`` broadcast to (numpy's rule), or ValueError."""
+    if not shapes:
+        raise ValueError("[broadcast_shapes] Must provide at least one shape.")
+    out = tuple(shapes[0])
+    for sh in shapes[1:]:
+        sh = tuple(sh)
+        n = _builtins.max(len(out), len(sh))
+        a, b = (1,) * (n - len(out)) + out, (1,) * (n - len(sh)) + sh
+        res = []
+        for x, y in zip(a, b):
+            if x != y and 1 not in (x, y):
+                fa = ",".join(str(v) for v in out)
+                fb = ",".join(str(v) for v in sh)
+                raise ValueError(f"[broadcast_shapes] Shapes ({fa}) and ({fb}) cannot be broadcast.")
+            res.append(y if x == 1 else x)
+        out = tuple(res)
+    return out
+
+
+def stop_gradient(a, /, *, stream=None):
+    """``a`` itself: mlx-arm has no autograd yet, so there is no gradient to stop."""
+    return to_array(a)
+
+
 def asarray(a, dtype=None, *, copy=None):
     """``a`` as an array: shared when it already is one of ``dtype`` (unless ``copy=True``)."""
+    if copy is False:  # as real MLX: an mlx array is never handed out uncopied on request
+        raise ValueError("Unable to avoid copy while creating an array as requested.")
     if copy and isinstance(a, array):
         return array(a, dtype)
     return to_array(a, dtype)
@@ -247,6 +274,23 @@ def from_dlpack(x, /, *, copy=None):
 
 
 _bind_all()
+_composite.install(globals(), _sys.modules[__name__])
+
+
+def _like_with_dtype(name, base, make):
+    """``zeros_like(a, dtype=None)``: the C op has no dtype, so a dtype goes to ``zeros``."""
+    def f(a, /, dtype=None, *, stream=None):
+        if dtype is None:
+            return base(a, stream=stream)
+        return make(to_array(a).shape, dtype, stream=stream)
+
+    f.__name__ = name
+    return f
+
+
+for _n, _make in (("zeros_like", "zeros"), ("ones_like", "ones"), ("empty_like", "zeros")):
+    if _n in globals() and _make in globals():
+        globals()[_n] = _like_with_dtype(_n, globals()[_n], globals()[_make])
 
 
 # --- array methods: MLX's ``a.sum(...)`` etc. call the module functions with ``a`` first ----
@@ -289,13 +333,6 @@ array.transpose = _varargs_method("transpose", "axes")
 
 
 def __getattr__(name):
-    if name in _binder.SIGNATURES or name in _KNOWN_MLX_NAMES:
+    if name in _binder.SIGNATURES or _names.is_mlx_name(f"mx.{name}"):
         raise NotImplementedError(f"mlx.core.{name} is not implemented yet in mlx-arm")
     raise AttributeError(f"module 'mlx.core' has no attribute '{name}'")
-
-
-# Non-function names of real mlx.core that are not provided yet (classes, helpers).
-_KNOWN_MLX_NAMES = {"ArrayIterator", "ArrayLike", "FunctionExporter", "custom_function",
-                    "cuda", "metal", "distributed", "compile", "grad", "value_and_grad", "vjp", "jvp",
-                    "vmap", "checkpoint", "export_function", "import_function", "exporter",
-                    "load", "save"}

@@ -423,6 +423,22 @@ class array:
 
         return mlx.core
 
+    def __bytes__(self):
+        """The raw little-endian element bytes (row-major), as MLX's buffer gives them."""
+        return self._bytes()
+
+    def __pos__(self):
+        return self
+
+    @property
+    def mT(self):
+        """The last two axes swapped."""
+        if self.ndim < 2:
+            raise ValueError("[matrix_transpose] Input array must have at least 2 dimensions.")
+        p = _new_ptr(_ARR_PTR)
+        check(lib.mlx_swapaxes(p, self._p[0], -1, -2, _Ctx.stream))
+        return wrap(p)
+
     def __dlpack__(self, *, stream=None, max_version=None, dl_device=None, copy=None):
         from ._dlpack import export
 

@@ -58,6 +58,7 @@ def expand_index(idx, ndim):
         raise IndexError(f"Too many indices for array with {ndim} dimensions.")
     out = []
     for i in idx:
+        _check_32bit(i)
         if i is Ellipsis:
             out.extend([slice(None)] * (ndim - consumed))
         else:
@@ -65,6 +66,19 @@ def expand_index(idx, ndim):
     if not n_ell:
         out.extend([slice(None)] * (ndim - consumed))
     return out
+
+
+_I32 = (-(2 ** 31), 2 ** 31 - 1)
+
+
+def _check_32bit(i):
+    """MLX indexes with 32-bit integers: larger ints and slice bounds are a ValueError."""
+    if isinstance(i, slice):
+        for v in (i.start, i.stop, i.step):
+            if v is not None and is_int(v) and not _I32[0] <= int(v) <= _I32[1]:
+                raise ValueError("Slice indices must be 32-bit integers.")
+    elif is_int(i) and not _I32[0] <= int(i) <= _I32[1]:
+        raise ValueError("Indices must be 32-bit integers.")
 
 
 def is_int(i):
@@ -121,7 +135,10 @@ def positions(shape, items):
         acc *= n
     strides.reverse()
     pdt = D.int32 if acc < 2 ** 31 else D.int64
-    adv_slots = [k for k, i in enumerate(items) if is_array_index(i)]
+    # numpy's rule: once an integer array is present, plain ints are advanced indices too
+    # (0-d ones) — they count for adjacency.
+    has_arr = any(is_array_index(i) for i in items)
+    adv_slots = [k for k, i in enumerate(items) if is_array_index(i) or (has_arr and is_int(i))]
     adjacent = bool(adv_slots) and adv_slots == list(range(adv_slots[0], adv_slots[-1] + 1))
     # Broadcast the advanced indices (numpy rule) and find their block's shape.
     adv, axis = {}, 0
@@ -129,6 +146,8 @@ def positions(shape, items):
         if i is None:
             continue
         if k in adv_slots:
+            if is_int(i) and not -shape[axis] <= int(i) < shape[axis]:
+                raise IndexError(f"index {int(i)} is out of bounds for axis {axis} with size {shape[axis]}")
             adv[k] = (_index_array(i, shape[axis]), axis)
         axis += 1
     adv_shape = ()

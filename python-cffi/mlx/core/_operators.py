@@ -24,13 +24,31 @@ def _operand(self, other):
     return None
 
 
+# MLX's words for each operator in its "Cannot perform ..." errors.
+_DESC = {
+    "mlx_add": "addition", "mlx_subtract": "subtraction", "mlx_multiply": "multiplication",
+    "mlx_divide": "division", "mlx_floor_divide": "floor division", "mlx_remainder": "modulus",
+    "mlx_power": "power", "mlx_bitwise_and": "bitwise and", "mlx_bitwise_or": "bitwise or",
+    "mlx_bitwise_xor": "bitwise xor", "mlx_left_shift": "left shift", "mlx_right_shift": "right shift",
+    "mlx_less": "less than", "mlx_less_equal": "less than or equal", "mlx_greater": "greater than",
+    "mlx_greater_equal": "greater than or equal", "mlx_equal": "equal", "mlx_not_equal": "not equal",
+}
+
+
+def _unsupported(cfn_name, other):
+    """MLX raises ValueError for str/list/tuple operands; other types get NotImplemented (TypeError)."""
+    if isinstance(other, (str, list, tuple)) and cfn_name not in ("mlx_equal", "mlx_not_equal"):
+        raise ValueError(f"Cannot perform {_DESC[cfn_name]} on an mlx.core.array and {type(other).__name__}")
+    return NotImplemented
+
+
 def _binary(cfn_name):
     cfn = getattr(lib, cfn_name)
 
     def op(self, other):
         o = _operand(self, other)
         if o is None:
-            return NotImplemented
+            return _unsupported(cfn_name, other)
         p = _new_ptr(_ARR_PTR)
         if cfn(p, self._p[0], o._p[0], _Ctx.stream):
             raise error()
@@ -39,7 +57,7 @@ def _binary(cfn_name):
     def rop(self, other):
         o = _operand(self, other)
         if o is None:
-            return NotImplemented
+            return _unsupported(cfn_name, other)
         p = _new_ptr(_ARR_PTR)
         if cfn(p, o._p[0], self._p[0], _Ctx.stream):
             raise error()
@@ -149,6 +167,13 @@ _is_int = _ix.is_int
 _is_array_index = _ix.is_array_index
 
 
+def _int_apart_from_array(items):
+    """Whether an int index is separated from the array index by a slice or None: then numpy
+    (and MLX) move the indexed dims to the front, which the general path does."""
+    slots = [k for k, i in enumerate(items) if _is_array_index(i) or _is_int(i)]
+    return bool(slots) and slots != list(range(slots[0], slots[-1] + 1))
+
+
 def _getitem(self, idx):
     shape = self.shape
     items = _expand_index(idx, len(shape))
@@ -158,7 +183,7 @@ def _getitem(self, idx):
         if not (i is None or isinstance(i, slice) or _is_int(i) or _is_array_index(i)):
             raise ValueError("Cannot index mlx array using the given type.")
     n_arr = sum(1 for i in items if _is_array_index(i))
-    if n_arr > 1:
+    if n_arr > 1 or (n_arr == 1 and _int_apart_from_array(items)):
         return _ix.getitem_general(self, items)
     # 1) slices and ints on every dimension (one mlx_slice), remembering dims to drop.
     start, stop, step, drop, final, axis = [], [], [], [], [], 0

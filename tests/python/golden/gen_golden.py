@@ -123,6 +123,23 @@ EXPRS = [
     "f'{mx.array([1, 2])}'", "mx.metal.is_available()", "mx.cuda.is_available()", "mx.array([1, 2]).__dlpack_device__()",
     "mx.asarray(mx.array([1, 2]), mx.float32, copy=True)", "mx.default_stream(mx.cpu)", "mx.Device(mx.cpu)",
     "mx.get_printoptions().precision",
+    # ints next to integer arrays are advanced indices (numpy's adjacency rule); errors
+    "mx.arange(64).reshape(2, 4, 2, 4)[0:1, mx.array([0, 1, 2]), 1, mx.array([1, 2, 0])]",
+    "mx.arange(64).reshape(2, 4, 2, 4)[:, mx.array([0, 1]), :, 0]", "mx.arange(64).reshape(2, 4, 2, 4)[1, :, mx.array([1, 0])]",
+    "mx.arange(3)[:2**32]", "mx.arange(3)[2**32]", "mx.array([1.5]) * 'hi'", "mx.array([1.5]) < 'a'", "mx.array([1.5]) + [1]",
+    "'s' + mx.array([1])", "mx.array([1]) ** (1, 2)", "mx.array([1.0]) == 'a'", "mx.asarray(mx.array([1]), copy=False)",
+    "bytes(mx.array([1, 2], mx.uint8))", "bytes(mx.array([1.5]))", "+mx.array([1])", "mx.array([[1, 2]]).mT",
+    "mx.zeros((2, 3, 4)).mT.shape", "mx.array([1]).mT", "mx.broadcast_shapes((1, 2), (3, 1))", "mx.broadcast_shapes((2,))",
+    "mx.broadcast_shapes((2,), (3,))", "mx.broadcast_shapes((5, 1, 4), (3, 1), (1,))", "mx.stop_gradient(mx.array([1.5]))",
+    # compositions (used while the C API lacks them)
+    "mx.array_equal(mx.array([1, 2]), mx.array([1.0, 2.0]))", "mx.array_equal(mx.array([1, 2]), mx.array([[1, 2]]))",
+    "mx.array_equal(mx.array([float('nan')]), mx.array([float('nan')]))",
+    "mx.array_equal(mx.array([float('nan')]), mx.array([float('nan')]), equal_nan=True)", "mx.array_equal(2, mx.array(2.0))",
+    "mx.isclose(mx.array([1.0, float('inf'), float('-inf'), float('nan'), 1e-9]), mx.array([1.00001, float('inf'), float('inf'), float('nan'), 0.0]))",
+    "mx.isclose(mx.array([float('nan'), 1.0]), mx.array([float('nan'), 1.1]), equal_nan=True, rtol=0.2)",
+    "mx.isclose(mx.array([[1, 2]]), mx.array([1, 3]))", "mx.allclose(mx.array([1.0, 2.0]), mx.array([1.0, 2.001]), atol=0.01)",
+    "mx.allclose(mx.array([1.0, 2.0]), mx.array([1.0, 2.1]))", "mx.divmod(mx.array([7, -7]), 3)", "mx.divmod(mx.array([7.5]), 2)",
+    "mx.empty_like(mx.array([1.5, 2]))", "mx.empty_like(mx.array([1, 2]), mx.float16)",
 ]
 
 
@@ -150,6 +167,8 @@ def describe(v):
             vals = v.tolist()
             d["values"] = jsonable(vals)
         return d
+    if isinstance(v, list) and v and all(isinstance(x, mx.array) for x in v):
+        return {"kind": "list", "items": [describe(x) for x in v]}
     if isinstance(v, (bool, int, float, complex, str, tuple, list)) or v is None:
         return {"kind": "py", "type": type(v).__name__, "repr": repr(v)}
     return {"kind": "other", "repr": repr(v)}
