@@ -3,7 +3,8 @@
 `pip install ./python-cffi` (or `pip wheel`) runs `cargo build -p mlx-arm-capi --release`
 in the repository, then puts into the package:
 - libmlx_arm.so (the C API cdylib; cffi opens it in ABI mode, so no C compiler is needed);
-- _api.h, the cffi declarations derived from include/mlx/c/*.h by mlx/core/_cdef.py.
+- _api.h, the cffi declarations derived from include/mlx/c/*.h by mlx/core/_cdef.py;
+- _mlx_api_names.txt, a copy of docs/mlx_api_names.txt (real MLX's names, see mlx/core/_names.py).
 
 Environment: CARGO (cargo binary), CARGO_TARGET_DIR (as cargo), MLX_ARM_CARGO_PROFILE
 (release by default; `dev` reuses a debug build), MLX_ARM_LIBRARY (use this prebuilt
@@ -52,6 +53,7 @@ class BuildWithCargo(build_py):
         cdef = _load_cdef().cdef_from_headers(os.path.join(REPO, "include"))
         with open(os.path.join(out, "_api.h"), "w", encoding="utf-8") as f:
             f.write(cdef)
+        shutil.copyfile(os.path.join(REPO, "docs", "mlx_api_names.txt"), os.path.join(out, "_mlx_api_names.txt"))
 
 
 class BinaryDistribution(Distribution):

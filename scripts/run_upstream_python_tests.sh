@@ -3,26 +3,32 @@
 # `mlx.core` (python-cffi/, installed into the venv) and prints pass/fail/skip per file.
 #
 # Nothing is fetched from the network: the tests come from an existing git clone or mirror of
-# ml-explore/mlx (MLX_MIRROR, or -m), exported with `git archive` into a scratch dir.
+# ml-explore/mlx (MLX_MIRROR, or -m), exported with `git archive` into a scratch dir. (PyPI
+# has no sdist of mlx — only wheels, which do not contain python/tests — so a git copy is needed.)
 #
-# Usage: scripts/run_upstream_python_tests.sh [-m MLX_GIT_DIR] [-c REV] [-p PYTHON] [files...]
-#   files: test_array test_ops ... (default: test_array test_ops test_reduce test_constants
-#          test_device test_eval test_double test_bf16 test_graph test_memory)
+# Usage: scripts/run_upstream_python_tests.sh [-m MLX_GIT_DIR] [-c REV] [-p PYTHON] [-s] [-r] [files...]
+#   files: test_array test_ops ... (default: the files issue 6 names: test_array test_ops
+#          test_reduce test_random test_fast test_quantized test_load test_einsum)
+#   -s: test the source tree (python-cffi/ on PYTHONPATH; MLX_ARM_LIBRARY or a cargo target dir
+#       must hold libmlx_arm.so) instead of the package installed in PYTHON's venv
+#   -r: after each file, print its most frequent failure reasons (exception lines)
 set -uo pipefail
 REPO_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 MIRROR="${MLX_MIRROR:-}"
 # The commit the upstream ceiling in the project notes was measured at (mlx 0.32.2 tests).
 REV="${MLX_TEST_COMMIT:-846d176227a0ac13d2667e58d2bb68b322109ab0}"
 PY="${MLX_ARM_PYTHON:-$REPO_ROOT/.venv/bin/python}"
-while getopts "m:c:p:" o; do
+SOURCE=0 REASONS=0
+while getopts "m:c:p:sr" o; do
   case "$o" in
-    m) MIRROR="$OPTARG" ;; c) REV="$OPTARG" ;; p) PY="$OPTARG" ;;
-    *) echo "usage: $0 [-m MLX_GIT_DIR] [-c REV] [-p PYTHON] [files...]" >&2; exit 2 ;;
+    m) MIRROR="$OPTARG" ;; c) REV="$OPTARG" ;; p) PY="$OPTARG" ;; s) SOURCE=1 ;; r) REASONS=1 ;;
+    *) echo "usage: $0 [-m MLX_GIT_DIR] [-c REV] [-p PYTHON] [-s] [-r] [files...]" >&2; exit 2 ;;
   esac
 done
 shift $((OPTIND - 1))
 FILES=("$@")
-[ "${#FILES[@]}" -gt 0 ] || FILES=(test_array test_ops test_reduce test_constants test_device test_eval test_double test_bf16 test_graph test_memory)
+[ "${#FILES[@]}" -gt 0 ] || FILES=(test_array test_ops test_reduce test_random test_fast test_quantized test_load test_einsum)
+[ "$SOURCE" = 1 ] && export PYTHONPATH="$REPO_ROOT/python-cffi${PYTHONPATH:+:$PYTHONPATH}"
 
 if [ -z "$MIRROR" ] || ! git --git-dir="$MIRROR" rev-parse --verify -q "$REV^{commit}" >/dev/null; then
   echo "SKIP: no ml-explore/mlx git dir with commit $REV (set MLX_MIRROR=<git dir>); the upstream" >&2
@@ -39,12 +45,17 @@ tp=0 tf=0 te=0 ts=0
 for f in "${FILES[@]}"; do
   f="${f%.py}"
   [ -f "$f.py" ] || { printf '%-22s (not in this revision)\n' "$f"; continue; }
-  out="$(timeout -k 10 900 "$PY" -m pytest -q -p no:cacheprovider "$f.py" 2>&1 | tail -n 3)"
+  full="$(timeout -k 10 900 "$PY" -m pytest -q -p no:cacheprovider "$f.py" 2>&1)"
+  out="$(tail -n 3 <<<"$full")"
   line="$(grep -E '(passed|failed|error|skipped)' <<<"$out" | tail -n 1)"
   num() { grep -oE "[0-9]+ $1" <<<"$line" | grep -oE '^[0-9]+' || echo 0; }
   p=$(num passed) fl=$(num failed) e=$(num error) s=$(num skipped)
   note=""; [ -z "$line" ] && note="$(tail -n 1 <<<"$out")"
   printf '%-22s %6s %6s %6s %6s  %s\n' "$f" "$p" "$fl" "$e" "$s" "$note"
+  if [ "$REASONS" = 1 ]; then
+    grep -E '^E +[A-Za-z.]*(Error|Exception)' <<<"$full" | sed -E 's/^E +//; s/ at 0x[0-9a-f]+//' | cut -c1-110 \
+      | sort | uniq -c | sort -rn | head -n 12 | sed 's/^/      /'
+  fi
   tp=$((tp + p)) tf=$((tf + fl)) te=$((te + e)) ts=$((ts + s))
 done
 printf '%-22s %6s %6s %6s %6s\n' TOTAL "$tp" "$tf" "$te" "$ts"

@@ -36,15 +36,33 @@ def _norm_values(v):
     return v
 
 
+def S(a, idx, v):
+    """``a[idx] = v``, then ``a`` (as golden/gen_golden.py's helper)."""
+    a[idx] = v
+    return a
+
+
+ENV = {"mx": mx, "np": np, "S": S}
+
+
 @pytest.mark.parametrize("case", CASES, ids=[c["expr"] for c in CASES])
 def test_matches_real_mlx(case):
     expr = case["expr"]
     if case["kind"] == "raises":
         want = _EXC.get(case["types"][0], Exception)
         with pytest.raises(want):
-            eval(expr, {"mx": mx, "np": np})
+            eval(expr, dict(ENV))
         return
-    v = eval(expr, {"mx": mx, "np": np})
+    v = eval(expr, dict(ENV))
+    _check(expr, case, v)
+
+
+def _check(expr, case, v):
+    if case["kind"] == "list":
+        assert isinstance(v, list) and len(v) == len(case["items"]), expr
+        for x, c in zip(v, case["items"]):
+            _check(expr, c, x)
+        return
     if case["kind"] == "array":
         assert isinstance(v, mx.array), expr
         assert str(v.dtype) == case["dtype"]

@@ -13,16 +13,19 @@ import math as _math
 import sys as _sys
 import types as _types
 
-from . import _binder, _dtypes, _operators  # noqa: F401  (_operators installs array operators)
+from . import _binder, _composite, _dtypes, _names, _operators  # noqa: F401  (_operators installs array operators)
 from ._array import _ARR_PTR, _Ctx, array, to_array, wrap
-from ._device import (Device, DeviceType, Stream, async_eval, clear_cache, cpu, default_device,
-                      default_stream, device_count, eval, get_active_memory, get_cache_memory,
-                      get_memory_limit, get_peak_memory, gpu, is_available, reset_peak_memory,
-                      set_cache_limit, set_default_device, set_memory_limit, set_wired_limit,
-                      synchronize)
+from ._device import (Device, DeviceType, Stream, StreamContext, async_eval, clear_cache,
+                      clear_streams, cpu, default_device, default_stream, device_count, eval,
+                      get_active_memory, get_cache_memory, get_memory_limit, get_peak_memory, gpu,
+                      is_available, new_stream, reset_peak_memory, set_cache_limit,
+                      set_default_device, set_default_stream, set_memory_limit, set_wired_limit,
+                      stream, synchronize)
+from ._indexing import ArrayAt
+from ._printing import PrintOptions, get_printoptions, printoptions, set_printoptions
 from ._dtypes import (Dtype, DtypeCategory, bfloat16, bool_, complex64, finfo, float16, float32,
-                      float64, iinfo, int8, int16, int32, int64, issubdtype, uint8, uint16,
-                      uint32, uint64)
+                      float64, iinfo, int8, int16, int32, int64, isdtype, issubdtype, uint8,
+                      uint16, uint32, uint64)
 from ._ffi import check as _check, ffi as _cffi, lib as _lib
 
 __version__ = _cffi.string(_lib.mlx_arm_version_string()).decode()
@@ -48,7 +51,7 @@ _ALIASES = {
     "acos": "arccos", "asin": "arcsin", "atan": "arctan", "acosh": "arccosh", "asinh": "arcsinh",
     "atanh": "arctanh", "atan2": "arctan2", "conj": "conjugate", "pow": "power",
     "bitwise_left_shift": "left_shift", "bitwise_right_shift": "right_shift",
-    "concat": "concatenate", "permute_dims": "transpose",
+    "concat": "concatenate", "permute_dims": "transpose", "empty_like": "zeros_like",
 }
 
 _SUBMODULES = ("random", "linalg", "fast", "fft")
@@ -84,7 +87,7 @@ def _make_submodule(name):
     m = _types.ModuleType(f"{__name__}.{name}")
 
     def __getattr__(attr, _name=name):
-        if f"{_name}.{attr}" in _binder.SIGNATURES:
+        if f"{_name}.{attr}" in _binder.SIGNATURES or _names.is_mlx_name(f"mx.{_name}.{attr}"):
             raise NotImplementedError(f"mlx.core.{_name}.{attr} is not implemented yet in mlx-arm")
         raise AttributeError(f"module 'mlx.core.{_name}' has no attribute '{attr}'")
 
@@ -93,6 +96,22 @@ def _make_submodule(name):
     return m
 
 
+def _backend_module(name, extra=()):
+    """``mx.metal`` / ``mx.cuda``: those backends are absent from mlx-arm, so
+    ``is_available()`` is False and anything else raises."""
+    m = _make_submodule(name)
+    m.is_available = lambda: False
+    for attr in extra:
+        def f(*a, _n=attr, **k):
+            raise RuntimeError(f"mlx.core.{name}.{_n}: mlx-arm has no {name} backend")
+
+        f.__name__ = attr
+        setattr(m, attr, f)
+    return m
+
+
+metal = _backend_module("metal", ("device_info", "start_capture", "stop_capture"))
+cuda = _backend_module("cuda")
 random = _make_submodule("random")
 linalg = _make_submodule("linalg")
 fast = _make_submodule("fast")
@@ -195,11 +214,83 @@ def broadcast_arrays(*arrays, stream=None):
         _binder.variants_for("broadcast_arrays"))(list(arrays), stream=stream)
 
 
-def asarray(a, dtype=None):
+def result_type(*arrays_and_dtypes):
+    """The dtype the inputs promote to (arrays and dtypes; MLX's promotion table)."""
+    if not arrays_and_dtypes:
+        raise ValueError("[result_type] At least one array or dtype is required.")
+    out = None
+    for x in arrays_and_dtypes:
+        d = x if isinstance(x, Dtype) else (x.dtype if isinstance(x, array) else None)
+        if d is None:
+            raise TypeError(f"result_type(): expected arrays or dtypes, got {type(x).__name__}")
+        out = d if out is None else _dtypes.promote_types(out, d)
+    return out
+
+
+def can_cast(from_, to):
+    """Whether promoting ``from_`` (array or dtype) with ``to`` gives ``to``."""
+    return result_type(from_, to) == to
+
+
+def broadcast_shapes(*shapes):
+    """The shape that ``shapes`` broadcast to (numpy's rule), or ValueError."""
+    if not shapes:
+        raise ValueError("[broadcast_shapes] Must provide at least one shape.")
+    out = tuple(shapes[0])
+    for sh in shapes[1:]:
+        sh = tuple(sh)
+        n = _builtins.max(len(out), len(sh))
+        a, b = (1,) * (n - len(out)) + out, (1,) * (n - len(sh)) + sh
+        res = []
+        for x, y in zip(a, b):
+            if x != y and 1 not in (x, y):
+                fa = ",".join(str(v) for v in out)
+                fb = ",".join(str(v) for v in sh)
+                raise ValueError(f"[broadcast_shapes] Shapes ({fa}) and ({fb}) cannot be broadcast.")
+            res.append(y if x == 1 else x)
+        out = tuple(res)
+    return out
+
+
+def stop_gradient(a, /, *, stream=None):
+    """``a`` itself: mlx-arm has no autograd yet, so there is no gradient to stop."""
+    return to_array(a)
+
+
+def asarray(a, dtype=None, *, copy=None):
+    """``a`` as an array: shared when it already is one of ``dtype`` (unless ``copy=True``)."""
+    if copy is False:  # as real MLX: an mlx array is never handed out uncopied on request
+        raise ValueError("Unable to avoid copy while creating an array as requested.")
+    if copy and isinstance(a, array):
+        return array(a, dtype)
     return to_array(a, dtype)
 
 
+def from_dlpack(x, /, *, copy=None):
+    """A new array with the elements of DLPack producer ``x`` (see ``_dlpack``)."""
+    from ._dlpack import from_dlpack as _f
+
+    return _f(x, copy)
+
+
 _bind_all()
+_composite.install(globals(), _sys.modules[__name__])
+
+
+def _like_with_dtype(name, base, make):
+    """``zeros_like(a, dtype=None)``: the C op has no dtype, so a dtype goes to ``zeros``."""
+    def f(a, /, dtype=None, *, stream=None):
+        if dtype is None:
+            return base(a, stream=stream)
+        return make(to_array(a).shape, dtype, stream=stream)
+
+    f.__name__ = name
+    return f
+
+
+for _n, _make in (("zeros_like", "zeros"), ("ones_like", "ones"), ("empty_like", "zeros")):
+    if _n in globals() and _make in globals():
+        globals()[_n] = _like_with_dtype(_n, globals()[_n], globals()[_make])
 
 
 # --- array methods: MLX's ``a.sum(...)`` etc. call the module functions with ``a`` first ----
@@ -242,13 +333,6 @@ array.transpose = _varargs_method("transpose", "axes")
 
 
 def __getattr__(name):
-    if name in _binder.SIGNATURES or name in _KNOWN_MLX_NAMES:
+    if name in _binder.SIGNATURES or _names.is_mlx_name(f"mx.{name}"):
         raise NotImplementedError(f"mlx.core.{name} is not implemented yet in mlx-arm")
     raise AttributeError(f"module 'mlx.core' has no attribute '{name}'")
-
-
-# Non-function names of real mlx.core that are not provided yet (classes, helpers).
-_KNOWN_MLX_NAMES = {"ArrayAt", "ArrayIterator", "ArrayLike", "FunctionExporter", "custom_function",
-                    "cuda", "metal", "distributed", "compile", "grad", "value_and_grad", "vjp", "jvp",
-                    "vmap", "checkpoint", "export_function", "import_function", "exporter",
-                    "printoptions", "stream", "new_stream", "load", "save"}

@@ -21,6 +21,7 @@ class _Ctx:
     """The stream every op records on (the C API honours each device's default stream)."""
 
     stream = lib.mlx_default_cpu_stream_new()
+    current = None  # the Stream object behind ``stream`` when one was set (mx.stream, set_default_stream)
 
 
 def stream_handle(s):
@@ -369,10 +370,6 @@ class array:
         check(lib.mlx_transpose(p, self._p[0], _Ctx.stream))
         return wrap(p)
 
-    @property
-    def at(self):
-        raise NotImplementedError("mlx.core.array.at is not implemented yet in mlx-arm")
-
     # --- values -----------------------------------------------------------------------------
     def _bytes(self):
         h = self._p[0]
@@ -409,12 +406,51 @@ class array:
         return self._flat()[0]
 
     def __array__(self, dtype=None, copy=None):
+        """numpy conversion: ``np.array(a)`` copies; ``np.asarray(a)`` / ``copy=False`` share
+        the memory when the array is row-contiguous (see ``_HostView``)."""
         np = _np()
-        d = self.dtype
-        if d == D.bfloat16:
+        if self.dtype == D.bfloat16:
             raise ValueError("'bfloat16' is not a valid PEP 3118 buffer format string")
-        out = np.frombuffer(self._bytes(), dtype=np.dtype(d.name)).reshape(self.shape).copy()
-        return out if dtype is None else out.astype(dtype)
+        view = np.asarray(_HostView(self))
+        if dtype is not None and np.dtype(dtype) != view.dtype:
+            if copy is False:
+                raise ValueError("Unable to avoid copy while creating an array as requested.")
+            return view.astype(dtype)
+        return view.copy() if copy else view
+
+    def __array_namespace__(self, api_version=None):
+        import mlx.core
+
+        return mlx.core
+
+    def __bytes__(self):
+        """The raw little-endian element bytes (row-major), as MLX's buffer gives them."""
+        return self._bytes()
+
+    def __pos__(self):
+        return self
+
+    @property
+    def mT(self):
+        """The last two axes swapped."""
+        if self.ndim < 2:
+            raise ValueError("[matrix_transpose] Input array must have at least 2 dimensions.")
+        p = _new_ptr(_ARR_PTR)
+        check(lib.mlx_swapaxes(p, self._p[0], -1, -2, _Ctx.stream))
+        return wrap(p)
+
+    def __dlpack__(self, *, stream=None, max_version=None, dl_device=None, copy=None):
+        from ._dlpack import export
+
+        return export(self, stream, max_version, dl_device, copy)
+
+    def __dlpack_device__(self):
+        """(kDLCPU, 0): mlx-arm's arrays live in host memory."""
+        return (1, 0)
+
+    def __reduce__(self):
+        """Pickles as (raw little-endian bytes, shape, dtype name): no numpy needed."""
+        return (_unpickle, (self._bytes(), self.shape, self.dtype.name))
 
     def __repr__(self):
         s = ffi.new("mlx_string*")
@@ -428,6 +464,13 @@ class array:
             lib.mlx_string_free(s[0])
 
     __str__ = __repr__
+
+    def __format__(self, spec):
+        if not spec:
+            return repr(self)
+        if self.size != 1:
+            raise TypeError("unsupported format string passed to mx.array.__format__")
+        return format(self.item(), spec)
 
     def __bool__(self):
         return bool(self.item())
@@ -465,5 +508,44 @@ class array:
     def __deepcopy__(self, memo):
         return array(self)
 
-    def __getstate__(self):
-        raise NotImplementedError("pickling mlx.core.array is not implemented yet in mlx-arm")
+
+
+def _unpickle(data, shape, dtype_name):
+    return _from_bytes(data, tuple(shape), D.NAMES["bool_" if dtype_name == "bool" else dtype_name])
+
+
+_TYPESTR = {"bool": "|b1", "uint8": "|u1", "uint16": "<u2", "uint32": "<u4", "uint64": "<u8",
+            "int8": "|i1", "int16": "<i2", "int32": "<i4", "int64": "<i8", "float16": "<f2",
+            "float32": "<f4", "float64": "<f8", "complex64": "<c8", "bfloat16": "<V2"}
+
+
+class _HostView:
+    """Exposes an array's evaluated memory to numpy (``__array_interface__``) without a copy.
+
+    It holds its *own* C handle to the array, so an in-place update of the Python array
+    (which rebinds that array's handle) cannot free memory a numpy view still uses; numpy
+    keeps this object alive as the view's base. A non-contiguous array is made dense once,
+    inside the library, and the dense buffer is owned by the same handle."""
+
+    __slots__ = ("_p", "__array_interface__")
+
+    def __init__(self, a, allow_bfloat16=False):
+        if a.dtype == D.bfloat16 and not allow_bfloat16:
+            raise ValueError("'bfloat16' is not a valid PEP 3118 buffer format string")
+        p = _new_ptr(_ARR_PTR)
+        p[0] = lib.mlx_array_new()
+        check(lib.mlx_array_set(p, a._p[0]))
+        self._p = p
+        ptr = lib.mlx_arm_array_data(p[0])
+        if ptr == ffi.NULL:
+            raise error()
+        self.__array_interface__ = {
+            "version": 3, "shape": a.shape, "typestr": _TYPESTR[a.dtype.name],
+            "data": (int(ffi.cast("uintptr_t", ptr)), False), "strides": None,
+        }
+
+    def __del__(self):
+        try:
+            lib.mlx_array_free(self._p[0])
+        except Exception:  # interpreter shutdown
+            pass

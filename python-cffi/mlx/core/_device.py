@@ -51,10 +51,13 @@ class Device:
 
 
 class Stream:
-    """A stream of a device. Only each device's default stream exists in mlx-arm so far."""
+    """A stream of a device (``mx.new_stream(mx.cpu)``, ``mx.default_stream(mx.cpu)``).
 
-    def __init__(self, device, index=0):
-        self.device, self.index = device, index
+    Holds a C stream handle; ops given ``stream=`` record on it."""
+
+    def __init__(self, device, index=0, _handle=None):
+        self.device, self.index = _as_device(device), index
+        self._h = _handle
 
     def __repr__(self):
         return f"Stream({self.device!r}, {self.index})"
@@ -66,9 +69,79 @@ class Stream:
         return hash((self.device, self.index))
 
     def _stream_handle(self):
-        if self.device.type == DeviceType.cpu:
+        if self._h is None:
+            if self.device.type != DeviceType.cpu:
+                raise ValueError("[stream] No GPU backend is available in this build of mlx-arm.")
+            if self.index != 0:
+                raise ValueError(f"[stream] Unknown stream {self!r}.")
             return _Ctx.stream
-        raise ValueError("[stream] No GPU backend is available in this build.")
+        return self._h[0]
+
+
+def _wrap_stream(h):
+    """A Stream owning the C handle ``h``."""
+    if h.ctx == ffi.NULL:
+        from ._ffi import error
+
+        raise error()
+    t, i, idx = ffi.new("mlx_device_type*"), ffi.new("int*"), ffi.new("int*")
+    d = ffi.new("mlx_device*")
+    check(lib.mlx_stream_get_device(d, h))
+    try:
+        check(lib.mlx_device_get_type(t, d[0]))
+        check(lib.mlx_device_get_index(i, d[0]))
+    finally:
+        lib.mlx_device_free(d[0])
+    check(lib.mlx_stream_get_index(idx, h))
+    owner = ffi.gc(ffi.new("mlx_stream*", h), lambda p: lib.mlx_stream_free(p[0]))
+    return Stream(Device(DeviceType(int(t[0])), int(i[0])), int(idx[0]), owner)
+
+
+def new_stream(device):
+    """A new stream on ``device``."""
+    d = _as_device(device)._c()
+    return _wrap_stream(lib.mlx_stream_new_device(d[0]))
+
+
+def _current():
+    """The Stream ops use when given none."""
+    return _Ctx.current
+
+
+def set_default_stream(stream):
+    """Makes ``stream`` the stream ops use by default (and its device the default device)."""
+    if not isinstance(stream, Stream):
+        raise TypeError(f"set_default_stream(): expected a Stream, got {type(stream).__name__}")
+    h = stream._stream_handle()
+    check(lib.mlx_set_default_stream(h))
+    _Ctx.stream, _Ctx.current = h, stream
+
+
+class StreamContext:
+    """``with mx.stream(s):`` — ops inside use ``s`` (a Stream, Device or DeviceType)."""
+
+    def __init__(self, s):
+        self._s = s if isinstance(s, Stream) else default_stream(s)
+        self._saved = None
+
+    def __enter__(self):
+        h = self._s._stream_handle()  # raises for a device without a backend
+        self._saved = (_Ctx.stream, _Ctx.current)
+        _Ctx.stream, _Ctx.current = h, self._s
+        return self
+
+    def __exit__(self, *exc):
+        _Ctx.stream, _Ctx.current = self._saved
+        return False
+
+
+def stream(s):
+    """A context manager making ``s`` the default stream inside its block."""
+    return StreamContext(s)
+
+
+def clear_streams():
+    """Forgets streams made by new_stream (they are freed with their last Python reference)."""
 
 
 def _as_device(d):
@@ -77,6 +150,10 @@ def _as_device(d):
     if isinstance(d, Device):
         return d
     raise TypeError(f"expected a Device or DeviceType, got {type(d).__name__}")
+
+
+def _as_stream(s):
+    return s if isinstance(s, Stream) else default_stream(s)
 
 
 DeviceType._stream_handle = lambda self: Device(self)._stream_handle()
@@ -118,11 +195,14 @@ def device_count(device_type):
 
 
 def default_stream(device):
-    return Stream(_as_device(device), 0)
+    d = _as_device(device)
+    if d.type == DeviceType.cpu and _Ctx.current is not None and _Ctx.current.device == d:
+        return _Ctx.current
+    return Stream(d, 0)
 
 
 def synchronize(stream=None):
-    h = _Ctx.stream if stream is None else stream._stream_handle()
+    h = _Ctx.stream if stream is None else _as_stream(stream)._stream_handle()
     check(lib.mlx_synchronize(h))
 
 

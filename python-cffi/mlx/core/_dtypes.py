@@ -141,6 +141,7 @@ class finfo:
         ebits, mbits = self._BITS[base]
         emax = 2 ** (ebits - 1) - 1
         self.dtype = dtype
+        self.bits = 8 * dtype.size
         self.max = float((2 - 2.0 ** -mbits) * 2.0 ** emax)
         self.min = -self.max
         self.eps = float(2.0 ** -mbits)
@@ -217,3 +218,33 @@ def promote_types(a, b):
 def pack_scalar(d, value):
     """``value`` as the bytes of one element of dtype ``d`` (bool/int/float formats only)."""
     return struct.pack(d._fmt, value)
+
+
+_KIND_TEST = {
+    "bool": lambda d: d == bool_,
+    "signed integer": lambda d: d.category == _C.signedinteger,
+    "unsigned integer": lambda d: d.category == _C.unsignedinteger,
+    "integral": is_integer,
+    "real floating": is_floating,
+    "complex floating": lambda d: d.category == _C.complexfloating,
+    "numeric": lambda d: d != bool_,
+}
+
+
+def isdtype(dtype, kind):
+    """Whether ``dtype`` is ``kind`` (a Dtype, a kind string, or a tuple of them)."""
+    if not isinstance(dtype, Dtype):
+        raise TypeError(f"isdtype(): expected a Dtype, got {type(dtype).__name__}")
+    kinds = kind if isinstance(kind, tuple) else (kind,)
+    for k in kinds:
+        if isinstance(k, Dtype):
+            if k == dtype:
+                return True
+        elif isinstance(k, str):
+            if k not in _KIND_TEST:
+                raise ValueError(f"[isdtype] Unknown data type kind: '{k}'.")
+            if _KIND_TEST[k](dtype):
+                return True
+        else:
+            raise TypeError(f"isdtype(): kind must be a Dtype, str or tuple, got {type(k).__name__}")
+    return False

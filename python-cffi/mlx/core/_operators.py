@@ -24,13 +24,31 @@ def _operand(self, other):
     return None
 
 
+# MLX's words for each operator in its "Cannot perform ..." errors.
+_DESC = {
+    "mlx_add": "addition", "mlx_subtract": "subtraction", "mlx_multiply": "multiplication",
+    "mlx_divide": "division", "mlx_floor_divide": "floor division", "mlx_remainder": "modulus",
+    "mlx_power": "power", "mlx_bitwise_and": "bitwise and", "mlx_bitwise_or": "bitwise or",
+    "mlx_bitwise_xor": "bitwise xor", "mlx_left_shift": "left shift", "mlx_right_shift": "right shift",
+    "mlx_less": "less than", "mlx_less_equal": "less than or equal", "mlx_greater": "greater than",
+    "mlx_greater_equal": "greater than or equal", "mlx_equal": "equal", "mlx_not_equal": "not equal",
+}
+
+
+def _unsupported(cfn_name, other):
+    """MLX raises ValueError for str/list/tuple operands; other types get NotImplemented (TypeError)."""
+    if isinstance(other, (str, list, tuple)) and cfn_name not in ("mlx_equal", "mlx_not_equal"):
+        raise ValueError(f"Cannot perform {_DESC[cfn_name]} on an mlx.core.array and {type(other).__name__}")
+    return NotImplemented
+
+
 def _binary(cfn_name):
     cfn = getattr(lib, cfn_name)
 
     def op(self, other):
         o = _operand(self, other)
         if o is None:
-            return NotImplemented
+            return _unsupported(cfn_name, other)
         p = _new_ptr(_ARR_PTR)
         if cfn(p, self._p[0], o._p[0], _Ctx.stream):
             raise error()
@@ -39,7 +57,7 @@ def _binary(cfn_name):
     def rop(self, other):
         o = _operand(self, other)
         if o is None:
-            return NotImplemented
+            return _unsupported(cfn_name, other)
         p = _new_ptr(_ARR_PTR)
         if cfn(p, o._p[0], self._p[0], _Ctx.stream):
             raise error()
@@ -140,36 +158,20 @@ array.__abs__ = _unary("mlx_abs")
 array.__invert__ = _unary("mlx_bitwise_invert", _no_float_invert)
 
 
-# --- indexing ---------------------------------------------------------------------------------
+# --- indexing (the general machinery lives in _indexing) ------------------------------------
+
+from . import _indexing as _ix  # noqa: E402
+
+_expand_index = _ix.expand_index
+_is_int = _ix.is_int
+_is_array_index = _ix.is_array_index
 
 
-def _expand_index(idx, ndim):
-    """Normalizes ``idx`` to a tuple without Ellipsis (expanded to full slices)."""
-    if not isinstance(idx, tuple):
-        idx = (idx,)
-    consumed = sum(1 for i in idx if i is not None and i is not Ellipsis)
-    n_ell = sum(1 for i in idx if i is Ellipsis)
-    if n_ell > 1:
-        raise IndexError("An index can only have a single ellipsis (...)")
-    if consumed > ndim:
-        raise IndexError(f"Too many indices for array with {ndim} dimensions.")
-    out = []
-    for i in idx:
-        if i is Ellipsis:
-            out.extend([slice(None)] * (ndim - consumed))
-        else:
-            out.append(i)
-    if not n_ell:
-        out.extend([slice(None)] * (ndim - consumed))
-    return out
-
-
-def _is_int(i):
-    return isinstance(i, int) or (type(i).__module__ == "numpy" and hasattr(i, "__index__") and getattr(i, "ndim", 0) == 0 and not isinstance(i, bool))
-
-
-def _is_array_index(i):
-    return isinstance(i, (array, list)) or (type(i).__module__ == "numpy" and getattr(i, "ndim", 0) > 0)
+def _int_apart_from_array(items):
+    """Whether an int index is separated from the array index by a slice or None: then numpy
+    (and MLX) move the indexed dims to the front, which the general path does."""
+    slots = [k for k, i in enumerate(items) if _is_array_index(i) or _is_int(i)]
+    return bool(slots) and slots != list(range(slots[0], slots[-1] + 1))
 
 
 def _getitem(self, idx):
@@ -181,8 +183,8 @@ def _getitem(self, idx):
         if not (i is None or isinstance(i, slice) or _is_int(i) or _is_array_index(i)):
             raise ValueError("Cannot index mlx array using the given type.")
     n_arr = sum(1 for i in items if _is_array_index(i))
-    if n_arr > 1:
-        raise NotImplementedError("indexing with more than one integer array is not implemented yet in mlx-arm")
+    if n_arr > 1 or (n_arr == 1 and _int_apart_from_array(items)):
+        return _ix.getitem_general(self, items)
     # 1) slices and ints on every dimension (one mlx_slice), remembering dims to drop.
     start, stop, step, drop, final, axis = [], [], [], [], [], 0
     arr_pos = None
@@ -255,8 +257,5 @@ def _getitem(self, idx):
 array.__getitem__ = _getitem
 
 
-def _setitem(self, idx, value):
-    raise NotImplementedError("mlx.core.array.__setitem__ is not implemented yet in mlx-arm")
-
-
-array.__setitem__ = _setitem
+array.__setitem__ = _ix.setitem
+array.at = property(lambda self: _ix.ArrayAt(self), doc="Indexed updates: a.at[idx].add(v) …")

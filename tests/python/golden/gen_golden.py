@@ -93,6 +93,53 @@ EXPRS = [
     "mx.tri(3)", "mx.tri(2, 3, 0, mx.int32)",
     # devices
     "mx.default_device()", "mx.cpu", "mx.default_stream(mx.cpu)", "mx.Device(mx.cpu)", "mx.Device(mx.cpu) == mx.cpu",
+    # advanced indexing (several integer arrays), assignment and .at (a helper S sets and returns)
+    "mx.arange(12).reshape(3, 4)[mx.array([0, 2]), mx.array([1, 3])]",
+    "mx.arange(24).reshape(2, 3, 4)[:, mx.array([0, 2]), mx.array([1, 3])]",
+    "mx.arange(24).reshape(2, 3, 4)[mx.array([1, 0]), :, mx.array([[1], [3]])]",
+    "mx.arange(24).reshape(2, 3, 4)[mx.array([[1, 0]]), 1:, [2, -1]]",
+    "mx.arange(12).reshape(3, 4)[[-1, 0], None, [0, 1]]",
+    "S(mx.arange(12).reshape(3, 4), 1, 7)", "S(mx.arange(12).reshape(3, 4), (slice(None), 1), mx.array([1, 2, 3]))",
+    "S(mx.arange(12).reshape(3, 4), (mx.array([0, 2]), 0), mx.array([100, 200]))",
+    "S(mx.zeros((3, 4)), (slice(None, None, 2), slice(1, None)), 2.5)", "S(mx.arange(6), slice(None, None, -2), -1)",
+    "S(mx.arange(12).reshape(3, 4), (mx.array([0, 2]), mx.array([1, 3])), 0)",
+    "S(mx.array([1.0, 2.0, 3.0]), [True, False, True], mx.array([5.0, 6.0]))", "S(mx.array([1.0, 2.0, 3.0]), True, 5.0)",
+    "S(mx.arange(12).reshape(3, 4), Ellipsis, mx.array([[1, 2, 3, 4]]))", "S(mx.arange(4), 1, 2.7)",
+    "S(mx.arange(6).reshape(2, 3), (None, 1), mx.array([9, 8, 7]))",
+    "S(mx.arange(6).reshape(2, 3), np.array([[True, False, True], [False, True, False]]), 0)",
+    "S(mx.zeros(3), mx.array([[0, 1]]), mx.array([[[1.0, 2.0]]]))",
+    "mx.array([0, 1, 2]).at[1].add(2)", "mx.array([0, 1, 2]).at[mx.array([0, 0, 0, 0])].add(1)",
+    "mx.array(1).at[None].add(1)", "mx.zeros((3, 4)).at[mx.array([0, 2, 0]), 1:3].add(mx.array([1.0, 2.0]))",
+    "mx.ones((4,)).at[mx.array([1, 1, 3])].multiply(3)", "mx.full((4,), 8.0).at[mx.array([1, 1])].divide(2)",
+    "mx.arange(5).at[mx.array([0, 0, 4])].subtract(1)", "mx.arange(5).at[mx.array([0, 0, 2])].maximum(mx.array([3, 7, 1]))",
+    "mx.arange(5).at[mx.array([1, 1, 4])].minimum(mx.array([3, -7, 1]))", "mx.array(1).at.add(1)",
+    "mx.array([1, 2])[mx.array([True, False])]",
+    # dtype helpers
+    "mx.isdtype(mx.float32, 'real floating')", "mx.isdtype(mx.bool_, 'numeric')", "mx.isdtype(mx.uint8, ('signed integer', mx.uint8))",
+    "mx.isdtype(mx.int8, 'integral')", "mx.isdtype(mx.complex64, 'complex floating')", "mx.isdtype(mx.int8, 'nope')",
+    "mx.result_type(mx.int8, mx.uint8)", "mx.result_type(mx.array([1], mx.float16), mx.int64)", "mx.result_type(mx.bfloat16, mx.float16)",
+    "mx.can_cast(mx.int8, mx.int16)", "mx.can_cast(mx.float32, mx.int32)", "mx.can_cast(mx.array([1], mx.uint8), mx.float16)",
+    "mx.finfo(mx.float16).bits", "mx.finfo(mx.bfloat16).bits", "format(mx.array(2.5), '.2f')", "format(mx.array([1.0, 2.0]), '.2f')",
+    "f'{mx.array([1, 2])}'", "mx.metal.is_available()", "mx.cuda.is_available()", "mx.array([1, 2]).__dlpack_device__()",
+    "mx.asarray(mx.array([1, 2]), mx.float32, copy=True)", "mx.default_stream(mx.cpu)", "mx.Device(mx.cpu)",
+    "mx.get_printoptions().precision",
+    # ints next to integer arrays are advanced indices (numpy's adjacency rule); errors
+    "mx.arange(64).reshape(2, 4, 2, 4)[0:1, mx.array([0, 1, 2]), 1, mx.array([1, 2, 0])]",
+    "mx.arange(64).reshape(2, 4, 2, 4)[:, mx.array([0, 1]), :, 0]", "mx.arange(64).reshape(2, 4, 2, 4)[1, :, mx.array([1, 0])]",
+    "mx.arange(3)[:2**32]", "mx.arange(3)[2**32]", "mx.array([1.5]) * 'hi'", "mx.array([1.5]) < 'a'", "mx.array([1.5]) + [1]",
+    "'s' + mx.array([1])", "mx.array([1]) ** (1, 2)", "mx.array([1.0]) == 'a'", "mx.asarray(mx.array([1]), copy=False)",
+    "bytes(mx.array([1, 2], mx.uint8))", "bytes(mx.array([1.5]))", "+mx.array([1])", "mx.array([[1, 2]]).mT",
+    "mx.zeros((2, 3, 4)).mT.shape", "mx.array([1]).mT", "mx.broadcast_shapes((1, 2), (3, 1))", "mx.broadcast_shapes((2,))",
+    "mx.broadcast_shapes((2,), (3,))", "mx.broadcast_shapes((5, 1, 4), (3, 1), (1,))", "mx.stop_gradient(mx.array([1.5]))",
+    # compositions (used while the C API lacks them)
+    "mx.array_equal(mx.array([1, 2]), mx.array([1.0, 2.0]))", "mx.array_equal(mx.array([1, 2]), mx.array([[1, 2]]))",
+    "mx.array_equal(mx.array([float('nan')]), mx.array([float('nan')]))",
+    "mx.array_equal(mx.array([float('nan')]), mx.array([float('nan')]), equal_nan=True)", "mx.array_equal(2, mx.array(2.0))",
+    "mx.isclose(mx.array([1.0, float('inf'), float('-inf'), float('nan'), 1e-9]), mx.array([1.00001, float('inf'), float('inf'), float('nan'), 0.0]))",
+    "mx.isclose(mx.array([float('nan'), 1.0]), mx.array([float('nan'), 1.1]), equal_nan=True, rtol=0.2)",
+    "mx.isclose(mx.array([[1, 2]]), mx.array([1, 3]))", "mx.allclose(mx.array([1.0, 2.0]), mx.array([1.0, 2.001]), atol=0.01)",
+    "mx.allclose(mx.array([1.0, 2.0]), mx.array([1.0, 2.1]))", "mx.divmod(mx.array([7, -7]), 3)", "mx.divmod(mx.array([7.5]), 2)",
+    "mx.empty_like(mx.array([1.5, 2]))", "mx.empty_like(mx.array([1, 2]), mx.float16)",
 ]
 
 
@@ -107,6 +154,12 @@ def jsonable(v):
     return v
 
 
+def S(a, idx, v):
+    """``a[idx] = v``, then ``a`` (assignment as an expression for the golden cases)."""
+    a[idx] = v
+    return a
+
+
 def describe(v):
     if isinstance(v, mx.array):
         d = {"kind": "array", "repr": repr(v), "dtype": str(v.dtype), "shape": list(v.shape)}
@@ -114,6 +167,8 @@ def describe(v):
             vals = v.tolist()
             d["values"] = jsonable(vals)
         return d
+    if isinstance(v, list) and v and all(isinstance(x, mx.array) for x in v):
+        return {"kind": "list", "items": [describe(x) for x in v]}
     if isinstance(v, (bool, int, float, complex, str, tuple, list)) or v is None:
         return {"kind": "py", "type": type(v).__name__, "repr": repr(v)}
     return {"kind": "other", "repr": repr(v)}
@@ -123,7 +178,7 @@ def main():
     out = []
     for e in EXPRS:
         try:
-            v = eval(e, {"mx": mx, "np": np})
+            v = eval(e, {"mx": mx, "np": np, "S": S})
             r = describe(v)
         except Exception as ex:  # the exception type is the expected result
             r = {"kind": "raises", "types": [c.__name__ for c in type(ex).__mro__ if c.__module__ == "builtins" and issubclass(c, Exception)], "msg": str(ex)}

@@ -1,0 +1,99 @@
+"""``mlx.arm``: mlx-arm's own settings and platform report (no counterpart in Apple's MLX).
+
+- ``platform_info()``: what the library reports (``mlx_arm_platform_info``: version, ABI,
+  architecture, OS, cores, compiled backends) plus the CPU model and SIMD features the OS
+  reports (``/proc/cpuinfo`` on Linux/Android), and the GPU fields (None while no GPU backend
+  is compiled in).
+- GPU settings (``set_opencl_platform``, ``enable_kernel_cache``, ``set_shared_memory_mode``)
+  act on GPU backends; this build has none, so they raise RuntimeError saying so.
+"""
+from .core._ffi import check, ffi, lib
+
+# SIMD features worth reporting, by the names Linux uses in /proc/cpuinfo.
+_ARM_FEATURES = ("asimd", "asimddp", "i8mm", "sve", "sve2", "bf16", "fphp", "asimdhp")
+_X86_FEATURES = ("sse4_2", "avx", "avx2", "fma", "f16c", "avx512f", "avx512bw", "avx512_bf16", "avx512_vnni")
+# /proc/cpuinfo names -> the names used in mlx-arm's docs.
+_RENAME = {"asimd": "neon", "asimddp": "dotprod"}
+
+
+def _library_info():
+    s = ffi.new("mlx_string*")
+    check(lib.mlx_arm_platform_info(s))
+    try:
+        text = ffi.string(lib.mlx_string_data(s[0])).decode("utf-8", "replace")
+    finally:
+        lib.mlx_string_free(s[0])
+    out = {}
+    for line in text.splitlines():
+        if "=" in line:
+            k, v = line.split("=", 1)
+            out[k.strip()] = v.strip()
+    for k in ("abi", "pointer_width", "cpu_cores"):
+        if k in out and out[k].isdigit():
+            out[k] = int(out[k])
+    if "backends" in out:
+        out["backends"] = [b for b in out["backends"].split(",") if b]
+    return out
+
+
+def _cpuinfo():
+    """CPU model and SIMD features from /proc/cpuinfo (None/[] where the OS has no such file)."""
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8", errors="replace") as f:
+            text = f.read()
+    except OSError:
+        return None, []
+    model, flags = None, set()
+    for line in text.splitlines():
+        if ":" not in line:
+            continue
+        k, v = (x.strip() for x in line.split(":", 1))
+        if k in ("model name", "Hardware", "cpu model") and model is None:
+            model = v
+        elif k in ("flags", "Features"):
+            flags.update(v.split())
+    known = _ARM_FEATURES + _X86_FEATURES
+    return model, [_RENAME.get(f, f) for f in known if f in flags]
+
+
+def platform_info():
+    """A dict describing the library build and this machine (see the module doc)."""
+    info = _library_info()
+    model, feats = _cpuinfo()
+    info["cpu_model"] = model
+    info["cpu_features"] = feats
+    gpu = [b for b in info.get("backends", []) if b != "cpu"]
+    info["gpu_name"] = None
+    info["vulkan_version"] = "available" if "vulkan" in gpu else None
+    info["opencl_version"] = "available" if "opencl" in gpu else None
+    return info
+
+
+def _no_gpu(what):
+    backends = _library_info().get("backends", [])
+    gpu = [b for b in backends if b != "cpu"]
+    return RuntimeError(f"mlx.arm.{what}: no GPU backend in this build of mlx-arm "
+                        f"(backends: {', '.join(backends) or 'cpu'}); the setting has nothing to act on"
+                        + ("" if not gpu else f" (found {', '.join(gpu)}, which has no such setting yet)"))
+
+
+def set_opencl_platform(platform):
+    """Chooses the OpenCL platform (by index or name) for the OpenCL backend."""
+    if not isinstance(platform, (int, str)):
+        raise TypeError(f"set_opencl_platform(): expected an int or str, got {type(platform).__name__}")
+    raise _no_gpu("set_opencl_platform")
+
+
+def enable_kernel_cache(path=None):
+    """Caches compiled GPU kernels in ``path`` (a directory)."""
+    raise _no_gpu("enable_kernel_cache")
+
+
+_SHARED_MODES = ("dma-buf", "gralloc", "host")
+
+
+def set_shared_memory_mode(mode):
+    """How buffers are shared between CPU and GPU: "dma-buf", "gralloc" or "host"."""
+    if mode not in _SHARED_MODES:
+        raise ValueError(f"set_shared_memory_mode(): mode must be one of {', '.join(_SHARED_MODES)}, got {mode!r}")
+    raise _no_gpu("set_shared_memory_mode")

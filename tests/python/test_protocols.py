@@ -1,0 +1,156 @@
+"""Array protocols and runtime objects of mlx-arm's mlx.core, checked against numpy (values,
+dtypes, memory sharing) and against real MLX's documented behaviour: pickling, numpy
+conversion (copy vs zero-copy), DLPack both ways, streams, printoptions, mlx.arm."""
+import copy
+import gc
+import pickle
+
+import numpy as np
+import pytest
+
+import mlx.core as mx
+
+DTYPES = [mx.bool_, mx.uint8, mx.uint16, mx.uint32, mx.uint64, mx.int8, mx.int16, mx.int32, mx.int64,
+          mx.float16, mx.float32, mx.complex64]
+
+
+@pytest.mark.parametrize("dt", DTYPES + [mx.bfloat16, mx.float64], ids=str)
+def test_pickle_round_trip(dt):
+    a = mx.array([[1, 0, 3], [4, 5, 6]], dt)
+    b = pickle.loads(pickle.dumps(a))
+    assert b.dtype == dt and b.shape == (2, 3)
+    assert a.astype(mx.float32).tolist() == b.astype(mx.float32).tolist()
+
+
+def test_pickle_scalar_and_empty():
+    for a in (mx.array(3.5), mx.zeros((0, 2), mx.int16)):
+        b = pickle.loads(pickle.dumps(a))
+        assert (b.shape, b.dtype, b.tolist()) == (a.shape, a.dtype, a.tolist())
+    c = copy.deepcopy(mx.array([1, 2]))
+    assert c.tolist() == [1, 2]
+
+
+@pytest.mark.parametrize("dt", DTYPES, ids=str)
+def test_numpy_conversion_values(dt):
+    ref = np.array([[1, 0, 3], [4, 5, 6]]).astype(dt.name if dt != mx.bool_ else "bool")
+    a = mx.array(ref)
+    assert a.dtype == dt
+    out = np.array(a)
+    assert out.dtype == ref.dtype and np.array_equal(out, ref)
+
+
+def test_numpy_copy_semantics():
+    a = mx.array([[1.0, 1.0], [1.0, 1.0]])  # row-contiguous memory (mx.ones is a broadcast scalar here)
+    assert np.array(a).flags.owndata  # np.array copies, as in MLX
+    v = np.array(a, copy=False)  # shares the array's memory
+    assert not v.flags.owndata and v.flags.writeable
+    v[0, 0] = 7.0
+    assert a[0, 0].item() == 7.0
+    a += 1  # rebinding the handle must not free the memory numpy still views
+    gc.collect()
+    assert v[0, 0] == 7.0 and a[0, 0].item() == 8.0
+    b = mx.broadcast_to(mx.array([1.0, 2.0]), (3, 2))
+    assert np.array_equal(np.asarray(b), np.broadcast_to(np.array([1.0, 2.0], np.float32), (3, 2)))
+    with pytest.raises(ValueError):
+        np.array(mx.array([1.0], mx.bfloat16))
+
+
+def test_dlpack_export_to_numpy():
+    x = mx.arange(16).reshape(4, 4)[::2, ::2]
+    y = np.from_dlpack(x)
+    assert y.dtype == np.int32 and y.tolist() == [[0, 2], [8, 10]]
+    del x
+    gc.collect()
+    assert y.tolist() == [[0, 2], [8, 10]]  # the capsule keeps the memory alive
+    for dt in DTYPES:
+        z = np.from_dlpack(mx.ones((3,), dt))
+        assert z.dtype == np.dtype(dt.name if dt != mx.bool_ else "bool")
+    from mlx.core import _dlpack
+
+    del y, z
+    gc.collect()
+    cap = mx.array([1.0]).__dlpack__()  # never consumed: released with the capsule
+    del cap
+    gc.collect()
+    assert not _dlpack._LIVE
+
+
+def test_from_dlpack():
+    x = np.arange(12, dtype=np.float32).reshape(3, 4)
+    assert mx.from_dlpack(x.T).tolist() == x.T.tolist()
+    assert mx.from_dlpack(np.arange(20, dtype=np.int32)[2:10:2]).tolist() == [2, 4, 6, 8]
+    assert mx.from_dlpack(np.broadcast_to(np.array([7], np.int32), (3,))).tolist() == [7, 7, 7]
+    for src, want in ((np.float64, mx.float32), (np.complex128, mx.complex64), (np.bool_, mx.bool_),
+                      (np.uint16, mx.uint16), (np.float16, mx.float16)):
+        assert mx.from_dlpack(np.ones(3, src)).dtype == want
+    y = mx.from_dlpack(x, copy=True)
+    x += 10
+    assert y[0].tolist() == [0.0, 1.0, 2.0, 3.0]
+    with pytest.raises(ValueError):
+        mx.from_dlpack(np.arange(5.0)[::-1])
+    with pytest.raises(ValueError):
+        mx.from_dlpack(x, copy=False)
+
+
+def test_streams():
+    s = mx.new_stream(mx.cpu)
+    assert s.device == mx.Device(mx.cpu) and s != mx.default_stream(mx.cpu)
+    a = mx.array([1, 2])
+    with mx.stream(s):
+        b = a + 1
+    assert b.tolist() == [2, 3]
+    assert mx.add(a, 1, stream=s).tolist() == [2, 3]
+    mx.synchronize(s)
+    mx.synchronize()
+    with pytest.raises(ValueError):
+        with mx.stream(mx.gpu):
+            pass
+    assert mx.default_stream(mx.cpu) == mx.Stream(mx.Device(mx.cpu), 0)
+
+
+def test_printoptions():
+    assert mx.get_printoptions().precision == -1
+    with mx.printoptions():
+        assert repr(mx.array([1.5])) == "array([1.5], dtype=float32)"
+    with pytest.raises(NotImplementedError):
+        mx.set_printoptions(precision=3)
+
+
+def test_mlx_arm_platform_info():
+    import platform
+
+    import mlx.arm
+
+    info = mlx.arm.platform_info()
+    assert info["version"] == mx.__version__
+    assert info["arch"] in (platform.machine(), {"arm64": "aarch64", "AMD64": "x86_64"}.get(platform.machine()))
+    assert "cpu" in info["backends"] and info["cpu_cores"] >= 1
+    assert isinstance(info["cpu_features"], list) and info["gpu_name"] is None
+    for f, args in ((mlx.arm.set_opencl_platform, (0,)), (mlx.arm.enable_kernel_cache, ("/tmp/k",)),
+                    (mlx.arm.set_shared_memory_mode, ("host",))):
+        with pytest.raises(RuntimeError, match="no GPU backend"):
+            f(*args)
+    with pytest.raises(ValueError):
+        mlx.arm.set_shared_memory_mode("nope")
+
+
+def test_setitem_matches_numpy():
+    rng = np.random.default_rng(0)
+    ref = rng.integers(0, 100, (4, 5, 3)).astype(np.int32)
+    cases = [(1, 0), ((slice(None), 2), -1), ((np.array([0, 3]), slice(1, 4), 0), 9),
+             ((Ellipsis, np.array([2, 0])), 5), ((np.array([1, 2]), np.array([0, 4])), 8),
+             ((slice(None, None, -2), None, 1), 3), (ref > 50, 0)]
+    for idx, v in cases:
+        a = mx.array(ref)
+        n = ref.copy()
+        a[idx] = v
+        n[idx] = v
+        assert np.array_equal(np.array(a), n), idx
+
+
+def test_getitem_matches_numpy():
+    ref = np.arange(60, dtype=np.int32).reshape(3, 4, 5)
+    a = mx.array(ref)
+    for idx in [(np.array([0, 2]), np.array([1, 3])), (slice(None), np.array([0, 3]), np.array([[1], [4]])),
+                (np.array([2, 0]), slice(1, 3), np.array([4, 0])), (np.array([1]), None, np.array([2, 3]), 0)]:
+        assert np.array_equal(np.array(a[idx]), ref[idx]), idx
