@@ -228,7 +228,7 @@ sec_firmware() {
   [ -f "$dir/run.sh" ] || skip "$dir/run.sh not written yet"
   case "$dir" in
     *aarch64*) need_tool aarch64-linux-gnu-gcc aarch64-linux-gnu-size qemu-system-aarch64; need_target aarch64-unknown-none ;;
-    *) need_tool arm-none-eabi-gcc qemu-system-arm; need_target thumbv7em-none-eabihf ;;
+    *) need_tool arm-none-eabi-gcc arm-none-eabi-size qemu-system-arm; need_target thumbv7em-none-eabihf ;;
   esac
   bash "$dir/run.sh"
 }

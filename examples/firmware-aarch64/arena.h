@@ -5,8 +5,10 @@
 
 #include <stddef.h>
 
-/* Size of the static arena in bytes. */
+/* Size of the static arena in bytes (a board with less RAM passes -DFW_ARENA_BYTES=...). */
+#ifndef FW_ARENA_BYTES
 #define FW_ARENA_BYTES (8u << 20)
+#endif
 
 /* Bytes handed out now, and the most ever handed out at once. */
 size_t arena_in_use(void);

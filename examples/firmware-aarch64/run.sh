@@ -31,7 +31,7 @@ aarch64-linux-gnu-gcc -std=c11 -O2 -Wall -Wextra -Werror \
   -ffreestanding -nostdlib -static -fno-pie -no-pie -ffunction-sections -fdata-sections \
   -I"$ROOT/include" -I"$HERE" -T "$HERE/link.ld" \
   -Wl,--gc-sections -Wl,--build-id=none -Wl,--no-warn-rwx-segments \
-  "$HERE/start.S" "$HERE/semihost.c" "$HERE/arena.c" "$HERE/layer.c" "$HERE/main.c" \
+  "$HERE/start.S" "$HERE/semihost.c" "$HERE/print.c" "$HERE/arena.c" "$HERE/layer.c" "$HERE/main.c" \
   "$LIB" -lgcc -o "$OUT/fw.elf"
 size_line="$(aarch64-linux-gnu-size "$OUT/fw.elf" | tail -n1)"
 echo "fw.elf: text data bss = $(awk '{print $1, $2, $3}' <<<"$size_line") bytes"
@@ -46,14 +46,5 @@ end=$(date +%s.%N)
 cat "$OUT/output.txt"
 echo "qemu-system-aarch64 -cpu $CPU: exit status $rc in $(awk -v a="$start" -v b="$end" 'BEGIN{printf "%.2f", b-a}') s"
 
-fail() { echo "firmware-aarch64: FAIL: $1" >&2; exit 1; }
-[ "$rc" -eq 0 ] || fail "exit status $rc (expected 0)"
-grep -q '^fw: OK$' "$OUT/output.txt" || fail "no 'fw: OK' line"
-for stage in 'h = x @ W1(q8_0).T' 'y = h @ W2(q4_0).T' 'rms_norm(y)' 'softmax'; do
-  [ "$(grep -cF "fw: $stage: ok" "$OUT/output.txt")" -eq 2 ] || fail "stage '$stage' not ok in both runs"
-done
-grep -q '^fw: out-of-memory: ok' "$OUT/output.txt" || fail "out-of-memory check"
-grep -q '^fw: no leak: ok' "$OUT/output.txt" || fail "leak check"
-grep -q '^arch=aarch64' "$OUT/output.txt" || fail "platform info should say arch=aarch64"
-! grep -q 'PANIC' "$OUT/output.txt" || fail "panic"
+bash "$HERE/check_output.sh" "$OUT/output.txt" "$rc" aarch64
 echo "firmware-aarch64: PASS"
