@@ -51,7 +51,7 @@ fi
 
 VALGRIND=()
 if [ -z "${NO_VALGRIND:-}" ] && command -v valgrind >/dev/null; then
-  VALGRIND=(valgrind -q --leak-check=full --errors-for-leak-kinds=definite,indirect --error-exitcode=9)
+  VALGRIND=(valgrind -q --leak-check=full --show-possibly-lost=no --errors-for-leak-kinds=definite,indirect --error-exitcode=9)
 else
   echo "   (valgrind not used)"
 fi
