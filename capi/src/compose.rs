@@ -132,3 +132,11 @@ pub fn svd(a: &Array, compute_uv: bool) -> Result<Vec<Array>> {
     }
     Ok(vec![ops::singular_values(a)?])
 }
+
+/// A GGML block type from ggml's name (`"q4_0"`, `"q8_0"`, `"f16"`, ... as in GGUF files).
+pub fn ggml_type(name: &str) -> Result<mlx_arm_core::quant::GgmlType> {
+    (0u32..64)
+        .filter_map(mlx_arm_core::quant::GgmlType::from_id)
+        .find(|t| t.name() == name)
+        .ok_or_else(|| Error::invalid("ggml", format!("unknown GGML type '{name}'")))
+}

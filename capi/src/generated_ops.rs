@@ -3021,6 +3021,51 @@ pub unsafe extern "C" fn mlx_from_fp8(res: *mut mlx_array, x: mlx_array, dtype: 
     })
 }
 
+/// `mlx_arm_ggml_quantize`: wraps `ggml_quantize`.
+///
+/// # Safety
+/// Handles must be empty or live; pointers must hold their counts.
+#[no_mangle]
+pub unsafe extern "C" fn mlx_arm_ggml_quantize(res: *mut mlx_array, w: mlx_array, ggml_type: *const c_char, s: mlx_stream) -> c_int {
+    status("mlx_arm_ggml_quantize", || {
+        let w = arg::array(w, "w")?;
+        let ggml_type = arg::string(ggml_type, "ggml_type")?;
+        arg::stream(s)?;
+        arg::set_array(res, ops::ggml_quantize(&w, compose::ggml_type(ggml_type)?)?)
+    })
+}
+
+/// `mlx_arm_ggml_dequantize`: wraps `ggml_dequantize`.
+///
+/// # Safety
+/// Handles must be empty or live; pointers must hold their counts.
+#[no_mangle]
+pub unsafe extern "C" fn mlx_arm_ggml_dequantize(res: *mut mlx_array, w_blocks: mlx_array, ggml_type: *const c_char, k: c_int, s: mlx_stream) -> c_int {
+    status("mlx_arm_ggml_dequantize", || {
+        let w_blocks = arg::array(w_blocks, "w_blocks")?;
+        let ggml_type = arg::string(ggml_type, "ggml_type")?;
+        let k = arg::count(k, "k")?;
+        arg::stream(s)?;
+        arg::set_array(res, ops::ggml_dequantize(&w_blocks, compose::ggml_type(ggml_type)?, k)?)
+    })
+}
+
+/// `mlx_arm_ggml_matmul`: wraps `ggml_matmul`.
+///
+/// # Safety
+/// Handles must be empty or live; pointers must hold their counts.
+#[no_mangle]
+pub unsafe extern "C" fn mlx_arm_ggml_matmul(res: *mut mlx_array, x: mlx_array, w_blocks: mlx_array, ggml_type: *const c_char, k: c_int, s: mlx_stream) -> c_int {
+    status("mlx_arm_ggml_matmul", || {
+        let x = arg::array(x, "x")?;
+        let w_blocks = arg::array(w_blocks, "w_blocks")?;
+        let ggml_type = arg::string(ggml_type, "ggml_type")?;
+        let k = arg::count(k, "k")?;
+        arg::stream(s)?;
+        arg::set_array(res, ops::ggml_matmul(&x, &w_blocks, compose::ggml_type(ggml_type)?, k)?)
+    })
+}
+
 /// `mlx_random_bernoulli`: wraps `bernoulli`.
 ///
 /// # Safety

@@ -22,7 +22,7 @@ LIB="$TARGET_DIR/release/libmlx_arm.a"
 
 OUT="$(mktemp -d)"
 trap 'rm -rf "$OUT"' EXIT
-CFLAGS=(-std=c11 -Wall -Wextra -Werror -O1 -g -I "$ROOT/include")
+CFLAGS=(-std=c11 -Wall -Wextra -Werror -O1 -g -I "$ROOT/include" "-DMLX_ARM_TEST_DATA=\"$ROOT/tests/c/data\"")
 LIBS=("$LIB" -lpthread -ldl -lm)
 
 # Every function the headers declare must link: take the address of each (declared here as

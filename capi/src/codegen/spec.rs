@@ -210,6 +210,10 @@ pub fn table() -> Vec<Op> {
         ("gather_qmm", "x: array, w: array, scales: array, biases: array?, lhs_indices: array?, rhs_indices: array?, transpose: bool, group_size: opt_int, bits: opt_int, mode: str, sorted_indices: bool", A, "ops::gather_qmm(&x, &w, &scales, biases.as_ref(), lhs_indices.as_ref(), rhs_indices.as_ref(), transpose, group_size.map(i64::from), bits.map(i64::from), mode, sorted_indices)"),
         ("to_fp8", "x: array", A, "ops::to_fp8(&x)"),
         ("from_fp8", "x: array, dtype: dtype", A, "ops::from_fp8(&x, dtype)"),
+        // GGUF blocks (extensions: mlx-c has no block types). `ggml_type` is ggml's name ("q4_0").
+        ("arm_ggml_quantize", "w: array, ggml_type: str", A, "ops::ggml_quantize(&w, compose::ggml_type(ggml_type)?)"),
+        ("arm_ggml_dequantize", "w_blocks: array, ggml_type: str, k: count", A, "ops::ggml_dequantize(&w_blocks, compose::ggml_type(ggml_type)?, k)"),
+        ("arm_ggml_matmul", "x: array, w_blocks: array, ggml_type: str, k: count", A, "ops::ggml_matmul(&x, &w_blocks, compose::ggml_type(ggml_type)?, k)"),
     ];
     for (name, params, out, call) in lines {
         t.push(op(name, "ops", params, *out, call));

@@ -459,6 +459,12 @@ int mlx_gather_qmm(mlx_array* res, const mlx_array x, const mlx_array w, const m
 int mlx_to_fp8(mlx_array* res, const mlx_array x, const mlx_stream s);
 /** `mlx_from_fp8`: see mlx.core.from_fp8. */
 int mlx_from_fp8(mlx_array* res, const mlx_array x, mlx_dtype dtype, const mlx_stream s);
+/** `mlx_arm_ggml_quantize`: see mlx.core.ggml_quantize. */
+int mlx_arm_ggml_quantize(mlx_array* res, const mlx_array w, const char* ggml_type, const mlx_stream s);
+/** `mlx_arm_ggml_dequantize`: see mlx.core.ggml_dequantize. */
+int mlx_arm_ggml_dequantize(mlx_array* res, const mlx_array w_blocks, const char* ggml_type, int k, const mlx_stream s);
+/** `mlx_arm_ggml_matmul`: see mlx.core.ggml_matmul. */
+int mlx_arm_ggml_matmul(mlx_array* res, const mlx_array x, const mlx_array w_blocks, const char* ggml_type, int k, const mlx_stream s);
 
 /**@}*/
 
