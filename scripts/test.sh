@@ -189,7 +189,12 @@ sec_nostd() {
 sec_c_tests() {
   if [ -f tests/c/run.sh ]; then
     need_tool gcc make valgrind
-    bash tests/c/run.sh
+    # The same C programs cross-built for aarch64 and run under qemu-user, when the tools exist.
+    if command -v aarch64-linux-gnu-gcc >/dev/null && command -v qemu-aarch64 >/dev/null; then
+      MLX_ARM_C_AARCH64=1 bash tests/c/run.sh
+    else
+      bash tests/c/run.sh
+    fi
   elif [ -f tests/c/Makefile ]; then
     need_tool gcc make valgrind
     make -C tests/c test

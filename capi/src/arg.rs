@@ -192,3 +192,28 @@ pub(crate) unsafe fn out<T>(res: *mut T, v: T, name: &'static str) -> Result<()>
     res.write(v);
     Ok(())
 }
+
+/// Optional axes (`const int* p /* may be null */, size_t n`): NULL is `None`, as in mlx-c;
+/// a non-NULL pointer with `n == 0` is the empty list.
+///
+/// # Safety
+/// As [`slice`].
+pub(crate) unsafe fn ints_opt(p: *const c_int, n: usize, name: &'static str) -> Result<Option<Vec<isize>>> {
+    if p.is_null() {
+        Ok(None)
+    } else {
+        ints(p, n, name).map(Some)
+    }
+}
+
+/// Stores a pair of results; both pointers are checked first, so a failure changes neither.
+///
+/// # Safety
+/// Each pointer must be NULL (an error) or point to a valid handle.
+pub(crate) unsafe fn set_pair(res_0: *mut mlx_array, res_1: *mut mlx_array, a: Array, b: Array) -> Result<()> {
+    if res_0.is_null() || res_1.is_null() {
+        return Err(Error::invalid("mlx_array", "the result mlx_array* is NULL"));
+    }
+    set_array(res_0, a)?;
+    set_array(res_1, b)
+}

@@ -1,6 +1,8 @@
 //! mlx-c overloads that core spells differently, composed from core ops (as MLX composes them).
 
-use mlx_arm_core::{ops, Array, DType, Result, Value};
+use crate::prelude::*;
+use mlx_arm_core::shape::normalize_axis;
+use mlx_arm_core::{ops, Array, DType, Error, Result, Value};
 
 /// `mlx.core.round(a, decimals)`: `round(a * 10^d) / 10^d` in a floating dtype, cast back.
 pub fn round(a: &Array, decimals: i32) -> Result<Array> {
@@ -27,4 +29,114 @@ pub fn full(shape: &[usize], vals: &Array, dtype: DType) -> Result<Array> {
 pub fn full_like(a: &Array, vals: &Array, dtype: DType) -> Result<Array> {
     let shape = mlx_arm_core::shape::broadcast_shapes(a.shape(), vals.shape(), "full_like")?;
     ops::full_array(&shape, vals, dtype)
+}
+
+/// The value of a size-1 array as the `i32` bound core's `randint` takes. mlx-c passes the
+/// bounds as arrays; core samples between scalar bounds, so an array bound is "not supported".
+pub fn scalar_i32(a: &Array, op: &'static str, name: &str) -> Result<i32> {
+    scalar_value(a, op, name, DType::Int32)?.to_vec::<i32>().map(|v| v[0])
+}
+
+/// The value of a size-1 array as an `f32` bound (core's `truncated_normal`).
+pub fn scalar_f32(a: &Array, op: &'static str, name: &str) -> Result<f32> {
+    scalar_value(a, op, name, DType::Float32)?.to_vec::<f32>().map(|v| v[0])
+}
+
+fn scalar_value(a: &Array, op: &'static str, name: &str, dtype: DType) -> Result<Array> {
+    if a.size() != 1 {
+        return Err(Error::unsupported(
+            op,
+            format!("{name} must hold one value (bounds of shape {:?} are not supported)", a.shape()),
+        ));
+    }
+    ops::reshape(&ops::astype(a, dtype)?, &[1])
+}
+
+/// Integer positions held by an array (the `start` of `slice_dynamic`/`slice_update_dynamic`):
+/// core slices at positions known when the graph is built, so the array is evaluated here.
+pub fn index_values(a: &Array, op: &'static str) -> Result<Vec<isize>> {
+    if !a.dtype().is_integer() {
+        return Err(Error::invalid(op, format!("Start indices must be integers, got type {}.", a.dtype())));
+    }
+    let v = ops::astype(&ops::reshape(a, &[-1])?, DType::Int64)?.to_vec::<i64>()?;
+    v.into_iter()
+        .map(|x| isize::try_from(x).map_err(|_| Error::invalid(op, format!("start index {x} is out of range"))))
+        .collect()
+}
+
+/// `mlx_random_split(res_0, res_1, key)`: the two halves of `split(key, 2)`, as MLX's C++
+/// `random::split(key)` returns them.
+pub fn split_key(key: &Array) -> Result<(Array, Array)> {
+    let keys = ops::random::split(key, 2)?;
+    let row = |i: i32| ops::take(&keys, &Array::scalar(i)?, Some(0));
+    Ok((row(0)?, row(1)?))
+}
+
+/// `mlx_pad(a, axes, low, high, pad_value, mode)`: MLX's C++ overload that pads listed axes.
+pub fn pad(a: &Array, axes: &[isize], low: &[usize], high: &[usize], value: &Array, mode: &str) -> Result<Array> {
+    const OP: &str = "pad";
+    if axes.len() != low.len() || axes.len() != high.len() {
+        return Err(Error::invalid(
+            OP,
+            format!("Invalid number of padding sizes passed to pad with axes of size {}", axes.len()),
+        ));
+    }
+    let mut widths = vec![(0usize, 0usize); a.ndim()];
+    for ((&ax, &lo), &hi) in axes.iter().zip(low).zip(high) {
+        let i = normalize_axis(ax, a.ndim(), OP)?;
+        widths[i] = (lo, hi);
+    }
+    ops::pad(a, &widths, ops::PadMode::from_name(mode)?, value)
+}
+
+/// `mlx_pad_symmetric(a, pad_width, pad_value, mode)`: the same width on both sides of every axis.
+pub fn pad_symmetric(a: &Array, width: usize, value: &Array, mode: &str) -> Result<Array> {
+    ops::pad(a, &vec![(width, width); a.ndim()], ops::PadMode::from_name(mode)?, value)
+}
+
+/// `mlx_fast_scaled_dot_product_attention`'s `mask_mode`/`mask_arr` pair as MLX reads them:
+/// `""` (no mask, or `mask_arr` if given), `"array"` (needs `mask_arr`) or `"causal"`.
+/// Attention sinks are not implemented by core: a `sinks` array is "not supported".
+pub fn sdpa(q: &Array, k: &Array, v: &Array, scale: f32, mode: &str, mask: Option<&Array>, sinks: Option<&Array>) -> Result<Array> {
+    const OP: &str = "scaled_dot_product_attention";
+    if sinks.is_some() {
+        return Err(Error::unsupported(OP, "attention sinks are not supported"));
+    }
+    let m = match (mode, mask) {
+        ("", None) => ops::SdpaMask::None,
+        ("" | "array", Some(m)) => ops::SdpaMask::Array(m),
+        ("causal", None) => ops::SdpaMask::Causal,
+        ("array", None) => return Err(Error::invalid(OP, "Invalid mask_arr for mask_mode 'array'.")),
+        ("causal", Some(_)) => return Err(Error::invalid(OP, "Invalid mask_arr for mask_mode 'causal'.")),
+        (other, _) => {
+            return Err(Error::invalid(OP, format!("Invalid mask_mode {other}. mask_mode must be 'causal', 'array' or ''.")))
+        }
+    };
+    ops::scaled_dot_product_attention(q, k, v, scale, m)
+}
+
+/// The string `ord` of `mlx_linalg_norm_matrix`: `"fro"`/`"f"` or `"nuc"`.
+pub fn matrix_ord(ord: &str) -> Result<ops::NormOrd> {
+    match ord {
+        "fro" | "f" => Ok(ops::NormOrd::Fro),
+        "nuc" => Ok(ops::NormOrd::Nuc),
+        _ => Err(Error::invalid("linalg::norm", format!("Invalid ord {ord} for matrix norm."))),
+    }
+}
+
+/// `mlx_linalg_svd(a, compute_uv)`: core computes singular values only, so `compute_uv`
+/// (U and Vt) is "not supported"; without it the vector holds `S`, as in MLX.
+pub fn svd(a: &Array, compute_uv: bool) -> Result<Vec<Array>> {
+    if compute_uv {
+        return Err(Error::unsupported("linalg::svd", "compute_uv=true (U and Vt) is not supported; pass false for the singular values"));
+    }
+    Ok(vec![ops::singular_values(a)?])
+}
+
+/// A GGML block type from ggml's name (`"q4_0"`, `"q8_0"`, `"f16"`, ... as in GGUF files).
+pub fn ggml_type(name: &str) -> Result<mlx_arm_core::quant::GgmlType> {
+    (0u32..64)
+        .filter_map(mlx_arm_core::quant::GgmlType::from_id)
+        .find(|t| t.name() == name)
+        .ok_or_else(|| Error::invalid("ggml", format!("unknown GGML type '{name}'")))
 }

@@ -7,6 +7,7 @@ use crate::error::status;
 use crate::types::*;
 use core::ffi::{c_char, c_int};
 use mlx_arm_core::ops::{self, BinaryOp, UnaryOp};
+use mlx_arm_core::ops::random::Param;
 
 /// `mlx_abs`: wraps `unary`.
 ///
@@ -2286,6 +2287,1181 @@ pub unsafe extern "C" fn mlx_scatter_min_single(res: *mut mlx_array, a: mlx_arra
         let updates = arg::array(updates, "updates")?;
         arg::stream(s)?;
         arg::set_array(res, ops::scatter_min(&a, &[indices], &updates, &[axis as isize])?)
+    })
+}
+
+/// `mlx_slice_dynamic`: wraps `slice_dynamic`.
+///
+/// # Safety
+/// Handles must be empty or live; pointers must hold their counts.
+#[no_mangle]
+pub unsafe extern "C" fn mlx_slice_dynamic(res: *mut mlx_array, a: mlx_array, start: mlx_array, axes: *const c_int, axes_num: usize, slice_size: *const c_int, slice_size_num: usize, s: mlx_stream) -> c_int {
+    status("mlx_slice_dynamic", || {
+        let a = arg::array(a, "a")?;
+        let start = arg::array(start, "start")?;
+        let axes = arg::ints(axes, axes_num, "axes")?;
+        let slice_size = arg::shape(slice_size, slice_size_num, "slice_size")?;
+        arg::stream(s)?;
+        arg::set_array(res, ops::slice_dynamic(&a, &compose::index_values(&start, "slice_dynamic")?, &axes, &slice_size)?)
+    })
+}
+
+/// `mlx_slice_update`: wraps `slice_update`.
+///
+/// # Safety
+/// Handles must be empty or live; pointers must hold their counts.
+#[no_mangle]
+pub unsafe extern "C" fn mlx_slice_update(res: *mut mlx_array, src: mlx_array, update: mlx_array, start: *const c_int, start_num: usize, stop: *const c_int, stop_num: usize, strides: *const c_int, strides_num: usize, s: mlx_stream) -> c_int {
+    status("mlx_slice_update", || {
+        let src = arg::array(src, "src")?;
+        let update = arg::array(update, "update")?;
+        let start = arg::ints(start, start_num, "start")?;
+        let stop = arg::ints(stop, stop_num, "stop")?;
+        let strides = arg::ints(strides, strides_num, "strides")?;
+        arg::stream(s)?;
+        arg::set_array(res, ops::slice_update(&src, &update, &start, &stop, &strides)?)
+    })
+}
+
+/// `mlx_slice_update_dynamic`: wraps `slice_update_dynamic`.
+///
+/// # Safety
+/// Handles must be empty or live; pointers must hold their counts.
+#[no_mangle]
+pub unsafe extern "C" fn mlx_slice_update_dynamic(res: *mut mlx_array, src: mlx_array, update: mlx_array, start: mlx_array, axes: *const c_int, axes_num: usize, s: mlx_stream) -> c_int {
+    status("mlx_slice_update_dynamic", || {
+        let src = arg::array(src, "src")?;
+        let update = arg::array(update, "update")?;
+        let start = arg::array(start, "start")?;
+        let axes = arg::ints(axes, axes_num, "axes")?;
+        arg::stream(s)?;
+        arg::set_array(res, ops::slice_update_dynamic(&src, &update, &compose::index_values(&start, "slice_update_dynamic")?, &axes)?)
+    })
+}
+
+/// `mlx_isclose`: wraps `isclose`.
+///
+/// # Safety
+/// Handles must be empty or live; pointers must hold their counts.
+#[no_mangle]
+pub unsafe extern "C" fn mlx_isclose(res: *mut mlx_array, a: mlx_array, b: mlx_array, rtol: f64, atol: f64, equal_nan: bool, s: mlx_stream) -> c_int {
+    status("mlx_isclose", || {
+        let a = arg::array(a, "a")?;
+        let b = arg::array(b, "b")?;
+        arg::stream(s)?;
+        arg::set_array(res, ops::isclose(&a, &b, rtol, atol, equal_nan)?)
+    })
+}
+
+/// `mlx_allclose`: wraps `allclose`.
+///
+/// # Safety
+/// Handles must be empty or live; pointers must hold their counts.
+#[no_mangle]
+pub unsafe extern "C" fn mlx_allclose(res: *mut mlx_array, a: mlx_array, b: mlx_array, rtol: f64, atol: f64, equal_nan: bool, s: mlx_stream) -> c_int {
+    status("mlx_allclose", || {
+        let a = arg::array(a, "a")?;
+        let b = arg::array(b, "b")?;
+        arg::stream(s)?;
+        arg::set_array(res, ops::allclose(&a, &b, rtol, atol, equal_nan)?)
+    })
+}
+
+/// `mlx_array_equal`: wraps `array_equal`.
+///
+/// # Safety
+/// Handles must be empty or live; pointers must hold their counts.
+#[no_mangle]
+pub unsafe extern "C" fn mlx_array_equal(res: *mut mlx_array, a: mlx_array, b: mlx_array, equal_nan: bool, s: mlx_stream) -> c_int {
+    status("mlx_array_equal", || {
+        let a = arg::array(a, "a")?;
+        let b = arg::array(b, "b")?;
+        arg::stream(s)?;
+        arg::set_array(res, ops::array_equal(&a, &b, equal_nan)?)
+    })
+}
+
+/// `mlx_clip`: wraps `clip`.
+///
+/// # Safety
+/// Handles must be empty or live; pointers must hold their counts.
+#[no_mangle]
+pub unsafe extern "C" fn mlx_clip(res: *mut mlx_array, a: mlx_array, a_min: mlx_array, a_max: mlx_array, s: mlx_stream) -> c_int {
+    status("mlx_clip", || {
+        let a = arg::array(a, "a")?;
+        let a_min = arg::array_opt(a_min)?;
+        let a_max = arg::array_opt(a_max)?;
+        arg::stream(s)?;
+        arg::set_array(res, ops::clip(&a, a_min.as_ref(), a_max.as_ref())?)
+    })
+}
+
+/// `mlx_nan_to_num`: wraps `nan_to_num`.
+///
+/// # Safety
+/// Handles must be empty or live; pointers must hold their counts.
+#[no_mangle]
+pub unsafe extern "C" fn mlx_nan_to_num(res: *mut mlx_array, a: mlx_array, nan: f32, posinf: mlx_optional_float, neginf: mlx_optional_float, s: mlx_stream) -> c_int {
+    status("mlx_nan_to_num", || {
+        let a = arg::array(a, "a")?;
+        let posinf = arg::float_opt(posinf);
+        let neginf = arg::float_opt(neginf);
+        arg::stream(s)?;
+        arg::set_array(res, ops::nan_to_num(&a, f64::from(nan), posinf.map(f64::from), neginf.map(f64::from))?)
+    })
+}
+
+/// `mlx_divmod`: wraps `divmod`.
+///
+/// # Safety
+/// Handles must be empty or live; pointers must hold their counts.
+#[no_mangle]
+pub unsafe extern "C" fn mlx_divmod(res: *mut mlx_vector_array, a: mlx_array, b: mlx_array, s: mlx_stream) -> c_int {
+    status("mlx_divmod", || {
+        let a = arg::array(a, "a")?;
+        let b = arg::array(b, "b")?;
+        arg::stream(s)?;
+        arg::set_vector_array(res, ops::divmod(&a, &b)?)
+    })
+}
+
+/// `mlx_concatenate`: wraps `concatenate`.
+///
+/// # Safety
+/// Handles must be empty or live; pointers must hold their counts.
+#[no_mangle]
+pub unsafe extern "C" fn mlx_concatenate(res: *mut mlx_array, arrays: mlx_vector_array, s: mlx_stream) -> c_int {
+    status("mlx_concatenate", || {
+        let arrays = arg::vector_array(arrays)?;
+        arg::stream(s)?;
+        arg::set_array(res, ops::concatenate(&arrays, None)?)
+    })
+}
+
+/// `mlx_concatenate_axis`: wraps `concatenate`.
+///
+/// # Safety
+/// Handles must be empty or live; pointers must hold their counts.
+#[no_mangle]
+pub unsafe extern "C" fn mlx_concatenate_axis(res: *mut mlx_array, arrays: mlx_vector_array, axis: c_int, s: mlx_stream) -> c_int {
+    status("mlx_concatenate_axis", || {
+        let arrays = arg::vector_array(arrays)?;
+        arg::stream(s)?;
+        arg::set_array(res, ops::concatenate(&arrays, Some(axis as isize))?)
+    })
+}
+
+/// `mlx_stack`: wraps `stack`.
+///
+/// # Safety
+/// Handles must be empty or live; pointers must hold their counts.
+#[no_mangle]
+pub unsafe extern "C" fn mlx_stack(res: *mut mlx_array, arrays: mlx_vector_array, s: mlx_stream) -> c_int {
+    status("mlx_stack", || {
+        let arrays = arg::vector_array(arrays)?;
+        arg::stream(s)?;
+        arg::set_array(res, ops::stack(&arrays, 0)?)
+    })
+}
+
+/// `mlx_stack_axis`: wraps `stack`.
+///
+/// # Safety
+/// Handles must be empty or live; pointers must hold their counts.
+#[no_mangle]
+pub unsafe extern "C" fn mlx_stack_axis(res: *mut mlx_array, arrays: mlx_vector_array, axis: c_int, s: mlx_stream) -> c_int {
+    status("mlx_stack_axis", || {
+        let arrays = arg::vector_array(arrays)?;
+        arg::stream(s)?;
+        arg::set_array(res, ops::stack(&arrays, axis as isize)?)
+    })
+}
+
+/// `mlx_split`: wraps `split`.
+///
+/// # Safety
+/// Handles must be empty or live; pointers must hold their counts.
+#[no_mangle]
+pub unsafe extern "C" fn mlx_split(res: *mut mlx_vector_array, a: mlx_array, num_splits: c_int, axis: c_int, s: mlx_stream) -> c_int {
+    status("mlx_split", || {
+        let a = arg::array(a, "a")?;
+        let num_splits = arg::count(num_splits, "num_splits")?;
+        arg::stream(s)?;
+        arg::set_vector_array(res, ops::split(&a, ops::SplitSpec::Sections(num_splits), axis as isize)?)
+    })
+}
+
+/// `mlx_split_sections`: wraps `split`.
+///
+/// # Safety
+/// Handles must be empty or live; pointers must hold their counts.
+#[no_mangle]
+pub unsafe extern "C" fn mlx_split_sections(res: *mut mlx_vector_array, a: mlx_array, indices: *const c_int, indices_num: usize, axis: c_int, s: mlx_stream) -> c_int {
+    status("mlx_split_sections", || {
+        let a = arg::array(a, "a")?;
+        let indices = arg::ints(indices, indices_num, "indices")?;
+        arg::stream(s)?;
+        arg::set_vector_array(res, ops::split(&a, ops::SplitSpec::Indices(&indices), axis as isize)?)
+    })
+}
+
+/// `mlx_tile`: wraps `tile`.
+///
+/// # Safety
+/// Handles must be empty or live; pointers must hold their counts.
+#[no_mangle]
+pub unsafe extern "C" fn mlx_tile(res: *mut mlx_array, arr: mlx_array, reps: *const c_int, reps_num: usize, s: mlx_stream) -> c_int {
+    status("mlx_tile", || {
+        let arr = arg::array(arr, "arr")?;
+        let reps = arg::shape(reps, reps_num, "reps")?;
+        arg::stream(s)?;
+        arg::set_array(res, ops::tile(&arr, &reps)?)
+    })
+}
+
+/// `mlx_repeat`: wraps `repeat`.
+///
+/// # Safety
+/// Handles must be empty or live; pointers must hold their counts.
+#[no_mangle]
+pub unsafe extern "C" fn mlx_repeat(res: *mut mlx_array, arr: mlx_array, repeats: c_int, s: mlx_stream) -> c_int {
+    status("mlx_repeat", || {
+        let arr = arg::array(arr, "arr")?;
+        arg::stream(s)?;
+        arg::set_array(res, ops::repeat(&arr, repeats as isize, None)?)
+    })
+}
+
+/// `mlx_repeat_axis`: wraps `repeat`.
+///
+/// # Safety
+/// Handles must be empty or live; pointers must hold their counts.
+#[no_mangle]
+pub unsafe extern "C" fn mlx_repeat_axis(res: *mut mlx_array, arr: mlx_array, repeats: c_int, axis: c_int, s: mlx_stream) -> c_int {
+    status("mlx_repeat_axis", || {
+        let arr = arg::array(arr, "arr")?;
+        arg::stream(s)?;
+        arg::set_array(res, ops::repeat(&arr, repeats as isize, Some(axis as isize))?)
+    })
+}
+
+/// `mlx_roll`: wraps `roll`.
+///
+/// # Safety
+/// Handles must be empty or live; pointers must hold their counts.
+#[no_mangle]
+pub unsafe extern "C" fn mlx_roll(res: *mut mlx_array, a: mlx_array, shift: *const c_int, shift_num: usize, s: mlx_stream) -> c_int {
+    status("mlx_roll", || {
+        let a = arg::array(a, "a")?;
+        let shift = arg::ints(shift, shift_num, "shift")?;
+        arg::stream(s)?;
+        arg::set_array(res, ops::roll(&a, &shift, None)?)
+    })
+}
+
+/// `mlx_roll_axis`: wraps `roll`.
+///
+/// # Safety
+/// Handles must be empty or live; pointers must hold their counts.
+#[no_mangle]
+pub unsafe extern "C" fn mlx_roll_axis(res: *mut mlx_array, a: mlx_array, shift: *const c_int, shift_num: usize, axis: c_int, s: mlx_stream) -> c_int {
+    status("mlx_roll_axis", || {
+        let a = arg::array(a, "a")?;
+        let shift = arg::ints(shift, shift_num, "shift")?;
+        arg::stream(s)?;
+        arg::set_array(res, ops::roll(&a, &shift, Some(&[axis as isize]))?)
+    })
+}
+
+/// `mlx_roll_axes`: wraps `roll`.
+///
+/// # Safety
+/// Handles must be empty or live; pointers must hold their counts.
+#[no_mangle]
+pub unsafe extern "C" fn mlx_roll_axes(res: *mut mlx_array, a: mlx_array, shift: *const c_int, shift_num: usize, axes: *const c_int, axes_num: usize, s: mlx_stream) -> c_int {
+    status("mlx_roll_axes", || {
+        let a = arg::array(a, "a")?;
+        let shift = arg::ints(shift, shift_num, "shift")?;
+        let axes = arg::ints(axes, axes_num, "axes")?;
+        arg::stream(s)?;
+        arg::set_array(res, ops::roll(&a, &shift, Some(&axes))?)
+    })
+}
+
+/// `mlx_pad`: wraps `pad`.
+///
+/// # Safety
+/// Handles must be empty or live; pointers must hold their counts.
+#[no_mangle]
+pub unsafe extern "C" fn mlx_pad(res: *mut mlx_array, a: mlx_array, axes: *const c_int, axes_num: usize, low_pad_size: *const c_int, low_pad_size_num: usize, high_pad_size: *const c_int, high_pad_size_num: usize, pad_value: mlx_array, mode: *const c_char, s: mlx_stream) -> c_int {
+    status("mlx_pad", || {
+        let a = arg::array(a, "a")?;
+        let axes = arg::ints(axes, axes_num, "axes")?;
+        let low_pad_size = arg::shape(low_pad_size, low_pad_size_num, "low_pad_size")?;
+        let high_pad_size = arg::shape(high_pad_size, high_pad_size_num, "high_pad_size")?;
+        let pad_value = arg::array(pad_value, "pad_value")?;
+        let mode = arg::string(mode, "mode")?;
+        arg::stream(s)?;
+        arg::set_array(res, compose::pad(&a, &axes, &low_pad_size, &high_pad_size, &pad_value, mode)?)
+    })
+}
+
+/// `mlx_pad_symmetric`: wraps `pad_symmetric`.
+///
+/// # Safety
+/// Handles must be empty or live; pointers must hold their counts.
+#[no_mangle]
+pub unsafe extern "C" fn mlx_pad_symmetric(res: *mut mlx_array, a: mlx_array, pad_width: c_int, pad_value: mlx_array, mode: *const c_char, s: mlx_stream) -> c_int {
+    status("mlx_pad_symmetric", || {
+        let a = arg::array(a, "a")?;
+        let pad_width = arg::count(pad_width, "pad_width")?;
+        let pad_value = arg::array(pad_value, "pad_value")?;
+        let mode = arg::string(mode, "mode")?;
+        arg::stream(s)?;
+        arg::set_array(res, compose::pad_symmetric(&a, pad_width, &pad_value, mode)?)
+    })
+}
+
+/// `mlx_unflatten`: wraps `unflatten`.
+///
+/// # Safety
+/// Handles must be empty or live; pointers must hold their counts.
+#[no_mangle]
+pub unsafe extern "C" fn mlx_unflatten(res: *mut mlx_array, a: mlx_array, axis: c_int, shape: *const c_int, shape_num: usize, s: mlx_stream) -> c_int {
+    status("mlx_unflatten", || {
+        let a = arg::array(a, "a")?;
+        let shape = arg::ints(shape, shape_num, "shape")?;
+        arg::stream(s)?;
+        arg::set_array(res, ops::unflatten(&a, axis as isize, &shape)?)
+    })
+}
+
+/// `mlx_atleast_1d`: wraps `atleast_1d`.
+///
+/// # Safety
+/// Handles must be empty or live; pointers must hold their counts.
+#[no_mangle]
+pub unsafe extern "C" fn mlx_atleast_1d(res: *mut mlx_array, a: mlx_array, s: mlx_stream) -> c_int {
+    status("mlx_atleast_1d", || {
+        let a = arg::array(a, "a")?;
+        arg::stream(s)?;
+        arg::set_array(res, ops::atleast_1d(&a)?)
+    })
+}
+
+/// `mlx_atleast_2d`: wraps `atleast_2d`.
+///
+/// # Safety
+/// Handles must be empty or live; pointers must hold their counts.
+#[no_mangle]
+pub unsafe extern "C" fn mlx_atleast_2d(res: *mut mlx_array, a: mlx_array, s: mlx_stream) -> c_int {
+    status("mlx_atleast_2d", || {
+        let a = arg::array(a, "a")?;
+        arg::stream(s)?;
+        arg::set_array(res, ops::atleast_2d(&a)?)
+    })
+}
+
+/// `mlx_atleast_3d`: wraps `atleast_3d`.
+///
+/// # Safety
+/// Handles must be empty or live; pointers must hold their counts.
+#[no_mangle]
+pub unsafe extern "C" fn mlx_atleast_3d(res: *mut mlx_array, a: mlx_array, s: mlx_stream) -> c_int {
+    status("mlx_atleast_3d", || {
+        let a = arg::array(a, "a")?;
+        arg::stream(s)?;
+        arg::set_array(res, ops::atleast_3d(&a)?)
+    })
+}
+
+/// `mlx_diag`: wraps `diag`.
+///
+/// # Safety
+/// Handles must be empty or live; pointers must hold their counts.
+#[no_mangle]
+pub unsafe extern "C" fn mlx_diag(res: *mut mlx_array, a: mlx_array, k: c_int, s: mlx_stream) -> c_int {
+    status("mlx_diag", || {
+        let a = arg::array(a, "a")?;
+        arg::stream(s)?;
+        arg::set_array(res, ops::diag(&a, k as isize)?)
+    })
+}
+
+/// `mlx_diagonal`: wraps `diagonal`.
+///
+/// # Safety
+/// Handles must be empty or live; pointers must hold their counts.
+#[no_mangle]
+pub unsafe extern "C" fn mlx_diagonal(res: *mut mlx_array, a: mlx_array, offset: c_int, axis1: c_int, axis2: c_int, s: mlx_stream) -> c_int {
+    status("mlx_diagonal", || {
+        let a = arg::array(a, "a")?;
+        arg::stream(s)?;
+        arg::set_array(res, ops::diagonal(&a, offset as isize, axis1 as isize, axis2 as isize)?)
+    })
+}
+
+/// `mlx_trace`: wraps `trace`.
+///
+/// # Safety
+/// Handles must be empty or live; pointers must hold their counts.
+#[no_mangle]
+pub unsafe extern "C" fn mlx_trace(res: *mut mlx_array, a: mlx_array, offset: c_int, axis1: c_int, axis2: c_int, dtype: mlx_dtype, s: mlx_stream) -> c_int {
+    status("mlx_trace", || {
+        let a = arg::array(a, "a")?;
+        let dtype = arg::dtype(dtype)?;
+        arg::stream(s)?;
+        arg::set_array(res, ops::trace(&a, offset as isize, axis1 as isize, axis2 as isize, Some(dtype))?)
+    })
+}
+
+/// `mlx_tril`: wraps `tril`.
+///
+/// # Safety
+/// Handles must be empty or live; pointers must hold their counts.
+#[no_mangle]
+pub unsafe extern "C" fn mlx_tril(res: *mut mlx_array, x: mlx_array, k: c_int, s: mlx_stream) -> c_int {
+    status("mlx_tril", || {
+        let x = arg::array(x, "x")?;
+        arg::stream(s)?;
+        arg::set_array(res, ops::tril(&x, k as isize)?)
+    })
+}
+
+/// `mlx_triu`: wraps `triu`.
+///
+/// # Safety
+/// Handles must be empty or live; pointers must hold their counts.
+#[no_mangle]
+pub unsafe extern "C" fn mlx_triu(res: *mut mlx_array, x: mlx_array, k: c_int, s: mlx_stream) -> c_int {
+    status("mlx_triu", || {
+        let x = arg::array(x, "x")?;
+        arg::stream(s)?;
+        arg::set_array(res, ops::triu(&x, k as isize)?)
+    })
+}
+
+/// `mlx_matmul`: wraps `matmul`.
+///
+/// # Safety
+/// Handles must be empty or live; pointers must hold their counts.
+#[no_mangle]
+pub unsafe extern "C" fn mlx_matmul(res: *mut mlx_array, a: mlx_array, b: mlx_array, s: mlx_stream) -> c_int {
+    status("mlx_matmul", || {
+        let a = arg::array(a, "a")?;
+        let b = arg::array(b, "b")?;
+        arg::stream(s)?;
+        arg::set_array(res, ops::matmul(&a, &b)?)
+    })
+}
+
+/// `mlx_addmm`: wraps `addmm`.
+///
+/// # Safety
+/// Handles must be empty or live; pointers must hold their counts.
+#[no_mangle]
+pub unsafe extern "C" fn mlx_addmm(res: *mut mlx_array, c: mlx_array, a: mlx_array, b: mlx_array, alpha: f32, beta: f32, s: mlx_stream) -> c_int {
+    status("mlx_addmm", || {
+        let c = arg::array(c, "c")?;
+        let a = arg::array(a, "a")?;
+        let b = arg::array(b, "b")?;
+        arg::stream(s)?;
+        arg::set_array(res, ops::addmm(&c, &a, &b, alpha, beta)?)
+    })
+}
+
+/// `mlx_inner`: wraps `inner`.
+///
+/// # Safety
+/// Handles must be empty or live; pointers must hold their counts.
+#[no_mangle]
+pub unsafe extern "C" fn mlx_inner(res: *mut mlx_array, a: mlx_array, b: mlx_array, s: mlx_stream) -> c_int {
+    status("mlx_inner", || {
+        let a = arg::array(a, "a")?;
+        let b = arg::array(b, "b")?;
+        arg::stream(s)?;
+        arg::set_array(res, ops::inner(&a, &b)?)
+    })
+}
+
+/// `mlx_outer`: wraps `outer`.
+///
+/// # Safety
+/// Handles must be empty or live; pointers must hold their counts.
+#[no_mangle]
+pub unsafe extern "C" fn mlx_outer(res: *mut mlx_array, a: mlx_array, b: mlx_array, s: mlx_stream) -> c_int {
+    status("mlx_outer", || {
+        let a = arg::array(a, "a")?;
+        let b = arg::array(b, "b")?;
+        arg::stream(s)?;
+        arg::set_array(res, ops::outer(&a, &b)?)
+    })
+}
+
+/// `mlx_kron`: wraps `kron`.
+///
+/// # Safety
+/// Handles must be empty or live; pointers must hold their counts.
+#[no_mangle]
+pub unsafe extern "C" fn mlx_kron(res: *mut mlx_array, a: mlx_array, b: mlx_array, s: mlx_stream) -> c_int {
+    status("mlx_kron", || {
+        let a = arg::array(a, "a")?;
+        let b = arg::array(b, "b")?;
+        arg::stream(s)?;
+        arg::set_array(res, ops::kron(&a, &b)?)
+    })
+}
+
+/// `mlx_tensordot`: wraps `tensordot_axes`.
+///
+/// # Safety
+/// Handles must be empty or live; pointers must hold their counts.
+#[no_mangle]
+pub unsafe extern "C" fn mlx_tensordot(res: *mut mlx_array, a: mlx_array, b: mlx_array, axes_a: *const c_int, axes_a_num: usize, axes_b: *const c_int, axes_b_num: usize, s: mlx_stream) -> c_int {
+    status("mlx_tensordot", || {
+        let a = arg::array(a, "a")?;
+        let b = arg::array(b, "b")?;
+        let axes_a = arg::ints(axes_a, axes_a_num, "axes_a")?;
+        let axes_b = arg::ints(axes_b, axes_b_num, "axes_b")?;
+        arg::stream(s)?;
+        arg::set_array(res, ops::tensordot_axes(&a, &b, &axes_a, &axes_b)?)
+    })
+}
+
+/// `mlx_tensordot_axis`: wraps `tensordot`.
+///
+/// # Safety
+/// Handles must be empty or live; pointers must hold their counts.
+#[no_mangle]
+pub unsafe extern "C" fn mlx_tensordot_axis(res: *mut mlx_array, a: mlx_array, b: mlx_array, axis: c_int, s: mlx_stream) -> c_int {
+    status("mlx_tensordot_axis", || {
+        let a = arg::array(a, "a")?;
+        let b = arg::array(b, "b")?;
+        arg::stream(s)?;
+        arg::set_array(res, ops::tensordot(&a, &b, axis as isize)?)
+    })
+}
+
+/// `mlx_einsum`: wraps `einsum`.
+///
+/// # Safety
+/// Handles must be empty or live; pointers must hold their counts.
+#[no_mangle]
+pub unsafe extern "C" fn mlx_einsum(res: *mut mlx_array, subscripts: *const c_char, operands: mlx_vector_array, s: mlx_stream) -> c_int {
+    status("mlx_einsum", || {
+        let subscripts = arg::string(subscripts, "subscripts")?;
+        let operands = arg::vector_array(operands)?;
+        arg::stream(s)?;
+        arg::set_array(res, ops::einsum(subscripts, &operands)?)
+    })
+}
+
+/// `mlx_conv1d`: wraps `conv1d`.
+///
+/// # Safety
+/// Handles must be empty or live; pointers must hold their counts.
+#[no_mangle]
+pub unsafe extern "C" fn mlx_conv1d(res: *mut mlx_array, input: mlx_array, weight: mlx_array, stride: c_int, padding: c_int, dilation: c_int, groups: c_int, s: mlx_stream) -> c_int {
+    status("mlx_conv1d", || {
+        let input = arg::array(input, "input")?;
+        let weight = arg::array(weight, "weight")?;
+        arg::stream(s)?;
+        arg::set_array(res, ops::conv1d(&input, &weight, stride as isize, padding as isize, dilation as isize, groups as isize)?)
+    })
+}
+
+/// `mlx_conv2d`: wraps `conv2d`.
+///
+/// # Safety
+/// Handles must be empty or live; pointers must hold their counts.
+#[no_mangle]
+pub unsafe extern "C" fn mlx_conv2d(res: *mut mlx_array, input: mlx_array, weight: mlx_array, stride_0: c_int, stride_1: c_int, padding_0: c_int, padding_1: c_int, dilation_0: c_int, dilation_1: c_int, groups: c_int, s: mlx_stream) -> c_int {
+    status("mlx_conv2d", || {
+        let input = arg::array(input, "input")?;
+        let weight = arg::array(weight, "weight")?;
+        arg::stream(s)?;
+        arg::set_array(res, ops::conv2d(&input, &weight, (stride_0 as isize, stride_1 as isize), (padding_0 as isize, padding_1 as isize), (dilation_0 as isize, dilation_1 as isize), groups as isize)?)
+    })
+}
+
+/// `mlx_conv3d`: wraps `conv_general`.
+///
+/// # Safety
+/// Handles must be empty or live; pointers must hold their counts.
+#[no_mangle]
+pub unsafe extern "C" fn mlx_conv3d(res: *mut mlx_array, input: mlx_array, weight: mlx_array, stride_0: c_int, stride_1: c_int, stride_2: c_int, padding_0: c_int, padding_1: c_int, padding_2: c_int, dilation_0: c_int, dilation_1: c_int, dilation_2: c_int, groups: c_int, s: mlx_stream) -> c_int {
+    status("mlx_conv3d", || {
+        let input = arg::array(input, "input")?;
+        let weight = arg::array(weight, "weight")?;
+        arg::stream(s)?;
+        arg::set_array(res, ops::conv_general(&input, &weight, &[stride_0 as isize, stride_1 as isize, stride_2 as isize], &[padding_0 as isize, padding_1 as isize, padding_2 as isize], &[padding_0 as isize, padding_1 as isize, padding_2 as isize], &[dilation_0 as isize, dilation_1 as isize, dilation_2 as isize], &[1, 1, 1], groups as isize, false)?)
+    })
+}
+
+/// `mlx_conv_general`: wraps `conv_general`.
+///
+/// # Safety
+/// Handles must be empty or live; pointers must hold their counts.
+#[no_mangle]
+pub unsafe extern "C" fn mlx_conv_general(res: *mut mlx_array, input: mlx_array, weight: mlx_array, stride: *const c_int, stride_num: usize, padding_lo: *const c_int, padding_lo_num: usize, padding_hi: *const c_int, padding_hi_num: usize, kernel_dilation: *const c_int, kernel_dilation_num: usize, input_dilation: *const c_int, input_dilation_num: usize, groups: c_int, flip: bool, s: mlx_stream) -> c_int {
+    status("mlx_conv_general", || {
+        let input = arg::array(input, "input")?;
+        let weight = arg::array(weight, "weight")?;
+        let stride = arg::ints(stride, stride_num, "stride")?;
+        let padding_lo = arg::ints(padding_lo, padding_lo_num, "padding_lo")?;
+        let padding_hi = arg::ints(padding_hi, padding_hi_num, "padding_hi")?;
+        let kernel_dilation = arg::ints(kernel_dilation, kernel_dilation_num, "kernel_dilation")?;
+        let input_dilation = arg::ints(input_dilation, input_dilation_num, "input_dilation")?;
+        arg::stream(s)?;
+        arg::set_array(res, ops::conv_general(&input, &weight, &stride, &padding_lo, &padding_hi, &kernel_dilation, &input_dilation, groups as isize, flip)?)
+    })
+}
+
+/// `mlx_quantize`: wraps `quantize`.
+///
+/// # Safety
+/// Handles must be empty or live; pointers must hold their counts.
+#[no_mangle]
+pub unsafe extern "C" fn mlx_quantize(res: *mut mlx_vector_array, w: mlx_array, group_size: mlx_optional_int, bits: mlx_optional_int, mode: *const c_char, global_scale: mlx_array, s: mlx_stream) -> c_int {
+    status("mlx_quantize", || {
+        let w = arg::array(w, "w")?;
+        let group_size = arg::int_opt(group_size);
+        let bits = arg::int_opt(bits);
+        let mode = arg::string(mode, "mode")?;
+        let global_scale = arg::array_opt(global_scale)?;
+        arg::stream(s)?;
+        arg::set_vector_array(res, ops::quantize(&w, group_size.map(i64::from), bits.map(i64::from), mode, global_scale.as_ref())?)
+    })
+}
+
+/// `mlx_dequantize`: wraps `dequantize`.
+///
+/// # Safety
+/// Handles must be empty or live; pointers must hold their counts.
+#[no_mangle]
+pub unsafe extern "C" fn mlx_dequantize(res: *mut mlx_array, w: mlx_array, scales: mlx_array, biases: mlx_array, group_size: mlx_optional_int, bits: mlx_optional_int, mode: *const c_char, global_scale: mlx_array, dtype: mlx_optional_dtype, s: mlx_stream) -> c_int {
+    status("mlx_dequantize", || {
+        let w = arg::array(w, "w")?;
+        let scales = arg::array(scales, "scales")?;
+        let biases = arg::array_opt(biases)?;
+        let group_size = arg::int_opt(group_size);
+        let bits = arg::int_opt(bits);
+        let mode = arg::string(mode, "mode")?;
+        let global_scale = arg::array_opt(global_scale)?;
+        let dtype = arg::dtype_opt(dtype)?;
+        arg::stream(s)?;
+        arg::set_array(res, ops::dequantize(&w, &scales, biases.as_ref(), group_size.map(i64::from), bits.map(i64::from), mode, global_scale.as_ref(), dtype)?)
+    })
+}
+
+/// `mlx_quantized_matmul`: wraps `quantized_matmul`.
+///
+/// # Safety
+/// Handles must be empty or live; pointers must hold their counts.
+#[no_mangle]
+pub unsafe extern "C" fn mlx_quantized_matmul(res: *mut mlx_array, x: mlx_array, w: mlx_array, scales: mlx_array, biases: mlx_array, transpose: bool, group_size: mlx_optional_int, bits: mlx_optional_int, mode: *const c_char, s: mlx_stream) -> c_int {
+    status("mlx_quantized_matmul", || {
+        let x = arg::array(x, "x")?;
+        let w = arg::array(w, "w")?;
+        let scales = arg::array(scales, "scales")?;
+        let biases = arg::array_opt(biases)?;
+        let group_size = arg::int_opt(group_size);
+        let bits = arg::int_opt(bits);
+        let mode = arg::string(mode, "mode")?;
+        arg::stream(s)?;
+        arg::set_array(res, ops::quantized_matmul(&x, &w, &scales, biases.as_ref(), transpose, group_size.map(i64::from), bits.map(i64::from), mode)?)
+    })
+}
+
+/// `mlx_gather_qmm`: wraps `gather_qmm`.
+///
+/// # Safety
+/// Handles must be empty or live; pointers must hold their counts.
+#[no_mangle]
+pub unsafe extern "C" fn mlx_gather_qmm(res: *mut mlx_array, x: mlx_array, w: mlx_array, scales: mlx_array, biases: mlx_array, lhs_indices: mlx_array, rhs_indices: mlx_array, transpose: bool, group_size: mlx_optional_int, bits: mlx_optional_int, mode: *const c_char, sorted_indices: bool, s: mlx_stream) -> c_int {
+    status("mlx_gather_qmm", || {
+        let x = arg::array(x, "x")?;
+        let w = arg::array(w, "w")?;
+        let scales = arg::array(scales, "scales")?;
+        let biases = arg::array_opt(biases)?;
+        let lhs_indices = arg::array_opt(lhs_indices)?;
+        let rhs_indices = arg::array_opt(rhs_indices)?;
+        let group_size = arg::int_opt(group_size);
+        let bits = arg::int_opt(bits);
+        let mode = arg::string(mode, "mode")?;
+        arg::stream(s)?;
+        arg::set_array(res, ops::gather_qmm(&x, &w, &scales, biases.as_ref(), lhs_indices.as_ref(), rhs_indices.as_ref(), transpose, group_size.map(i64::from), bits.map(i64::from), mode, sorted_indices)?)
+    })
+}
+
+/// `mlx_to_fp8`: wraps `to_fp8`.
+///
+/// # Safety
+/// Handles must be empty or live; pointers must hold their counts.
+#[no_mangle]
+pub unsafe extern "C" fn mlx_to_fp8(res: *mut mlx_array, x: mlx_array, s: mlx_stream) -> c_int {
+    status("mlx_to_fp8", || {
+        let x = arg::array(x, "x")?;
+        arg::stream(s)?;
+        arg::set_array(res, ops::to_fp8(&x)?)
+    })
+}
+
+/// `mlx_from_fp8`: wraps `from_fp8`.
+///
+/// # Safety
+/// Handles must be empty or live; pointers must hold their counts.
+#[no_mangle]
+pub unsafe extern "C" fn mlx_from_fp8(res: *mut mlx_array, x: mlx_array, dtype: mlx_dtype, s: mlx_stream) -> c_int {
+    status("mlx_from_fp8", || {
+        let x = arg::array(x, "x")?;
+        let dtype = arg::dtype(dtype)?;
+        arg::stream(s)?;
+        arg::set_array(res, ops::from_fp8(&x, dtype)?)
+    })
+}
+
+/// `mlx_arm_ggml_quantize`: wraps `ggml_quantize`.
+///
+/// # Safety
+/// Handles must be empty or live; pointers must hold their counts.
+#[no_mangle]
+pub unsafe extern "C" fn mlx_arm_ggml_quantize(res: *mut mlx_array, w: mlx_array, ggml_type: *const c_char, s: mlx_stream) -> c_int {
+    status("mlx_arm_ggml_quantize", || {
+        let w = arg::array(w, "w")?;
+        let ggml_type = arg::string(ggml_type, "ggml_type")?;
+        arg::stream(s)?;
+        arg::set_array(res, ops::ggml_quantize(&w, compose::ggml_type(ggml_type)?)?)
+    })
+}
+
+/// `mlx_arm_ggml_dequantize`: wraps `ggml_dequantize`.
+///
+/// # Safety
+/// Handles must be empty or live; pointers must hold their counts.
+#[no_mangle]
+pub unsafe extern "C" fn mlx_arm_ggml_dequantize(res: *mut mlx_array, w_blocks: mlx_array, ggml_type: *const c_char, k: c_int, s: mlx_stream) -> c_int {
+    status("mlx_arm_ggml_dequantize", || {
+        let w_blocks = arg::array(w_blocks, "w_blocks")?;
+        let ggml_type = arg::string(ggml_type, "ggml_type")?;
+        let k = arg::count(k, "k")?;
+        arg::stream(s)?;
+        arg::set_array(res, ops::ggml_dequantize(&w_blocks, compose::ggml_type(ggml_type)?, k)?)
+    })
+}
+
+/// `mlx_arm_ggml_matmul`: wraps `ggml_matmul`.
+///
+/// # Safety
+/// Handles must be empty or live; pointers must hold their counts.
+#[no_mangle]
+pub unsafe extern "C" fn mlx_arm_ggml_matmul(res: *mut mlx_array, x: mlx_array, w_blocks: mlx_array, ggml_type: *const c_char, k: c_int, s: mlx_stream) -> c_int {
+    status("mlx_arm_ggml_matmul", || {
+        let x = arg::array(x, "x")?;
+        let w_blocks = arg::array(w_blocks, "w_blocks")?;
+        let ggml_type = arg::string(ggml_type, "ggml_type")?;
+        let k = arg::count(k, "k")?;
+        arg::stream(s)?;
+        arg::set_array(res, ops::ggml_matmul(&x, &w_blocks, compose::ggml_type(ggml_type)?, k)?)
+    })
+}
+
+/// `mlx_random_bernoulli`: wraps `bernoulli`.
+///
+/// # Safety
+/// Handles must be empty or live; pointers must hold their counts.
+#[no_mangle]
+pub unsafe extern "C" fn mlx_random_bernoulli(res: *mut mlx_array, p: mlx_array, shape: *const c_int, shape_num: usize, key: mlx_array, s: mlx_stream) -> c_int {
+    status("mlx_random_bernoulli", || {
+        let p = arg::array(p, "p")?;
+        let shape = arg::shape(shape, shape_num, "shape")?;
+        let key = arg::array_opt(key)?;
+        arg::stream(s)?;
+        arg::set_array(res, ops::random::bernoulli(&p, Some(&shape), key.as_ref())?)
+    })
+}
+
+/// `mlx_random_bits`: wraps `bits`.
+///
+/// # Safety
+/// Handles must be empty or live; pointers must hold their counts.
+#[no_mangle]
+pub unsafe extern "C" fn mlx_random_bits(res: *mut mlx_array, shape: *const c_int, shape_num: usize, width: c_int, key: mlx_array, s: mlx_stream) -> c_int {
+    status("mlx_random_bits", || {
+        let shape = arg::shape(shape, shape_num, "shape")?;
+        let width = arg::count(width, "width")?;
+        let key = arg::array_opt(key)?;
+        arg::stream(s)?;
+        arg::set_array(res, ops::random::bits(&shape, width, key.as_ref())?)
+    })
+}
+
+/// `mlx_random_categorical_shape`: wraps `categorical`.
+///
+/// # Safety
+/// Handles must be empty or live; pointers must hold their counts.
+#[no_mangle]
+pub unsafe extern "C" fn mlx_random_categorical_shape(res: *mut mlx_array, logits: mlx_array, axis: c_int, shape: *const c_int, shape_num: usize, key: mlx_array, s: mlx_stream) -> c_int {
+    status("mlx_random_categorical_shape", || {
+        let logits = arg::array(logits, "logits")?;
+        let shape = arg::shape(shape, shape_num, "shape")?;
+        let key = arg::array_opt(key)?;
+        arg::stream(s)?;
+        arg::set_array(res, ops::random::categorical(&logits, axis as isize, Some(&shape), None, key.as_ref())?)
+    })
+}
+
+/// `mlx_random_categorical_num_samples`: wraps `categorical`.
+///
+/// # Safety
+/// Handles must be empty or live; pointers must hold their counts.
+#[no_mangle]
+pub unsafe extern "C" fn mlx_random_categorical_num_samples(res: *mut mlx_array, logits_: mlx_array, axis: c_int, num_samples: c_int, key: mlx_array, s: mlx_stream) -> c_int {
+    status("mlx_random_categorical_num_samples", || {
+        let logits_ = arg::array(logits_, "logits_")?;
+        let num_samples = arg::count(num_samples, "num_samples")?;
+        let key = arg::array_opt(key)?;
+        arg::stream(s)?;
+        arg::set_array(res, ops::random::categorical(&logits_, axis as isize, None, Some(num_samples), key.as_ref())?)
+    })
+}
+
+/// `mlx_random_categorical`: wraps `categorical`.
+///
+/// # Safety
+/// Handles must be empty or live; pointers must hold their counts.
+#[no_mangle]
+pub unsafe extern "C" fn mlx_random_categorical(res: *mut mlx_array, logits: mlx_array, axis: c_int, key: mlx_array, s: mlx_stream) -> c_int {
+    status("mlx_random_categorical", || {
+        let logits = arg::array(logits, "logits")?;
+        let key = arg::array_opt(key)?;
+        arg::stream(s)?;
+        arg::set_array(res, ops::random::categorical(&logits, axis as isize, None, None, key.as_ref())?)
+    })
+}
+
+/// `mlx_random_gumbel`: wraps `gumbel`.
+///
+/// # Safety
+/// Handles must be empty or live; pointers must hold their counts.
+#[no_mangle]
+pub unsafe extern "C" fn mlx_random_gumbel(res: *mut mlx_array, shape: *const c_int, shape_num: usize, dtype: mlx_dtype, key: mlx_array, s: mlx_stream) -> c_int {
+    status("mlx_random_gumbel", || {
+        let shape = arg::shape(shape, shape_num, "shape")?;
+        let dtype = arg::dtype(dtype)?;
+        let key = arg::array_opt(key)?;
+        arg::stream(s)?;
+        arg::set_array(res, ops::random::gumbel(&shape, dtype, key.as_ref())?)
+    })
+}
+
+/// `mlx_random_key`: wraps `key`.
+///
+/// # Safety
+/// Handles must be empty or live; pointers must hold their counts.
+#[no_mangle]
+pub unsafe extern "C" fn mlx_random_key(res: *mut mlx_array, seed: u64) -> c_int {
+    status("mlx_random_key", || {
+        arg::set_array(res, ops::random::key(seed)?)
+    })
+}
+
+/// `mlx_random_laplace`: wraps `laplace`.
+///
+/// # Safety
+/// Handles must be empty or live; pointers must hold their counts.
+#[no_mangle]
+pub unsafe extern "C" fn mlx_random_laplace(res: *mut mlx_array, shape: *const c_int, shape_num: usize, dtype: mlx_dtype, loc: f32, scale: f32, key: mlx_array, s: mlx_stream) -> c_int {
+    status("mlx_random_laplace", || {
+        let shape = arg::shape(shape, shape_num, "shape")?;
+        let dtype = arg::dtype(dtype)?;
+        let key = arg::array_opt(key)?;
+        arg::stream(s)?;
+        arg::set_array(res, ops::random::laplace(&shape, dtype, loc, scale, key.as_ref())?)
+    })
+}
+
+/// `mlx_random_normal_broadcast`: wraps `normal`.
+///
+/// # Safety
+/// Handles must be empty or live; pointers must hold their counts.
+#[no_mangle]
+pub unsafe extern "C" fn mlx_random_normal_broadcast(res: *mut mlx_array, shape: *const c_int, shape_num: usize, dtype: mlx_dtype, loc: mlx_array, scale: mlx_array, key: mlx_array, s: mlx_stream) -> c_int {
+    status("mlx_random_normal_broadcast", || {
+        let shape = arg::shape(shape, shape_num, "shape")?;
+        let dtype = arg::dtype(dtype)?;
+        let loc = arg::array_opt(loc)?;
+        let scale = arg::array_opt(scale)?;
+        let key = arg::array_opt(key)?;
+        arg::stream(s)?;
+        arg::set_array(res, ops::random::normal(&shape, dtype, loc.map(Param::Array), scale.map(Param::Array), key.as_ref())?)
+    })
+}
+
+/// `mlx_random_normal`: wraps `normal`.
+///
+/// # Safety
+/// Handles must be empty or live; pointers must hold their counts.
+#[no_mangle]
+pub unsafe extern "C" fn mlx_random_normal(res: *mut mlx_array, shape: *const c_int, shape_num: usize, dtype: mlx_dtype, loc: f32, scale: f32, key: mlx_array, s: mlx_stream) -> c_int {
+    status("mlx_random_normal", || {
+        let shape = arg::shape(shape, shape_num, "shape")?;
+        let dtype = arg::dtype(dtype)?;
+        let key = arg::array_opt(key)?;
+        arg::stream(s)?;
+        arg::set_array(res, ops::random::normal(&shape, dtype, Some(Param::from(loc)), Some(Param::from(scale)), key.as_ref())?)
+    })
+}
+
+/// `mlx_random_permutation`: wraps `permutation`.
+///
+/// # Safety
+/// Handles must be empty or live; pointers must hold their counts.
+#[no_mangle]
+pub unsafe extern "C" fn mlx_random_permutation(res: *mut mlx_array, x: mlx_array, axis: c_int, key: mlx_array, s: mlx_stream) -> c_int {
+    status("mlx_random_permutation", || {
+        let x = arg::array(x, "x")?;
+        let key = arg::array_opt(key)?;
+        arg::stream(s)?;
+        arg::set_array(res, ops::random::permutation(&x, axis as isize, key.as_ref())?)
+    })
+}
+
+/// `mlx_random_permutation_arange`: wraps `permutation_n`.
+///
+/// # Safety
+/// Handles must be empty or live; pointers must hold their counts.
+#[no_mangle]
+pub unsafe extern "C" fn mlx_random_permutation_arange(res: *mut mlx_array, x: c_int, key: mlx_array, s: mlx_stream) -> c_int {
+    status("mlx_random_permutation_arange", || {
+        let x = arg::count(x, "x")?;
+        let key = arg::array_opt(key)?;
+        arg::stream(s)?;
+        arg::set_array(res, ops::random::permutation_n(x, key.as_ref())?)
+    })
+}
+
+/// `mlx_random_randint`: wraps `randint`.
+///
+/// # Safety
+/// Handles must be empty or live; pointers must hold their counts.
+#[no_mangle]
+pub unsafe extern "C" fn mlx_random_randint(res: *mut mlx_array, low: mlx_array, high: mlx_array, shape: *const c_int, shape_num: usize, dtype: mlx_dtype, key: mlx_array, s: mlx_stream) -> c_int {
+    status("mlx_random_randint", || {
+        let low = arg::array(low, "low")?;
+        let high = arg::array(high, "high")?;
+        let shape = arg::shape(shape, shape_num, "shape")?;
+        let dtype = arg::dtype(dtype)?;
+        let key = arg::array_opt(key)?;
+        arg::stream(s)?;
+        arg::set_array(res, ops::random::randint(compose::scalar_i32(&low, "randint", "low")?, compose::scalar_i32(&high, "randint", "high")?, &shape, dtype, key.as_ref())?)
+    })
+}
+
+/// `mlx_random_seed`: wraps `seed`.
+///
+/// # Safety
+/// Handles must be empty or live; pointers must hold their counts.
+#[no_mangle]
+pub unsafe extern "C" fn mlx_random_seed(seed: u64) -> c_int {
+    status("mlx_random_seed", || {
+        { ops::random::seed(seed); Ok(()) }
+    })
+}
+
+/// `mlx_random_split_num`: wraps `split`.
+///
+/// # Safety
+/// Handles must be empty or live; pointers must hold their counts.
+#[no_mangle]
+pub unsafe extern "C" fn mlx_random_split_num(res: *mut mlx_array, key: mlx_array, num: c_int, s: mlx_stream) -> c_int {
+    status("mlx_random_split_num", || {
+        let key = arg::array(key, "key")?;
+        let num = arg::count(num, "num")?;
+        arg::stream(s)?;
+        arg::set_array(res, ops::random::split(&key, num)?)
+    })
+}
+
+/// `mlx_random_split`: wraps `split_key`.
+///
+/// # Safety
+/// Handles must be empty or live; pointers must hold their counts.
+#[no_mangle]
+pub unsafe extern "C" fn mlx_random_split(res_0: *mut mlx_array, res_1: *mut mlx_array, key: mlx_array, s: mlx_stream) -> c_int {
+    status("mlx_random_split", || {
+        let key = arg::array(key, "key")?;
+        arg::stream(s)?;
+        let (r0, r1) = compose::split_key(&key)?;
+        arg::set_pair(res_0, res_1, r0, r1)
+    })
+}
+
+/// `mlx_random_truncated_normal`: wraps `truncated_normal`.
+///
+/// # Safety
+/// Handles must be empty or live; pointers must hold their counts.
+#[no_mangle]
+pub unsafe extern "C" fn mlx_random_truncated_normal(res: *mut mlx_array, lower: mlx_array, upper: mlx_array, shape: *const c_int, shape_num: usize, dtype: mlx_dtype, key: mlx_array, s: mlx_stream) -> c_int {
+    status("mlx_random_truncated_normal", || {
+        let lower = arg::array(lower, "lower")?;
+        let upper = arg::array(upper, "upper")?;
+        let shape = arg::shape(shape, shape_num, "shape")?;
+        let dtype = arg::dtype(dtype)?;
+        let key = arg::array_opt(key)?;
+        arg::stream(s)?;
+        arg::set_array(res, ops::random::truncated_normal(compose::scalar_f32(&lower, "truncated_normal", "lower")?, compose::scalar_f32(&upper, "truncated_normal", "upper")?, Some(&shape), dtype, key.as_ref())?)
+    })
+}
+
+/// `mlx_random_uniform`: wraps `uniform`.
+///
+/// # Safety
+/// Handles must be empty or live; pointers must hold their counts.
+#[no_mangle]
+pub unsafe extern "C" fn mlx_random_uniform(res: *mut mlx_array, low: mlx_array, high: mlx_array, shape: *const c_int, shape_num: usize, dtype: mlx_dtype, key: mlx_array, s: mlx_stream) -> c_int {
+    status("mlx_random_uniform", || {
+        let low = arg::array(low, "low")?;
+        let high = arg::array(high, "high")?;
+        let shape = arg::shape(shape, shape_num, "shape")?;
+        let dtype = arg::dtype(dtype)?;
+        let key = arg::array_opt(key)?;
+        arg::stream(s)?;
+        arg::set_array(res, ops::random::uniform(&low, &high, &shape, dtype, key.as_ref())?)
+    })
+}
+
+/// `mlx_fast_layer_norm`: wraps `layer_norm`.
+///
+/// # Safety
+/// Handles must be empty or live; pointers must hold their counts.
+#[no_mangle]
+pub unsafe extern "C" fn mlx_fast_layer_norm(res: *mut mlx_array, x: mlx_array, weight: mlx_array, bias: mlx_array, eps: f32, s: mlx_stream) -> c_int {
+    status("mlx_fast_layer_norm", || {
+        let x = arg::array(x, "x")?;
+        let weight = arg::array_opt(weight)?;
+        let bias = arg::array_opt(bias)?;
+        arg::stream(s)?;
+        arg::set_array(res, ops::layer_norm(&x, weight.as_ref(), bias.as_ref(), eps)?)
+    })
+}
+
+/// `mlx_fast_rms_norm`: wraps `rms_norm`.
+///
+/// # Safety
+/// Handles must be empty or live; pointers must hold their counts.
+#[no_mangle]
+pub unsafe extern "C" fn mlx_fast_rms_norm(res: *mut mlx_array, x: mlx_array, weight: mlx_array, eps: f32, s: mlx_stream) -> c_int {
+    status("mlx_fast_rms_norm", || {
+        let x = arg::array(x, "x")?;
+        let weight = arg::array_opt(weight)?;
+        arg::stream(s)?;
+        arg::set_array(res, ops::rms_norm(&x, weight.as_ref(), eps)?)
+    })
+}
+
+/// `mlx_fast_rope`: wraps `rope`.
+///
+/// # Safety
+/// Handles must be empty or live; pointers must hold their counts.
+#[no_mangle]
+pub unsafe extern "C" fn mlx_fast_rope(res: *mut mlx_array, x: mlx_array, dims: c_int, traditional: bool, base: mlx_optional_float, scale: f32, offset: c_int, freqs: mlx_array, s: mlx_stream) -> c_int {
+    status("mlx_fast_rope", || {
+        let x = arg::array(x, "x")?;
+        let base = arg::float_opt(base);
+        let freqs = arg::array_opt(freqs)?;
+        arg::stream(s)?;
+        arg::set_array(res, ops::rope(&x, dims as isize, traditional, base, scale, ops::RopeOffset::Int(offset), freqs.as_ref())?)
+    })
+}
+
+/// `mlx_fast_rope_dynamic`: wraps `rope`.
+///
+/// # Safety
+/// Handles must be empty or live; pointers must hold their counts.
+#[no_mangle]
+pub unsafe extern "C" fn mlx_fast_rope_dynamic(res: *mut mlx_array, x: mlx_array, dims: c_int, traditional: bool, base: mlx_optional_float, scale: f32, offset: mlx_array, freqs: mlx_array, s: mlx_stream) -> c_int {
+    status("mlx_fast_rope_dynamic", || {
+        let x = arg::array(x, "x")?;
+        let base = arg::float_opt(base);
+        let offset = arg::array(offset, "offset")?;
+        let freqs = arg::array_opt(freqs)?;
+        arg::stream(s)?;
+        arg::set_array(res, ops::rope(&x, dims as isize, traditional, base, scale, ops::RopeOffset::Array(&offset), freqs.as_ref())?)
+    })
+}
+
+/// `mlx_fast_scaled_dot_product_attention`: wraps `sdpa`.
+///
+/// # Safety
+/// Handles must be empty or live; pointers must hold their counts.
+#[no_mangle]
+pub unsafe extern "C" fn mlx_fast_scaled_dot_product_attention(res: *mut mlx_array, queries: mlx_array, keys: mlx_array, values: mlx_array, scale: f32, mask_mode: *const c_char, mask_arr: mlx_array, sinks: mlx_array, s: mlx_stream) -> c_int {
+    status("mlx_fast_scaled_dot_product_attention", || {
+        let queries = arg::array(queries, "queries")?;
+        let keys = arg::array(keys, "keys")?;
+        let values = arg::array(values, "values")?;
+        let mask_mode = arg::string(mask_mode, "mask_mode")?;
+        let mask_arr = arg::array_opt(mask_arr)?;
+        let sinks = arg::array_opt(sinks)?;
+        arg::stream(s)?;
+        arg::set_array(res, compose::sdpa(&queries, &keys, &values, scale, mask_mode, mask_arr.as_ref(), sinks.as_ref())?)
+    })
+}
+
+/// `mlx_linalg_norm`: wraps `norm`.
+///
+/// # Safety
+/// Handles must be empty or live; pointers must hold their counts.
+#[no_mangle]
+pub unsafe extern "C" fn mlx_linalg_norm(res: *mut mlx_array, a: mlx_array, ord: f64, axis: *const c_int, axis_num: usize, keepdims: bool, s: mlx_stream) -> c_int {
+    status("mlx_linalg_norm", || {
+        let a = arg::array(a, "a")?;
+        let axis = arg::ints_opt(axis, axis_num, "axis")?;
+        arg::stream(s)?;
+        arg::set_array(res, ops::norm(&a, Some(ops::NormOrd::Num(ord)), axis.as_deref(), keepdims)?)
+    })
+}
+
+/// `mlx_linalg_norm_matrix`: wraps `norm`.
+///
+/// # Safety
+/// Handles must be empty or live; pointers must hold their counts.
+#[no_mangle]
+pub unsafe extern "C" fn mlx_linalg_norm_matrix(res: *mut mlx_array, a: mlx_array, ord: *const c_char, axis: *const c_int, axis_num: usize, keepdims: bool, s: mlx_stream) -> c_int {
+    status("mlx_linalg_norm_matrix", || {
+        let a = arg::array(a, "a")?;
+        let ord = arg::string(ord, "ord")?;
+        let axis = arg::ints_opt(axis, axis_num, "axis")?;
+        arg::stream(s)?;
+        arg::set_array(res, ops::norm(&a, Some(compose::matrix_ord(ord)?), axis.as_deref(), keepdims)?)
+    })
+}
+
+/// `mlx_linalg_norm_l2`: wraps `norm`.
+///
+/// # Safety
+/// Handles must be empty or live; pointers must hold their counts.
+#[no_mangle]
+pub unsafe extern "C" fn mlx_linalg_norm_l2(res: *mut mlx_array, a: mlx_array, axis: *const c_int, axis_num: usize, keepdims: bool, s: mlx_stream) -> c_int {
+    status("mlx_linalg_norm_l2", || {
+        let a = arg::array(a, "a")?;
+        let axis = arg::ints_opt(axis, axis_num, "axis")?;
+        arg::stream(s)?;
+        arg::set_array(res, ops::norm(&a, None, axis.as_deref(), keepdims)?)
+    })
+}
+
+/// `mlx_linalg_svd`: wraps `svd`.
+///
+/// # Safety
+/// Handles must be empty or live; pointers must hold their counts.
+#[no_mangle]
+pub unsafe extern "C" fn mlx_linalg_svd(res: *mut mlx_vector_array, a: mlx_array, compute_uv: bool, s: mlx_stream) -> c_int {
+    status("mlx_linalg_svd", || {
+        let a = arg::array(a, "a")?;
+        arg::stream(s)?;
+        arg::set_vector_array(res, compose::svd(&a, compute_uv)?)
     })
 }
 

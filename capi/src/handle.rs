@@ -40,6 +40,7 @@ impl_handle! {
     mlx_vector_int => Vec<core::ffi::c_int>;
     mlx_vector_string => Vec<alloc::ffi::CString>;
     mlx_map_string_to_array => crate::map::ArrayMap;
+    mlx_map_string_to_string => crate::map_string::StringMap;
 }
 
 /// A handle owning `inner`.

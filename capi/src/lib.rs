@@ -38,7 +38,10 @@ mod format;
 mod generated_ops;
 pub mod handle;
 mod host;
+#[cfg(feature = "std")]
+pub mod io;
 pub mod map;
+pub mod map_string;
 pub mod memory;
 mod prelude;
 pub mod stream;

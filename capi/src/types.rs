@@ -29,6 +29,17 @@ handles! {
     mlx_vector_int, "mlx_vector_int";
     mlx_vector_string, "mlx_vector_string";
     mlx_map_string_to_array, "mlx_map_string_to_array";
+    mlx_map_string_to_string, "mlx_map_string_to_string";
+}
+
+/// `mlx_map_string_to_string_iterator`: a position (`ctx`) over a map (`map_ctx`).
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct mlx_map_string_to_string_iterator {
+    /// Boxed iterator state, or null.
+    pub ctx: *mut c_void,
+    /// The map iterated (not owned).
+    pub map_ctx: *mut c_void,
 }
 
 /// `mlx_map_string_to_array_iterator`: a position (`ctx`) over a map (`map_ctx`).

@@ -5,7 +5,7 @@
 #include "check.h"
 
 /* Tolerance by result dtype: exact for integers/bool, relative for floats. */
-static double golden_tol(mlx_dtype d) {
+static inline double golden_tol(mlx_dtype d) {
   switch (d) {
     case MLX_FLOAT16:
       return 2e-3;
@@ -21,7 +21,7 @@ static double golden_tol(mlx_dtype d) {
   }
 }
 
-static void expect_array(const char* name, mlx_array res, mlx_dtype dtype, const int* shape, int ndim,
+static inline void expect_array(const char* name, mlx_array res, mlx_dtype dtype, const int* shape, int ndim,
                          const double* want, size_t n) {
   g_checks++;
   if (res.ctx == NULL) {
@@ -74,7 +74,7 @@ static void expect_array(const char* name, mlx_array res, mlx_dtype dtype, const
   mlx_stream_free(s);
 }
 
-static void expect_error_impl(const char* name, int rc, int before) {
+static inline void expect_error_impl(const char* name, int rc, int before) {
   g_checks++;
   if (rc == 0 || g_errors != before + 1 || g_last_msg[0] == '\0') {
     g_failures++;

@@ -6,7 +6,11 @@
 #
 # Environment (set by scripts/test.sh, all optional): MLX_ARM_ROOT, MLX_ARM_TARGET_DIR.
 # NO_VALGRIND=1 skips valgrind; MLX_ARM_SKIP_BUILD=1 uses the library already built. CC overrides gcc.
+# MLX_ARM_C_AARCH64=1 (or the argument --aarch64) also cross-builds libmlx_arm.a for
+# aarch64-unknown-linux-gnu, compiles the same programs with aarch64-linux-gnu-gcc and runs
+# them under qemu-aarch64 (no valgrind there); MLX_ARM_C_AARCH64=only runs just that part.
 set -euo pipefail
+[ "${1:-}" = "--aarch64" ] && MLX_ARM_C_AARCH64=1
 
 ROOT="${MLX_ARM_ROOT:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)}"
 TARGET_DIR="${MLX_ARM_TARGET_DIR:-${CARGO_TARGET_DIR:-$ROOT/target}}"
@@ -22,7 +26,7 @@ LIB="$TARGET_DIR/release/libmlx_arm.a"
 
 OUT="$(mktemp -d)"
 trap 'rm -rf "$OUT"' EXIT
-CFLAGS=(-std=c11 -Wall -Wextra -Werror -O1 -g -I "$ROOT/include")
+CFLAGS=(-std=c11 -Wall -Wextra -Werror -O1 -g -I "$ROOT/include" "-DMLX_ARM_TEST_DATA=\"$ROOT/tests/c/data\"")
 LIBS=("$LIB" -lpthread -ldl -lm)
 
 # Every function the headers declare must link: take the address of each (declared here as
@@ -51,13 +55,18 @@ fi
 
 VALGRIND=()
 if [ -z "${NO_VALGRIND:-}" ] && command -v valgrind >/dev/null; then
-  VALGRIND=(valgrind -q --leak-check=full --errors-for-leak-kinds=definite,indirect --error-exitcode=9)
+  VALGRIND=(valgrind -q --leak-check=full --show-possibly-lost=no --errors-for-leak-kinds=definite,indirect --error-exitcode=9)
 else
   echo "   (valgrind not used)"
 fi
 
 FAILED=0
-for src in "$ROOT"/tests/c/*.c "$ROOT"/tests/c/mlxc_compat/*.c; do
+if [ "${MLX_ARM_C_AARCH64:-}" = only ]; then
+  SRCS=()
+else
+  SRCS=("$ROOT"/tests/c/*.c "$ROOT"/tests/c/mlxc_compat/*.c)
+fi
+for src in "${SRCS[@]}"; do
   name="$(basename "$src" .c)"
   echo "== $name"
   if ! "$CC" "${CFLAGS[@]}" "$src" "${LIBS[@]}" -o "$OUT/$name"; then
@@ -67,4 +76,28 @@ for src in "$ROOT"/tests/c/*.c "$ROOT"/tests/c/mlxc_compat/*.c; do
     echo "FAILED $name"; FAILED=1
   fi
 done
+if [ -n "${MLX_ARM_C_AARCH64:-}" ]; then
+  # Cross: the same programs for aarch64 under qemu-user (cross linker and qemu runner as in
+  # .cargo/config.toml; LD_LIBRARY_PATH pins the cross glibc).
+  XT=aarch64-unknown-linux-gnu
+  if [ -z "${MLX_ARM_SKIP_BUILD:-}" ]; then
+    echo "== cargo build -p mlx-arm-capi --release --target $XT"
+    CARGO_TARGET_DIR="$TARGET_DIR" cargo build -p mlx-arm-capi --release --target "$XT"
+  fi
+  XLIB="$TARGET_DIR/$XT/release/libmlx_arm.a"
+  [ -f "$XLIB" ] || { echo "missing $XLIB" >&2; exit 1; }
+  XCC="${XCC:-aarch64-linux-gnu-gcc}"
+  QEMU=(qemu-aarch64 -L /usr/aarch64-linux-gnu -E LD_LIBRARY_PATH=/usr/aarch64-linux-gnu/lib)
+  for src in "$ROOT"/tests/c/*.c "$ROOT"/tests/c/mlxc_compat/*.c; do
+    name="$(basename "$src" .c)-aarch64"
+    echo "== $name (qemu-aarch64)"
+    if ! "$XCC" "${CFLAGS[@]}" "$src" "$XLIB" -lpthread -ldl -lm -o "$OUT/$name"; then
+      echo "FAILED to compile $name"; FAILED=1; continue
+    fi
+    if ! (cd "$OUT" && "${QEMU[@]}" "./$name"); then
+      echo "FAILED $name"; FAILED=1
+    fi
+  done
+fi
+
 [ "$FAILED" = 0 ] && echo "C API tests passed" || { echo "C API tests FAILED"; exit 1; }

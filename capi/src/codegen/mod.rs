@@ -6,6 +6,7 @@
 //! `MLX_ARM_BLESS=1 cargo test -p mlx-arm-capi codegen` rewrites them.
 
 mod spec;
+mod spec_ext;
 
 use std::fmt::Write as _;
 use std::path::PathBuf;
@@ -17,6 +18,10 @@ pub enum Out {
     Array,
     /// `mlx_vector_array* res`.
     Vector,
+    /// `mlx_array* res_0, mlx_array* res_1` (the call gives a pair).
+    Pair,
+    /// No result parameter (the call gives `()`), e.g. `mlx_random_seed`.
+    Nothing,
 }
 
 /// One C function: name without `mlx_`, header, `name: kind` parameters, output, Rust call.
@@ -26,6 +31,8 @@ pub struct Op {
     pub params: Vec<(String, String)>,
     pub out: Out,
     pub call: String,
+    /// Whether the function ends with `const mlx_stream s` (mlx-c's `random_key`/`seed` do not).
+    pub stream: bool,
 }
 
 /// A parameter kind: its C text, Rust parameter text and conversion statement.
@@ -35,6 +42,11 @@ fn param(name: &str, kind: &str) -> (String, String, Option<String>) {
         "array" => (format!("const mlx_array {n}"), format!("{n}: mlx_array"), Some(format!("let {n} = arg::array({n}, \"{n}\")?;"))),
         "array?" => (format!("const mlx_array {n} /* may be null */"), format!("{n}: mlx_array"), Some(format!("let {n} = arg::array_opt({n})?;"))),
         "vector_array" => (format!("const mlx_vector_array {n}"), format!("{n}: mlx_vector_array"), Some(format!("let {n} = arg::vector_array({n})?;"))),
+        "ints?" => (
+            format!("const int* {n} /* may be null */, size_t {n}_num"),
+            format!("{n}: *const c_int, {n}_num: usize"),
+            Some(format!("let {n} = arg::ints_opt({n}, {n}_num, \"{n}\")?;")),
+        ),
         "ints" => (
             format!("const int* {n}, size_t {n}_num"),
             format!("{n}: *const c_int, {n}_num: usize"),
@@ -56,6 +68,7 @@ fn param(name: &str, kind: &str) -> (String, String, Option<String>) {
         "float" => (format!("float {n}"), format!("{n}: f32"), None),
         "double" => (format!("double {n}"), format!("{n}: f64"), None),
         "size" => (format!("size_t {n}"), format!("{n}: usize"), None),
+        "u64" => (format!("uint64_t {n}"), format!("{n}: u64"), None),
         "dtype" => (format!("mlx_dtype {n}"), format!("{n}: mlx_dtype"), Some(format!("let {n} = arg::dtype({n})?;"))),
         "opt_int" => (format!("mlx_optional_int {n}"), format!("{n}: mlx_optional_int"), Some(format!("let {n} = arg::int_opt({n});"))),
         "opt_float" => (format!("mlx_optional_float {n}"), format!("{n}: mlx_optional_float"), Some(format!("let {n} = arg::float_opt({n});"))),
@@ -67,40 +80,53 @@ fn param(name: &str, kind: &str) -> (String, String, Option<String>) {
 }
 
 fn c_prototype(op: &Op) -> String {
-    let mut ps = vec![match op.out {
-        Out::Array => "mlx_array* res".to_string(),
-        Out::Vector => "mlx_vector_array* res".to_string(),
-    }];
+    let mut ps: Vec<String> = match op.out {
+        Out::Array => vec!["mlx_array* res".into()],
+        Out::Vector => vec!["mlx_vector_array* res".into()],
+        Out::Pair => vec!["mlx_array* res_0".into(), "mlx_array* res_1".into()],
+        Out::Nothing => vec![],
+    };
     ps.extend(op.params.iter().map(|(n, k)| param(n, k).0));
-    ps.push("const mlx_stream s".into());
+    if op.stream {
+        ps.push("const mlx_stream s".into());
+    }
     format!("int mlx_{}({});", op.name, ps.join(", "))
 }
 
 fn core_fn(op: &Op) -> String {
     let s = op.call.as_str();
     let start = s.find("ops::").map(|i| i + 5).or_else(|| s.find("compose::").map(|i| i + 9)).unwrap_or(0);
+    let s = &s[start..];
+    let start = s.find("random::").map(|i| i + 8).unwrap_or(0);
     s[start..].split('(').next().unwrap_or("").to_string()
 }
 
 fn rust_fn(op: &Op) -> String {
-    let mut ps = vec![match op.out {
-        Out::Array => "res: *mut mlx_array".to_string(),
-        Out::Vector => "res: *mut mlx_vector_array".to_string(),
-    }];
+    let mut ps: Vec<String> = match op.out {
+        Out::Array => vec!["res: *mut mlx_array".into()],
+        Out::Vector => vec!["res: *mut mlx_vector_array".into()],
+        Out::Pair => vec!["res_0: *mut mlx_array".into(), "res_1: *mut mlx_array".into()],
+        Out::Nothing => vec![],
+    };
     ps.extend(op.params.iter().map(|(n, k)| param(n, k).1));
-    ps.push("s: mlx_stream".into());
+    if op.stream {
+        ps.push("s: mlx_stream".into());
+    }
     let mut body = String::new();
     for (n, k) in &op.params {
         if let Some(conv) = param(n, k).2 {
             let _ = writeln!(body, "        {conv}");
         }
     }
-    let _ = writeln!(body, "        arg::stream(s)?;");
-    let set = match op.out {
-        Out::Array => "set_array",
-        Out::Vector => "set_vector_array",
+    if op.stream {
+        let _ = writeln!(body, "        arg::stream(s)?;");
+    }
+    let _ = match op.out {
+        Out::Array => writeln!(body, "        arg::set_array(res, {}?)", op.call),
+        Out::Vector => writeln!(body, "        arg::set_vector_array(res, {}?)", op.call),
+        Out::Pair => writeln!(body, "        let (r0, r1) = {}?;\n        arg::set_pair(res_0, res_1, r0, r1)", op.call),
+        Out::Nothing => writeln!(body, "        {}", op.call),
     };
-    let _ = writeln!(body, "        arg::{set}(res, {}?)", op.call);
     format!(
         "/// `mlx_{name}`: wraps `{core}`.\n///\n/// # Safety\n/// Handles must be empty or live; pointers must hold their counts.\n#[no_mangle]\npub unsafe extern \"C\" fn mlx_{name}({params}) -> c_int {{\n    status(\"mlx_{name}\", || {{\n{body}    }})\n}}\n",
         name = op.name,
@@ -111,13 +137,21 @@ fn rust_fn(op: &Op) -> String {
 
 const BANNER: &str = "This file is generated by capi/src/codegen (MLX_ARM_BLESS=1 cargo test -p mlx-arm-capi codegen). Do not edit.";
 
+/// Where the C function's documentation points: the Python name of the MLX function.
+fn doc_target(op: &Op) -> String {
+    match op.name.strip_prefix(op.header).and_then(|n| n.strip_prefix('_')) {
+        Some(rest) => format!("mlx.core.{}.{rest}", op.header),
+        None => format!("mlx.core.{}", core_fn(op)),
+    }
+}
+
 fn header_text(header: &str, ops: &[&Op]) -> String {
     let guard = format!("MLX_ARM_C_{}_H", header.to_uppercase());
     let mut h = format!(
         "/* {BANNER} */\n\n#ifndef {guard}\n#define {guard}\n\n#include <stdbool.h>\n#include <stddef.h>\n#include <stdint.h>\n\n#include \"mlx/c/array.h\"\n#include \"mlx/c/optional.h\"\n#include \"mlx/c/stream.h\"\n#include \"mlx/c/vector.h\"\n\n#ifdef __cplusplus\nextern \"C\" {{\n#endif\n\n/**\n * \\defgroup {header} {header} operations (mlx-c compatible)\n * Each returns 0 on success; on failure it returns non-zero after sending a message\n * to the error handler, and leaves `*res` unchanged.\n */\n/**@{{*/\n\n"
     );
     for op in ops {
-        let _ = writeln!(h, "/** `mlx_{}`: see mlx.core.{}. */", op.name, core_fn(op));
+        let _ = writeln!(h, "/** `mlx_{}`: see {}. */", op.name, doc_target(op));
         let _ = writeln!(h, "{}", c_prototype(op));
     }
     h.push_str("\n/**@}*/\n\n#ifdef __cplusplus\n}\n#endif\n\n#endif\n");
@@ -126,7 +160,7 @@ fn header_text(header: &str, ops: &[&Op]) -> String {
 
 fn rust_text(ops: &[Op]) -> String {
     let mut r = format!(
-        "//! Op wrappers. {BANNER}\n#![allow(unused_imports)]\n\nuse crate::arg;\nuse crate::compose;\nuse crate::error::status;\nuse crate::types::*;\nuse core::ffi::{{c_char, c_int}};\nuse mlx_arm_core::ops::{{self, BinaryOp, UnaryOp}};\n\n"
+        "//! Op wrappers. {BANNER}\n#![allow(unused_imports)]\n\nuse crate::arg;\nuse crate::compose;\nuse crate::error::status;\nuse crate::types::*;\nuse core::ffi::{{c_char, c_int}};\nuse mlx_arm_core::ops::{{self, BinaryOp, UnaryOp}};\nuse mlx_arm_core::ops::random::Param;\n\n"
     );
     for op in ops {
         r.push_str(&rust_fn(op));
@@ -141,7 +175,8 @@ fn root() -> PathBuf {
 
 /// Every generated file and its expected contents.
 pub fn outputs() -> Vec<(PathBuf, String)> {
-    let ops = spec::table();
+    let mut ops = spec::table();
+    ops.extend(spec_ext::table());
     let mut headers: Vec<&'static str> = ops.iter().map(|o| o.header).collect();
     headers.sort_unstable();
     headers.dedup();
@@ -175,7 +210,8 @@ fn codegen_files_are_fresh() {
 
 #[test]
 fn codegen_names_are_unique() {
-    let ops = spec::table();
+    let mut ops = spec::table();
+    ops.extend(spec_ext::table());
     let mut names: Vec<&str> = ops.iter().map(|o| o.name.as_str()).collect();
     names.sort_unstable();
     let n = names.len();

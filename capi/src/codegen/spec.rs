@@ -10,7 +10,8 @@ use mlx_arm_core::ops::{BinaryOp, UnaryOp};
 /// Core unary/binary ops that mlx-c's `ops.h` lacks: exported as `mlx_arm_<name>`.
 const NOT_IN_MLX_C: &[&str] = &["trunc"];
 
-fn op(name: &str, header: &'static str, params: &str, out: Out, call: &str) -> Op {
+/// One table line as an [`Op`] that takes the trailing stream (every op but two in mlx-c).
+pub(super) fn op(name: &str, header: &'static str, params: &str, out: Out, call: &str) -> Op {
     let params = params
         .split(',')
         .map(str::trim)
@@ -20,7 +21,7 @@ fn op(name: &str, header: &'static str, params: &str, out: Out, call: &str) -> O
             (n.trim().to_string(), k.trim().to_string())
         })
         .collect();
-    Op { name: name.into(), header, params, out, call: call.into() }
+    Op { name: name.into(), header, params, out, call: call.into(), stream: true }
 }
 
 fn c_name(name: &str) -> String {
@@ -153,6 +154,66 @@ pub fn table() -> Vec<Op> {
         ("scatter_max_single", "a: array, indices: array, updates: array, axis: int", A, "ops::scatter_max(&a, &[indices], &updates, &[axis as isize])"),
         ("scatter_min", "a: array, indices: vector_array, updates: array, axes: ints", A, "ops::scatter_min(&a, &indices, &updates, &axes)"),
         ("scatter_min_single", "a: array, indices: array, updates: array, axis: int", A, "ops::scatter_min(&a, &[indices], &updates, &[axis as isize])"),
+        ("slice_dynamic", "a: array, start: array, axes: ints, slice_size: shape", A, "ops::slice_dynamic(&a, &compose::index_values(&start, \"slice_dynamic\")?, &axes, &slice_size)"),
+        ("slice_update", "src: array, update: array, start: ints, stop: ints, strides: ints", A, "ops::slice_update(&src, &update, &start, &stop, &strides)"),
+        ("slice_update_dynamic", "src: array, update: array, start: array, axes: ints", A, "ops::slice_update_dynamic(&src, &update, &compose::index_values(&start, \"slice_update_dynamic\")?, &axes)"),
+        // comparison composites
+        ("isclose", "a: array, b: array, rtol: double, atol: double, equal_nan: bool", A, "ops::isclose(&a, &b, rtol, atol, equal_nan)"),
+        ("allclose", "a: array, b: array, rtol: double, atol: double, equal_nan: bool", A, "ops::allclose(&a, &b, rtol, atol, equal_nan)"),
+        ("array_equal", "a: array, b: array, equal_nan: bool", A, "ops::array_equal(&a, &b, equal_nan)"),
+        ("clip", "a: array, a_min: array?, a_max: array?", A, "ops::clip(&a, a_min.as_ref(), a_max.as_ref())"),
+        ("nan_to_num", "a: array, nan: float, posinf: opt_float, neginf: opt_float", A, "ops::nan_to_num(&a, f64::from(nan), posinf.map(f64::from), neginf.map(f64::from))"),
+        ("divmod", "a: array, b: array", V, "ops::divmod(&a, &b)"),
+        // joining, splitting, tiling
+        ("concatenate", "arrays: vector_array", A, "ops::concatenate(&arrays, None)"),
+        ("concatenate_axis", "arrays: vector_array, axis: int", A, "ops::concatenate(&arrays, Some(axis as isize))"),
+        ("stack", "arrays: vector_array", A, "ops::stack(&arrays, 0)"),
+        ("stack_axis", "arrays: vector_array, axis: int", A, "ops::stack(&arrays, axis as isize)"),
+        ("split", "a: array, num_splits: count, axis: int", V, "ops::split(&a, ops::SplitSpec::Sections(num_splits), axis as isize)"),
+        ("split_sections", "a: array, indices: ints, axis: int", V, "ops::split(&a, ops::SplitSpec::Indices(&indices), axis as isize)"),
+        ("tile", "arr: array, reps: shape", A, "ops::tile(&arr, &reps)"),
+        ("repeat", "arr: array, repeats: int", A, "ops::repeat(&arr, repeats as isize, None)"),
+        ("repeat_axis", "arr: array, repeats: int, axis: int", A, "ops::repeat(&arr, repeats as isize, Some(axis as isize))"),
+        ("roll", "a: array, shift: ints", A, "ops::roll(&a, &shift, None)"),
+        ("roll_axis", "a: array, shift: ints, axis: int", A, "ops::roll(&a, &shift, Some(&[axis as isize]))"),
+        ("roll_axes", "a: array, shift: ints, axes: ints", A, "ops::roll(&a, &shift, Some(&axes))"),
+        ("pad", "a: array, axes: ints, low_pad_size: shape, high_pad_size: shape, pad_value: array, mode: str", A, "compose::pad(&a, &axes, &low_pad_size, &high_pad_size, &pad_value, mode)"),
+        ("pad_symmetric", "a: array, pad_width: count, pad_value: array, mode: str", A, "compose::pad_symmetric(&a, pad_width, &pad_value, mode)"),
+        ("unflatten", "a: array, axis: int, shape: ints", A, "ops::unflatten(&a, axis as isize, &shape)"),
+        ("atleast_1d", "a: array", A, "ops::atleast_1d(&a)"),
+        ("atleast_2d", "a: array", A, "ops::atleast_2d(&a)"),
+        ("atleast_3d", "a: array", A, "ops::atleast_3d(&a)"),
+        // diagonals and triangles
+        ("diag", "a: array, k: int", A, "ops::diag(&a, k as isize)"),
+        ("diagonal", "a: array, offset: int, axis1: int, axis2: int", A, "ops::diagonal(&a, offset as isize, axis1 as isize, axis2 as isize)"),
+        ("trace", "a: array, offset: int, axis1: int, axis2: int, dtype: dtype", A, "ops::trace(&a, offset as isize, axis1 as isize, axis2 as isize, Some(dtype))"),
+        ("tril", "x: array, k: int", A, "ops::tril(&x, k as isize)"),
+        ("triu", "x: array, k: int", A, "ops::triu(&x, k as isize)"),
+        // products
+        ("matmul", "a: array, b: array", A, "ops::matmul(&a, &b)"),
+        ("addmm", "c: array, a: array, b: array, alpha: float, beta: float", A, "ops::addmm(&c, &a, &b, alpha, beta)"),
+        ("inner", "a: array, b: array", A, "ops::inner(&a, &b)"),
+        ("outer", "a: array, b: array", A, "ops::outer(&a, &b)"),
+        ("kron", "a: array, b: array", A, "ops::kron(&a, &b)"),
+        ("tensordot", "a: array, b: array, axes_a: ints, axes_b: ints", A, "ops::tensordot_axes(&a, &b, &axes_a, &axes_b)"),
+        ("tensordot_axis", "a: array, b: array, axis: int", A, "ops::tensordot(&a, &b, axis as isize)"),
+        ("einsum", "subscripts: str, operands: vector_array", A, "ops::einsum(subscripts, &operands)"),
+        // convolution (MLX layout: input [N, spatial..., C_in], weight [C_out, spatial..., C_in/groups])
+        ("conv1d", "input: array, weight: array, stride: int, padding: int, dilation: int, groups: int", A, "ops::conv1d(&input, &weight, stride as isize, padding as isize, dilation as isize, groups as isize)"),
+        ("conv2d", "input: array, weight: array, stride_0: int, stride_1: int, padding_0: int, padding_1: int, dilation_0: int, dilation_1: int, groups: int", A, "ops::conv2d(&input, &weight, (stride_0 as isize, stride_1 as isize), (padding_0 as isize, padding_1 as isize), (dilation_0 as isize, dilation_1 as isize), groups as isize)"),
+        ("conv3d", "input: array, weight: array, stride_0: int, stride_1: int, stride_2: int, padding_0: int, padding_1: int, padding_2: int, dilation_0: int, dilation_1: int, dilation_2: int, groups: int", A, "ops::conv_general(&input, &weight, &[stride_0 as isize, stride_1 as isize, stride_2 as isize], &[padding_0 as isize, padding_1 as isize, padding_2 as isize], &[padding_0 as isize, padding_1 as isize, padding_2 as isize], &[dilation_0 as isize, dilation_1 as isize, dilation_2 as isize], &[1, 1, 1], groups as isize, false)"),
+        ("conv_general", "input: array, weight: array, stride: ints, padding_lo: ints, padding_hi: ints, kernel_dilation: ints, input_dilation: ints, groups: int, flip: bool", A, "ops::conv_general(&input, &weight, &stride, &padding_lo, &padding_hi, &kernel_dilation, &input_dilation, groups as isize, flip)"),
+        // quantization
+        ("quantize", "w: array, group_size: opt_int, bits: opt_int, mode: str, global_scale: array?", V, "ops::quantize(&w, group_size.map(i64::from), bits.map(i64::from), mode, global_scale.as_ref())"),
+        ("dequantize", "w: array, scales: array, biases: array?, group_size: opt_int, bits: opt_int, mode: str, global_scale: array?, dtype: opt_dtype", A, "ops::dequantize(&w, &scales, biases.as_ref(), group_size.map(i64::from), bits.map(i64::from), mode, global_scale.as_ref(), dtype)"),
+        ("quantized_matmul", "x: array, w: array, scales: array, biases: array?, transpose: bool, group_size: opt_int, bits: opt_int, mode: str", A, "ops::quantized_matmul(&x, &w, &scales, biases.as_ref(), transpose, group_size.map(i64::from), bits.map(i64::from), mode)"),
+        ("gather_qmm", "x: array, w: array, scales: array, biases: array?, lhs_indices: array?, rhs_indices: array?, transpose: bool, group_size: opt_int, bits: opt_int, mode: str, sorted_indices: bool", A, "ops::gather_qmm(&x, &w, &scales, biases.as_ref(), lhs_indices.as_ref(), rhs_indices.as_ref(), transpose, group_size.map(i64::from), bits.map(i64::from), mode, sorted_indices)"),
+        ("to_fp8", "x: array", A, "ops::to_fp8(&x)"),
+        ("from_fp8", "x: array, dtype: dtype", A, "ops::from_fp8(&x, dtype)"),
+        // GGUF blocks (extensions: mlx-c has no block types). `ggml_type` is ggml's name ("q4_0").
+        ("arm_ggml_quantize", "w: array, ggml_type: str", A, "ops::ggml_quantize(&w, compose::ggml_type(ggml_type)?)"),
+        ("arm_ggml_dequantize", "w_blocks: array, ggml_type: str, k: count", A, "ops::ggml_dequantize(&w_blocks, compose::ggml_type(ggml_type)?, k)"),
+        ("arm_ggml_matmul", "x: array, w_blocks: array, ggml_type: str, k: count", A, "ops::ggml_matmul(&x, &w_blocks, compose::ggml_type(ggml_type)?, k)"),
     ];
     for (name, params, out, call) in lines {
         t.push(op(name, "ops", params, *out, call));

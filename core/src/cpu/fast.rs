@@ -82,8 +82,12 @@ fn rms_norm<T: Store>(inputs: &[Array], eps: f32, shape: &[usize], out: &Data) -
     let x = super::input(inputs, 0, OP)?;
     let w = super::input(inputs, 1, OP)?;
     let xv = x.data()?.read::<T>(shape).into_owned();
-    let wv: Vec<f32> = w.data()?.read::<T>(&[d]).iter().map(|v| v.f()).collect();
-    let wv = if w.ndim() == 0 { alloc::vec![w.data()?.read::<T>(&[])[0].f(); d] } else { wv };
+    // A 0-d weight (no weight given) holds one element: read it as such, never as `d`.
+    let wv: Vec<f32> = if w.ndim() == 0 {
+        alloc::vec![w.data()?.read::<T>(&[])[0].f(); d]
+    } else {
+        w.data()?.read::<T>(&[d]).iter().map(|v| v.f()).collect()
+    };
     rows(&xv, d, out, |_, xr, o| {
         let ss: f32 = xr.iter().map(|v| v.f() * v.f()).sum();
         let inv = 1.0 / (ss / d as f32 + eps).sqrt();

@@ -58,6 +58,48 @@ int mlx_map_string_to_array_iterator_next(
 
 /**@}*/
 
+/** A string-to-string map (safetensors metadata). Keys iterate in sorted order. */
+typedef struct mlx_map_string_to_string_ {
+  void* ctx;
+} mlx_map_string_to_string;
+
+/** A new map with no entries (a valid handle; free it). */
+mlx_map_string_to_string mlx_map_string_to_string_new(void);
+/** `*map` becomes a copy of `src`. */
+int mlx_map_string_to_string_set(
+    mlx_map_string_to_string* map,
+    const mlx_map_string_to_string src);
+/** Frees the map. */
+int mlx_map_string_to_string_free(mlx_map_string_to_string map);
+/** Sets `key` to a copy of `value`. */
+int mlx_map_string_to_string_insert(
+    mlx_map_string_to_string map,
+    const char* key,
+    const char* value);
+/** `*value` points at the string stored for `key` (valid while the entry exists). */
+int mlx_map_string_to_string_get(
+    const char** value,
+    const mlx_map_string_to_string map,
+    const char* key);
+
+/** An iterator over a string-to-string map (the map must outlive it). */
+typedef struct mlx_map_string_to_string_iterator_ {
+  void* ctx;
+  void* map_ctx;
+} mlx_map_string_to_string_iterator;
+
+/** A new iterator at the first key. */
+mlx_map_string_to_string_iterator mlx_map_string_to_string_iterator_new(
+    mlx_map_string_to_string map);
+/** Frees the iterator. */
+int mlx_map_string_to_string_iterator_free(
+    mlx_map_string_to_string_iterator it);
+/** The next entry: 0, or 2 at the end; `*key`/`*value` point into the map. */
+int mlx_map_string_to_string_iterator_next(
+    const char** key,
+    const char** value,
+    mlx_map_string_to_string_iterator it);
+
 #ifdef __cplusplus
 }
 #endif

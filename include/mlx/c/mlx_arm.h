@@ -3,9 +3,12 @@
 #ifndef MLX_ARM_H
 #define MLX_ARM_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "mlx/c/array.h"
+#include "mlx/c/map.h"
+#include "mlx/c/stream.h"
 #include "mlx/c/string.h"
 
 #ifdef __cplusplus
@@ -72,6 +75,48 @@ typedef void (*mlx_arm_parallel_for_fn)(
     void* user);
 /** Kernels split work through `hook` (an RTOS task pool...); NULL restores the built-in pool. */
 int mlx_arm_set_parallel_for(mlx_arm_parallel_for_fn hook, void* user);
+
+/**@}*/
+
+/**
+ * \defgroup mlx_arm_io File formats beyond mlx-c's io.h (hosted builds only)
+ */
+/**@{*/
+
+/**
+ * `mx.load` for any format: "npy", "npz", "safetensors" or "gguf" (`format` NULL infers it
+ * from the extension). A .npy file gives one entry named "". GGUF tensors are converted as
+ * MLX converts them (Q4_0/Q4_1/Q8_0 to affine weight/scales/biases, other types to float16).
+ */
+int mlx_arm_load(mlx_map_string_to_array* res, const char* file, const char* format, const mlx_stream s);
+/** `mx.savez` (compressed = false) / `mx.savez_compressed`. */
+int mlx_arm_savez(const char* file, const mlx_map_string_to_array arrays, bool compressed);
+/**
+ * Every GGUF tensor exactly as stored, without conversion:
+ * - `tensors[name]`: uint8 array (rows, row_bytes) viewing the GGML blocks in the file;
+ * - `types[name]`: the GGML type name ("q4_0", "q8_0", "f32", ...);
+ * - `shapes[name]`: the logical shape in elements (int64);
+ * - `metadata_arrays`: numeric metadata (0-d for a number, 1-D for an array);
+ * - `metadata_strings`: string metadata; arrays of strings as JSON text.
+ * Pass tensors[name] to mlx_arm_ggml_matmul / mlx_arm_ggml_dequantize with its type.
+ */
+int mlx_arm_load_gguf(
+    mlx_map_string_to_array* tensors,
+    mlx_map_string_to_string* types,
+    mlx_map_string_to_array* shapes,
+    mlx_map_string_to_array* metadata_arrays,
+    mlx_map_string_to_string* metadata_strings,
+    const char* file,
+    const mlx_stream s);
+/**
+ * `mx.save_gguf`: float32, float16, int8, int16 and int32 arrays; metadata arrays 0-d or
+ * 1-D, strings as strings. Either metadata map may be the empty handle.
+ */
+int mlx_arm_save_gguf(
+    const char* file,
+    const mlx_map_string_to_array arrays,
+    const mlx_map_string_to_array metadata_arrays,
+    const mlx_map_string_to_string metadata_strings);
 
 /**@}*/
 

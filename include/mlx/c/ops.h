@@ -359,6 +359,112 @@ int mlx_scatter_max_single(mlx_array* res, const mlx_array a, const mlx_array in
 int mlx_scatter_min(mlx_array* res, const mlx_array a, const mlx_vector_array indices, const mlx_array updates, const int* axes, size_t axes_num, const mlx_stream s);
 /** `mlx_scatter_min_single`: see mlx.core.scatter_min. */
 int mlx_scatter_min_single(mlx_array* res, const mlx_array a, const mlx_array indices, const mlx_array updates, int axis, const mlx_stream s);
+/** `mlx_slice_dynamic`: see mlx.core.slice_dynamic. */
+int mlx_slice_dynamic(mlx_array* res, const mlx_array a, const mlx_array start, const int* axes, size_t axes_num, const int* slice_size, size_t slice_size_num, const mlx_stream s);
+/** `mlx_slice_update`: see mlx.core.slice_update. */
+int mlx_slice_update(mlx_array* res, const mlx_array src, const mlx_array update, const int* start, size_t start_num, const int* stop, size_t stop_num, const int* strides, size_t strides_num, const mlx_stream s);
+/** `mlx_slice_update_dynamic`: see mlx.core.slice_update_dynamic. */
+int mlx_slice_update_dynamic(mlx_array* res, const mlx_array src, const mlx_array update, const mlx_array start, const int* axes, size_t axes_num, const mlx_stream s);
+/** `mlx_isclose`: see mlx.core.isclose. */
+int mlx_isclose(mlx_array* res, const mlx_array a, const mlx_array b, double rtol, double atol, bool equal_nan, const mlx_stream s);
+/** `mlx_allclose`: see mlx.core.allclose. */
+int mlx_allclose(mlx_array* res, const mlx_array a, const mlx_array b, double rtol, double atol, bool equal_nan, const mlx_stream s);
+/** `mlx_array_equal`: see mlx.core.array_equal. */
+int mlx_array_equal(mlx_array* res, const mlx_array a, const mlx_array b, bool equal_nan, const mlx_stream s);
+/** `mlx_clip`: see mlx.core.clip. */
+int mlx_clip(mlx_array* res, const mlx_array a, const mlx_array a_min /* may be null */, const mlx_array a_max /* may be null */, const mlx_stream s);
+/** `mlx_nan_to_num`: see mlx.core.nan_to_num. */
+int mlx_nan_to_num(mlx_array* res, const mlx_array a, float nan, mlx_optional_float posinf, mlx_optional_float neginf, const mlx_stream s);
+/** `mlx_divmod`: see mlx.core.divmod. */
+int mlx_divmod(mlx_vector_array* res, const mlx_array a, const mlx_array b, const mlx_stream s);
+/** `mlx_concatenate`: see mlx.core.concatenate. */
+int mlx_concatenate(mlx_array* res, const mlx_vector_array arrays, const mlx_stream s);
+/** `mlx_concatenate_axis`: see mlx.core.concatenate. */
+int mlx_concatenate_axis(mlx_array* res, const mlx_vector_array arrays, int axis, const mlx_stream s);
+/** `mlx_stack`: see mlx.core.stack. */
+int mlx_stack(mlx_array* res, const mlx_vector_array arrays, const mlx_stream s);
+/** `mlx_stack_axis`: see mlx.core.stack. */
+int mlx_stack_axis(mlx_array* res, const mlx_vector_array arrays, int axis, const mlx_stream s);
+/** `mlx_split`: see mlx.core.split. */
+int mlx_split(mlx_vector_array* res, const mlx_array a, int num_splits, int axis, const mlx_stream s);
+/** `mlx_split_sections`: see mlx.core.split. */
+int mlx_split_sections(mlx_vector_array* res, const mlx_array a, const int* indices, size_t indices_num, int axis, const mlx_stream s);
+/** `mlx_tile`: see mlx.core.tile. */
+int mlx_tile(mlx_array* res, const mlx_array arr, const int* reps, size_t reps_num, const mlx_stream s);
+/** `mlx_repeat`: see mlx.core.repeat. */
+int mlx_repeat(mlx_array* res, const mlx_array arr, int repeats, const mlx_stream s);
+/** `mlx_repeat_axis`: see mlx.core.repeat. */
+int mlx_repeat_axis(mlx_array* res, const mlx_array arr, int repeats, int axis, const mlx_stream s);
+/** `mlx_roll`: see mlx.core.roll. */
+int mlx_roll(mlx_array* res, const mlx_array a, const int* shift, size_t shift_num, const mlx_stream s);
+/** `mlx_roll_axis`: see mlx.core.roll. */
+int mlx_roll_axis(mlx_array* res, const mlx_array a, const int* shift, size_t shift_num, int axis, const mlx_stream s);
+/** `mlx_roll_axes`: see mlx.core.roll. */
+int mlx_roll_axes(mlx_array* res, const mlx_array a, const int* shift, size_t shift_num, const int* axes, size_t axes_num, const mlx_stream s);
+/** `mlx_pad`: see mlx.core.pad. */
+int mlx_pad(mlx_array* res, const mlx_array a, const int* axes, size_t axes_num, const int* low_pad_size, size_t low_pad_size_num, const int* high_pad_size, size_t high_pad_size_num, const mlx_array pad_value, const char* mode, const mlx_stream s);
+/** `mlx_pad_symmetric`: see mlx.core.pad_symmetric. */
+int mlx_pad_symmetric(mlx_array* res, const mlx_array a, int pad_width, const mlx_array pad_value, const char* mode, const mlx_stream s);
+/** `mlx_unflatten`: see mlx.core.unflatten. */
+int mlx_unflatten(mlx_array* res, const mlx_array a, int axis, const int* shape, size_t shape_num, const mlx_stream s);
+/** `mlx_atleast_1d`: see mlx.core.atleast_1d. */
+int mlx_atleast_1d(mlx_array* res, const mlx_array a, const mlx_stream s);
+/** `mlx_atleast_2d`: see mlx.core.atleast_2d. */
+int mlx_atleast_2d(mlx_array* res, const mlx_array a, const mlx_stream s);
+/** `mlx_atleast_3d`: see mlx.core.atleast_3d. */
+int mlx_atleast_3d(mlx_array* res, const mlx_array a, const mlx_stream s);
+/** `mlx_diag`: see mlx.core.diag. */
+int mlx_diag(mlx_array* res, const mlx_array a, int k, const mlx_stream s);
+/** `mlx_diagonal`: see mlx.core.diagonal. */
+int mlx_diagonal(mlx_array* res, const mlx_array a, int offset, int axis1, int axis2, const mlx_stream s);
+/** `mlx_trace`: see mlx.core.trace. */
+int mlx_trace(mlx_array* res, const mlx_array a, int offset, int axis1, int axis2, mlx_dtype dtype, const mlx_stream s);
+/** `mlx_tril`: see mlx.core.tril. */
+int mlx_tril(mlx_array* res, const mlx_array x, int k, const mlx_stream s);
+/** `mlx_triu`: see mlx.core.triu. */
+int mlx_triu(mlx_array* res, const mlx_array x, int k, const mlx_stream s);
+/** `mlx_matmul`: see mlx.core.matmul. */
+int mlx_matmul(mlx_array* res, const mlx_array a, const mlx_array b, const mlx_stream s);
+/** `mlx_addmm`: see mlx.core.addmm. */
+int mlx_addmm(mlx_array* res, const mlx_array c, const mlx_array a, const mlx_array b, float alpha, float beta, const mlx_stream s);
+/** `mlx_inner`: see mlx.core.inner. */
+int mlx_inner(mlx_array* res, const mlx_array a, const mlx_array b, const mlx_stream s);
+/** `mlx_outer`: see mlx.core.outer. */
+int mlx_outer(mlx_array* res, const mlx_array a, const mlx_array b, const mlx_stream s);
+/** `mlx_kron`: see mlx.core.kron. */
+int mlx_kron(mlx_array* res, const mlx_array a, const mlx_array b, const mlx_stream s);
+/** `mlx_tensordot`: see mlx.core.tensordot_axes. */
+int mlx_tensordot(mlx_array* res, const mlx_array a, const mlx_array b, const int* axes_a, size_t axes_a_num, const int* axes_b, size_t axes_b_num, const mlx_stream s);
+/** `mlx_tensordot_axis`: see mlx.core.tensordot. */
+int mlx_tensordot_axis(mlx_array* res, const mlx_array a, const mlx_array b, int axis, const mlx_stream s);
+/** `mlx_einsum`: see mlx.core.einsum. */
+int mlx_einsum(mlx_array* res, const char* subscripts, const mlx_vector_array operands, const mlx_stream s);
+/** `mlx_conv1d`: see mlx.core.conv1d. */
+int mlx_conv1d(mlx_array* res, const mlx_array input, const mlx_array weight, int stride, int padding, int dilation, int groups, const mlx_stream s);
+/** `mlx_conv2d`: see mlx.core.conv2d. */
+int mlx_conv2d(mlx_array* res, const mlx_array input, const mlx_array weight, int stride_0, int stride_1, int padding_0, int padding_1, int dilation_0, int dilation_1, int groups, const mlx_stream s);
+/** `mlx_conv3d`: see mlx.core.conv_general. */
+int mlx_conv3d(mlx_array* res, const mlx_array input, const mlx_array weight, int stride_0, int stride_1, int stride_2, int padding_0, int padding_1, int padding_2, int dilation_0, int dilation_1, int dilation_2, int groups, const mlx_stream s);
+/** `mlx_conv_general`: see mlx.core.conv_general. */
+int mlx_conv_general(mlx_array* res, const mlx_array input, const mlx_array weight, const int* stride, size_t stride_num, const int* padding_lo, size_t padding_lo_num, const int* padding_hi, size_t padding_hi_num, const int* kernel_dilation, size_t kernel_dilation_num, const int* input_dilation, size_t input_dilation_num, int groups, bool flip, const mlx_stream s);
+/** `mlx_quantize`: see mlx.core.quantize. */
+int mlx_quantize(mlx_vector_array* res, const mlx_array w, mlx_optional_int group_size, mlx_optional_int bits, const char* mode, const mlx_array global_scale /* may be null */, const mlx_stream s);
+/** `mlx_dequantize`: see mlx.core.dequantize. */
+int mlx_dequantize(mlx_array* res, const mlx_array w, const mlx_array scales, const mlx_array biases /* may be null */, mlx_optional_int group_size, mlx_optional_int bits, const char* mode, const mlx_array global_scale /* may be null */, mlx_optional_dtype dtype, const mlx_stream s);
+/** `mlx_quantized_matmul`: see mlx.core.quantized_matmul. */
+int mlx_quantized_matmul(mlx_array* res, const mlx_array x, const mlx_array w, const mlx_array scales, const mlx_array biases /* may be null */, bool transpose, mlx_optional_int group_size, mlx_optional_int bits, const char* mode, const mlx_stream s);
+/** `mlx_gather_qmm`: see mlx.core.gather_qmm. */
+int mlx_gather_qmm(mlx_array* res, const mlx_array x, const mlx_array w, const mlx_array scales, const mlx_array biases /* may be null */, const mlx_array lhs_indices /* may be null */, const mlx_array rhs_indices /* may be null */, bool transpose, mlx_optional_int group_size, mlx_optional_int bits, const char* mode, bool sorted_indices, const mlx_stream s);
+/** `mlx_to_fp8`: see mlx.core.to_fp8. */
+int mlx_to_fp8(mlx_array* res, const mlx_array x, const mlx_stream s);
+/** `mlx_from_fp8`: see mlx.core.from_fp8. */
+int mlx_from_fp8(mlx_array* res, const mlx_array x, mlx_dtype dtype, const mlx_stream s);
+/** `mlx_arm_ggml_quantize`: see mlx.core.ggml_quantize. */
+int mlx_arm_ggml_quantize(mlx_array* res, const mlx_array w, const char* ggml_type, const mlx_stream s);
+/** `mlx_arm_ggml_dequantize`: see mlx.core.ggml_dequantize. */
+int mlx_arm_ggml_dequantize(mlx_array* res, const mlx_array w_blocks, const char* ggml_type, int k, const mlx_stream s);
+/** `mlx_arm_ggml_matmul`: see mlx.core.ggml_matmul. */
+int mlx_arm_ggml_matmul(mlx_array* res, const mlx_array x, const mlx_array w_blocks, const char* ggml_type, int k, const mlx_stream s);
 
 /**@}*/
 
