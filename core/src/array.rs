@@ -66,25 +66,29 @@ impl Data {
 
     /// The elements in row-major order: borrowed when dense and aligned, copied otherwise.
     ///
+    /// The copy (a broadcast or transposed view) is allocated fallibly: a view too large to
+    /// materialize is an out-of-memory error, not an abort — on bare metal an infallible
+    /// allocation failure would end in the firmware's panic hook.
     /// The caller guarantees `T` is the element type of this data's dtype.
-    pub fn read<T: Element>(&self, shape: &[usize]) -> Cow<'_, [T]> {
+    pub fn read<T: Element>(&self, shape: &[usize]) -> Result<Cow<'_, [T]>> {
         let n: usize = shape.iter().product();
         if n == 0 {
-            return Cow::Owned(Vec::new());
+            return Ok(Cow::Owned(Vec::new()));
         }
         let base = unsafe { self.buf.as_ptr().add(self.offset) };
         let aligned = (base as usize) % mem::align_of::<T>() == 0;
         if aligned && self.is_row_contiguous(shape) {
             // SAFETY: n elements of T lie in the buffer from base (checked when the view was made).
-            return Cow::Borrowed(unsafe { core::slice::from_raw_parts(base as *const T, n) });
+            return Ok(Cow::Borrowed(unsafe { core::slice::from_raw_parts(base as *const T, n) }));
         }
-        let mut out = Vec::with_capacity(n);
+        let mut out = Vec::new();
+        out.try_reserve_exact(n).map_err(|_| Error::out_of_memory("read", n.saturating_mul(mem::size_of::<T>())))?;
         let sz = mem::size_of::<T>() as isize;
         self.for_each_offset(shape, |off| {
             // SAFETY: every offset of the view lies inside the buffer; unaligned reads are allowed.
             out.push(unsafe { core::ptr::read_unaligned(base.offset(off * sz) as *const T) });
         });
-        Cow::Owned(out)
+        Ok(Cow::Owned(out))
     }
 
     /// Mutable access to a fresh or donated buffer (dense, offset 0, uniquely held).
@@ -368,7 +372,7 @@ impl Array {
             ));
         }
         let d = self.data()?;
-        Ok(d.read::<T>(self.shape()).into_owned())
+        Ok(d.read::<T>(self.shape())?.into_owned())
     }
 
     /// The single element of a size-1 array, as a [`Value`].

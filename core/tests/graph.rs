@@ -81,6 +81,11 @@ fn errors_are_tagged_and_nothing_panics() {
         .eval()
         .unwrap_err();
     assert_eq!(e.kind, ErrorKind::OutOfMemory);
+    // A kernel that must copy a huge broadcast input (here into `add`) fails the same way:
+    // the copy is allocated fallibly before the output (on bare metal this used to panic).
+    let huge = ops::broadcast_to(&Array::scalar(1.0f32).unwrap(), &[1 << 30, 1 << 20]).unwrap();
+    let e = ops::add(&huge, &Array::scalar(1.0f32).unwrap()).unwrap().eval().unwrap_err();
+    assert_eq!(e.kind, ErrorKind::OutOfMemory);
     assert!(ops::zeros(&[usize::MAX, 4], DType::Float32).is_err());
 }
 

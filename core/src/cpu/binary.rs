@@ -247,10 +247,10 @@ pub fn select(mut inputs: Vec<Array>, outputs: &[OutMeta]) -> Result<Data> {
         return Err(Error::runtime(OP, "Missing input."));
     };
     let cd = c.data()?;
-    let cv = cd.read::<bool>(&shape);
+    let cv = cd.read::<bool>(&shape)?;
     crate::dispatch_all!(dtype, T => {
         let (xd, yd) = (x.data()?, y.data()?);
-        let (xv, yv) = (xd.read::<T>(&shape), yd.read::<T>(&shape));
+        let (xv, yv) = (xd.read::<T>(&shape)?, yd.read::<T>(&shape)?);
         let out = Data::alloc(&shape, dtype, OP)?;
         let p = OutPtr(out.buf.as_mut_ptr() as *mut T);
         let (cv, xv, yv): (&[bool], &[T], &[T]) = (&cv, &xv, &yv);

@@ -66,7 +66,7 @@ pub fn map1<I: Element, O: Element>(a: Array, shape: &[usize], op: &'static str,
 
 fn map1_fresh<I: Element, O: Element>(a: &Array, shape: &[usize], op: &'static str, f: impl Fn(I) -> O + Sync) -> Result<Data> {
     let src = a.data()?;
-    let input = src.read::<I>(shape);
+    let input = src.read::<I>(shape)?;
     let out = Data::alloc_for_overwrite(shape, O::DTYPE, op)?;
     let p = OutPtr(out.buf.as_mut_ptr() as *mut O);
     let input: &[I] = &input;
@@ -83,7 +83,7 @@ fn map1_fresh<I: Element, O: Element>(a: &Array, shape: &[usize], op: &'static s
 /// The elements of `a` broadcast to `shape` (inputs of binary ops are broadcast views).
 pub fn broadcast_read<T: Element>(a: &Array, shape: &[usize]) -> Result<Vec<T>> {
     let d = a.data()?;
-    Ok(d.read::<T>(shape).into_owned())
+    Ok(d.read::<T>(shape)?.into_owned())
 }
 
 /// `out[i] = f(a[i], b[i])` where `a` and `b` already have the output `shape` (possibly as
@@ -97,7 +97,7 @@ pub fn map2<A: Element, B: Element, O: Element>(
 ) -> Result<Data> {
     let n: usize = shape.iter().product();
     let bd = b.data()?;
-    let bv = bd.read::<B>(shape);
+    let bv = bd.read::<B>(shape)?;
     let bv: &[B] = &bv;
     drop(b);
     let same_layout = core::mem::size_of::<A>() == core::mem::size_of::<O>()
@@ -121,7 +121,7 @@ pub fn map2<A: Element, B: Element, O: Element>(
         a
     };
     let ad = a.data()?;
-    let av = ad.read::<A>(shape);
+    let av = ad.read::<A>(shape)?;
     let av: &[A] = &av;
     let out = Data::alloc_for_overwrite(shape, O::DTYPE, op)?;
     let p = OutPtr(out.buf.as_mut_ptr() as *mut O);

@@ -81,12 +81,12 @@ fn rms_norm<T: Store>(inputs: &[Array], eps: f32, shape: &[usize], out: &Data) -
     let d = shape.last().copied().unwrap_or(1);
     let x = super::input(inputs, 0, OP)?;
     let w = super::input(inputs, 1, OP)?;
-    let xv = x.data()?.read::<T>(shape).into_owned();
+    let xv = x.data()?.read::<T>(shape)?.into_owned();
     // A 0-d weight (no weight given) holds one element: read it as such, never as `d`.
     let wv: Vec<f32> = if w.ndim() == 0 {
-        alloc::vec![w.data()?.read::<T>(&[])[0].f(); d]
+        alloc::vec![w.data()?.read::<T>(&[])?[0].f(); d]
     } else {
-        w.data()?.read::<T>(&[d]).iter().map(|v| v.f()).collect()
+        w.data()?.read::<T>(&[d])?.iter().map(|v| v.f()).collect()
     };
     rows(&xv, d, out, |_, xr, o| {
         let ss: f32 = xr.iter().map(|v| v.f() * v.f()).sum();
@@ -104,14 +104,14 @@ fn layer_norm<T: Store>(inputs: &[Array], eps: f32, shape: &[usize], out: &Data)
     let x = super::input(inputs, 0, OP)?;
     let per_feature = |a: &Array| -> Result<Vec<f32>> {
         if a.ndim() == 0 {
-            Ok(alloc::vec![a.data()?.read::<T>(&[])[0].f(); d])
+            Ok(alloc::vec![a.data()?.read::<T>(&[])?[0].f(); d])
         } else {
-            Ok(a.data()?.read::<T>(&[d]).iter().map(|v| v.f()).collect())
+            Ok(a.data()?.read::<T>(&[d])?.iter().map(|v| v.f()).collect())
         }
     };
     let wv = per_feature(super::input(inputs, 1, OP)?)?;
     let bv = per_feature(super::input(inputs, 2, OP)?)?;
-    let xv = x.data()?.read::<T>(shape).into_owned();
+    let xv = x.data()?.read::<T>(shape)?.into_owned();
     rows(&xv, d, out, |_, xr, o| {
         let mu = xr.iter().map(|v| v.f()).sum::<f32>() / d as f32;
         let var = xr.iter().map(|v| (v.f() - mu) * (v.f() - mu)).sum::<f32>() / d as f32;
@@ -132,19 +132,19 @@ fn rope<T: Store>(inputs: &[Array], dims: usize, traditional: bool, base: f32, s
     }
     let x = super::input(inputs, 0, OP)?;
     let off = super::input(inputs, 1, OP)?;
-    let offsets: Vec<i32> = off.data()?.read::<i32>(off.shape()).into_owned();
+    let offsets: Vec<i32> = off.data()?.read::<i32>(off.shape())?.into_owned();
     let d = shape[nd - 1];
     let t_len = shape[nd - 2];
     let per_batch: usize = shape[1..nd - 1].iter().product();
     let half = dims / 2;
     let inv_freq: Vec<f32> = match inputs.get(2) {
-        Some(f) => f.data()?.read::<f32>(&[half]).iter().map(|&v| 1.0 / v).collect(),
+        Some(f) => f.data()?.read::<f32>(&[half])?.iter().map(|&v| 1.0 / v).collect(),
         None => {
             let c = libm::logf(base) / half as f32;
             (0..half).map(|j| Float::exp(-(j as f32) * c)).collect()
         }
     };
-    let xv = x.data()?.read::<T>(shape).into_owned();
+    let xv = x.data()?.read::<T>(shape)?.into_owned();
     rows(&xv, d, out, |i, xr, o| {
         let b = i / per_batch.max(1);
         let t = i % t_len;
@@ -172,9 +172,9 @@ fn sdpa<T: Store>(inputs: &[Array], scale: f32, causal: bool, shape: &[usize], o
         return Err(Error::runtime(OP, "Attention inputs have inconsistent shapes."));
     }
     let reps = hq / hkv;
-    let qv: Vec<f32> = q.data()?.read::<T>(q.shape()).iter().map(|x| x.f()).collect();
-    let kv: Vec<f32> = k.data()?.read::<T>(k.shape()).iter().map(|x| x.f()).collect();
-    let vv: Vec<f32> = v.data()?.read::<T>(v.shape()).iter().map(|x| x.f()).collect();
+    let qv: Vec<f32> = q.data()?.read::<T>(q.shape())?.iter().map(|x| x.f()).collect();
+    let kv: Vec<f32> = k.data()?.read::<T>(k.shape())?.iter().map(|x| x.f()).collect();
+    let vv: Vec<f32> = v.data()?.read::<T>(v.shape())?.iter().map(|x| x.f()).collect();
     let mshape = [b, hq, l, s];
     // The mask as an additive f32 term, or a keep flag (bool masks).
     enum Mask {
@@ -184,8 +184,8 @@ fn sdpa<T: Store>(inputs: &[Array], scale: f32, causal: bool, shape: &[usize], o
     }
     let mask = match inputs.get(3) {
         None => Mask::None,
-        Some(m) if m.dtype() == DType::Bool => Mask::Keep(m.data()?.read::<bool>(&mshape).into_owned()),
-        Some(m) => Mask::Add(m.data()?.read::<T>(&mshape).iter().map(|x| x.f()).collect()),
+        Some(m) if m.dtype() == DType::Bool => Mask::Keep(m.data()?.read::<bool>(&mshape)?.into_owned()),
+        Some(m) => Mask::Add(m.data()?.read::<T>(&mshape)?.iter().map(|x| x.f()).collect()),
     };
     let lowest = finfo(T::DTYPE)?.min as f32;
     let sc = T::round(scale);

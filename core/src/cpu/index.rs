@@ -26,7 +26,7 @@ pub fn eval(op: &IndexOp, inputs: Vec<Array>, outputs: &[OutMeta]) -> Result<Vec
 fn read_indices(a: &Array, op: &'static str) -> Result<Vec<i64>> {
     let d = a.data()?;
     crate::dispatch_int!(a.dtype(), T => {
-        Ok(d.read::<T>(a.shape()).iter().map(|&x| i64::try_from(x).unwrap_or(i64::MAX)).collect())
+        Ok(d.read::<T>(a.shape())?.iter().map(|&x| i64::try_from(x).unwrap_or(i64::MAX)).collect())
     }, else Err(Error::invalid(op, "Indices must be integral.")))
 }
 
@@ -153,7 +153,7 @@ fn scatter(mut inputs: Vec<Array>, axes: &[usize], mode: ScatterMode, op: &'stat
     let out = super::shape::writable_copy(a, op)?;
     let ud = up.data()?;
     crate::dispatch_all!(dtype, T => {
-        let u = ud.read::<T>(up.shape());
+        let u = ud.read::<T>(up.shape())?;
         // SAFETY: `out` is a fresh or donated dense buffer of n elements of T, held only here.
         let o = unsafe { out.slice_mut::<T>(n) };
         apply::<T>(o, &u, &base, &window, &rm, mode);

@@ -116,7 +116,7 @@ where
     };
     let beta = match c {
         Some(c) => {
-            let cv = c.data()?.read::<T>(shape).into_owned();
+            let cv = c.data()?.read::<T>(shape)?.into_owned();
             // SAFETY: acc_ptr covers n_out accumulators (fresh output or temp).
             let acc = unsafe { core::slice::from_raw_parts_mut(acc_ptr, n_out) };
             for (x, &y) in acc.iter_mut().zip(&cv) {
@@ -163,8 +163,8 @@ fn complex(a: &Array, b: &Array, shape: &[usize], out: &Data) -> Result<()> {
     let nd = shape.len();
     let (m, n) = (shape[nd - 2], shape[nd - 1]);
     let k = a.shape()[nd - 1];
-    let av = a.data()?.read::<Complex64>(a.shape()).into_owned();
-    let bv = b.data()?.read::<Complex64>(b.shape()).into_owned();
+    let av = a.data()?.read::<Complex64>(a.shape())?.into_owned();
+    let bv = b.data()?.read::<Complex64>(b.shape())?.into_owned();
     let n_out: usize = shape.iter().product();
     // SAFETY: fresh output buffer.
     let o = unsafe { out.slice_mut::<Complex64>(n_out) };
@@ -226,8 +226,8 @@ where
     let taps: usize = k_sp.iter().product();
     let kcols = taps * cg;
     let rows: usize = out_sp.iter().product();
-    let xv = x.data()?.read::<T>(xs).into_owned();
-    let wv: Vec<A> = w.data()?.read::<T>(ws).iter().map(|v| v.load()).collect();
+    let xv = x.data()?.read::<T>(xs)?.into_owned();
+    let wv: Vec<A> = w.data()?.read::<T>(ws)?.iter().map(|v| v.load()).collect();
     let direct = core::mem::size_of::<T>() == core::mem::size_of::<A>();
     let mut temp: Vec<A> = Vec::new();
     let acc: *mut A = if direct {

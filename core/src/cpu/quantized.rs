@@ -68,7 +68,7 @@ pub fn eval(op: &QuantizedOp, inputs: Vec<Array>, outputs: &[OutMeta]) -> Result
             let o = out0(outputs, name)?;
             float3!(name, x.dtype(), T => {
                 let d = x.data()?;
-                let src = d.read::<T>(x.shape());
+                let src = d.read::<T>(x.shape())?;
                 let out = Data::alloc_for_overwrite(&o.0, DType::Uint8, name)?;
                 // SAFETY: fresh buffer of src.len() bytes.
                 qm::to_fp8_slice::<T>(&src, unsafe { out.slice_mut::<u8>(src.len()) })?;
@@ -79,7 +79,7 @@ pub fn eval(op: &QuantizedOp, inputs: Vec<Array>, outputs: &[OutMeta]) -> Result
             let x = input(&inputs, 0, name)?;
             let o = out0(outputs, name)?;
             let d = x.data()?;
-            let src = d.read::<u8>(x.shape());
+            let src = d.read::<u8>(x.shape())?;
             float3!(name, o.1, T => {
                 let out = Data::alloc_for_overwrite(&o.0, <T as QFloat>::DTYPE, name)?;
                 // SAFETY: fresh buffer of src.len() elements of T.
@@ -110,7 +110,7 @@ fn data_from<T: Element>(shape: &[usize], v: &[T], op: &'static str) -> Result<D
 /// The single f32 value of a global-scale input.
 fn scalar_f32(a: &Array) -> Result<f32> {
     let d = a.data()?;
-    let v = d.read::<f32>(a.shape());
+    let v = d.read::<f32>(a.shape())?;
     v.first().copied().ok_or_else(|| Error::invalid("quantize", "Global scale must be a scalar."))
 }
 
@@ -125,7 +125,7 @@ fn quantize(p: QuantParams, inputs: &[Array], outputs: &[OutMeta]) -> Result<Vec
     let meta = |i: usize| outputs.get(i).ok_or_else(|| Error::runtime(OP, "Missing output."));
     float3!(OP, w.dtype(), T => {
         let d = w.data()?;
-        let src = d.read::<T>(w.shape());
+        let src = d.read::<T>(w.shape())?;
         if p.mode == QuantMode::Affine {
             let (wq, s, b) = qm::affine_quantize::<T>(&src, k, &p)?;
             Ok(vec![
@@ -148,14 +148,14 @@ fn dequantize(p: QuantParams, inputs: &[Array], outputs: &[OutMeta]) -> Result<D
     let k = o.0.last().copied().unwrap_or(0);
     let n: usize = o.0.iter().product();
     let wd = w.data()?;
-    let wq = wd.read::<u32>(w.shape());
+    let wq = wd.read::<u32>(w.shape())?;
     let sd = scales.data()?;
     if p.mode == QuantMode::Affine {
         let biases = input(inputs, 2, OP)?;
         let bd = biases.data()?;
         float3!(OP, o.1, T => {
-            let s = sd.read::<T>(scales.shape());
-            let b = bd.read::<T>(biases.shape());
+            let s = sd.read::<T>(scales.shape())?;
+            let b = bd.read::<T>(biases.shape())?;
             let out = Data::alloc_for_overwrite(&o.0, <T as QFloat>::DTYPE, OP)?;
             // SAFETY: fresh buffer of n elements of T.
             qm::affine_dequantize::<T, T>(&wq, &s, &b, k, &p, unsafe { out.slice_mut::<T>(n) })?;
@@ -166,7 +166,7 @@ fn dequantize(p: QuantParams, inputs: &[Array], outputs: &[OutMeta]) -> Result<D
             Some(g) => Some(scalar_f32(g)?),
             None => None,
         };
-        let s = sd.read::<u8>(scales.shape());
+        let s = sd.read::<u8>(scales.shape())?;
         float3!(OP, o.1, T => {
             let out = Data::alloc_for_overwrite(&o.0, <T as QFloat>::DTYPE, OP)?;
             // SAFETY: fresh buffer of n elements of T.
@@ -188,7 +188,7 @@ struct Mats<'a, T: Clone> {
 
 impl<'a, T: Element> Mats<'a, T> {
     /// Views `d` (of `shape`, at least 1-D; a 1-D array is one row).
-    fn new(d: &'a Data, shape: &[usize]) -> Self {
+    fn new(d: &'a Data, shape: &[usize]) -> Result<Self> {
         let nd = shape.len();
         let (r, c) = match nd {
             0 => (1, 1),
@@ -199,16 +199,16 @@ impl<'a, T: Element> Mats<'a, T> {
         let batch_shape = shape[..nb].to_vec();
         let mat_len = r * c;
         if let Some(v) = Self::borrow(d, shape, r, c) {
-            return Mats { data: Cow::Borrowed(v), batch_strides: d.strides[..nb].to_vec(), batch_shape, mat_len };
+            return Ok(Mats { data: Cow::Borrowed(v), batch_strides: d.strides[..nb].to_vec(), batch_shape, mat_len });
         }
-        let owned = d.read::<T>(shape).into_owned();
+        let owned = d.read::<T>(shape)?.into_owned();
         let mut strides = vec![0isize; nb];
         let mut acc = mat_len as isize;
         for i in (0..nb).rev() {
             strides[i] = acc;
             acc *= batch_shape[i] as isize;
         }
-        Mats { data: Cow::Owned(owned), batch_shape, batch_strides: strides, mat_len }
+        Ok(Mats { data: Cow::Owned(owned), batch_shape, batch_strides: strides, mat_len })
     }
 
     fn borrow(d: &'a Data, shape: &[usize], r: usize, c: usize) -> Option<&'a [T]> {
@@ -296,8 +296,8 @@ fn qmm_batched<T: QFloat + Element + Sync>(
     let s = input(inputs, 2, op)?;
     let affine = p.mode == QuantMode::Affine;
     let (xd, wd, sd) = (x.data()?, w.data()?, s.data()?);
-    let xm = Mats::<T>::new(&xd, x.shape());
-    let wm = Mats::<u32>::new(&wd, w.shape());
+    let xm = Mats::<T>::new(&xd, x.shape())?;
+    let wm = Mats::<u32>::new(&wd, w.shape())?;
     let k = x.shape().last().copied().unwrap_or(0);
     let m = if x.ndim() > 1 { x.shape()[x.ndim() - 2] } else { 1 };
     let n = o.0.last().copied().unwrap_or(0);
@@ -315,17 +315,17 @@ fn qmm_batched<T: QFloat + Element + Sync>(
     let (sm_f, sm_u, bm) = if affine {
         let b = input(inputs, 3, op)?;
         bd = b.data()?;
-        (Some(Mats::<T>::new(&sd, s.shape())), None, Some(Mats::<T>::new(&bd, b.shape())))
+        (Some(Mats::<T>::new(&sd, s.shape())?), None, Some(Mats::<T>::new(&bd, b.shape())?))
     } else {
-        (None, Some(Mats::<u8>::new(&sd, s.shape())), None)
+        (None, Some(Mats::<u8>::new(&sd, s.shape())?), None)
     };
     let idx = if gather {
         let nb = if affine { 4 } else { 3 };
         let l = input(inputs, nb, op)?;
         let r = input(inputs, nb + 1, op)?;
         let (ld, rd) = (l.data()?, r.data()?);
-        let lv = ld.read::<u32>(l.shape()).into_owned();
-        let rv = rd.read::<u32>(r.shape()).into_owned();
+        let lv = ld.read::<u32>(l.shape())?.into_owned();
+        let rv = rd.read::<u32>(r.shape())?.into_owned();
         Some((lv, rv))
     } else {
         None
@@ -417,7 +417,7 @@ fn ggml_matmul<T: QFloat + Element>(ty: GgmlType, k: usize, inputs: &[Array], o:
     let w = input(inputs, 1, OP)?;
     let n = w.shape().first().copied().unwrap_or(0);
     let xd = x.data()?;
-    let xs = xd.read::<T>(x.shape());
+    let xs = xd.read::<T>(x.shape())?;
     let m = xs.len().checked_div(k).unwrap_or(0);
     let out_len: usize = o.0.iter().product();
     let out = Data::alloc_for_overwrite(&o.0, <T as QFloat>::DTYPE, OP)?;
@@ -437,7 +437,7 @@ fn ggml_matmul<T: QFloat + Element>(ty: GgmlType, k: usize, inputs: &[Array], o:
     };
     let xq = ggml::quantize_activations(ty, &xf, m, k)?;
     let wd = w.data()?;
-    let wb = wd.read::<u8>(w.shape());
+    let wb = wd.read::<u8>(w.shape())?;
     // f32 results go straight into the output; other dtypes through an f32 buffer.
     let mut tmp: Vec<f32> = Vec::new();
     let res: &mut [f32] = if <T as QFloat>::DTYPE == DType::Float32 {
@@ -484,7 +484,7 @@ fn ggml_dequantize(ty: GgmlType, k: usize, inputs: &[Array], outputs: &[OutMeta]
     let w = input(inputs, 0, OP)?;
     let n = w.shape().first().copied().unwrap_or(0);
     let wd = w.data()?;
-    let wb = wd.read::<u8>(w.shape());
+    let wb = wd.read::<u8>(w.shape())?;
     let out = Data::alloc_for_overwrite(&o.0, DType::Float32, OP)?;
     let len = n * k;
     // SAFETY: fresh buffer of n*k f32 elements.
@@ -500,7 +500,7 @@ fn ggml_quantize(ty: GgmlType, inputs: &[Array], outputs: &[OutMeta]) -> Result<
     let o = out0(outputs, OP)?;
     let w = input(inputs, 0, OP)?;
     let wd = w.data()?;
-    let src = wd.read::<f32>(w.shape());
+    let src = wd.read::<f32>(w.shape())?;
     let bytes: usize = o.0.iter().product();
     let out = Data::alloc_for_overwrite(&o.0, DType::Uint8, OP)?;
     // SAFETY: fresh buffer of `bytes` bytes.

@@ -71,14 +71,14 @@ pub fn eval(op: &RandomOp, inputs: Vec<Array>, outputs: &[OutMeta]) -> Result<Ve
         RandomOp::Bernoulli => {
             let p = super::input(&inputs, 1, name)?;
             let pd = p.data()?;
-            let pv = pd.read::<f32>(p.shape());
+            let pv = pd.read::<f32>(p.shape())?;
             store(shape, samplers::bernoulli(key, &pv, n)?)
         }
         RandomOp::Randint { low, high } => randint(name, shape, *dtype, key, *low, *high, n),
         RandomOp::CategoricalInverseCdf => {
             let x = super::input(&inputs, 1, name)?;
             let xd = x.data()?;
-            let xv = xd.read::<f32>(x.shape());
+            let xv = xd.read::<f32>(x.shape())?;
             let classes = xv.len();
             store(shape, samplers::categorical(key, &xv, Logits::Vector { classes }, Some(n))?)
         }
@@ -93,7 +93,7 @@ fn read_key(k: &Array) -> Result<Key> {
         return Err(Error::runtime("bits", "The key must be a uint32 array of shape (2)."));
     }
     let d = k.data()?;
-    let w = d.read::<u32>(&[2]);
+    let w = d.read::<u32>(&[2])?;
     Ok([w[0], w[1]])
 }
 

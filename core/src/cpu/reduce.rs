@@ -51,7 +51,7 @@ pub(crate) fn read_reduced_last<T: Element>(a: &Array, axes: &[usize]) -> Result
     let (perm, inner) = reduced_last(a, axes)?;
     let t = crate::ops::transpose(a, Some(&perm))?;
     let d = t.data()?;
-    Ok((d.read::<T>(t.shape()).into_owned(), inner))
+    Ok((d.read::<T>(t.shape())?.into_owned(), inner))
 }
 
 /// Calls `f` with `a`'s elements, `axes` moved last, and the run length; borrows the input
@@ -60,7 +60,7 @@ pub(crate) fn with_reduced_last<T: Element, R>(a: &Array, axes: &[usize], f: imp
     let (perm, inner) = reduced_last(a, axes)?;
     let t = crate::ops::transpose(a, Some(&perm))?;
     let d = t.data()?;
-    let v = d.read::<T>(t.shape());
+    let v = d.read::<T>(t.shape())?;
     Ok(f(&v, inner))
 }
 
@@ -229,7 +229,7 @@ fn float_fold<T: Real>(kind: ReduceKind, a: &Array, axes: &[usize], out: &Data, 
     if leading && n_out > 1 && !matches!(kind, ReduceKind::All | ReduceKind::Any) {
         let d = a.data()?;
         if d.is_row_contiguous(a.shape()) {
-            let v = d.read::<T>(a.shape());
+            let v = d.read::<T>(a.shape())?;
             let rows: usize = axes.iter().map(|&i| a.shape()[i]).product();
             if rows > 0 {
                 float_fold_leading::<T>(kind, &v, rows, o);

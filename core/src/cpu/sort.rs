@@ -113,9 +113,9 @@ pub fn eval(op: &SortOp, inputs: Vec<Array>, outputs: &[OutMeta]) -> Result<Vec<
             let v_in = super::input(&inputs, 1, name)?;
             crate::dispatch_all!(a.dtype(), T => {
                 let seq = a.data()?;
-                let seq = seq.read::<T>(a.shape());
+                let seq = seq.read::<T>(a.shape())?;
                 let vd = v_in.data()?;
-                let vals = vd.read::<T>(v_in.shape());
+                let vals = vd.read::<T>(v_in.shape())?;
                 let o = unsafe { out.slice_mut::<u32>(total) };
                 for (y, &x) in o.iter_mut().zip(vals.iter()) {
                     // First position whose element is > x (right) or >= x (left).
