@@ -36,7 +36,22 @@ def _defs(mx):
         """A list [quotient, remainder], as real MLX returns."""
         return [mx.floor_divide(a, b, stream=stream), mx.remainder(a, b, stream=stream)]
 
-    return {"isclose": isclose, "allclose": allclose, "array_equal": array_equal, "divmod": divmod}
+    def _atleast(shape_of):
+        def f(*arys, stream=None):
+            outs = []
+            for a in arys:
+                if not isinstance(a, mx.array):  # as MLX: only arrays are accepted
+                    raise TypeError(f"atleast: expected mlx.core.array, got {type(a).__name__}")
+                sh = shape_of(a.shape)
+                outs.append(a if sh == a.shape else mx.reshape(a, sh, stream=stream))
+            return outs[0] if len(outs) == 1 else outs
+        return f
+
+    atleast_1d = _atleast(lambda s: s if len(s) >= 1 else (1,))
+    atleast_2d = _atleast(lambda s: s if len(s) >= 2 else ((1, 1) if not s else (1,) + s))
+    atleast_3d = _atleast(lambda s: s if len(s) >= 3 else {0: (1, 1, 1), 1: (1,) + s + (1,), 2: s + (1,)}[len(s)])
+
+    return {"atleast_1d": atleast_1d, "atleast_2d": atleast_2d, "atleast_3d": atleast_3d, "isclose": isclose, "allclose": allclose, "array_equal": array_equal, "divmod": divmod}
 
 
 def install(namespace, mx):
