@@ -1,5 +1,5 @@
 """Functions of real MLX that are exact compositions of other ops (as MLX itself defines them),
-used only while the C API has no function of that name: ``_bind_all`` binds C functions first
+used (except the variadic ``atleast_*``) only while the C API has no function of that name: ``_bind_all`` binds C functions first
 and ``install`` fills in just the names still missing, so a C op added later takes over."""
 
 
@@ -54,9 +54,15 @@ def _defs(mx):
     return {"atleast_1d": atleast_1d, "atleast_2d": atleast_2d, "atleast_3d": atleast_3d, "isclose": isclose, "allclose": allclose, "array_equal": array_equal, "divmod": divmod}
 
 
+# Python-level signatures that a C function cannot carry (variadic, list result): these
+# wrappers stay even when the C API exports a function of the same name.
+_ALWAYS = {"atleast_1d", "atleast_2d", "atleast_3d"}
+
+
 def install(namespace, mx):
-    """Adds each composite to ``namespace`` unless the name is already bound there."""
+    """Adds each composite to ``namespace`` unless the name is already bound there (the
+    variadic ``atleast_*`` always)."""
     for name, f in _defs(mx).items():
-        if name not in namespace:
+        if name in _ALWAYS or name not in namespace:
             f.__module__ = "mlx.core"
             namespace[name] = f

@@ -151,6 +151,25 @@ EXPRS = [
     "mx.empty_like(mx.array([1.5, 2]))", "mx.empty_like(mx.array([1, 2]), mx.float16)",
 ]
 
+# mx.random with explicit keys: mlx-arm reproduces real MLX's generator bit for bit
+# (docs/RANDOM.md). Run only where the library exports random.h (test_golden skips otherwise).
+RANDOM_EXPRS = [
+    "mx.random.key(0)", "mx.random.key(2**40 + 7)", "mx.random.split(mx.random.key(1))", "mx.random.split(mx.random.key(1), 3)",
+    "mx.random.uniform(shape=(5,), key=mx.random.key(0))", "mx.random.uniform(-2, 3, (2, 3), key=mx.random.key(4))",
+    "mx.random.uniform(shape=(4,), dtype=mx.float16, key=mx.random.key(3))",
+    "mx.random.normal((5,), key=mx.random.key(0))", "mx.random.normal((3,), loc=1.0, scale=2.0, key=mx.random.key(1))",
+    "mx.random.normal((2, 2), loc=mx.array([0.0, 10.0]), key=mx.random.key(2))",
+    "mx.random.randint(0, 10, (6,), key=mx.random.key(5))", "mx.random.randint(-5, 5, (3,), mx.int16, key=mx.random.key(6))",
+    "mx.random.bernoulli(0.3, (8,), key=mx.random.key(7))", "mx.random.bernoulli(mx.array([0.1, 0.9]), key=mx.random.key(7))",
+    "mx.random.truncated_normal(-1.0, 1.0, (5,), key=mx.random.key(8))", "mx.random.gumbel((4,), key=mx.random.key(9))",
+    "mx.random.laplace((4,), loc=1.0, scale=0.5, key=mx.random.key(10))",
+    "mx.random.categorical(mx.log(mx.array([0.1, 0.2, 0.7])), key=mx.random.key(11))",
+    "mx.random.categorical(mx.log(mx.array([[0.1, 0.9], [0.8, 0.2]])), num_samples=3, key=mx.random.key(12))",
+    "mx.random.categorical(mx.log(mx.array([0.5, 0.5])), shape=(4,), key=mx.random.key(13))",
+    "mx.random.permutation(6, key=mx.random.key(14))", "mx.random.permutation(mx.arange(8).reshape(4, 2), key=mx.random.key(15))",
+    "mx.random.categorical(mx.array([0.0, 1.0]), shape=(2,), num_samples=2)",
+]
+
 
 def jsonable(v):
     """Nested values with complex as [re, im] and non-finite floats as "nan"/"inf"/"-inf"."""
@@ -185,13 +204,15 @@ def describe(v):
 
 def main():
     out = []
-    for e in EXPRS:
+    for e in EXPRS + RANDOM_EXPRS:
         try:
             v = eval(e, {"mx": mx, "np": np, "S": S})
             r = describe(v)
         except Exception as ex:  # the exception type is the expected result
             r = {"kind": "raises", "types": [c.__name__ for c in type(ex).__mro__ if c.__module__ == "builtins" and issubclass(c, Exception)], "msg": str(ex)}
         r["expr"] = e
+        if e in RANDOM_EXPRS:
+            r["group"] = "random"
         out.append(r)
     dst = os.path.join(os.path.dirname(os.path.abspath(__file__)), "golden.json")
     with open(dst, "w") as f:
