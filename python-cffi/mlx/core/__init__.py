@@ -13,7 +13,7 @@ import math as _math
 import sys as _sys
 import types as _types
 
-from . import _binder, _composite, _dtypes, _names, _operators, _random  # noqa: F401  (_operators installs array operators)
+from . import _binder, _composite, _dtypes, _extra, _names, _operators, _random  # noqa: F401  (_operators installs array operators)
 from ._array import _ARR_PTR, _Ctx, array, to_array, wrap
 from ._device import (Device, DeviceType, Stream, StreamContext, async_eval, clear_cache,
                       clear_streams, cpu, default_device, default_stream, device_count, eval,
@@ -288,6 +288,7 @@ def from_dlpack(x, /, *, copy=None):
 _bind_all()
 _composite.install(globals(), _sys.modules[__name__])
 _random.install(random)  # hand-written over random.h, where the library exports it
+_extra.install(globals())  # einsum, fast.rope …: signatures that need a hand-written mapping
 
 
 def _like_with_dtype(name, base, make):

@@ -41,7 +41,9 @@ def _arr(v, keep):
     return a._p[0]
 
 
-def _dtype(d):
+def _dtype(d, default=D.float32):
+    if d is None:  # as MLX: None means the function's default dtype
+        d = default
     if not isinstance(d, D.Dtype):
         raise TypeError(f"dtype must be an mlx.core.Dtype, got {type(d).__name__}")
     return d.code
@@ -84,7 +86,7 @@ def normal(shape=[], dtype=D.float32, loc=None, scale=None, key=None, stream=Non
 def randint(low, high, shape=[], dtype=D.int32, key=None, stream=None):
     keep = []
     sh, n = _shape(shape)
-    return _res("mlx_random_randint", _arr(low, keep), _arr(high, keep), sh, n, _dtype(dtype), _key(key, keep),
+    return _res("mlx_random_randint", _arr(low, keep), _arr(high, keep), sh, n, _dtype(dtype, D.int32), _key(key, keep),
                 stream_handle(stream))
 
 
