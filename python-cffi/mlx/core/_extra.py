@@ -51,9 +51,28 @@ def rope(a, dims, *, traditional, base, scale, offset, freqs=None, stream=None):
                 stream_handle(stream))
 
 
+def _vector_list(cname, *args):
+    from ._binder import _vector_to_list
+
+    v = ffi.new("mlx_vector_array*")
+    check(getattr(lib, cname)(v, *args))
+    return _vector_to_list(v[0])
+
+
+def split(a, /, indices_or_sections, axis=0, *, stream=None):
+    """``a`` split into equal parts (an int) or at the given indices (a sequence): a list."""
+    a = to_array(a)
+    if isinstance(indices_or_sections, int) and not isinstance(indices_or_sections, bool):
+        return _vector_list("mlx_split", a._p[0], indices_or_sections, int(axis), stream_handle(stream))
+    idx = [int(i) for i in indices_or_sections]
+    return _vector_list("mlx_split_sections", a._p[0], ffi.new("int[]", idx), len(idx), int(axis),
+                        stream_handle(stream))
+
+
 # (module attribute path, function, C functions needed)
 _TABLE = [
     ("einsum", einsum, ["mlx_einsum"]),
+    ("split", split, ["mlx_split", "mlx_split_sections"]),
     ("fast.rope", rope, ["mlx_fast_rope", "mlx_fast_rope_dynamic"]),
 ]
 

@@ -55,6 +55,8 @@ def expand_index(idx, ndim):
     if n_ell > 1:
         raise IndexError("An index can only have a single ellipsis (...)")
     if consumed > ndim:
+        if ndim == 0:  # MLX's wording and type for a 0-d array
+            raise ValueError("too many indices for array: array is 0-dimensional")
         raise IndexError(f"Too many indices for array with {ndim} dimensions.")
     out = []
     for i in idx:

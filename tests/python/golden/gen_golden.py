@@ -121,7 +121,7 @@ EXPRS = [
     "mx.can_cast(mx.int8, mx.int16)", "mx.can_cast(mx.float32, mx.int32)", "mx.can_cast(mx.array([1], mx.uint8), mx.float16)",
     "mx.finfo(mx.float16).bits", "mx.finfo(mx.bfloat16).bits", "format(mx.array(2.5), '.2f')", "format(mx.array([1.0, 2.0]), '.2f')",
     "f'{mx.array([1, 2])}'", "mx.metal.is_available()", "mx.cuda.is_available()", "mx.array([1, 2]).__dlpack_device__()",
-    "mx.asarray(mx.array([1, 2]), mx.float32, copy=True)", "mx.default_stream(mx.cpu)", "mx.Device(mx.cpu)",
+    "mx.asarray(mx.array([1, 2]), mx.float32, copy=True)", "S(mx.array(0), 0, mx.array(1))", "mx.array(0)[0]", "mx.default_stream(mx.cpu)", "mx.Device(mx.cpu)",
     "mx.get_printoptions().precision",
     # ints next to integer arrays are advanced indices (numpy's adjacency rule); errors
     "mx.arange(64).reshape(2, 4, 2, 4)[0:1, mx.array([0, 1, 2]), 1, mx.array([1, 2, 0])]",
@@ -173,6 +173,7 @@ RANDOM_EXPRS = [
     # hand-written bindings of other C functions the newer C API exports (_extra.py)
     "mx.einsum('ij,jk->ik', mx.arange(6.0).reshape(2, 3), mx.arange(6.0).reshape(3, 2))", "mx.einsum('ii', mx.arange(9.0).reshape(3, 3))",
     "mx.einsum('i,j->ij', mx.array([1.0, 2.0]), mx.array([3.0, 4.0, 5.0]))",
+    "mx.split(mx.arange(6), 3)", "mx.split(mx.arange(12).reshape(3, 4), [1, 3], axis=1)", "mx.split(mx.arange(5), 2)",
     # (rope rounded to 4 decimals: the core's result may differ from MLX's in the last float32 digit)
     "mx.round(mx.fast.rope(mx.random.normal((1, 2, 4, 8), key=mx.random.key(0)), 8, traditional=False, base=10000.0, scale=1.0, offset=3), 4)",
     "mx.round(mx.fast.rope(mx.random.normal((1, 2, 4, 8), key=mx.random.key(0)), 4, traditional=True, base=500.0, scale=0.5, offset=mx.array(2)), 4)",
