@@ -121,7 +121,8 @@ EXPRS = [
     "mx.can_cast(mx.int8, mx.int16)", "mx.can_cast(mx.float32, mx.int32)", "mx.can_cast(mx.array([1], mx.uint8), mx.float16)",
     "mx.finfo(mx.float16).bits", "mx.finfo(mx.bfloat16).bits", "format(mx.array(2.5), '.2f')", "format(mx.array([1.0, 2.0]), '.2f')",
     "f'{mx.array([1, 2])}'", "mx.metal.is_available()", "mx.cuda.is_available()", "mx.array([1, 2]).__dlpack_device__()",
-    "mx.asarray(mx.array([1, 2]), mx.float32, copy=True)", "S(mx.array(0), 0, mx.array(1))", "mx.array(0)[0]", "mx.default_stream(mx.cpu)", "mx.Device(mx.cpu)",
+    "mx.asarray(mx.array([1, 2]), mx.float32, copy=True)", "S(mx.array(0), 0, mx.array(1))", "mx.array(0)[0]",
+    "mx.arange(3)[..., ...]", "S(mx.arange(3), (Ellipsis, Ellipsis), 1)", "mx.default_stream(mx.cpu)", "mx.Device(mx.cpu)",
     "mx.get_printoptions().precision",
     # ints next to integer arrays are advanced indices (numpy's adjacency rule); errors
     "mx.arange(64).reshape(2, 4, 2, 4)[0:1, mx.array([0, 1, 2]), 1, mx.array([1, 2, 0])]",
