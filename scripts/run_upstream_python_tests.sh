@@ -11,17 +11,20 @@
 #          test_reduce test_random test_fast test_quantized test_load test_einsum)
 #   -s: test the source tree (python-cffi/ on PYTHONPATH; MLX_ARM_LIBRARY or a cargo target dir
 #       must hold libmlx_arm.so) instead of the package installed in PYTHON's venv
-#   -r: after each file, print its most frequent failure reasons (exception lines)
+#   -r: after each file, print its failures grouped by reason (python-cffi/tools/upstream_report.py)
+#   -j DIR: keep each file's JUnit XML in DIR (upstream_report.py --markdown DIR/*.xml makes
+#       the tables of docs/COMPAT.md)
 set -uo pipefail
 REPO_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 MIRROR="${MLX_MIRROR:-}"
 # The commit the upstream ceiling in the project notes was measured at (mlx 0.32.2 tests).
 REV="${MLX_TEST_COMMIT:-846d176227a0ac13d2667e58d2bb68b322109ab0}"
 PY="${MLX_ARM_PYTHON:-$REPO_ROOT/.venv/bin/python}"
-SOURCE=0 REASONS=0
-while getopts "m:c:p:sr" o; do
+SOURCE=0 REASONS=0 JDIR=""
+while getopts "m:c:p:srj:" o; do
   case "$o" in
     m) MIRROR="$OPTARG" ;; c) REV="$OPTARG" ;; p) PY="$OPTARG" ;; s) SOURCE=1 ;; r) REASONS=1 ;;
+    j) JDIR="$(mkdir -p "$OPTARG" && cd "$OPTARG" && pwd)" ;;
     *) echo "usage: $0 [-m MLX_GIT_DIR] [-c REV] [-p PYTHON] [-s] [-r] [files...]" >&2; exit 2 ;;
   esac
 done
@@ -40,22 +43,24 @@ trap 'rm -rf "$WORK"' EXIT
 git --git-dir="$MIRROR" archive "$REV" python/tests | tar -x -C "$WORK"
 cd "$WORK/python/tests"
 export DEVICE=cpu TMPDIR="$WORK"
-printf '%-22s %6s %6s %6s %6s  %s\n' file passed failed errors skipped note
-tp=0 tf=0 te=0 ts=0
+printf '%-16s %6s %6s %7s  %s\n' file passed failed skipped "(test methods; pytest's own summary line)"
+tp=0 tf=0 ts=0
 for f in "${FILES[@]}"; do
   f="${f%.py}"
-  [ -f "$f.py" ] || { printf '%-22s (not in this revision)\n' "$f"; continue; }
-  full="$(timeout -k 10 900 "$PY" -m pytest -q -p no:cacheprovider "$f.py" 2>&1)"
-  out="$(tail -n 3 <<<"$full")"
-  line="$(grep -E '(passed|failed|error|skipped)' <<<"$out" | tail -n 1)"
-  num() { grep -oE "[0-9]+ $1" <<<"$line" | grep -oE '^[0-9]+' || echo 0; }
-  p=$(num passed) fl=$(num failed) e=$(num error) s=$(num skipped)
-  note=""; [ -z "$line" ] && note="$(tail -n 1 <<<"$out")"
-  printf '%-22s %6s %6s %6s %6s  %s\n' "$f" "$p" "$fl" "$e" "$s" "$note"
-  if [ "$REASONS" = 1 ]; then
-    grep -E '^E +[A-Za-z.]*(Error|Exception)' <<<"$full" | sed -E 's/^E +//; s/ at 0x[0-9a-f]+//' | cut -c1-110 \
-      | sort | uniq -c | sort -rn | head -n 12 | sed 's/^/      /'
+  [ -f "$f.py" ] || { printf '%-16s (not in this revision)\n' "$f"; continue; }
+  xml="${JDIR:-$WORK}/$f.xml"
+  full="$(timeout -k 10 900 "$PY" -m pytest -q -p no:cacheprovider --junitxml="$xml" "$f.py" 2>&1)"
+  line="$(tail -n 3 <<<"$full" | grep -E '(passed|failed|error|skipped)' | tail -n 1)"
+  [ -n "$line" ] || line="$(tail -n 1 <<<"$full")"
+  if [ -f "$xml" ]; then
+    read -r p fl s < <("$PY" "$REPO_ROOT/python-cffi/tools/upstream_report.py" --counts "$xml")
+  else
+    p=0 fl=0 s=0
   fi
-  tp=$((tp + p)) tf=$((tf + fl)) te=$((te + e)) ts=$((ts + s))
+  printf '%-16s %6s %6s %7s  %s\n' "$f" "$p" "$fl" "$s" "$line"
+  if [ "$REASONS" = 1 ] && [ -f "$xml" ]; then
+    "$PY" "$REPO_ROOT/python-cffi/tools/upstream_report.py" "$xml" | tail -n +2 | head -n 15
+  fi
+  tp=$((tp + p)) tf=$((tf + fl)) ts=$((ts + s))
 done
-printf '%-22s %6s %6s %6s %6s\n' TOTAL "$tp" "$tf" "$te" "$ts"
+printf '%-16s %6s %6s %7s\n' TOTAL "$tp" "$tf" "$ts"

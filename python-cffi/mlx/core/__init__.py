@@ -13,7 +13,7 @@ import math as _math
 import sys as _sys
 import types as _types
 
-from . import _binder, _composite, _dtypes, _names, _operators  # noqa: F401  (_operators installs array operators)
+from . import _binder, _composite, _dtypes, _extra, _names, _operators, _random  # noqa: F401  (_operators installs array operators)
 from ._array import _ARR_PTR, _Ctx, array, to_array, wrap
 from ._device import (Device, DeviceType, Stream, StreamContext, async_eval, clear_cache,
                       clear_streams, cpu, default_device, default_stream, device_count, eval,
@@ -151,6 +151,8 @@ def arange(*args, dtype=None, stream=None, **kwargs):
     if "dtype" in vals:
         dtype = vals.pop("dtype")
     start, stop, step = vals.get("start"), vals.get("stop"), vals.get("step")
+    if stop is None and "start" in kwargs:
+        raise TypeError("arange(): 'stop' is required when 'start' is given by keyword")
     if stop is None:
         start, stop = 0, start
     if start is None:
@@ -163,7 +165,16 @@ def arange(*args, dtype=None, stream=None, **kwargs):
         if not isinstance(v, (int, float)):
             raise TypeError(f"arange(): expected int or float, got {type(v).__name__}")
     if dtype is None:
-        dtype = float32 if _builtins.any(isinstance(v, float) for v in (start, stop, step)) else int32
+        if _builtins.any(isinstance(v, float) for v in (start, stop, step)):
+            dtype = float32
+        else:  # ints beyond int32 widen to int64, as mx.array(int) does
+            dtype = int32 if _builtins.all(-2 ** 31 <= v < 2 ** 31 for v in (start, stop, step)) else int64
+    if _builtins.any(isinstance(v, float) and not _math.isfinite(v) for v in (start, stop)) or \
+            (isinstance(step, float) and _math.isnan(step)):
+        raise ValueError("[arange] Cannot compute length.")
+    if isinstance(step, float) and _math.isinf(step):  # one element or none, as numpy
+        n = 1 if (stop - start) * step > 0 else 0
+        return _op("mlx_arange", float(start), float(start) + n, 1.0, dtype.code, _stream(stream))
     return _op("mlx_arange", float(start), float(stop), float(step), dtype.code, _stream(stream))
 
 
@@ -199,12 +210,13 @@ def tri(n, m=None, k=0, dtype=float32, *, stream=None):
 
 
 def meshgrid(*arrays, sparse=False, indexing="xy", stream=None):
-    return _binder.Op("meshgrid", _binder.Signature("meshgrid", {"params": [
+    """A tuple of coordinate arrays (a tuple, as real MLX returns)."""
+    return tuple(_binder.Op("meshgrid", _binder.Signature("meshgrid", {"params": [
         {"name": "arrays", "kind": "pos", "default": None, "type": "list"},
         {"name": "sparse", "kind": "pos", "default": "False", "type": "bool"},
         {"name": "indexing", "kind": "pos", "default": "'xy'", "type": "str"},
         {"name": "stream", "kind": "kwonly", "default": "None", "type": ""}]}),
-        _binder.variants_for("meshgrid"))(list(arrays), sparse, indexing, stream=stream)
+        _binder.variants_for("meshgrid"))(list(arrays), sparse, indexing, stream=stream))
 
 
 def broadcast_arrays(*arrays, stream=None):
@@ -275,6 +287,8 @@ def from_dlpack(x, /, *, copy=None):
 
 _bind_all()
 _composite.install(globals(), _sys.modules[__name__])
+_random.install(random)  # hand-written over random.h, where the library exports it
+_extra.install(globals())  # einsum, fast.rope …: signatures that need a hand-written mapping
 
 
 def _like_with_dtype(name, base, make):

@@ -103,9 +103,34 @@ def _py_int(v):
     raise OverflowError(f"Python int {v} is too large to convert to an mlx array")
 
 
+# Scalar operands are constants: the 0-d array made for (type, value, dtype) is reused by later
+# operators (``a + 1`` in a loop builds one constant, not one per call). Arrays are immutable
+# graph nodes — in-place operators rebind the Python object's handle, never a shared node — so
+# sharing is safe. Floats are keyed by their hex form (keeps -0.0 apart from 0.0; NaN works).
+_SCALAR_CACHE = {}
+_SCALAR_CACHE_MAX = 512
+
+
 def weak_scalar(v, dtype):
     """The Python scalar ``v`` as an array next to an array of ``dtype`` (MLX's weak typing)."""
     t = type(v)
+    key = (t, v.hex() if t is float else v, dtype.code) if t in _CACHEABLE else None
+    if key is not None:
+        hit = _SCALAR_CACHE.get(key)
+        if hit is not None:
+            return hit
+    a = _weak_scalar(v, dtype, t)
+    if key is not None and a is not None:
+        if len(_SCALAR_CACHE) >= _SCALAR_CACHE_MAX:
+            _SCALAR_CACHE.clear()
+        _SCALAR_CACHE[key] = a
+    return a
+
+
+_CACHEABLE = (bool, int, float)
+
+
+def _weak_scalar(v, dtype, t):
     if t is bool:
         return wrap_value(lib.mlx_array_new_bool(v))
     if t is int:
@@ -147,6 +172,13 @@ _NP_TO_MLX = {
 }
 
 
+def _check_dims(shape):
+    for n in shape:
+        if n > 2 ** 31 - 1:
+            raise OverflowError(f"Shape dimension {n} is outside the supported range [-2147483648, 2147483647]. "
+                                "MLX currently uses 32-bit integers for shape dimensions.")
+
+
 def _from_numpy(x, dtype):
     np = _np()
     x = np.asarray(x)
@@ -159,9 +191,7 @@ def _from_numpy(x, dtype):
     carrier = _NP_TO_MLX[name]
     if not x.flags.c_contiguous:
         x = x.copy(order="C")  # (np.ascontiguousarray would turn 0-d into 1-d)
-    for n in x.shape:
-        if n > 2 ** 31 - 1:
-            raise ValueError("array dimension too large")
+    _check_dims(x.shape)
     a = _from_bytes(ffi.from_buffer(x), x.shape, carrier)
     target = dtype if dtype is not None else (D.float32 if carrier == D.float64 else carrier)
     return a if target == carrier else _astype(a, target)
@@ -261,9 +291,7 @@ def _from_list(v, dtype):
     else:
         carrier = D.bool_
         data = struct.pack(f"<{len(flat)}?", *[bool(x) for x in flat])
-    for n in shape:
-        if n > 2 ** 31 - 1:
-            raise ValueError("array dimension too large")
+    _check_dims(shape)
     a = _from_bytes(data, shape, carrier)
     return a if target == carrier else _astype(a, target)
 
@@ -527,9 +555,10 @@ class _HostView:
     keeps this object alive as the view's base. A non-contiguous array is made dense once,
     inside the library, and the dense buffer is owned by the same handle."""
 
-    __slots__ = ("_p", "__array_interface__")
+    __slots__ = ("_p", "_owner", "__array_interface__")
 
     def __init__(self, a, allow_bfloat16=False):
+        self._owner = a  # as in MLX, a numpy view keeps the mx.array object itself alive
         if a.dtype == D.bfloat16 and not allow_bfloat16:
             raise ValueError("'bfloat16' is not a valid PEP 3118 buffer format string")
         p = _new_ptr(_ARR_PTR)

@@ -1,5 +1,5 @@
 """Functions of real MLX that are exact compositions of other ops (as MLX itself defines them),
-used only while the C API has no function of that name: ``_bind_all`` binds C functions first
+used (except the variadic ``atleast_*``) only while the C API has no function of that name: ``_bind_all`` binds C functions first
 and ``install`` fills in just the names still missing, so a C op added later takes over."""
 
 
@@ -36,12 +36,33 @@ def _defs(mx):
         """A list [quotient, remainder], as real MLX returns."""
         return [mx.floor_divide(a, b, stream=stream), mx.remainder(a, b, stream=stream)]
 
-    return {"isclose": isclose, "allclose": allclose, "array_equal": array_equal, "divmod": divmod}
+    def _atleast(shape_of):
+        def f(*arys, stream=None):
+            outs = []
+            for a in arys:
+                if not isinstance(a, mx.array):  # as MLX: only arrays are accepted
+                    raise TypeError(f"atleast: expected mlx.core.array, got {type(a).__name__}")
+                sh = shape_of(a.shape)
+                outs.append(a if sh == a.shape else mx.reshape(a, sh, stream=stream))
+            return outs[0] if len(outs) == 1 else outs
+        return f
+
+    atleast_1d = _atleast(lambda s: s if len(s) >= 1 else (1,))
+    atleast_2d = _atleast(lambda s: s if len(s) >= 2 else ((1, 1) if not s else (1,) + s))
+    atleast_3d = _atleast(lambda s: s if len(s) >= 3 else {0: (1, 1, 1), 1: (1,) + s + (1,), 2: s + (1,)}[len(s)])
+
+    return {"atleast_1d": atleast_1d, "atleast_2d": atleast_2d, "atleast_3d": atleast_3d, "isclose": isclose, "allclose": allclose, "array_equal": array_equal, "divmod": divmod}
+
+
+# Python-level signatures that a C function cannot carry (variadic, list result): these
+# wrappers stay even when the C API exports a function of the same name.
+_ALWAYS = {"atleast_1d", "atleast_2d", "atleast_3d"}
 
 
 def install(namespace, mx):
-    """Adds each composite to ``namespace`` unless the name is already bound there."""
+    """Adds each composite to ``namespace`` unless the name is already bound there (the
+    variadic ``atleast_*`` always)."""
     for name, f in _defs(mx).items():
-        if name not in namespace:
+        if name in _ALWAYS or name not in namespace:
             f.__module__ = "mlx.core"
             namespace[name] = f

@@ -140,8 +140,8 @@ class finfo:
         base = "float32" if dtype == complex64 else dtype.name
         ebits, mbits = self._BITS[base]
         emax = 2 ** (ebits - 1) - 1
-        self.dtype = dtype
-        self.bits = 8 * dtype.size
+        self.dtype = float32 if dtype == complex64 else dtype  # as MLX: a complex64's parts are float32
+        self.bits = 8 * self.dtype.size
         self.max = float((2 - 2.0 ** -mbits) * 2.0 ** emax)
         self.min = -self.max
         self.eps = float(2.0 ** -mbits)

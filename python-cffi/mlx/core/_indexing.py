@@ -53,8 +53,10 @@ def expand_index(idx, ndim):
     consumed = sum(1 for i in idx if i is not None and i is not Ellipsis)
     n_ell = sum(1 for i in idx if i is Ellipsis)
     if n_ell > 1:
-        raise IndexError("An index can only have a single ellipsis (...)")
+        raise ValueError("An index can only have a single ellipsis (...)")
     if consumed > ndim:
+        if ndim == 0:  # MLX's wording and type for a 0-d array
+            raise ValueError("too many indices for array: array is 0-dimensional")
         raise IndexError(f"Too many indices for array with {ndim} dimensions.")
     out = []
     for i in idx:

@@ -8,6 +8,16 @@ from . import _dtypes as D
 from ._array import _ARR_PTR, _Ctx, _new_ptr, array, error, to_array, weak_scalar, wrap
 from ._ffi import check, ffi, lib
 
+try:  # cffi's C-level allocator: skips FFI.new's Python wrapper on the hot path
+    from _cffi_backend import newp as _newp
+except ImportError:  # pragma: no cover
+    _newp = ffi.new
+from ._array import _SCALAR_CACHE
+
+_cache_get = _SCALAR_CACHE.get
+_dtype_code = lib.mlx_array_dtype
+_obj_new = object.__new__
+
 
 def _operand(self, other):
     """``other`` as an array next to ``self``, or None when the operator does not apply."""
@@ -46,13 +56,24 @@ def _binary(cfn_name):
     cfn = getattr(lib, cfn_name)
 
     def op(self, other):
-        o = _operand(self, other)
+        # Fast paths first (this is the hottest code of the package): an array operand, or a
+        # Python scalar whose constant is already cached for this dtype.
+        h = self._p[0]
+        t = type(other)
+        if t is array:
+            o = other
+        elif t is int or t is float:
+            o = _cache_get((t, other.hex() if t is float else other, _dtype_code(h))) or _operand(self, other)
+        else:
+            o = _operand(self, other)
         if o is None:
             return _unsupported(cfn_name, other)
-        p = _new_ptr(_ARR_PTR)
-        if cfn(p, self._p[0], o._p[0], _Ctx.stream):
+        p = _newp(_ARR_PTR)
+        if cfn(p, h, o._p[0], _Ctx.stream):
             raise error()
-        return wrap(p)
+        a = _obj_new(array)
+        a._p = p
+        return a
 
     def rop(self, other):
         o = _operand(self, other)
@@ -64,6 +85,8 @@ def _binary(cfn_name):
         return wrap(p)
 
     def iop(self, other):
+        if cfn_name == "mlx_divide" and not D.is_inexact(self.dtype):
+            raise ValueError("In place division cannot cast to non-floating point type.")
         r = op(self, other)
         if r is NotImplemented:
             return r

@@ -1,0 +1,100 @@
+"""Hand-written bindings where MLX's Python signature cannot map onto the C function by
+parameter names (variadic operands, renamed parameters, one Python function over several C
+variants). Each is installed only when the library exports the C functions it needs, so with
+an older library the name keeps raising NotImplementedError."""
+from ._array import _ARR_PTR, array, stream_handle, to_array, wrap
+from ._ffi import FUNCTIONS, check, ffi, lib
+
+
+def _res(cname, *args):
+    p = ffi.new(_ARR_PTR)
+    check(getattr(lib, cname)(p, *args))
+    return wrap(p)
+
+
+class _Vec:
+    """A C ``mlx_vector_array`` of ``arrays``, freed with this object."""
+
+    def __init__(self, arrays):
+        self.arrays = [to_array(a) for a in arrays]
+        hs = ffi.new("mlx_array[]", [a._p[0] for a in self.arrays])
+        self.v = lib.mlx_vector_array_new_data(hs, len(self.arrays))
+
+    def __del__(self):
+        lib.mlx_vector_array_free(self.v)
+
+
+def einsum(subscripts, *operands, stream=None):
+    """Einstein summation over ``operands`` as ``subscripts`` says."""
+    if not isinstance(subscripts, str):
+        raise TypeError(f"einsum(): subscripts must be a str, got {type(subscripts).__name__}")
+    vec = _Vec(operands)
+    return _res("mlx_einsum", ffi.new("char[]", subscripts.encode()), vec.v, stream_handle(stream))
+
+
+def rope(a, dims, *, traditional, base, scale, offset, freqs=None, stream=None):
+    """Rotary positional encoding (``offset``: an int, or an array for a dynamic offset)."""
+    a = to_array(a)
+    b = ffi.new("mlx_optional_float*")
+    if base is not None:
+        b.has_value, b.value = True, float(base)
+    keep = []
+    fr = lib.mlx_array_new()
+    if freqs is not None:
+        f = to_array(freqs)
+        keep.append(f)
+        fr = f._p[0]
+    if isinstance(offset, array):
+        return _res("mlx_fast_rope_dynamic", a._p[0], int(dims), bool(traditional), b[0], float(scale), offset._p[0],
+                    fr, stream_handle(stream))
+    return _res("mlx_fast_rope", a._p[0], int(dims), bool(traditional), b[0], float(scale), int(offset), fr,
+                stream_handle(stream))
+
+
+def _vector_list(cname, *args):
+    from ._binder import _vector_to_list
+
+    v = ffi.new("mlx_vector_array*")
+    check(getattr(lib, cname)(v, *args))
+    return _vector_to_list(v[0])
+
+
+def split(a, /, indices_or_sections, axis=0, *, stream=None):
+    """``a`` split into equal parts (an int) or at the given indices (a sequence): a list."""
+    a = to_array(a)
+    if isinstance(indices_or_sections, int) and not isinstance(indices_or_sections, bool):
+        return _vector_list("mlx_split", a._p[0], indices_or_sections, int(axis), stream_handle(stream))
+    idx = [int(i) for i in indices_or_sections]
+    return _vector_list("mlx_split_sections", a._p[0], ffi.new("int[]", idx), len(idx), int(axis),
+                        stream_handle(stream))
+
+
+# (module attribute path, function, C functions needed)
+_TABLE = [
+    ("einsum", einsum, ["mlx_einsum"]),
+    ("split", split, ["mlx_split", "mlx_split_sections"]),
+    ("fast.rope", rope, ["mlx_fast_rope", "mlx_fast_rope_dynamic"]),
+]
+
+
+def _exported(cname):
+    if cname not in FUNCTIONS:
+        return False
+    try:
+        getattr(lib, cname)
+        return True
+    except AttributeError:
+        return False
+
+
+def install(namespace):
+    """Sets each function (``namespace``: mlx.core's globals) whose C functions exist."""
+    for path, f, needs in _TABLE:
+        if all(_exported(c) for c in needs):
+            if "." in path:
+                mod, attr = path.split(".", 1)
+                f.__module__ = f"mlx.core.{mod}"
+                setattr(namespace[mod], attr, f)
+            else:
+                f.__module__ = "mlx.core"
+                namespace[path] = f

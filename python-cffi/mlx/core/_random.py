@@ -1,0 +1,177 @@
+"""``mx.random`` over the C API's random.h (mlx-c's names), with real MLX's Python signatures.
+
+Hand-written because MLX's Python functions pick among several C functions by argument
+(``normal`` with array ``loc``/``scale`` → ``mlx_random_normal_broadcast``, ``categorical`` with
+``shape`` / ``num_samples``, ``permutation`` of an int …). ``install`` adds a function only when
+the library exports every C function it uses; the others keep raising NotImplementedError.
+"""
+from . import _dtypes as D
+from ._array import _ARR_PTR, array, stream_handle, to_array, wrap
+from ._ffi import FUNCTIONS, check, ffi, lib
+
+
+def _res(cname, *args):
+    p = ffi.new(_ARR_PTR)
+    check(getattr(lib, cname)(p, *args))
+    return wrap(p)
+
+
+def _shape(shape):
+    if isinstance(shape, int) and not isinstance(shape, bool):
+        shape = [shape]
+    try:
+        vals = [int(s.__index__()) for s in shape]
+    except (TypeError, AttributeError):
+        raise TypeError(f"shape must be a sequence of ints, got {type(shape).__name__}") from None
+    return ffi.new("int[]", vals), len(vals)
+
+
+def _key(key, keep):
+    if key is None:
+        return lib.mlx_array_new()  # the empty handle: "use the global key"
+    if not isinstance(key, array):
+        raise TypeError(f"key must be an mlx.core.array, got {type(key).__name__}")
+    keep.append(key)
+    return key._p[0]
+
+
+def _arr(v, keep):
+    a = to_array(v)
+    keep.append(a)
+    return a._p[0]
+
+
+def _dtype(d, default=D.float32):
+    if d is None:  # as MLX: None means the function's default dtype
+        d = default
+    if not isinstance(d, D.Dtype):
+        raise TypeError(f"dtype must be an mlx.core.Dtype, got {type(d).__name__}")
+    return d.code
+
+
+def key(seed):
+    """A PRNG key from ``seed``."""
+    return _res("mlx_random_key", int(seed))
+
+
+def seed(seed):
+    """Seeds the global PRNG."""
+    check(lib.mlx_random_seed(int(seed)))
+
+
+def split(key, num=2, stream=None):
+    """``num`` new keys from ``key`` (an array of shape ``(num, 2)``)."""
+    keep = []
+    return _res("mlx_random_split_num", _arr(key, keep), int(num), stream_handle(stream))
+
+
+def uniform(low=0, high=1, shape=[], dtype=D.float32, key=None, stream=None):
+    keep = []
+    sh, n = _shape(shape)
+    return _res("mlx_random_uniform", _arr(low, keep), _arr(high, keep), sh, n, _dtype(dtype), _key(key, keep),
+                stream_handle(stream))
+
+
+def normal(shape=[], dtype=D.float32, loc=None, scale=None, key=None, stream=None):
+    keep = []
+    sh, n = _shape(shape)
+    if isinstance(loc, array) or isinstance(scale, array):
+        lo = lib.mlx_array_new() if loc is None else _arr(loc, keep)
+        sc = lib.mlx_array_new() if scale is None else _arr(scale, keep)
+        return _res("mlx_random_normal_broadcast", sh, n, _dtype(dtype), lo, sc, _key(key, keep), stream_handle(stream))
+    return _res("mlx_random_normal", sh, n, _dtype(dtype), 0.0 if loc is None else float(loc),
+                1.0 if scale is None else float(scale), _key(key, keep), stream_handle(stream))
+
+
+def randint(low, high, shape=[], dtype=D.int32, key=None, stream=None):
+    keep = []
+    sh, n = _shape(shape)
+    return _res("mlx_random_randint", _arr(low, keep), _arr(high, keep), sh, n, _dtype(dtype, D.int32), _key(key, keep),
+                stream_handle(stream))
+
+
+def bernoulli(p=0.5, shape=None, key=None, stream=None):
+    keep = []
+    pa = to_array(p)
+    keep.append(pa)
+    sh, n = _shape(pa.shape if shape is None else shape)
+    return _res("mlx_random_bernoulli", pa._p[0], sh, n, _key(key, keep), stream_handle(stream))
+
+
+def truncated_normal(lower, upper, shape=None, dtype=D.float32, key=None, stream=None):
+    keep = []
+    lo, hi = to_array(lower), to_array(upper)
+    keep += [lo, hi]
+    if shape is None:
+        from . import broadcast_shapes
+
+        shape = broadcast_shapes(lo.shape, hi.shape)
+    sh, n = _shape(shape)
+    return _res("mlx_random_truncated_normal", lo._p[0], hi._p[0], sh, n, _dtype(dtype), _key(key, keep),
+                stream_handle(stream))
+
+
+def gumbel(shape=[], dtype=D.float32, key=None, stream=None):
+    keep = []
+    sh, n = _shape(shape)
+    return _res("mlx_random_gumbel", sh, n, _dtype(dtype), _key(key, keep), stream_handle(stream))
+
+
+def laplace(shape=[], dtype=D.float32, loc=0.0, scale=1.0, key=None, stream=None):
+    keep = []
+    sh, n = _shape(shape)
+    return _res("mlx_random_laplace", sh, n, _dtype(dtype), float(loc), float(scale), _key(key, keep),
+                stream_handle(stream))
+
+
+def categorical(logits, axis=-1, shape=None, num_samples=None, key=None, stream=None):
+    keep = []
+    lg = _arr(logits, keep)
+    if shape is not None and num_samples is not None:
+        raise ValueError("[categorical] At most one of shape or num_samples can be specified.")
+    if shape is not None:
+        sh, n = _shape(shape)
+        return _res("mlx_random_categorical_shape", lg, int(axis), sh, n, _key(key, keep), stream_handle(stream))
+    if num_samples is not None:
+        return _res("mlx_random_categorical_num_samples", lg, int(axis), int(num_samples), _key(key, keep),
+                    stream_handle(stream))
+    return _res("mlx_random_categorical", lg, int(axis), _key(key, keep), stream_handle(stream))
+
+
+def permutation(x, axis=0, key=None, stream=None):
+    keep = []
+    if isinstance(x, int) and not isinstance(x, bool):
+        return _res("mlx_random_permutation_arange", x, _key(key, keep), stream_handle(stream))
+    return _res("mlx_random_permutation", _arr(x, keep), int(axis), _key(key, keep), stream_handle(stream))
+
+
+# Python name -> the C functions it needs.
+_NEEDS = {
+    "key": ["mlx_random_key"], "seed": ["mlx_random_seed"], "split": ["mlx_random_split_num"],
+    "uniform": ["mlx_random_uniform"], "normal": ["mlx_random_normal", "mlx_random_normal_broadcast"],
+    "randint": ["mlx_random_randint"], "bernoulli": ["mlx_random_bernoulli"],
+    "truncated_normal": ["mlx_random_truncated_normal"], "gumbel": ["mlx_random_gumbel"],
+    "laplace": ["mlx_random_laplace"],
+    "categorical": ["mlx_random_categorical", "mlx_random_categorical_shape", "mlx_random_categorical_num_samples"],
+    "permutation": ["mlx_random_permutation", "mlx_random_permutation_arange"],
+}
+
+
+def _exported(cname):
+    if cname not in FUNCTIONS:
+        return False
+    try:
+        getattr(lib, cname)
+        return True
+    except AttributeError:  # declared in the header, missing from this library build
+        return False
+
+
+def install(module):
+    """Sets each function on ``module`` (mx.random) whose C functions the library exports."""
+    g = globals()
+    for name, needs in _NEEDS.items():
+        if all(_exported(c) for c in needs):
+            f = g[name]
+            f.__module__ = "mlx.core.random"
+            setattr(module, name, f)
