@@ -35,11 +35,12 @@ cp "$REL/mlx_arm.dll" "$OUT/"
 # wine 8.0 lacks bcryptprimitives.dll, which Rust's std imports; see bcryptprimitives.c.
 "$CC" -shared -O2 -Wall -Wextra -Werror -o "$OUT/bcryptprimitives.dll" "$HERE/bcryptprimitives.c" -lbcrypt
 
-CFLAGS=(-std=c11 -O1 -Wall -Wextra -Werror -D__USE_MINGW_ANSI_STDIO=1 -I "$ROOT/include" -I "$ROOT/tests/c")
+CFLAGS=(-std=c11 -O1 -Wall -Wextra -Werror -D__USE_MINGW_ANSI_STDIO=1 -I "$ROOT/include" -I "$ROOT/tests/c" "-DMLX_ARM_TEST_DATA=\"Z:$ROOT/tests/c/data\"")
 SRCS=("$ROOT"/tests/c/*.c "$ROOT"/tests/c/mlxc_compat/*.c "$HERE"/test_*.c)
 for src in "${SRCS[@]}"; do
   name="$(basename "$src" .c)"
-  "$CC" "${CFLAGS[@]}" "$src" -L "$REL" -lmlx_arm.dll -o "$OUT/$name.exe"
+  # test_threads uses pthreads: mingw's winpthreads, linked statically (no extra DLL to ship).
+  "$CC" "${CFLAGS[@]}" "$src" -L "$REL" -lmlx_arm.dll -Wl,-Bstatic -lpthread -Wl,-Bdynamic -o "$OUT/$name.exe"
 done
 # The static library links too (Rust std's Windows imports come from these system libraries).
 "$CC" "${CFLAGS[@]}" "$ROOT/tests/c/test_ops.c" "$REL/libmlx_arm.a" \
