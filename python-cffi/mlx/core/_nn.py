@@ -1,5 +1,5 @@
-"""Hand-written ``mx.fast.scaled_dot_product_attention``, ``mx.linalg.norm`` and
-``mx.pad``: MLX's Python functions pick among C functions or reshape their arguments
+"""Hand-written ``mx.fast.scaled_dot_product_attention``, ``mx.linalg.norm``,
+``mx.linalg.svd`` and ``mx.pad``: MLX's Python functions pick among C functions or reshape their arguments
 (a mask that is None / a str / an array, ``ord`` that is None / a number / a str,
 numpy-style ``pad_width``), which the name-matching binder cannot do. Installed by
 ``_extra.install`` only when the library exports the C functions each needs."""
@@ -63,6 +63,15 @@ def norm(a, /, ord=None, axis=None, keepdims=False, *, stream=None):
     return _res("mlx_linalg_norm", a._p[0], float(ord), ax, n, bool(keepdims), s)
 
 
+def svd(a, /, compute_uv=True, *, stream=None):
+    """``(U, S, Vt)`` as a tuple, or only ``S`` (an array) with ``compute_uv=False``, as MLX."""
+    from ._extra import _vector_list
+
+    a = to_array(a)
+    out = _vector_list("mlx_linalg_svd", a._p[0], bool(compute_uv), stream_handle(stream))
+    return tuple(out) if compute_uv else out[0]
+
+
 def _pad_pairs(pad_width, ndim):
     """numpy/MLX ``pad_width`` → one (low, high) pair per axis."""
     def ints(x):
@@ -114,4 +123,5 @@ TABLE = [
     ("fast.scaled_dot_product_attention", scaled_dot_product_attention, ["mlx_fast_scaled_dot_product_attention"]),
     ("linalg.norm", norm, ["mlx_linalg_norm", "mlx_linalg_norm_matrix", "mlx_linalg_norm_l2"]),
     ("pad", pad, ["mlx_pad"]),
+    ("linalg.svd", svd, ["mlx_linalg_svd"]),
 ]

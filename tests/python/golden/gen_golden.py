@@ -222,6 +222,7 @@ CAPI_EXPRS = [
     "mx.concatenate([mx.arange(3), mx.arange(2)])", "mx.concatenate([mx.ones((2, 2)), mx.zeros((2, 1))], axis=1)",
     "mx.concatenate([mx.ones((2, 2)), mx.zeros((1, 2))], axis=None)", "mx.concat([mx.arange(2), mx.arange(2.0)])",
     "mx.stack([mx.arange(3), mx.arange(3)])", "mx.stack([mx.arange(3), mx.arange(3)], axis=1)",
+    "mx.round(mx.linalg.svd(mx.array([[3.0, 0.0], [4.0, 5.0]]), compute_uv=False, stream=mx.cpu), 4)",
     "mx.tile(mx.arange(3), 2)", "mx.tile(mx.arange(4).reshape(2, 2), (2, 1, 3))",
     "mx.repeat(mx.arange(4).reshape(2, 2), 2)", "mx.repeat(mx.arange(4).reshape(2, 2), 3, axis=1)",
     "mx.round(mx.tensordot(mx.arange(6.0).reshape(2, 3), mx.arange(12.0).reshape(3, 4), 1), 3)",
