@@ -111,8 +111,18 @@ def test_save_gguf_round_trip(tmp_path):
     assert meta["s"] == "text" and meta["n"].item() == 3 and meta["v"].tolist() == [1.5, 2.5]
 
 
-def test_file_objects_are_refused_not_ignored(tmp_path):
-    _need("save")
+def test_file_objects(tmp_path):
+    _need("save", "load", "save_safetensors")
     with open(tmp_path / "f.npy", "wb") as fh:
-        with pytest.raises(NotImplementedError):
-            mx.save(fh, mx.array([1]))
+        mx.save(fh, mx.array([1, 2], mx.int32))
+    assert np.load(tmp_path / "f.npy").tolist() == [1, 2]
+    with open(tmp_path / "f.npy", "rb") as fh:
+        assert mx.load(fh).tolist() == [1, 2]
+    with open(tmp_path / "s.safetensors", "wb") as fh:
+        mx.save_safetensors(fh, {"x": mx.array([0.5])})
+    with open(tmp_path / "s.safetensors", "rb") as fh:
+        assert mx.load(fh)["x"].tolist() == [0.5]
+    with open(os.path.join(HERE, "np_b.npz"), "rb") as fh:  # written by numpy
+        assert mx.load(fh, format="npz")["x"].tolist() == [0, 1, 2, 3, 4]
+    with pytest.raises(TypeError):
+        mx.save(3, mx.array([1]))

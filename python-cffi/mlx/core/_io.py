@@ -2,9 +2,13 @@
 and ``mx.save_gguf`` over the C library's io.h and its ``mlx_arm_`` extensions (mlx_arm.h).
 
 Python dicts go to C as ``mlx_map_string_to_array`` / ``mlx_map_string_to_string`` handles
-and back. Files are named by ``str`` or ``os.PathLike``; Python file objects, which MLX also
-accepts, are not supported yet (NotImplementedError, never a silent failure)."""
+and back. Files are named by ``str`` or ``os.PathLike``; a Python file object (MLX accepts
+those too) goes through a temporary file, since the C library reads and writes paths: its
+bytes are copied to a temporary file before loading, or copied into it after saving."""
+import contextlib
 import os
+import shutil
+import tempfile
 
 from ._array import _ARR_PTR, array, stream_handle, to_array, wrap
 from ._ffi import check, ffi, lib
@@ -15,7 +19,25 @@ _FORMATS = ("npy", "npz", "safetensors", "gguf")
 def _path(file, fn):
     if isinstance(file, (str, os.PathLike)):
         return os.fspath(file)
-    raise NotImplementedError(f"mx.{fn}: file objects are not supported by mlx-arm yet; pass a path")
+    raise TypeError(f"[{fn}] file must be a str, an os.PathLike or a file object, got {type(file).__name__}")
+
+
+def _is_fileobj(file, mode):
+    return not isinstance(file, (str, os.PathLike)) and hasattr(file, mode)
+
+
+@contextlib.contextmanager
+def _written_to(file, suffix):
+    """A path to save to; when ``file`` is a writable file object, the bytes written there are
+    copied into it afterwards."""
+    if not _is_fileobj(file, "write"):
+        yield file
+        return
+    with tempfile.TemporaryDirectory() as d:
+        tmp = os.path.join(d, "f" + suffix)
+        yield tmp
+        with open(tmp, "rb") as src:
+            shutil.copyfileobj(src, file)
 
 
 def _cstr(s):
@@ -111,6 +133,14 @@ def _format_of(path, format):
 def load(file, /, format=None, return_metadata=False, *, stream=None):
     """An array (.npy) or a ``{name: array}`` dict (.npz, .safetensors, .gguf); with
     ``return_metadata`` (safetensors, gguf) a ``(arrays, metadata)`` tuple."""
+    if _is_fileobj(file, "read"):
+        if format is None:
+            format = _format_of(str(getattr(file, "name", "")), None)
+        with tempfile.TemporaryDirectory() as d:
+            tmp = os.path.join(d, "f." + format)
+            with open(tmp, "wb") as dst:
+                shutil.copyfileobj(file, dst)
+            return load(tmp, format, return_metadata, stream=stream)  # a mapping outlives the unlinked file (POSIX)
     path = _path(file, "load")
     fmt = _format_of(path, format)
     s = stream_handle(stream)
@@ -149,11 +179,16 @@ def _gguf_metadata(path, s):
 def save(file, arr):
     """``arr`` as a .npy file (".npy" appended when missing)."""
     a = to_array(arr)
-    check(lib.mlx_save(_cstr(_path(file, "save")), a._p[0]))
+    with _written_to(file, ".npy") as f:
+        check(lib.mlx_save(_cstr(_path(f, "save")), a._p[0]))
 
 
 def _savez(file, args, kwargs, compressed, fn):
-    path = _path(file, fn)
+    with _written_to(file, ".npz") as f:
+        _savez_path(_path(f, fn), args, kwargs, compressed, fn)
+
+
+def _savez_path(path, args, kwargs, compressed, fn):
     if not path.endswith(".npz"):
         path += ".npz"
     named = {}
@@ -179,19 +214,17 @@ def savez_compressed(file, *args, **kwargs):
 
 def save_safetensors(file, arrays, metadata=None):
     """``{name: array}`` (and string metadata) as a .safetensors file."""
-    path = _path(file, "save_safetensors")
-    if not path.endswith(".safetensors"):
-        path += ".safetensors"
     m = _ArrayMap(arrays)
     md = _StringMap(metadata)
-    check(lib.mlx_save_safetensors(_cstr(path), m.m, md.m))
+    with _written_to(file, ".safetensors") as f:
+        path = _path(f, "save_safetensors")
+        if not path.endswith(".safetensors"):
+            path += ".safetensors"
+        check(lib.mlx_save_safetensors(_cstr(path), m.m, md.m))
 
 
 def save_gguf(file, arrays, metadata=None):
     """``{name: array}`` as a .gguf file; metadata values are arrays or str."""
-    path = _path(file, "save_gguf")
-    if not path.endswith(".gguf"):
-        path += ".gguf"
     nums, strs = {}, {}
     for k, v in (metadata or {}).items():
         if isinstance(v, str):
@@ -203,7 +236,11 @@ def save_gguf(file, arrays, metadata=None):
         else:
             raise ValueError(f"[save_gguf] Metadata values must be str, array or list of str; got {type(v).__name__}")
     m, mn, ms = _ArrayMap(arrays), _ArrayMap(nums), _StringMap(strs)
-    check(lib.mlx_arm_save_gguf(_cstr(path), m.m, mn.m, ms.m))
+    with _written_to(file, ".gguf") as f:
+        path = _path(f, "save_gguf")
+        if not path.endswith(".gguf"):
+            path += ".gguf"
+        check(lib.mlx_arm_save_gguf(_cstr(path), m.m, mn.m, ms.m))
 
 
 TABLE = [
