@@ -180,6 +180,59 @@ RANDOM_EXPRS = [
     "mx.round(mx.fast.rope(mx.random.normal((1, 2, 4, 8), key=mx.random.key(0)), 4, traditional=True, base=500.0, scale=0.5, offset=mx.array(2)), 4)",
 ]
 
+# Cases over C functions added with fast.h, linalg.h and the quantization/pad ops (same
+# skip rule as RANDOM_EXPRS). Float results are rounded to 4 decimals where the core's
+# reduction order may differ from MLX's in the last float32 digit.
+_Q = "mx.random.normal((1, 2, 3, 8), key=mx.random.key(20))"
+_K = "mx.random.normal((1, 2, 4, 8), key=mx.random.key(21))"
+_V = "mx.random.normal((1, 2, 4, 8), key=mx.random.key(22))"
+_W = "(mx.arange(256.0).reshape(4, 64) / 77.0 - 1.5)"
+CAPI_EXPRS = [
+    "mx.round(mx.fast.rms_norm(mx.arange(12.0).reshape(3, 4), mx.array([1.0, 2.0, 0.5, 1.0]), 1e-5), 4)",
+    "mx.round(mx.fast.rms_norm(mx.arange(12.0).reshape(3, 4), None, 1e-5), 4)",
+    "mx.round(mx.fast.layer_norm(mx.arange(12.0).reshape(3, 4), mx.array([1.0, 2.0, 0.5, 1.0]), mx.array([0.0, 1.0, 0.0, -1.0]), 1e-5), 4)",
+    "mx.round(mx.fast.layer_norm(mx.arange(12.0).reshape(3, 4), None, None, 1e-5), 4)",
+    "mx.round(mx.fast.layer_norm(mx.arange(12.0).reshape(3, 4), mx.array([1.0, 2.0, 0.5, 1.0]), None, 1e-5), 4)",
+    f"mx.round(mx.fast.scaled_dot_product_attention({_Q}, {_K}, {_V}, scale=0.35), 4)",
+    f"mx.round(mx.fast.scaled_dot_product_attention({_Q}, {_K}, {_V}, scale=0.35, mask='causal'), 4)",
+    f"mx.round(mx.fast.scaled_dot_product_attention({_Q}, {_K}, {_V}, scale=0.35, mask=mx.array([[True, False, True, True]] * 3)), 4)",
+    f"mx.round(mx.fast.scaled_dot_product_attention({_Q}, {_K}, {_V}, scale=1.0, mask=mx.arange(12.0).reshape(3, 4) / 10), 4)",
+    "mx.round(mx.linalg.norm(mx.array([3.0, -4.0])), 4)", "mx.round(mx.linalg.norm(mx.arange(12.0).reshape(3, 4)), 4)",
+    "mx.round(mx.linalg.norm(mx.arange(12.0).reshape(3, 4), axis=1), 4)",
+    "mx.round(mx.linalg.norm(mx.arange(12.0).reshape(3, 4), axis=0, keepdims=True), 4)",
+    "mx.round(mx.linalg.norm(mx.array([3.0, -4.0, 1.0]), 1), 4)", "mx.round(mx.linalg.norm(mx.array([3.0, -4.0, 1.0]), float('inf')), 4)",
+    "mx.round(mx.linalg.norm(mx.array([3.0, -4.0, 1.0]), -float('inf')), 4)", "mx.round(mx.linalg.norm(mx.array([3.0, -4.0, 1.0]), 0), 4)",
+    "mx.round(mx.linalg.norm(mx.array([3.0, -4.0, 1.0]), 3), 4)",
+    "mx.round(mx.linalg.norm(mx.arange(6.0).reshape(2, 3) - 2, 1), 4)", "mx.round(mx.linalg.norm(mx.arange(6.0).reshape(2, 3) - 2, -1), 4)",
+    "mx.round(mx.linalg.norm(mx.arange(6.0).reshape(2, 3) - 2, float('inf')), 4)",
+    "mx.round(mx.linalg.norm(mx.arange(6.0).reshape(2, 3) - 2, 'fro'), 4)",
+    "mx.round(mx.linalg.norm(mx.arange(24.0).reshape(2, 3, 4), 'fro', axis=(1, 2)), 4)",
+    "mx.round(mx.linalg.norm(mx.arange(24.0).reshape(2, 3, 4), 2, axis=2), 4)",
+    "mx.linalg.norm(mx.arange(24.0).reshape(2, 3, 4), 2)", "mx.round(mx.linalg.norm(mx.arange(6.0).reshape(2, 3) - 2, 'nuc'), 3)",
+    "mx.round(mx.linalg.norm(mx.arange(6.0).reshape(2, 3) - 2, 2), 3)", "mx.linalg.norm(mx.array([1.0, 2.0]), 'fro')",
+    f"mx.quantize({_W}, 32, 4)", f"mx.quantize({_W}, 64, 8)", f"mx.quantize({_W})",
+    f"mx.dequantize(*mx.quantize({_W}, 32, 4), 32, 4)", f"mx.dequantize(*mx.quantize({_W}, 64, 8), group_size=64, bits=8)",
+    f"mx.round(mx.quantized_matmul(mx.arange(128.0).reshape(2, 64) / 50, *mx.quantize({_W}, 32, 4), True, 32, 4), 3)",
+    f"mx.round(mx.quantized_matmul(mx.arange(8.0).reshape(2, 4) / 5, *mx.quantize({_W}, 64, 8), transpose=False, group_size=64, bits=8), 3)",
+    f"mx.round(mx.gather_qmm(mx.arange(128.0).reshape(2, 1, 64) / 50, *mx.quantize(mx.stack([{_W}, -{_W}]), 32, 4), rhs_indices=mx.array([1, 0]), transpose=True, group_size=32, bits=4), 3)",
+    "mx.pad(mx.arange(6).reshape(2, 3), 1)", "mx.pad(mx.arange(6).reshape(2, 3), (1, 2))",
+    "mx.pad(mx.arange(6).reshape(2, 3), [(0, 1), (2, 0)], constant_values=-1)",
+    "mx.pad(mx.arange(6.0).reshape(2, 3), [(1, 1)], constant_values=0.5)", "mx.pad(mx.arange(4), (2,), mode='edge')",
+    "mx.pad(mx.arange(6).reshape(2, 3), ((0, 0), (2, 1)), mode='edge')", "mx.pad(mx.arange(3), 1, constant_values=2.5)",
+    "mx.concatenate([mx.arange(3), mx.arange(2)])", "mx.concatenate([mx.ones((2, 2)), mx.zeros((2, 1))], axis=1)",
+    "mx.concatenate([mx.ones((2, 2)), mx.zeros((1, 2))], axis=None)", "mx.concat([mx.arange(2), mx.arange(2.0)])",
+    "mx.stack([mx.arange(3), mx.arange(3)])", "mx.stack([mx.arange(3), mx.arange(3)], axis=1)",
+    "mx.round(mx.linalg.svd(mx.array([[3.0, 0.0], [4.0, 5.0]]), compute_uv=False, stream=mx.cpu), 4)",
+    "mx.tile(mx.arange(3), 2)", "mx.tile(mx.arange(4).reshape(2, 2), (2, 1, 3))",
+    "mx.repeat(mx.arange(4).reshape(2, 2), 2)", "mx.repeat(mx.arange(4).reshape(2, 2), 3, axis=1)",
+    "mx.round(mx.tensordot(mx.arange(6.0).reshape(2, 3), mx.arange(12.0).reshape(3, 4), 1), 3)",
+    "mx.round(mx.tensordot(mx.arange(24.0).reshape(2, 3, 4), mx.arange(12.0).reshape(4, 3), axes=([1, 2], [1, 0])), 3)",
+    "mx.round(mx.conv2d(mx.arange(32.0).reshape(1, 4, 4, 2) / 10, mx.arange(36.0).reshape(2, 3, 3, 2) / 20, 1, 1), 3)",
+    "mx.round(mx.conv2d(mx.arange(50.0).reshape(1, 5, 5, 2) / 10, mx.arange(16.0).reshape(2, 2, 2, 2) / 20, stride=(2, 1), padding=(0, 1), dilation=(1, 2)), 3)",
+    "mx.round(mx.conv3d(mx.arange(54.0).reshape(1, 3, 3, 3, 2) / 10, mx.arange(16.0).reshape(1, 2, 2, 2, 2) / 20), 3)",
+    "mx.round(mx.conv_general(mx.arange(32.0).reshape(1, 4, 4, 2) / 10, mx.arange(16.0).reshape(2, 2, 2, 2) / 20, stride=1, padding=([1, 0], [0, 1]), input_dilation=2, flip=True), 3)",
+]
+
 
 def jsonable(v):
     """Nested values with complex as [re, im] and non-finite floats as "nan"/"inf"/"-inf"."""
@@ -205,8 +258,8 @@ def describe(v):
             vals = v.tolist()
             d["values"] = jsonable(vals)
         return d
-    if isinstance(v, list) and v and all(isinstance(x, mx.array) for x in v):
-        return {"kind": "list", "items": [describe(x) for x in v]}
+    if isinstance(v, (list, tuple)) and v and all(isinstance(x, mx.array) for x in v):
+        return {"kind": type(v).__name__, "items": [describe(x) for x in v]}
     if isinstance(v, (bool, int, float, complex, str, tuple, list)) or v is None:
         return {"kind": "py", "type": type(v).__name__, "repr": repr(v)}
     return {"kind": "other", "repr": repr(v)}
@@ -214,7 +267,7 @@ def describe(v):
 
 def main():
     out = []
-    for e in EXPRS + RANDOM_EXPRS:
+    for e in EXPRS + RANDOM_EXPRS + CAPI_EXPRS:
         try:
             v = eval(e, {"mx": mx, "np": np, "S": S})
             r = describe(v)
@@ -223,6 +276,8 @@ def main():
         r["expr"] = e
         if e in RANDOM_EXPRS:
             r["group"] = "random"
+        elif e in CAPI_EXPRS:
+            r["group"] = "capi"
         out.append(r)
     dst = os.path.join(os.path.dirname(os.path.abspath(__file__)), "golden.json")
     with open(dst, "w") as f:

@@ -1,0 +1,127 @@
+"""Hand-written ``mx.fast.scaled_dot_product_attention``, ``mx.linalg.norm``,
+``mx.linalg.svd`` and ``mx.pad``: MLX's Python functions pick among C functions or reshape their arguments
+(a mask that is None / a str / an array, ``ord`` that is None / a number / a str,
+numpy-style ``pad_width``), which the name-matching binder cannot do. Installed by
+``_extra.install`` only when the library exports the C functions each needs."""
+from ._array import array, stream_handle, to_array, weak_scalar
+from ._ffi import ffi, lib
+
+
+def _res(cname, *args):
+    from ._extra import _res as r
+
+    return r(cname, *args)
+
+
+def _str(s):
+    return ffi.new("char[]", s.encode("utf-8"))
+
+
+def scaled_dot_product_attention(q, k, v, *, scale, mask=None, sinks=None, force_fused=False, stream=None):
+    """softmax(q·kᵀ·scale + mask)·v. ``mask``: None, ``"causal"`` or an additive/boolean array.
+    ``force_fused`` only selects a kernel in MLX (same result), so it is accepted and ignored."""
+    q, k, v = to_array(q), to_array(k), to_array(v)
+    keep = []
+    m_arr = lib.mlx_array_new()
+    if mask is None:
+        mode = ""
+    elif isinstance(mask, str):
+        mode = mask
+    else:
+        m = to_array(mask)
+        keep.append(m)
+        mode, m_arr = "array", m._p[0]
+    s_arr = lib.mlx_array_new()
+    if sinks is not None:
+        s = to_array(sinks)
+        keep.append(s)
+        s_arr = s._p[0]
+    return _res("mlx_fast_scaled_dot_product_attention", q._p[0], k._p[0], v._p[0], float(scale), _str(mode),
+                m_arr, s_arr, stream_handle(stream))
+
+
+def _axis_arg(axis):
+    if axis is None:
+        return ffi.NULL, 0
+    if isinstance(axis, bool):
+        raise TypeError("norm(): axis must be None, an int or a sequence of ints")
+    ax = [axis] if isinstance(axis, int) else [int(x) for x in axis]
+    return ffi.new("int[]", ax), len(ax)
+
+
+def norm(a, /, ord=None, axis=None, keepdims=False, *, stream=None):
+    """MLX's matrix or vector norm: ``ord`` None (2-norm / Frobenius), a number, ``'fro'`` or ``'nuc'``."""
+    a = to_array(a)
+    ax, n = _axis_arg(axis)
+    s = stream_handle(stream)
+    if ord is None:
+        return _res("mlx_linalg_norm_l2", a._p[0], ax, n, bool(keepdims), s)
+    if isinstance(ord, str):
+        return _res("mlx_linalg_norm_matrix", a._p[0], _str(ord), ax, n, bool(keepdims), s)
+    if isinstance(ord, bool) or not isinstance(ord, (int, float)):
+        raise TypeError(f"norm(): ord must be None, a number or a str, got {type(ord).__name__}")
+    return _res("mlx_linalg_norm", a._p[0], float(ord), ax, n, bool(keepdims), s)
+
+
+def svd(a, /, compute_uv=True, *, stream=None):
+    """``(U, S, Vt)`` as a tuple, or only ``S`` (an array) with ``compute_uv=False``, as MLX."""
+    from ._extra import _vector_list
+
+    a = to_array(a)
+    out = _vector_list("mlx_linalg_svd", a._p[0], bool(compute_uv), stream_handle(stream))
+    return tuple(out) if compute_uv else out[0]
+
+
+def _pad_pairs(pad_width, ndim):
+    """numpy/MLX ``pad_width`` → one (low, high) pair per axis."""
+    def ints(x):
+        if isinstance(x, bool) or not isinstance(x, int):
+            raise ValueError("[pad] pad_width must be an int, a pair of ints or a list of pairs of ints")
+        return x
+
+    if isinstance(pad_width, int) and not isinstance(pad_width, bool):
+        return [(pad_width, pad_width)] * ndim
+    pw = list(pad_width)
+    if len(pw) == 1 and not isinstance(pw[0], (tuple, list)):
+        return [(ints(pw[0]), ints(pw[0]))] * ndim
+    if len(pw) == 2 and all(not isinstance(x, (tuple, list)) for x in pw):
+        return [(ints(pw[0]), ints(pw[1]))] * ndim
+    out = []
+    for p in pw:
+        p = list(p) if isinstance(p, (tuple, list)) else [p]
+        if len(p) == 1:
+            p = p * 2
+        if len(p) != 2:
+            raise ValueError("[pad] pad_width must contain pairs of ints")
+        out.append((ints(p[0]), ints(p[1])))
+    if len(out) == 1:
+        out = out * ndim
+    return out
+
+
+def pad(a, pad_width, mode="constant", constant_values=0, *, stream=None):
+    """``a`` padded on every axis (``mode``: constant, edge, reflect, symmetric)."""
+    a = to_array(a)
+    pairs = _pad_pairs(pad_width, a.ndim)
+    if isinstance(constant_values, array):
+        cv = constant_values
+    else:
+        cv = weak_scalar(constant_values, a.dtype)
+        if cv is None:
+            cv = to_array(constant_values)
+    if not isinstance(mode, str):
+        raise TypeError("pad(): mode must be a str")
+    n = len(pairs)
+    axes = ffi.new("int[]", list(range(n)))
+    lo = ffi.new("int[]", [p[0] for p in pairs])
+    hi = ffi.new("int[]", [p[1] for p in pairs])
+    return _res("mlx_pad", a._p[0], axes, n, lo, n, hi, n, cv._p[0], _str(mode), stream_handle(stream))
+
+
+# (attribute path, function, C functions needed) for _extra.install
+TABLE = [
+    ("fast.scaled_dot_product_attention", scaled_dot_product_attention, ["mlx_fast_scaled_dot_product_attention"]),
+    ("linalg.norm", norm, ["mlx_linalg_norm", "mlx_linalg_norm_matrix", "mlx_linalg_norm_l2"]),
+    ("pad", pad, ["mlx_pad"]),
+    ("linalg.svd", svd, ["mlx_linalg_svd"]),
+]

@@ -1,0 +1,105 @@
+"""Hand-written ``tile``, ``repeat``, ``tensordot``, ``conv2d``, ``conv3d`` and
+``conv_general``: their C parameters are named or split differently from MLX's Python ones
+(``arr`` for ``a``, ``stride_0, stride_1`` for ``stride``, ``axes_a, axes_b`` for ``axes``),
+so the name-matching binder cannot map them. Installed by ``_extra.install`` only when the
+library exports the C functions each needs."""
+from ._array import stream_handle, to_array
+from ._ffi import ffi
+
+
+def _res(cname, *args):
+    from ._extra import _res as r
+
+    return r(cname, *args)
+
+
+def _int(v, what):
+    if isinstance(v, bool) or not hasattr(v, "__index__"):
+        raise TypeError(f"{what} must be an int, got {type(v).__name__}")
+    return v.__index__()
+
+
+def _ints(v, what):
+    if isinstance(v, int) and not isinstance(v, bool):
+        return [v]
+    return [_int(x, what) for x in v]
+
+
+def _buf(vals):
+    return ffi.new("int[]", vals), len(vals)
+
+
+def tile(a, reps, /, *, stream=None):
+    """``a`` repeated ``reps`` times along each axis (numpy's tile)."""
+    a = to_array(a)
+    b, n = _buf(_ints(reps, "reps"))
+    return _res("mlx_tile", a._p[0], b, n, stream_handle(stream))
+
+
+def repeat(array, repeats, axis=None, *, stream=None):
+    """Each element repeated ``repeats`` times (along ``axis``; flattened when None)."""
+    a = to_array(array)
+    if axis is None:
+        return _res("mlx_repeat", a._p[0], _int(repeats, "repeats"), stream_handle(stream))
+    return _res("mlx_repeat_axis", a._p[0], _int(repeats, "repeats"), _int(axis, "axis"), stream_handle(stream))
+
+
+def tensordot(a, b, /, axes=2, *, stream=None):
+    """Sum over the last ``axes`` axes of ``a`` and first of ``b``, or over the two axis lists."""
+    a, b = to_array(a), to_array(b)
+    if isinstance(axes, int) and not isinstance(axes, bool):
+        return _res("mlx_tensordot_axis", a._p[0], b._p[0], axes, stream_handle(stream))
+    axes = list(axes)
+    if len(axes) != 2:
+        raise ValueError("[tensordot] axes must be an int or a pair of axis lists")
+    xa, na = _buf(_ints(axes[0], "axes"))
+    xb, nb = _buf(_ints(axes[1], "axes"))
+    return _res("mlx_tensordot", a._p[0], b._p[0], xa, na, xb, nb, stream_handle(stream))
+
+
+def _per_dim(v, n, what):
+    vals = _ints(v, what)
+    if len(vals) == 1:
+        vals = vals * n
+    if len(vals) != n:
+        raise ValueError(f"[conv] {what} must be an int or a tuple of {n} ints")
+    return vals
+
+
+def conv2d(input, weight, /, stride=1, padding=0, dilation=1, groups=1, *, stream=None):
+    """2-D convolution, channels last (NHWC input, OHWI weight)."""
+    x, w = to_array(input), to_array(weight)
+    s, p, d = (_per_dim(v, 2, n) for v, n in ((stride, "stride"), (padding, "padding"), (dilation, "dilation")))
+    return _res("mlx_conv2d", x._p[0], w._p[0], *s, *p, *d, _int(groups, "groups"), stream_handle(stream))
+
+
+def conv3d(input, weight, /, stride=1, padding=0, dilation=1, groups=1, *, stream=None):
+    """3-D convolution, channels last (NDHWC input, ODHWI weight)."""
+    x, w = to_array(input), to_array(weight)
+    s, p, d = (_per_dim(v, 3, n) for v, n in ((stride, "stride"), (padding, "padding"), (dilation, "dilation")))
+    return _res("mlx_conv3d", x._p[0], w._p[0], *s, *p, *d, _int(groups, "groups"), stream_handle(stream))
+
+
+def conv_general(input, weight, /, stride=1, padding=0, kernel_dilation=1, input_dilation=1, groups=1, flip=False, *,
+                 stream=None):
+    """N-D convolution; ``padding`` an int, a sequence (symmetric) or a (low, high) pair of sequences."""
+    x, w = to_array(input), to_array(weight)
+    n = x.ndim - 2
+    if isinstance(padding, (tuple, list)) and len(padding) == 2 and all(isinstance(p, (tuple, list)) for p in padding):
+        lo, hi = _per_dim(padding[0], n, "padding"), _per_dim(padding[1], n, "padding")
+    else:
+        lo = hi = _per_dim(padding, n, "padding")
+    bufs = [_buf(_per_dim(stride, n, "stride")), _buf(lo), _buf(hi), _buf(_per_dim(kernel_dilation, n, "kernel_dilation")),
+            _buf(_per_dim(input_dilation, n, "input_dilation"))]
+    flat = [v for b in bufs for v in b]
+    return _res("mlx_conv_general", x._p[0], w._p[0], *flat, _int(groups, "groups"), bool(flip), stream_handle(stream))
+
+
+TABLE = [
+    ("tile", tile, ["mlx_tile"]),
+    ("repeat", repeat, ["mlx_repeat", "mlx_repeat_axis"]),
+    ("tensordot", tensordot, ["mlx_tensordot", "mlx_tensordot_axis"]),
+    ("conv2d", conv2d, ["mlx_conv2d"]),
+    ("conv3d", conv3d, ["mlx_conv3d"]),
+    ("conv_general", conv_general, ["mlx_conv_general"]),
+]
