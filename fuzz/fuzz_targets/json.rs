@@ -12,7 +12,8 @@ fn same(ours: &Json, theirs: &Value) -> bool {
         (Json::Null, Value::Null) => true,
         (Json::Bool(a), Value::Bool(b)) => a == b,
         (Json::UInt(a), Value::Number(b)) => b.as_u64() == Some(*a),
-        // Other numbers are kept as text; serde_json must read them as a number too.
+        // Other numbers are kept as text; serde_json (arbitrary_precision) must read a number
+        // too (without that feature it refuses exponents beyond f64, e.g. `2E5666666666`).
         (Json::Number(_), Value::Number(_)) => true,
         (Json::Str(a), Value::String(b)) => a == b,
         (Json::Array(a), Value::Array(b)) => a.len() == b.len() && a.iter().zip(b).all(|(x, y)| same(x, y)),
