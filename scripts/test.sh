@@ -245,6 +245,37 @@ sec_windows() {
   bash tests/windows/run.sh
 }
 
+# Fuzz targets (fuzz/, cargo-fuzz on nightly): build them, then run each for FUZZ_SECONDS
+# (default 20) on a fresh corpus seeded by fuzz/make_seeds.py. They build into
+# $TARGET_DIR/x86_64-unknown-linux-gnu (cargo-fuzz always names the triple, so the
+# instrumented build never mixes with the host build in $TARGET_DIR/debug). A crash, an allocation over
+# 512 MB or an input slower than 10 s fails the section; reproducers are kept under
+# $TARGET_DIR/fuzz-artifacts (replay: cargo +nightly fuzz run <target> <file>).
+sec_fuzz() {
+  [ -f fuzz/Cargo.toml ] || skip "fuzz/ not written yet"
+  need_tool python3
+  rustup toolchain list 2>/dev/null | grep -q '^nightly' || missing_dep "rust nightly toolchain"
+  cargo fuzz --version >/dev/null 2>&1 || missing_dep "cargo-fuzz"
+  local secs="${FUZZ_SECONDS:-20}" work="$STATE_DIR/fuzz" arts="$TARGET_DIR/fuzz-artifacts" t failed=()
+  local fz=(cargo +nightly fuzz)
+  python3 fuzz/make_seeds.py "$work/seeds"
+  "${fz[@]}" build --target-dir "$TARGET_DIR"
+  mkdir -p "$arts"
+  for t in $("${fz[@]}" list); do
+    mkdir -p "$work/corpus/$t"
+    echo "--- fuzz $t for ${secs}s"
+    if ! "${fz[@]}" run --target-dir "$TARGET_DIR" "$t" "$work/corpus/$t" "$work/seeds/$t" -- \
+        -max_total_time="$secs" -malloc_limit_mb=512 -timeout=10 -print_final_stats=1 \
+        -artifact_prefix="$arts/$t-" >"$work/$t.log" 2>&1; then
+      tail -n 40 "$work/$t.log"
+      failed+=("$t")
+    else
+      grep -E '^stat::number_of_executed_units|^Done' "$work/$t.log" || true
+    fi
+  done
+  [ "${#failed[@]}" -eq 0 ] || fail "fuzz target(s) crashed: ${failed[*]} (reproducers in $arts)"
+}
+
 # --- run -------------------------------------------------------------------------------------------
 
 echo "mlx-arm tests: profile=$TEST_PROFILE target-dir=$TARGET_DIR CI=$IS_CI"
@@ -273,6 +304,7 @@ for d in "${FIRMWARE_DIRS[@]}"; do
   run_section "firmware: $d" sec_firmware "$d"
 done
 run_section "windows: x86_64-pc-windows-gnu under wine" sec_windows
+run_section "fuzz: cargo-fuzz targets (fuzz/)" sec_fuzz
 
 # --- summary ---------------------------------------------------------------------------------------
 passed=0 failed=0 skipped=0

@@ -37,6 +37,8 @@ core_api! {
     "mx.zeros_like" => crate::ops::zeros_like,
     "mx.ones_like" => crate::ops::ones_like,
     "mx.full_like" => crate::ops::full_like,
+    "mx.empty" => crate::ops::empty,
+    "mx.empty_like" => crate::ops::empty_like,
     "mx.arange" => crate::ops::arange,
     "mx.linspace" => crate::ops::linspace,
     "mx.eye" => crate::ops::eye,
@@ -82,7 +84,9 @@ core_api! {
     "mx.moveaxis" => crate::ops::moveaxis,
     "mx.broadcast_to" => crate::ops::broadcast_to,
     "mx.broadcast_arrays" => crate::ops::broadcast_arrays,
-    "mx.slice" => crate::ops::slice,
+    // MLX's signatures take the starts as an array (read at evaluation); the static forms
+    // (`slice`, `slice_dynamic`, `slice_update`, `slice_update_dynamic`) serve indexing.
+    "mx.slice" => crate::ops::slice_at,
     "mx.as_strided" => crate::ops::as_strided,
     "mx.contiguous" => crate::ops::contiguous,
     "mx.unflatten" => crate::ops::unflatten,
@@ -104,7 +108,7 @@ core_api! {
     "mx.diagonal" => crate::ops::diagonal,
     "mx.tril" => crate::ops::tril,
     "mx.triu" => crate::ops::triu,
-    "mx.slice_update" => crate::ops::slice_update,
+    "mx.slice_update" => crate::ops::slice_update_at,
     // indexing
     "mx.take" => crate::ops::take,
     "mx.take_along_axis" => crate::ops::take_along_axis,
@@ -193,6 +197,10 @@ core_api! {
     // evaluation, devices, streams, memory
     "mx.eval" => crate::eval::eval,
     "mx.async_eval" => crate::eval::async_eval,
+    "mx.cpu" => crate::device::Device::CPU,
+    "mx.gpu" => crate::device::Device::GPU,
+    "mx.DeviceType.cpu" => crate::device::DeviceType::Cpu,
+    "mx.DeviceType.gpu" => crate::device::DeviceType::Gpu,
     "mx.default_device" => crate::device::default_device,
     "mx.set_default_device" => crate::device::set_default_device,
     "mx.default_stream" => crate::device::default_stream,

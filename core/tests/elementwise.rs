@@ -57,6 +57,11 @@ fn run_case(case: &J) -> Option<Result<Vec<Array>>> {
         }
         "meshgrid" => Some(ops::meshgrid(&inputs, case["sparse"].as_bool().unwrap(), case["indexing"].as_str().unwrap())),
         "full" => one(ops::full(&[2, 3], Value::F(2.5), DType::Float16)),
+        "empty" => {
+            let shape: Vec<usize> = case["shape"].as_array().unwrap().iter().map(|d| d.as_u64().unwrap() as usize).collect();
+            one(ops::empty(&shape, dtype(case["dtype"].as_str().unwrap())))
+        }
+        "empty_like" => one(ops::empty_like(&inputs[0], case["dtype"].as_str().map(dtype))),
         "clip" => {
             let b = |v: &J| v.as_f64().map(|x| Array::scalar(x as f32).unwrap());
             let (lo, hi) = (b(&case["lo"]), b(&case["hi"]));

@@ -86,6 +86,8 @@ pub fn run_case(c: &J) -> Result<Vec<Array>> {
         "contiguous" => one(ops::contiguous(x)),
         "slice_dynamic" => one(ops::slice_dynamic(x, &isz(&a["start"]), &isz(&a["axes"]), &usz(&a["size"]))),
         "slice_update_dynamic" => one(ops::slice_update_dynamic(x, &ins[1], &isz(&a["start"]), &isz(&a["axes"]))),
+        "slice_at" => one(ops::slice_at(x, &ins[1], &isz(&a["axes"]), &usz(&a["size"]))),
+        "slice_update_at" => one(ops::slice_update_at(x, &ins[1], &ins[2], &isz(&a["axes"]))),
         "as_strided" => one(ops::as_strided(x, &usz(&a["shape"]), &isz(&a["strides"]), a["offset"].as_u64().unwrap() as usize)),
         other => panic!("unknown op {other}"),
     }
@@ -168,4 +170,50 @@ fn split_outputs_share_one_buffer() {
     }
     assert!(Array::ptr_eq_data(&parts[0], &parts[2]));
     assert_eq!(parts[2].to_vec::<f32>().unwrap(), vec![8.0, 9.0, 10.0, 11.0]);
+}
+
+fn grid() -> Array {
+    Array::from_slice(&(0..12).collect::<Vec<i32>>(), &[3, 4]).unwrap()
+}
+
+/// Out-of-range array starts (real MLX 0.32 reads outside the array there, or segfaults for
+/// negative ones): wrapped once when negative, then clamped so the window fits — the rule of
+/// the static `slice_dynamic`. Expected windows computed by hand on arange(12).reshape(3, 4).
+#[test]
+fn slice_at_clamps_out_of_range_starts() {
+    let a = grid();
+    let cases: [([i32; 2], [i32; 4]); 4] = [
+        ([2, 3], [6, 7, 10, 11]),
+        ([5, 3], [6, 7, 10, 11]),
+        ([-1, 2], [6, 7, 10, 11]),
+        ([-100, 100], [2, 3, 6, 7]),
+    ];
+    for (st, want) in cases {
+        let s = Array::from_slice(&st, &[2]).unwrap();
+        let got = ops::slice_at(&a, &s, &[0, 1], &[2, 2]).unwrap();
+        assert_eq!(got.to_vec::<i32>().unwrap(), want, "start {st:?}");
+        let stat = ops::slice_dynamic(&a, &[st[0] as isize, st[1] as isize], &[0, 1], &[2, 2]).unwrap();
+        assert_eq!(stat.to_vec::<i32>().unwrap(), want, "static form, start {st:?}");
+    }
+    // slice_update: rows clamp to 1..3, columns -1 → 3 → clamped to 2..4.
+    let z = ops::zeros(&[3, 4], mlx_arm_core::DType::Int32).unwrap();
+    let one = ops::ones(&[2, 2], mlx_arm_core::DType::Int32).unwrap();
+    let s = Array::from_slice(&[5i64, -1], &[2]).unwrap();
+    let got = ops::slice_update_at(&z, &one, &s, &[0, 1]).unwrap();
+    assert_eq!(got.to_vec::<i32>().unwrap(), [0, 0, 0, 0, 0, 0, 1, 1, 0, 0, 1, 1]);
+}
+
+/// The starts may be a lazy result of other ops: they are read when the slice is evaluated.
+#[test]
+fn slice_at_reads_lazy_starts_at_eval() {
+    let a = grid();
+    let s = ops::add(&Array::from_slice(&[0i32, 1], &[2]).unwrap(), &Array::from_slice(&[1i32], &[1]).unwrap()).unwrap();
+    let got = ops::slice_at(&a, &s, &[0, 1], &[2, 2]).unwrap();
+    assert_eq!(got.shape(), &[2, 2]);
+    assert_eq!(got.to_vec::<i32>().unwrap(), [6, 7, 10, 11]);
+    let u = Array::from_slice(&[-1i32, -2], &[1, 2]).unwrap();
+    let up = ops::slice_update_at(&a, &u, &s, &[0, 1]).unwrap();
+    assert_eq!(up.to_vec::<i32>().unwrap(), [0, 1, 2, 3, 4, 5, -1, -2, 8, 9, 10, 11]);
+    // The source is unchanged (slice_update copies unless the source is uniquely held).
+    assert_eq!(a.to_vec::<i32>().unwrap(), (0..12).collect::<Vec<i32>>());
 }

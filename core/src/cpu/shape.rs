@@ -14,6 +14,9 @@ pub fn eval(op: &ShapeOp, inputs: Vec<Array>, outputs: &[OutMeta]) -> Result<Vec
     match op {
         ShapeOp::Concatenate(axis) => return concatenate(&inputs, *axis, &shape, name).map(|d| alloc::vec![d]),
         ShapeOp::SliceUpdate { start, step } => return slice_update(inputs, start, step, name).map(|d| alloc::vec![d]),
+        ShapeOp::DynamicSliceUpdate { axes } => {
+            return dynamic_slice_update(inputs, axes, name).map(|d| alloc::vec![d]);
+        }
         _ => {}
     }
     let a = super::input(&inputs, 0, name)?;
@@ -36,14 +39,11 @@ pub fn eval(op: &ShapeOp, inputs: Vec<Array>, outputs: &[OutMeta]) -> Result<Vec
             }
             Data { strides, ..d }
         }
-        ShapeOp::Slice { start, step } => {
-            let mut off = d.offset as isize;
-            let item = dtype.size() as isize;
-            for (i, &s) in start.iter().enumerate() {
-                off += s * d.strides[i] * item;
-            }
-            let strides = d.strides.iter().zip(step).map(|(&s, &k)| s * k).collect();
-            Data { offset: off as usize, strides, ..d }
+        ShapeOp::Slice { start, step } => slice_view(d, start, step, dtype.size()),
+        ShapeOp::DynamicSlice { axes } => {
+            let starts = super::input(&inputs, 1, name)?.to_vec::<i64>()?;
+            let start = crate::ops::shape::window_starts(a.shape(), &shape, axes, &starts);
+            slice_view(d, &start, &alloc::vec![1; shape.len()], dtype.size())
         }
         ShapeOp::AsStrided { strides, offset } => {
             let base = if d.is_row_contiguous(a.shape()) { d } else { dense_copy(a, &d, name)? };
@@ -61,11 +61,34 @@ pub fn eval(op: &ShapeOp, inputs: Vec<Array>, outputs: &[OutMeta]) -> Result<Vec
             let off = d.offset as isize + start * dtype.size() as isize;
             Data { offset: off as usize, strides, ..d }
         }
-        ShapeOp::Concatenate(_) | ShapeOp::SliceUpdate { .. } => {
+        ShapeOp::Concatenate(_) | ShapeOp::SliceUpdate { .. } | ShapeOp::DynamicSliceUpdate { .. } => {
             return Err(Error::runtime(name, "Handled above."));
         }
     };
     Ok(alloc::vec![out])
+}
+
+/// The strided window `start`/`step` of `d` (a view: new offset and strides).
+fn slice_view(d: Data, start: &[isize], step: &[isize], item: usize) -> Data {
+    let mut off = d.offset as isize;
+    for (i, &s) in start.iter().enumerate() {
+        off += s * d.strides[i] * item as isize;
+    }
+    let strides = d.strides.iter().zip(step).map(|(&s, &k)| s * k).collect();
+    Data { offset: off as usize, strides, ..d }
+}
+
+/// `slice_update` at run-time starts: inputs are the array, the update (already the window's
+/// shape and the array's dtype) and the 1-d int64 starts for `axes`.
+fn dynamic_slice_update(mut inputs: Vec<Array>, axes: &[usize], op: &'static str) -> Result<Data> {
+    if inputs.len() != 3 {
+        return Err(Error::runtime(op, "Expected three inputs."));
+    }
+    let starts = inputs.pop().ok_or_else(|| Error::runtime(op, "Missing input."))?.to_vec::<i64>()?;
+    let (a, up) = (super::input(&inputs, 0, op)?, super::input(&inputs, 1, op)?);
+    let start = crate::ops::shape::window_starts(a.shape(), up.shape(), axes, &starts);
+    let step = alloc::vec![1; start.len()];
+    slice_update(inputs, &start, &step, op)
 }
 
 /// A dense row-major copy of `a`'s elements.

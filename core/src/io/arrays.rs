@@ -408,6 +408,12 @@ fn dequantize_f16(p: &mut Placer, op: &'static str, ty: GgmlType, src: &[u8], sh
     let row_bytes = ty.row_bytes(k).ok_or_else(|| Error::format(op, "row size overflows"))?;
     let d = fresh(op, shape, DType::Float16)?;
     let n = d.buf.len() / 2;
+    if n == 0 {
+        // An empty tensor may still declare a huge innermost dimension (shape (0, 2^40) is
+        // 0 bytes): nothing to convert, and no row scratch sized from that hostile count
+        // (found by the `gguf` fuzz target). With n > 0 the scratch is at most the output.
+        return Ok(Array::from_data(shape.to_vec(), DType::Float16, d));
+    }
     // SAFETY: fresh buffer of n f16 elements, held only here.
     let dst = unsafe { d.slice_mut::<u16>(n) };
     let mut row = alloc::vec![0f32; k];

@@ -394,6 +394,13 @@ pub fn parse(buf: &[u8]) -> Result<Gguf> {
     for (name, ty, shape, off) in raw {
         let tt = TensorType::Ggml(ty);
         let nbytes = tt.byte_len(OP, &shape).map_err(|e| c.err(alloc::format!("tensor '{name}': {}", e.msg)))?;
+        // An empty tensor passes the size check whatever its row length; every reader of
+        // rows (native load, conversion) needs the row size, so it must be computable too
+        // (found by the `gguf` fuzz target: ne = [2^62, 0] of F32).
+        let inner = shape.last().copied().unwrap_or(1);
+        if ty.row_bytes(inner).is_none() {
+            return Err(c.err(alloc::format!("tensor '{name}': row size of {inner} {} elements overflows", ty.name())));
+        }
         if off % alignment as u64 != 0 {
             return Err(c.err(alloc::format!("tensor '{name}' data offset {off} is not a multiple of the alignment {alignment}")));
         }

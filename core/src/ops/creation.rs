@@ -64,6 +64,18 @@ pub fn full_like(a: &Array, value: Value, dtype: Option<DType>) -> Result<Array>
     full(a.shape(), value, dtype.unwrap_or(a.dtype()))
 }
 
+/// `mx.empty(shape, dtype)`. In MLX 0.32 `mx.empty` *is* `mx.zeros` (the same function
+/// object), so the contents are defined: zeros, as a broadcast view (no memory per element).
+pub fn empty(shape: &[usize], dtype: DType) -> Result<Array> {
+    zeros(shape, dtype)
+}
+
+/// `mx.empty_like(a, dtype=None)`: MLX 0.32 binds it to `zeros_like`, so zeros of `a`'s shape
+/// and `dtype` (default `a`'s dtype).
+pub fn empty_like(a: &Array, dtype: Option<DType>) -> Result<Array> {
+    zeros(a.shape(), dtype.unwrap_or(a.dtype()))
+}
+
 /// `mx.arange(start, stop, step, dtype)`: `ceil((stop - start) / step)` values.
 pub fn arange(start: f64, stop: f64, step: f64, dtype: DType) -> Result<Array> {
     const OP: &str = "arange";

@@ -3,8 +3,10 @@
 //! these primitives (concatenate, split, tile, pad, …) live in the submodules.
 
 mod compose;
+mod dynamic;
 mod pad;
 pub use compose::*;
+pub use dynamic::*;
 pub use pad::*;
 
 use crate::array::Array;
@@ -48,6 +50,18 @@ pub enum ShapeOp {
         /// Step per axis (non-zero).
         step: Vec<isize>,
     },
+    /// The window of the output's shape starting at the run-time indices in input 1 (1-d
+    /// int64, one per entry of `axes`; 0 on other axes; clamped to fit) — a view of input 0.
+    DynamicSlice {
+        /// The axes the starts apply to (normalized, distinct).
+        axes: Vec<usize>,
+    },
+    /// A copy of input 0 with input 1 (input 0's dtype, the window's shape) written at the
+    /// run-time indices in input 2 (as for `DynamicSlice`).
+    DynamicSliceUpdate {
+        /// The axes the starts apply to (normalized, distinct).
+        axes: Vec<usize>,
+    },
     /// The `offset`-th diagonal of axes `axis1`/`axis2`, moved last (a view).
     Diagonal {
         /// Diagonal offset (positive: above the main diagonal).
@@ -72,6 +86,8 @@ impl ShapeOp {
             ShapeOp::Concatenate(_) => "concatenate",
             ShapeOp::SliceUpdate { .. } => "slice_update",
             ShapeOp::Diagonal { .. } => "diagonal",
+            ShapeOp::DynamicSlice { .. } => "slice",
+            ShapeOp::DynamicSliceUpdate { .. } => "slice_update",
         }
     }
 }

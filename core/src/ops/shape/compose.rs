@@ -416,24 +416,12 @@ pub fn slice_dynamic(a: &Array, start_indices: &[isize], axes: &[isize], slice_s
     slice(a, &start, &stop, &vec![1; a.ndim()])
 }
 
-/// Static form of `mx.slice_update(a, update, start_indices, axes)`: writes `update` at the
-/// window starting at `start_indices` (wrapped when negative, clamped to fit); the window
-/// spans the update's size on `axes` and the whole of every other axis.
+/// Static form of `mx.slice_update(a, update, start_indices, axes)`: [`slice_update_at`] with
+/// the starts given as integers (same window rule: the update's shape, missing leading axes
+/// whole unless they have a start; starts wrapped when negative and clamped to fit).
 pub fn slice_update_dynamic(a: &Array, update: &Array, start_indices: &[isize], axes: &[isize]) -> Result<Array> {
-    const OP: &str = "slice_update";
-    if update.ndim() > a.ndim() {
-        return Err(Error::invalid(OP, "The update array must not have more dimensions than the array."));
-    }
-    let lead = a.ndim() - update.ndim();
-    let mut full = vec![1usize; lead];
-    full.extend_from_slice(update.shape());
-    let sizes: Vec<usize> = axes
-        .iter()
-        .map(|&ax| normalize_axis(ax, a.ndim(), OP).map(|i| full[i]))
-        .collect::<Result<_>>()?;
-    // Axes not listed are covered whole; the update broadcasts over the window (as MLX).
-    let (start, stop) = window_of(a, start_indices, axes, &sizes, OP)?;
-    slice_update(a, update, &start, &stop, &vec![1; a.ndim()])
+    let s: Vec<i64> = start_indices.iter().map(|&v| v as i64).collect();
+    super::slice_update_at(a, update, &Array::from_slice(&s, &[s.len()])?, axes)
 }
 
 fn window_of(a: &Array, start_indices: &[isize], axes: &[isize], sizes: &[usize], op: &'static str) -> Result<(Vec<isize>, Vec<isize>)> {

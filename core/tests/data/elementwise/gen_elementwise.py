@@ -122,6 +122,13 @@ for idx in ["xy", "ij"]:
 cases.append({"kind": "full", "shape": [2, 3], "value": 2.5, "dtype": "float16",
               **run(lambda: mx.full((2, 3), 2.5, dtype=mx.float16))})
 
+# mx.empty / mx.empty_like (in MLX 0.32 the same functions as zeros / zeros_like).
+for shp, dt in [((2, 3), "float32"), ((0, 4), "complex64"), ((), "bool"), ((3,), "int8")]:
+    cases.append({"kind": "empty", "shape": list(shp), "dtype": dt, **run(lambda: mx.empty(shp, dtype=D[dt]))})
+like_src = mx.array([[1.5, -2.0]], dtype=mx.float16)
+for dt in [None, "int32"]:
+    cases.append({"kind": "empty_like", "inputs": [encode(like_src)], "dtype": dt,
+                  **run(lambda: mx.empty_like(like_src, dtype=D[dt] if dt else None))})
 # Composites.
 xf = mx.array([-2.5, 0.5, float("nan"), float("inf"), float("-inf"), 1e-9, 3.0], dtype=mx.float32)
 yf = mx.array([-2.5, 0.5000001, float("nan"), float("inf"), float("inf"), 0.0, 3.1], dtype=mx.float32)

@@ -107,6 +107,8 @@ put("gguf_truncated_value.gguf", gguf(kv("k", 10, b"\1\2"), 1, pad_to=0), "trunc
 put("gguf_unknown_ggml_type.gguf", gguf(tensors=tinfo("t", [4], 4, 0), n_t=1, data=b"\0" * 32), "unknown ggml type 4")
 put("gguf_too_many_dims.gguf", gguf(tensors=tinfo("t", [1] * 9, 0, 0), n_t=1, data=b"\0" * 32), "dimensions")
 put("gguf_dims_overflow.gguf", gguf(tensors=tinfo("t", [2**32, 2**32, 2**32], 0, 0), n_t=1, data=b"\0" * 32), "overflows")
+# Found by the gguf fuzz target: an empty tensor (0 bytes) whose row size overflows.
+put("gguf_empty_row_bytes_overflow.gguf", gguf(tensors=tinfo("t", [2**62, 0], 0, 0), n_t=1, data=b""), "row size")
 put("gguf_dim_negative.gguf", gguf(tensors=tinfo("t", [2**63], 0, 0), n_t=1, data=b"\0" * 32), "negative")
 put("gguf_misaligned_offset.gguf", gguf(tensors=tinfo("t", [1], 0, 4), n_t=1, data=b"\0" * 64), "not a multiple of the alignment")
 put("gguf_offset_past_end.gguf", gguf(tensors=tinfo("t", [4], 0, 2**20), n_t=1, data=b"\0" * 32), "past the end")

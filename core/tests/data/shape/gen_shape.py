@@ -157,4 +157,46 @@ case("slice_dyn_clamped", "slice_dynamic", [A], lambda a: mx.slice(a, mx.array([
 case("as_strided", "as_strided", [A], lambda a: mx.as_strided(a, (3, 3), (4, 1), 2), shape=[3, 3], strides=[4, 1], offset=2)
 case("as_strided_T", "as_strided", [A], lambda a: mx.as_strided(a, (4, 2), (1, 6), 0), "T", shape=[4, 2], strides=[1, 6], offset=0)
 
+# mx.slice / mx.slice_update with the start indices as an array (read at evaluation time).
+# Only in-range starts: MLX 0.32 reads/writes out of bounds (or segfaults) otherwise.
+for dt in DT:
+    x = (mx.arange(12) % 5).astype(dt).reshape(3, 4)
+    case(f"slice_at_{dt}", "slice_at", [x, mx.array([1, 2])], lambda a, s: mx.slice(a, s, [0, 1], [2, 2]), axes=[0, 1], size=[2, 2])
+    case(f"slice_update_at_{dt}", "slice_update_at", [x, mx.ones((1, 2), dt), mx.array([2, 1])],
+         lambda a, u, s: mx.slice_update(a, u, s, [0, 1]), axes=[0, 1])
+for v in [None, "T", "step2"]:
+    sfx = v or "dense"
+    case(f"slice_at_{sfx}", "slice_at", [A, mx.array([1])], lambda a, s: mx.slice(a, s, [1], [1, 2, 2]), v, axes=[1], size=[1, 2, 2])
+    case(f"slice_update_at_{sfx}", "slice_update_at", [A, mx.array([[-1], [-2]]), mx.array([1])],
+         lambda a, u, s: mx.slice_update(a, u, s, [1]), v, axes=[1])
+case("slice_at_scalar_start", "slice_at", [F, mx.array(1)], lambda a, s: mx.slice(a, s, [0], [1, 4]), axes=[0], size=[1, 4])
+case("slice_at_uint8_neg_axes", "slice_at", [F, mx.array([1, 2], mx.uint8)], lambda a, s: mx.slice(a, s, [-2, -1], [2, 2]), axes=[-2, -1], size=[2, 2])
+case("slice_at_int64", "slice_at", [A, mx.array([1, 0, 3], mx.int64)], lambda a, s: mx.slice(a, s, [0, 1, 2], [1, 3, 1]), axes=[0, 1, 2], size=[1, 3, 1])
+case("slice_at_no_axes", "slice_at", [F, mx.array([], mx.int32)], lambda a, s: mx.slice(a, s, [], [2, 2]), axes=[], size=[2, 2])
+case("slice_at_zero_size", "slice_at", [F, mx.array([1])], lambda a, s: mx.slice(a, s, [0], [0, 2]), axes=[0], size=[0, 2])
+case("slice_at_float_start", "slice_at", [F, mx.array([1.0, 2.0])], lambda a, s: mx.slice(a, s, [0, 1], [2, 2]), axes=[0, 1], size=[2, 2])
+case("slice_at_bool_start", "slice_at", [F, mx.array([True])], lambda a, s: mx.slice(a, s, [0], [2, 2]), axes=[0], size=[2, 2])
+case("slice_at_2d_start", "slice_at", [F, mx.array([[1, 2]])], lambda a, s: mx.slice(a, s, [0, 1], [2, 2]), axes=[0, 1], size=[2, 2])
+case("slice_at_count_mismatch", "slice_at", [F, mx.array([1])], lambda a, s: mx.slice(a, s, [0, 1], [2, 2]), axes=[0, 1], size=[2, 2])
+case("slice_at_repeat_axes", "slice_at", [F, mx.array([1, 1])], lambda a, s: mx.slice(a, s, [0, 0], [2, 2]), axes=[0, 0], size=[2, 2])
+case("slice_at_bad_axis", "slice_at", [F, mx.array([1])], lambda a, s: mx.slice(a, s, [2], [2, 2]), axes=[2], size=[2, 2])
+case("slice_at_size_too_large", "slice_at", [F, mx.array([1, 2])], lambda a, s: mx.slice(a, s, [0, 1], [4, 2]), axes=[0, 1], size=[4, 2])
+case("slice_at_size_wrong_rank", "slice_at", [F, mx.array([1, 2])], lambda a, s: mx.slice(a, s, [0, 1], [2]), axes=[0, 1], size=[2])
+case("slice_update_at_1d_update", "slice_update_at", [F, mx.array([100.0, 101.0]), mx.array([1, 2])], lambda a, u, s: mx.slice_update(a, u, s, [0, 1]), axes=[0, 1])
+case("slice_update_at_scalar_update", "slice_update_at", [F, mx.array(7.0), mx.array([1, 2])], lambda a, u, s: mx.slice_update(a, u, s, [0, 1]), axes=[0, 1])
+case("slice_update_at_partial_rows", "slice_update_at", [F, mx.array([[100.0], [101.0]]), mx.array(1)], lambda a, u, s: mx.slice_update(a, u, s, [1]), axes=[1])
+case("slice_update_at_lead_broadcast", "slice_update_at", [A, mx.array([100, 101]), mx.array([1], mx.uint32)], lambda a, u, s: mx.slice_update(a, u, s, [2]), axes=[2])
+case("slice_update_at_row_over_lead", "slice_update_at", [F, mx.array([100.0]), mx.array(1)], lambda a, u, s: mx.slice_update(a, u, s, [1]), axes=[1])
+case("slice_update_at_scalar_fills_row", "slice_update_at", [F, mx.array(7.0), mx.array([1])], lambda a, u, s: mx.slice_update(a, u, s, [0]), axes=[0])
+case("slice_update_dyn_partial_rows", "slice_update_dynamic", [F, mx.array([[100.0], [101.0]])], lambda a, u: mx.slice_update(a, u, mx.array(1), [1]), start=[1], axes=[1])
+case("slice_update_at_float_into_int", "slice_update_at", [A, mx.array([[9.7, -8.2]]), mx.array([1, 2])], lambda a, u, s: mx.slice_update(a, u, s, [1, 2]), axes=[1, 2])
+case("slice_update_at_no_axes", "slice_update_at", [F, mx.array([[100.0, 101.0]]), mx.array([], mx.int32)], lambda a, u, s: mx.slice_update(a, u, s, []), axes=[])
+case("slice_update_at_zero_size", "slice_update_at", [F, mx.zeros((0, 2)), mx.array([1, 2])], lambda a, u, s: mx.slice_update(a, u, s, [0, 1]), axes=[0, 1])
+case("slice_update_at_float_start", "slice_update_at", [F, mx.array([[1.0]]), mx.array([1.0, 2.0])], lambda a, u, s: mx.slice_update(a, u, s, [0, 1]), axes=[0, 1])
+case("slice_update_at_count_mismatch", "slice_update_at", [F, mx.array([[1.0]]), mx.array([1])], lambda a, u, s: mx.slice_update(a, u, s, [0, 1]), axes=[0, 1])
+case("slice_update_at_repeat_axes", "slice_update_at", [F, mx.array([[1.0]]), mx.array([1, 2])], lambda a, u, s: mx.slice_update(a, u, s, [0, 0]), axes=[0, 0])
+case("slice_update_at_2d_start", "slice_update_at", [F, mx.array([[1.0]]), mx.array([[1, 2]])], lambda a, u, s: mx.slice_update(a, u, s, [0, 1]), axes=[0, 1])
+case("slice_update_at_no_broadcast", "slice_update_at", [F, mx.zeros((2, 5)), mx.array([0, 0])], lambda a, u, s: mx.slice_update(a, u, s, [0, 1]), axes=[0, 1])
+case("slice_update_at_too_tall", "slice_update_at", [F, mx.zeros((4, 1)), mx.array([0, 0])], lambda a, u, s: mx.slice_update(a, u, s, [0, 1]), axes=[0, 1])
+
 write(os.path.join(os.path.dirname(__file__), "shape.json"), cases)
