@@ -3,7 +3,7 @@ parameter names (variadic operands, renamed parameters, one Python function over
 variants). Each is installed only when the library exports the C functions it needs, so with
 an older library the name keeps raising NotImplementedError."""
 from ._array import _ARR_PTR, array, stream_handle, to_array, wrap
-from ._ffi import FUNCTIONS, check, ffi, lib
+from ._ffi import check, exported, ffi, lib
 
 
 def _res(cname, *args):
@@ -77,22 +77,13 @@ _TABLE = [
 ]
 
 
-def _exported(cname):
-    if cname not in FUNCTIONS:
-        return False
-    try:
-        getattr(lib, cname)
-        return True
-    except AttributeError:
-        return False
-
 
 def install(namespace):
     """Sets each function (``namespace``: mlx.core's globals) whose C functions exist."""
     from . import _io, _nn, _shape_ops
 
     for path, f, needs in _TABLE + _nn.TABLE + _io.TABLE + _shape_ops.TABLE:
-        if all(_exported(c) for c in needs):
+        if all(exported(c) for c in needs):
             f._op = tuple(needs)  # marks a C binding: its status is the C API's (test_registry_names)
             if "." in path:
                 mod, attr = path.split(".", 1)

@@ -46,6 +46,17 @@ lib = ffi.dlopen(_library_path())
 FUNCTIONS = _cdef.functions(API)
 
 
+def exported(cname):
+    """True when the header declares ``cname`` and this library build exports it."""
+    if cname not in FUNCTIONS:
+        return False
+    try:
+        getattr(lib, cname)
+        return True
+    except AttributeError:  # declared in the header, missing from this library build
+        return False
+
+
 @ffi.callback("void(const char*, void*)")
 def _quiet_handler(msg, data):
     """Errors become exceptions (below), so the library's stderr print is switched off."""

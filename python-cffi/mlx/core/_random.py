@@ -7,7 +7,7 @@ the library exports every C function it uses; the others keep raising NotImpleme
 """
 from . import _dtypes as D
 from ._array import _ARR_PTR, array, stream_handle, to_array, wrap
-from ._ffi import FUNCTIONS, check, ffi, lib
+from ._ffi import check, exported, ffi, lib
 
 
 def _res(cname, *args):
@@ -157,21 +157,12 @@ _NEEDS = {
 }
 
 
-def _exported(cname):
-    if cname not in FUNCTIONS:
-        return False
-    try:
-        getattr(lib, cname)
-        return True
-    except AttributeError:  # declared in the header, missing from this library build
-        return False
-
 
 def install(module):
     """Sets each function on ``module`` (mx.random) whose C functions the library exports."""
     g = globals()
     for name, needs in _NEEDS.items():
-        if all(_exported(c) for c in needs):
+        if all(exported(c) for c in needs):
             f = g[name]
             f.__module__ = "mlx.core.random"
             setattr(module, name, f)
