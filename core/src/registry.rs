@@ -1,7 +1,7 @@
 //! The op registry: which `mlx.core` names this core implements, each bound to the Rust item
 //! that implements it (so an entry cannot name something that does not exist). The unary and
 //! binary families contribute their whole tables. `docs/OPS.md` is generated from this file by
-//! the `ops_md` test; the C and Python layers consume the same list.
+//! the `ops_md` test; layers above (C, Python) add their own names there, never here.
 
 use crate::ops::{binary::BinaryOp, unary::UnaryOp};
 
@@ -225,47 +225,6 @@ pub const GENERIC_API: &[(&str, &str)] = &[
 ];
 
 
-/// `mlx.core` names that only the Python layer (python-cffi/) provides: array protocols and
-/// methods, dtypes, devices and streams, constants … OPS.md marks them done. Checked by
-/// tests/python/test_registry_names.py: each exists in the Python package, and no name OPS.md
-/// still calls "not yet" is provided there.
-pub const PYTHON_API: &[&str] = &[
-    "mx.ArrayAt", "mx.ArrayAt.__getitem__", "mx.Device", "mx.Device.type", "mx.DeviceType",
-    "mx.DeviceType.cpu", "mx.DeviceType.gpu", "mx.Dtype", "mx.Dtype.size", "mx.DtypeCategory",
-    "mx.DtypeCategory.complexfloating", "mx.DtypeCategory.floating", "mx.DtypeCategory.generic",
-    "mx.DtypeCategory.inexact", "mx.DtypeCategory.integer", "mx.DtypeCategory.number",
-    "mx.DtypeCategory.signedinteger", "mx.DtypeCategory.unsignedinteger", "mx.PrintOptions",
-    "mx.PrintOptions.precision", "mx.Stream", "mx.Stream.device", "mx.StreamContext",
-    "mx.StreamContext.__enter__", "mx.StreamContext.__exit__", "mx.array", "mx.array.T",
-    "mx.array.__abs__", "mx.array.__add__", "mx.array.__and__", "mx.array.__array__",
-    "mx.array.__array_namespace__", "mx.array.__bool__", "mx.array.__bytes__",
-    "mx.array.__complex__", "mx.array.__copy__", "mx.array.__deepcopy__", "mx.array.__dlpack__",
-    "mx.array.__dlpack_device__", "mx.array.__eq__", "mx.array.__float__", "mx.array.__floordiv__",
-    "mx.array.__format__", "mx.array.__ge__", "mx.array.__getstate__", "mx.array.__gt__",
-    "mx.array.__iadd__", "mx.array.__iand__", "mx.array.__ifloordiv__", "mx.array.__ilshift__",
-    "mx.array.__imatmul__", "mx.array.__imod__", "mx.array.__imul__", "mx.array.__index__",
-    "mx.array.__init__", "mx.array.__int__", "mx.array.__invert__", "mx.array.__ior__",
-    "mx.array.__ipow__", "mx.array.__irshift__", "mx.array.__isub__", "mx.array.__iter__",
-    "mx.array.__itruediv__", "mx.array.__ixor__", "mx.array.__le__", "mx.array.__len__",
-    "mx.array.__lshift__", "mx.array.__lt__", "mx.array.__matmul__", "mx.array.__mod__",
-    "mx.array.__mul__", "mx.array.__ne__", "mx.array.__neg__", "mx.array.__or__",
-    "mx.array.__pos__", "mx.array.__pow__", "mx.array.__radd__", "mx.array.__repr__",
-    "mx.array.__rfloordiv__", "mx.array.__rmod__", "mx.array.__rmul__", "mx.array.__rpow__",
-    "mx.array.__rshift__", "mx.array.__rsub__", "mx.array.__rtruediv__", "mx.array.__sub__",
-    "mx.array.__truediv__", "mx.array.__xor__", "mx.array.at", "mx.array.dtype", "mx.array.item",
-    "mx.array.itemsize", "mx.array.mT", "mx.array.nbytes", "mx.array.ndim", "mx.array.shape",
-    "mx.array.size", "mx.array.tolist", "mx.asarray", "mx.bfloat16", "mx.bool_",
-    "mx.broadcast_shapes", "mx.can_cast", "mx.clear_streams", "mx.complex64", "mx.complexfloating",
-    "mx.cpu", "mx.device_count", "mx.e", "mx.empty_like", "mx.euler_gamma", "mx.fast", "mx.fft",
-    "mx.finfo.bits", "mx.finfo.dtype", "mx.finfo.eps", "mx.finfo.max", "mx.finfo.min",
-    "mx.finfo.smallest_normal", "mx.float16", "mx.float32", "mx.float64", "mx.floating",
-    "mx.from_dlpack", "mx.generic", "mx.get_printoptions", "mx.gpu", "mx.iinfo.dtype",
-    "mx.iinfo.max", "mx.iinfo.min", "mx.inexact", "mx.inf", "mx.int16", "mx.int32", "mx.int64",
-    "mx.int8", "mx.integer", "mx.is_available", "mx.isdtype", "mx.issubdtype", "mx.linalg",
-    "mx.nan", "mx.newaxis", "mx.number", "mx.pi", "mx.printoptions", "mx.random",
-    "mx.set_printoptions", "mx.set_wired_limit", "mx.signedinteger", "mx.stop_gradient",
-    "mx.stream", "mx.uint16", "mx.uint32", "mx.uint64", "mx.uint8", "mx.unsignedinteger",
-];
 
 /// The status of one `mlx.core` name and a note (the implementing Rust item, or why not).
 pub fn status(name: &str) -> (Status, &'static str) {
@@ -280,9 +239,6 @@ pub fn status(name: &str) -> (Status, &'static str) {
             return (Status::Done, "crate::ops::binary (table)");
         }
     }
-    if PYTHON_API.contains(&name) {
-        return (Status::Done, "Python layer (python-cffi)");
-    }
     if name.starts_with("mx.metal") {
         return (Status::NotApplicable, "Apple Metal only");
     }
@@ -295,7 +251,7 @@ pub fn status(name: &str) -> (Status, &'static str) {
         if !member.starts_with("__") && status(&op_name).0 == Status::Done {
             return (Status::Done, "method form of the op");
         }
-        return (Status::NotYet, "Python array surface");
+        return (Status::NotYet, "array method or protocol");
     }
     (Status::NotYet, "")
 }
