@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::{array, load, tol};
+use common::{array, load, tol, view};
 use mlx_arm_core::error::ErrorKind;
 use mlx_arm_core::{ops, Array, DType, Result};
 use serde_json::Value as J;
@@ -20,22 +20,6 @@ fn input(v: &J) -> Array {
         }
         Some(other) => panic!("unknown generator {other}"),
         None => array(v),
-    }
-}
-
-fn view(a: &Array, v: &J) -> Array {
-    match v.as_str() {
-        None => a.clone(),
-        Some("transpose") => ops::transpose(a, None).unwrap(),
-        Some("slice_step2") => {
-            let nd = a.ndim();
-            let mut stop: Vec<isize> = a.shape().iter().map(|&d| d as isize).collect();
-            stop[nd - 1] = a.shape()[nd - 1] as isize;
-            let mut step = vec![1isize; nd];
-            step[nd - 1] = 2;
-            ops::slice(a, &vec![0; nd], &stop, &step).unwrap()
-        }
-        Some(o) => panic!("unknown view {o}"),
     }
 }
 

@@ -2,7 +2,7 @@
 //! outputs) and compare our results against them.
 #![allow(dead_code)]
 
-use mlx_arm_core::{Array, Complex64, DType};
+use mlx_arm_core::{ops, Array, Complex64, DType};
 use serde_json::Value as J;
 
 /// Loads `core/tests/data/<rel>` as JSON.
@@ -104,5 +104,22 @@ pub fn tol(dtype: &str) -> (f64, f64) {
         "float32" | "complex64" => (2e-6, 1e-7),
         "float64" => (1e-12, 1e-14),
         _ => (0.0, 0.0),
+    }
+}
+
+/// The input view a golden case names (`"view"`): none, a transpose, or every second element
+/// of the last axis — non-contiguous inputs for the kernels.
+pub fn view(a: &Array, v: &J) -> Array {
+    match v.as_str() {
+        None => a.clone(),
+        Some("transpose") => ops::transpose(a, None).unwrap(),
+        Some("slice_step2") => {
+            let nd = a.ndim();
+            let stop: Vec<isize> = a.shape().iter().map(|&d| d as isize).collect();
+            let mut step = vec![1isize; nd];
+            step[nd - 1] = 2;
+            ops::slice(a, &vec![0; nd], &stop, &step).unwrap()
+        }
+        Some(o) => panic!("unknown view {o}"),
     }
 }
