@@ -41,6 +41,9 @@ impl_handle! {
     mlx_vector_string => Vec<alloc::ffi::CString>;
     mlx_map_string_to_array => crate::map::ArrayMap;
     mlx_map_string_to_string => crate::map_string::StringMap;
+    mlx_io_reader => crate::io_types::Stream;
+    mlx_io_writer => crate::io_types::Stream;
+    mlx_io_gguf => crate::io_types::Gguf;
 }
 
 /// A handle owning `inner`.

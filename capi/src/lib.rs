@@ -40,6 +40,10 @@ pub mod handle;
 mod host;
 #[cfg(feature = "std")]
 pub mod io;
+#[cfg(feature = "std")]
+pub mod io_gguf;
+mod io_maps;
+pub mod io_types;
 pub mod map;
 pub mod map_string;
 pub mod memory;

@@ -30,6 +30,9 @@ handles! {
     mlx_vector_string, "mlx_vector_string";
     mlx_map_string_to_array, "mlx_map_string_to_array";
     mlx_map_string_to_string, "mlx_map_string_to_string";
+    mlx_io_reader, "mlx_io_reader";
+    mlx_io_writer, "mlx_io_writer";
+    mlx_io_gguf, "mlx_io_gguf";
 }
 
 /// `mlx_map_string_to_string_iterator`: a position (`ctx`) over a map (`map_ctx`).

@@ -197,6 +197,12 @@ impl Array {
         Array { node: Arc::new(Node { shape, dtype, state: spin::Mutex::new(State::Ready(data)) }) }
     }
 
+    /// An array whose evaluation fails with `err` (and so does every array computed from it):
+    /// for defects MLX reports lazily, at `eval`, such as a `.npy` whose data is cut short.
+    pub(crate) fn failed(shape: Vec<usize>, dtype: DType, err: Error) -> Array {
+        Array { node: Arc::new(Node { shape, dtype, state: spin::Mutex::new(State::Failed(err)) }) }
+    }
+
     /// Records a single-output operation.
     pub(crate) fn from_op(prim: Primitive, inputs: Vec<Array>, shape: Vec<usize>, dtype: DType) -> Array {
         let mut v = Array::from_op_multi(prim, inputs, alloc::vec![(shape, dtype)]);

@@ -387,7 +387,8 @@ fn one_gigabyte_safetensors_is_mapped_not_read() {
 }
 
 /// Hostile input through the array layer: the malformed corpus of core/tests/data/io (made by
-/// gen_malformed.py) must fail with an error, and every truncation and single-byte corruption
+/// gen_malformed.py) must fail with an error (at load, or at eval for a `.npy` whose data is cut
+/// short, as in MLX), and every truncation and single-byte corruption
 /// of our golden files must return (Ok or Err) without panicking.
 #[test]
 fn hostile_files_error_never_panic() {
@@ -400,7 +401,9 @@ fn hostile_files_error_never_panic() {
             continue;
         }
         let bytes: &'static [u8] = Box::leak(std::fs::read(&p).unwrap().into_boxed_slice());
-        if arrays::load_bytes(bytes, &ext).is_ok() && (ext != "gguf" || arrays::load_gguf_native_bytes(bytes).is_ok()) {
+        // An error may surface at load or, for data MLX reads lazily, when the arrays are evaluated.
+        let loads = arrays::load_bytes(bytes, &ext).is_ok_and(|l| l.arrays.iter().all(|(_, a)| a.eval().is_ok()));
+        if loads && (ext != "gguf" || arrays::load_gguf_native_bytes(bytes).is_ok()) {
             failures.push(format!("{}: loaded", p.display()));
         }
     }
@@ -427,4 +430,26 @@ fn hostile_files_error_never_panic() {
             }
         }
     }
+}
+
+/// MLX reads `.npy` data lazily: a file cut inside its data loads, and evaluating the array
+/// (or anything computed from it) fails with a runtime error naming the file and the defect.
+#[test]
+fn npy_with_missing_data_fails_at_eval_like_mlx() {
+    let dir = std::env::temp_dir().join(format!("mlx_arm_npy_cut_{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let a = Array::from_slice(&[1.0f32, 2.0, 3.0, 4.0], &[4]).unwrap();
+    let bytes = arrays::npy_bytes(&a).unwrap();
+    let path = dir.join("cut.npy");
+    std::fs::write(&path, &bytes[..bytes.len() - 8]).unwrap();
+    let got = arrays::load_npy(&path).unwrap();
+    assert_eq!((got.shape(), got.dtype()), (&[4usize][..], DType::Float32));
+    let sum = ops::add(&got, &Array::scalar(1.0f32).unwrap()).unwrap();
+    let e = sum.eval().unwrap_err();
+    assert_eq!(e.kind, mlx_arm_core::ErrorKind::Runtime);
+    assert!(e.msg.contains("needs 16 data bytes but only 8 remain") && e.msg.contains("cut.npy"), "{e}");
+    // A header cut short is still refused at load.
+    std::fs::write(&path, &bytes[..20]).unwrap();
+    assert!(arrays::load_npy(&path).is_err());
+    let _ = std::fs::remove_dir_all(&dir);
 }

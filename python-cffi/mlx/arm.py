@@ -4,9 +4,17 @@
   architecture, OS, cores, compiled backends) plus the CPU model and SIMD features the OS
   reports (``/proc/cpuinfo`` on Linux/Android), and the GPU fields (None while no GPU backend
   is compiled in).
+- GGUF without conversion: ``load_gguf(file)`` gives every tensor as stored (GGML blocks in
+  a uint8 array, with its type name and logical shape) and the metadata with its GGUF types;
+  ``ggml_quantize``, ``ggml_dequantize`` and ``ggml_matmul`` work on such blocks (llama.cpp's
+  formats: ``"q4_0"``, ``"q8_0"``, ``"q4_k"`` ...). ``mx.load`` keeps MLX's conversions.
 - GPU settings (``set_opencl_platform``, ``enable_kernel_cache``, ``set_shared_memory_mode``)
   act on GPU backends; this build has none, so they raise RuntimeError saying so.
 """
+import collections
+import json
+
+from .core._array import _ARR_PTR, stream_handle, to_array, wrap
 from .core._ffi import check, ffi, lib
 
 # SIMD features worth reporting, by the names Linux uses in /proc/cpuinfo.
@@ -97,3 +105,54 @@ def set_shared_memory_mode(mode):
     if mode not in _SHARED_MODES:
         raise ValueError(f"set_shared_memory_mode(): mode must be one of {', '.join(_SHARED_MODES)}, got {mode!r}")
     raise _no_gpu("set_shared_memory_mode")
+
+
+GgufTensor = collections.namedtuple("GgufTensor", ["blocks", "type", "shape"])
+GgufTensor.__doc__ = """A GGUF tensor as stored: ``blocks`` a uint8 array ``(rows, row_bytes)`` viewing the
+file's GGML blocks, ``type`` the GGML type name, ``shape`` the logical shape in elements."""
+
+
+def load_gguf(file, *, stream=None):
+    """``(tensors, metadata)`` of a GGUF file with no conversion: ``tensors[name]`` is a
+    :class:`GgufTensor` (a Q4_0 model stays 4.5 bits per weight); ``metadata`` holds numbers
+    and numeric lists as arrays in their GGUF types (float64 stays float64), strings as str and
+    lists of strings as lists."""
+    from .core import _io
+
+    path = _io._path(file, "load_gguf")
+    maps = [ffi.new("mlx_map_string_to_array*"), ffi.new("mlx_map_string_to_string*"),
+            ffi.new("mlx_map_string_to_array*")]
+    md = ffi.new("mlx_io_gguf*")
+    md[0] = lib.mlx_io_gguf_new()
+    try:
+        check(lib.mlx_arm_load_gguf(*maps, md, _io._cstr(path), stream_handle(stream)))
+        blocks, types = _io._array_dict(maps[0][0]), _io._string_dict(maps[1][0])
+        shapes = _io._array_dict(maps[2][0])
+        metadata = _io._gguf_metadata(md[0])
+    finally:
+        lib.mlx_io_gguf_free(md[0])
+    tensors = {k: GgufTensor(blocks[k], types[k], tuple(shapes[k].tolist())) for k in blocks}
+    return tensors, metadata
+
+
+def _op(cname, *args, stream=None):
+    p = ffi.new(_ARR_PTR)
+    check(getattr(lib, cname)(p, *args, stream_handle(stream)))
+    return wrap(p)
+
+
+def ggml_quantize(w, ggml_type, *, stream=None):
+    """A float matrix ``(N, K)`` as GGML blocks of ``ggml_type``: uint8 ``(N, row_bytes)``,
+    bit-exact with ggml's reference quantizer."""
+    return _op("mlx_arm_ggml_quantize", to_array(w)._p[0], ggml_type.encode(), stream=stream)
+
+
+def ggml_dequantize(blocks, ggml_type, k, *, stream=None):
+    """GGML blocks ``(N, row_bytes)`` of ``ggml_type`` back to float32 ``(N, k)``."""
+    return _op("mlx_arm_ggml_dequantize", to_array(blocks)._p[0], ggml_type.encode(), int(k), stream=stream)
+
+
+def ggml_matmul(x, blocks, ggml_type, k, *, stream=None):
+    """``x @ W.T`` for ``W`` held as GGML blocks ``(N, row_bytes)`` of ``ggml_type`` with ``k``
+    columns, without expanding ``W`` (llama.cpp's layout for a linear layer)."""
+    return _op("mlx_arm_ggml_matmul", to_array(x)._p[0], to_array(blocks)._p[0], ggml_type.encode(), int(k), stream=stream)

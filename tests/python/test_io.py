@@ -47,7 +47,7 @@ def test_load_files_written_by_numpy_and_real_mlx(name):
     if meta is not None:
         assert sorted(meta) == sorted(want["metadata"])
         for k, w in want["metadata"].items():
-            if isinstance(w, str):
+            if isinstance(w, (str, list)):  # a string, or a list of strings
                 assert meta[k] == w
             else:
                 _same(meta[k], w)
@@ -126,3 +126,66 @@ def test_file_objects(tmp_path):
         assert mx.load(fh, format="npz")["x"].tolist() == [0, 1, 2, 3, 4]
     with pytest.raises(TypeError):
         mx.save(3, mx.array([1]))
+
+
+def test_save_gguf_list_of_strings_and_mixed_metadata(tmp_path):
+    """MLX's test_save_and_load_gguf_metadata_mixed: strings, lists of strings and arrays
+    together round-trip with their Python types."""
+    _need("save_gguf", "load")
+    meta = {"meta1": ["data1", "data2", "data345"], "meta2": mx.array([1, 2, 3, 4]), "meta3": "data",
+            "meta4": mx.array(1.5), "empty_list": [], "uni": ["\u00fc", ""]}
+    f = str(tmp_path / "m.gguf")
+    mx.save_gguf(f, {"test": mx.ones((4, 4), dtype=mx.int32)}, meta)
+    _, got = mx.load(f, return_metadata=True)
+    assert sorted(got) == sorted(meta)
+    for k, v in meta.items():
+        if isinstance(v, mx.array):
+            assert got[k].dtype == v.dtype and got[k].tolist() == v.tolist()
+        else:
+            assert got[k] == v and type(got[k]) is type(v)
+
+
+def test_load_gguf_float64_scalar_as_float32(tmp_path):
+    """GGUF float64 metadata loads as float32, as MLX's loader converts it (hand-written file:
+    real MLX 0.32.4 itself segfaults on a float64 scalar, so there is no oracle file)."""
+    _need("load")
+    import struct
+
+    def s(x):
+        b = x.encode()
+        return struct.pack("<Q", len(b)) + b
+    # GGUF v3: magic, version, 0 tensors, 1 kv; key "x", type 12 (float64), value 1/3
+    blob = b"GGUF" + struct.pack("<IQQ", 3, 0, 1) + s("x") + struct.pack("<Id", 12, 1.0 / 3.0)
+    f = tmp_path / "f64.gguf"
+    f.write_bytes(blob)
+    arrays, meta = mx.load(str(f), return_metadata=True)
+    assert arrays == {} and meta["x"].dtype == mx.float32 and meta["x"].item() == np.float32(1.0 / 3.0)
+
+
+def test_arm_load_gguf_keeps_blocks_and_types():
+    """mlx.arm.load_gguf: gguf-py's Q4_0 blocks byte for byte, and gguf-py's dequantization
+    through mlx.arm.ggml_dequantize / ggml_matmul; metadata keeps its GGUF types."""
+    import mlx.arm
+
+    want = EXPECTED["native"]["gguf_py_q4.gguf"]["w"]
+    tensors, meta = mlx.arm.load_gguf(os.path.join(HERE, "gguf_py_q4.gguf"))
+    t = tensors["w"]
+    assert t.type == want["type"] and list(t.shape) == want["shape"] and t.blocks.dtype == mx.uint8
+    assert bytes(np.asarray(t.blocks).tobytes()).hex() == want["blocks_hex"]
+    deq = np.array(want["dequantized"], dtype=np.float32)
+    got = mlx.arm.ggml_dequantize(t.blocks, t.type, 64)
+    assert np.array_equal(np.asarray(got), deq)
+    x = np.random.default_rng(0).standard_normal((3, 64)).astype(np.float32)
+    y = mlx.arm.ggml_matmul(mx.array(x), t.blocks, t.type, 64)
+    # As llama.cpp's vec_dot_q4_0_q8_0: each row of x is quantized to Q8_0 first.
+    xq = np.asarray(mlx.arm.ggml_dequantize(mlx.arm.ggml_quantize(mx.array(x), "q8_0"), "q8_0", 64))
+    assert np.allclose(np.asarray(y), xq @ deq.T, rtol=1e-5, atol=1e-5)
+    assert np.abs(np.asarray(y) - x @ deq.T).max() < 0.05
+    assert meta["general.architecture"] == "tiny"
+    # float64 stays float64 on the native path (mx.load gives float32, as MLX does)
+    _, m2 = mlx.arm.load_gguf(os.path.join(HERE, "gguf_py_f64.gguf"))
+    assert m2["f64s"].dtype == mx.float64 and m2["f64s"].tolist() == [0.1, 2.5]
+    _, m3 = mlx.arm.load_gguf(os.path.join(HERE, "gguf_py_meta.gguf"))
+    assert m3["words"] == ["x", "yz", ""] and m3["u64"].dtype == mx.uint64
+    with pytest.raises(ValueError):
+        mlx.arm.ggml_dequantize(t.blocks, "q9_9", 64)

@@ -161,9 +161,25 @@ impl Placer {
 
 /// Loads a `.npy` held in `buf` (MLX: `mx.load("x.npy")`). Fortran-order data become a
 /// column-strided view (MLX returns a transposed view too).
+///
+/// As in MLX, which reads the data lazily, a file whose header is sound but whose data is
+/// cut short loads: evaluating the array fails with a runtime error naming the defect.
 pub fn load_npy_buffer(buf: Arc<Buffer>) -> Result<Loaded> {
+    npy_from(buf, None)
+}
+
+/// [`load_npy_buffer`], naming `source` (the file) in the deferred error.
+fn npy_from(buf: Arc<Buffer>, source: Option<&str>) -> Result<Loaded> {
     const OP: &str = "load";
-    let h = npy::parse_header(buf.bytes())?;
+    let h = npy::parse_layout(buf.bytes())?;
+    if h.data.end > buf.len() {
+        let mut msg = npy::missing_data(&h, buf.len()).msg;
+        if let Some(f) = source {
+            msg = alloc::format!("{msg} (file '{f}')");
+        }
+        let arr = Array::failed(h.shape, h.dtype, Error::runtime(OP, msg));
+        return Ok(Loaded { arrays: alloc::vec![(String::new(), arr)], metadata: Metadata::None, copied_bytes: 0 });
+    }
     let mut p = Placer::new(buf.clone());
     let arr = if h.big_endian {
         let swapped = npy::read(buf.bytes())?;
@@ -645,6 +661,9 @@ mod files {
             _ => "load",
         };
         let buf = super::super::mmap::map_file(op, path)?;
+        if fmt == "npy" {
+            return super::npy_from(buf, Some(&path.display().to_string()));
+        }
         load_buffer(buf, &fmt)
     }
 

@@ -65,8 +65,29 @@ pub struct Npy<'a> {
     pub data: Cow<'a, [u8]>,
 }
 
-/// Parses the header of a `.npy` buffer.
+/// Parses the header of a `.npy` buffer and checks that the data it describes is all there.
 pub fn parse_header(buf: &[u8]) -> Result<NpyHeader> {
+    let h = parse_layout(buf)?;
+    if h.data.end > buf.len() {
+        return Err(missing_data(&h, buf.len()));
+    }
+    Ok(h)
+}
+
+/// The defect of a header whose data runs past the end of a `len`-byte buffer.
+pub fn missing_data(h: &NpyHeader, len: usize) -> Error {
+    ferr(alloc::format!(
+        "truncated: shape {:?} of {} needs {} data bytes but only {} remain",
+        h.shape,
+        h.dtype,
+        h.data.len(),
+        len.saturating_sub(h.data.start)
+    ))
+}
+
+/// Parses the header of a `.npy` buffer without checking that the data is present (`data`
+/// may run past the end of `buf`): for loaders that, like MLX's, read the data lazily.
+pub fn parse_layout(buf: &[u8]) -> Result<NpyHeader> {
     if buf.len() < 8 {
         return Err(ferr(alloc::format!("truncated: {} bytes is too short for the magic and version", buf.len())));
     }
@@ -102,14 +123,6 @@ pub fn parse_header(buf: &[u8]) -> Result<NpyHeader> {
         .checked_mul(d.dtype.size())
         .ok_or_else(|| ferr(alloc::format!("byte size of shape {:?} overflows", d.shape)))?;
     let end = data_start.checked_add(nbytes).ok_or_else(|| ferr("data end overflows"))?;
-    if end > buf.len() {
-        return Err(ferr(alloc::format!(
-            "truncated: shape {:?} of {} needs {nbytes} data bytes but only {} remain",
-            d.shape,
-            d.dtype,
-            buf.len() - data_start
-        )));
-    }
     Ok(NpyHeader {
         version,
         dtype: d.dtype,

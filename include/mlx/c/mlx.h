@@ -9,6 +9,7 @@
 #include "mlx/c/fast.h"
 #include "mlx/c/half.h"
 #include "mlx/c/io.h"
+#include "mlx/c/io_types.h"
 #include "mlx/c/linalg.h"
 #include "mlx/c/map.h"
 #include "mlx/c/memory.h"

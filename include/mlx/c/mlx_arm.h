@@ -7,9 +7,11 @@
 #include <stddef.h>
 
 #include "mlx/c/array.h"
+#include "mlx/c/io_types.h"
 #include "mlx/c/map.h"
 #include "mlx/c/stream.h"
 #include "mlx/c/string.h"
+#include "mlx/c/vector.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -96,27 +98,19 @@ int mlx_arm_savez(const char* file, const mlx_map_string_to_array arrays, bool c
  * - `tensors[name]`: uint8 array (rows, row_bytes) viewing the GGML blocks in the file;
  * - `types[name]`: the GGML type name ("q4_0", "q8_0", "f32", ...);
  * - `shapes[name]`: the logical shape in elements (int64);
- * - `metadata_arrays`: numeric metadata (0-d for a number, 1-D for an array);
- * - `metadata_strings`: string metadata; arrays of strings as JSON text.
+ * - `metadata`: a GGUF object (io_types.h) holding the metadata only, in its GGUF types
+ *   (float64 kept; strings as strings, lists of strings as vector strings).
  * Pass tensors[name] to mlx_arm_ggml_matmul / mlx_arm_ggml_dequantize with its type.
  */
 int mlx_arm_load_gguf(
     mlx_map_string_to_array* tensors,
     mlx_map_string_to_string* types,
     mlx_map_string_to_array* shapes,
-    mlx_map_string_to_array* metadata_arrays,
-    mlx_map_string_to_string* metadata_strings,
+    mlx_io_gguf* metadata,
     const char* file,
     const mlx_stream s);
-/**
- * `mx.save_gguf`: float32, float16, int8, int16 and int32 arrays; metadata arrays 0-d or
- * 1-D, strings as strings. Either metadata map may be the empty handle.
- */
-int mlx_arm_save_gguf(
-    const char* file,
-    const mlx_map_string_to_array arrays,
-    const mlx_map_string_to_array metadata_arrays,
-    const mlx_map_string_to_string metadata_strings);
+/** The metadata keys of a GGUF object, sorted (mlx-c lists only its tensor keys; any build). */
+int mlx_arm_io_gguf_get_metadata_keys(mlx_vector_string* keys, mlx_io_gguf io);
 
 /**@}*/
 

@@ -148,6 +148,8 @@ def load(file, /, format=None, return_metadata=False, *, stream=None):
         raise RuntimeError(f"[load] Failed to open file {path}")
     if return_metadata and fmt in ("npy", "npz"):
         raise ValueError("[load] metadata not supported for format " + fmt)
+    if return_metadata and fmt == "gguf":
+        return _load_gguf(path, s)
     if return_metadata and fmt == "safetensors":
         a = ffi.new("mlx_map_string_to_array*")
         m = ffi.new("mlx_map_string_to_string*")
@@ -158,22 +160,73 @@ def load(file, /, format=None, return_metadata=False, *, stream=None):
     arrays = _array_dict(res[0])
     if fmt == "npy":
         return arrays[""]
-    if return_metadata:  # gguf
-        return arrays, _gguf_metadata(path, s)
     return arrays
 
 
-def _gguf_metadata(path, s):
-    maps = [ffi.new("mlx_map_string_to_array*"), ffi.new("mlx_map_string_to_string*"),
-            ffi.new("mlx_map_string_to_array*"), ffi.new("mlx_map_string_to_array*"),
-            ffi.new("mlx_map_string_to_string*")]
-    check(lib.mlx_arm_load_gguf(*maps, _cstr(path), s))
-    lib.mlx_map_string_to_array_free(maps[0][0])
-    lib.mlx_map_string_to_string_free(maps[1][0])
-    lib.mlx_map_string_to_array_free(maps[2][0])
-    meta = _array_dict(maps[3][0])
-    meta.update(_string_dict(maps[4][0]))
-    return meta
+def _string_list(v):
+    """``[str]`` of a C string vector (which this frees)."""
+    try:
+        out, p = [], ffi.new("char**")
+        for i in range(lib.mlx_vector_string_size(v)):
+            check(lib.mlx_vector_string_get(p, v, i))
+            out.append(ffi.string(p[0]).decode("utf-8"))
+        return out
+    finally:
+        lib.mlx_vector_string_free(v)
+
+
+def _vector_string(fn, *args):
+    """The C string vector that ``fn(&vec, *args)`` returns, as ``[str]``."""
+    v = ffi.new("mlx_vector_string*")
+    v[0] = lib.mlx_vector_string_new()
+    try:
+        check(fn(v, *args))
+    except BaseException:
+        lib.mlx_vector_string_free(v[0])
+        raise
+    return _string_list(v[0])
+
+
+def _gguf_value(g, key):
+    """One metadata value of a GGUF object: an array, a str or a list of str."""
+    k = _cstr(key)
+    flag = ffi.new("bool*")
+    check(lib.mlx_io_gguf_has_metadata_array(flag, g, k))
+    if flag[0]:
+        p = ffi.new(_ARR_PTR)
+        check(lib.mlx_io_gguf_get_metadata_array(p, g, k))
+        return wrap(p)
+    check(lib.mlx_io_gguf_has_metadata_string(flag, g, k))
+    if flag[0]:
+        st = ffi.new("mlx_string*")
+        st[0] = lib.mlx_string_new()
+        try:
+            check(lib.mlx_io_gguf_get_metadata_string(st, g, k))
+            return ffi.string(lib.mlx_string_data(st[0])).decode("utf-8")
+        finally:
+            lib.mlx_string_free(st[0])
+    return _vector_string(lib.mlx_io_gguf_get_metadata_vector_string, g, k)
+
+
+def _gguf_metadata(g):
+    """``{key: array | str | [str]}`` of a GGUF object's metadata."""
+    return {key: _gguf_value(g, key) for key in _vector_string(lib.mlx_arm_io_gguf_get_metadata_keys, g)}
+
+
+def _load_gguf(path, s):
+    """``(arrays, metadata)`` of a GGUF file through mlx-c's GGUF object, as MLX loads it."""
+    g = ffi.new("mlx_io_gguf*")
+    g[0] = lib.mlx_io_gguf_new()
+    try:
+        check(lib.mlx_load_gguf(g, _cstr(path), s))
+        arrays = {}
+        for key in _vector_string(lib.mlx_io_gguf_get_keys, g[0]):
+            p = ffi.new(_ARR_PTR)
+            check(lib.mlx_io_gguf_get_array(p, g[0], _cstr(key)))
+            arrays[key] = wrap(p)
+        return arrays, _gguf_metadata(g[0])
+    finally:
+        lib.mlx_io_gguf_free(g[0])
 
 
 def save(file, arr):
@@ -224,30 +277,44 @@ def save_safetensors(file, arrays, metadata=None):
 
 
 def save_gguf(file, arrays, metadata=None):
-    """``{name: array}`` as a .gguf file; metadata values are arrays or str."""
-    nums, strs = {}, {}
-    for k, v in (metadata or {}).items():
-        if isinstance(v, str):
-            strs[k] = v
-        elif isinstance(v, array):
-            nums[k] = v
-        elif isinstance(v, (list, tuple)) and all(isinstance(x, str) for x in v):
-            raise NotImplementedError("mx.save_gguf: list-of-str metadata is not supported by mlx-arm yet")
-        else:
-            raise ValueError(f"[save_gguf] Metadata values must be str, array or list of str; got {type(v).__name__}")
-    m, mn, ms = _ArrayMap(arrays), _ArrayMap(nums), _StringMap(strs)
-    with _written_to(file, ".gguf") as f:
-        path = _path(f, "save_gguf")
-        if not path.endswith(".gguf"):
-            path += ".gguf"
-        check(lib.mlx_arm_save_gguf(_cstr(path), m.m, mn.m, ms.m))
+    """``{name: array}`` as a .gguf file; metadata values are arrays, str or lists of str."""
+    g = lib.mlx_io_gguf_new()
+    keep = []
+    try:
+        for k, v in arrays.items():
+            if not isinstance(k, str):
+                raise TypeError(f"array names must be str, got {type(k).__name__}")
+            a = v if isinstance(v, array) else to_array(v)
+            keep.append(a)
+            check(lib.mlx_io_gguf_set_array(g, _cstr(k), a._p[0]))
+        for k, v in (metadata or {}).items():
+            if isinstance(v, str):
+                check(lib.mlx_io_gguf_set_metadata_string(g, _cstr(k), _cstr(v)))
+            elif isinstance(v, array):
+                check(lib.mlx_io_gguf_set_metadata_array(g, _cstr(k), v._p[0]))
+            elif isinstance(v, (list, tuple)) and all(isinstance(x, str) for x in v):
+                strs = [_cstr(x) for x in v]
+                vec = lib.mlx_vector_string_new_data(ffi.new("char*[]", strs), len(strs))
+                try:
+                    check(lib.mlx_io_gguf_set_metadata_vector_string(g, _cstr(k), vec))
+                finally:
+                    lib.mlx_vector_string_free(vec)
+            else:
+                raise ValueError(f"[save_gguf] Metadata values must be str, array or list of str; got {type(v).__name__}")
+        with _written_to(file, ".gguf") as f:
+            path = _path(f, "save_gguf")
+            if not path.endswith(".gguf"):
+                path += ".gguf"
+            check(lib.mlx_save_gguf(_cstr(path), g))
+    finally:
+        lib.mlx_io_gguf_free(g)
 
 
 TABLE = [
-    ("load", load, ["mlx_arm_load", "mlx_load_safetensors", "mlx_arm_load_gguf"]),
+    ("load", load, ["mlx_arm_load", "mlx_load_safetensors", "mlx_load_gguf"]),
     ("save", save, ["mlx_save"]),
     ("savez", savez, ["mlx_arm_savez"]),
     ("savez_compressed", savez_compressed, ["mlx_arm_savez"]),
     ("save_safetensors", save_safetensors, ["mlx_save_safetensors"]),
-    ("save_gguf", save_gguf, ["mlx_arm_save_gguf"]),
+    ("save_gguf", save_gguf, ["mlx_save_gguf"]),
 ]
