@@ -215,6 +215,16 @@ core_api! {
     "mx.get_cache_memory" => crate::buffer::cache_memory,
     "mx.set_cache_limit" => crate::buffer::set_cache_limit,
     "mx.clear_cache" => crate::buffer::clear_cache,
+    // ops3: windows, differences, vector products, hadamard, graph dependencies
+    "mx.hanning" => crate::ops::hanning,
+    "mx.hamming" => crate::ops::hamming,
+    "mx.blackman" => crate::ops::blackman,
+    "mx.bartlett" => crate::ops::bartlett,
+    "mx.diff" => crate::ops::diff,
+    "mx.vecdot" => crate::ops::vecdot,
+    "mx.linalg.cross" => crate::ops::cross,
+    "mx.hadamard_transform" => crate::ops::hadamard_transform,
+    "mx.depends" => crate::ops::depends,
 }
 
 /// Implemented names whose Rust item is generic (`impl Into<…>` parameters), which the

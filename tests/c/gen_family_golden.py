@@ -315,6 +315,40 @@ case("nan_to_num_values", {"a": special}, f"mlx_nan_to_num(&res, a, -1.0f, {of(1
 case("divmod_remainder", {"a": np.array([7, -7, 9], dtype=i32), "b": np.array([2, 2, -4], dtype=i32)},
      "mlx_divmod(&vec, a, b, s); mlx_vector_array_get(&res, vec, 1)", lambda a, b: mx.divmod(a, b)[1])
 
+# ops3: windows, diff, flip, unstack, count_nonzero, searchsorted, logical_xor, vecdot,
+# linalg.cross, hadamard_transform, depends
+for w in ("hanning", "hamming", "blackman", "bartlett"):
+    case(f"{w}_7", {}, f"mlx_{w}(&res, 7, s)", lambda w=w: getattr(mx, w)(7))
+case("hanning_0", {}, "mlx_hanning(&res, 0, s)", lambda: mx.hanning(0))
+m23 = np.array([[1, 3, 6], [0, 5, -2]], dtype=i32)
+case("arm_diff_n2", {"a": np.array([1, 2, 4, 7, 0], dtype=i32)}, "mlx_arm_diff(&res, a, 2, -1, s)", lambda a: mx.diff(a, n=2))
+case("arm_diff_axis0", {"a": m23}, "mlx_arm_diff(&res, a, 1, 0, s)", lambda a: mx.diff(a, axis=0))
+case("arm_diff_bad_axis_error", {"a": m23}, "mlx_arm_diff(&res, a, 1, 2, s)", lambda a: mx.diff(a, axis=2))
+case("arm_flip", {"a": m23}, "mlx_arm_flip(&res, a, s)", lambda a: mx.flip(a))
+case("arm_flip_axes", {"a": m23}, "mlx_arm_flip_axes(&res, a, (int[]){-1}, 1, s)", lambda a: mx.flip(a, axis=-1))
+case("arm_unstack_1", {"a": m23}, "mlx_arm_unstack(&vec, a, 1, s); mlx_vector_array_get(&res, vec, 2)", lambda a: mx.unstack(a, axis=1)[2])
+case("arm_count_nonzero", {"a": m23}, "mlx_arm_count_nonzero(&res, a, false, s)", lambda a: mx.count_nonzero(a))
+case("arm_count_nonzero_axes", {"a": m23}, "mlx_arm_count_nonzero_axes(&res, a, (int[]){1}, 1, true, s)", lambda a: mx.count_nonzero(a, axis=1, keepdims=True))
+srt = np.array([1.0, 2.0, 2.0, 4.0], dtype=f32)
+vals = np.array([0.0, 2.0, 3.0, 5.0], dtype=f32)
+case("arm_searchsorted_right", {"a": srt, "b": vals}, 'mlx_arm_searchsorted(&res, a, b, "right", s)', lambda a, b: mx.searchsorted(a, b, side="right"))
+case("arm_searchsorted_bad_side_error", {"a": srt, "b": vals}, 'mlx_arm_searchsorted(&res, a, b, "up", s)', lambda a, b: mx.searchsorted(a, b, side="up"))
+case("arm_logical_xor", {"a": np.array([True, True, False]), "b": np.array([1.0, 0.0, 2.0], dtype=f32)},
+     "mlx_arm_logical_xor(&res, a, b, s)", lambda a, b: mx.logical_xor(a, b))
+r33 = rng.standard_normal((2, 3)).astype(f32)
+case("arm_vecdot", {"a": r33, "b": r33[:1]}, "mlx_arm_vecdot(&res, a, b, -1, s)", lambda a, b: mx.vecdot(a, b))
+case("linalg_cross", {"a": r33, "b": r33[::-1].copy()}, "mlx_linalg_cross(&res, a, b, -1, s)", lambda a, b: mx.linalg.cross(a, b))
+case("linalg_cross_bad_size_error", {"a": m23[:, :1].copy(), "b": m23[:, :1].copy()}, "mlx_linalg_cross(&res, a, b, -1, s)",
+     lambda a, b: mx.linalg.cross(a, b))
+h = rng.standard_normal((2, 24)).astype(f32)
+case("hadamard_transform_24", {"a": h}, f"mlx_hadamard_transform(&res, a, {of(None)}, s)", lambda a: mx.hadamard_transform(a))
+case("hadamard_transform_scale", {"a": h[:, :8].copy()}, f"mlx_hadamard_transform(&res, a, {of(0.5)}, s)", lambda a: mx.hadamard_transform(a, scale=0.5))
+case("hadamard_transform_bad_n_error", {"a": h[:, :6].copy()}, f"mlx_hadamard_transform(&res, a, {of(None)}, s)", lambda a: mx.hadamard_transform(a))
+case("depends", {"a": srt, "b": vals},
+     "{ mlx_vector_array ins = mlx_vector_array_new_value(a), deps = mlx_vector_array_new_value(b);"
+     " mlx_depends(&vec, ins, deps); mlx_vector_array_free(ins); mlx_vector_array_free(deps);"
+     " mlx_vector_array_get(&res, vec, 0); }", lambda a, b: mx.depends([a], [b])[0])
+
 
 def _slice_update(a, b):
     out = mx.array(a)

@@ -214,9 +214,29 @@ pub fn table() -> Vec<Op> {
         ("arm_ggml_quantize", "w: array, ggml_type: str", A, "ops::ggml_quantize(&w, compose::ggml_type(ggml_type)?)"),
         ("arm_ggml_dequantize", "w_blocks: array, ggml_type: str, k: count", A, "ops::ggml_dequantize(&w_blocks, compose::ggml_type(ggml_type)?, k)"),
         ("arm_ggml_matmul", "x: array, w_blocks: array, ggml_type: str, k: count", A, "ops::ggml_matmul(&x, &w_blocks, compose::ggml_type(ggml_type)?, k)"),
+        // ops3: windows, differences, products, hadamard (mlx-c names); MLX 0.32 ops that
+        // mlx-c 0.31 lacks are extensions `mlx_arm_<name>` with MLX's parameter names.
+        ("hanning", "M: int", A, "ops::hanning(i64::from(M))"),
+        ("hamming", "M: int", A, "ops::hamming(i64::from(M))"),
+        ("blackman", "M: int", A, "ops::blackman(i64::from(M))"),
+        ("bartlett", "M: int", A, "ops::bartlett(i64::from(M))"),
+        ("hadamard_transform", "a: array, scale: opt_float", A, "ops::hadamard_transform(&a, scale)"),
+        ("arm_logical_xor", "a: array, b: array", A, "ops::logical_xor(&a, &b)"),
+        ("arm_flip", "a: array", A, "ops::flip(&a, None)"),
+        ("arm_flip_axes", "a: array, axes: ints", A, "ops::flip(&a, Some(&axes))"),
+        ("arm_unstack", "x: array, axis: int", V, "ops::unstack(&x, axis as isize)"),
+        ("arm_count_nonzero", "a: array, keepdims: bool", A, "ops::count_nonzero(&a, None, keepdims)"),
+        ("arm_count_nonzero_axes", "a: array, axes: ints, keepdims: bool", A, "ops::count_nonzero(&a, Some(&axes), keepdims)"),
+        ("arm_searchsorted", "sorted_sequence: array, values: array, side: str", A, "ops::searchsorted(&sorted_sequence, &values, side)"),
+        ("arm_diff", "a: array, n: int, axis: int", A, "ops::diff(&a, i64::from(n), axis as isize)"),
+        ("arm_vecdot", "a: array, b: array, axis: int", A, "ops::vecdot(&a, &b, axis as isize)"),
     ];
     for (name, params, out, call) in lines {
         t.push(op(name, "ops", params, *out, call));
     }
+    // mlx-c's depends takes no stream.
+    let mut dep = op("depends", "ops", "inputs: vector_array, dependencies: vector_array", V, "ops::depends(&inputs, &dependencies)");
+    dep.stream = false;
+    t.push(dep);
     t
 }

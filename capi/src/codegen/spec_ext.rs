@@ -41,6 +41,8 @@ pub fn table() -> Vec<Op> {
         ("linalg_norm_matrix", "linalg", "a: array, ord: str, axis: ints?, keepdims: bool", A, "ops::norm(&a, Some(compose::matrix_ord(ord)?), axis.as_deref(), keepdims)"),
         ("linalg_norm_l2", "linalg", "a: array, axis: ints?, keepdims: bool", A, "ops::norm(&a, None, axis.as_deref(), keepdims)"),
         ("linalg_svd", "linalg", "a: array, compute_uv: bool", V, "compose::svd(&a, compute_uv)"),
+        // ops3
+        ("linalg_cross", "linalg", "a: array, b: array, axis: int", A, "ops::cross(&a, &b, axis as isize)"),
     ];
     lines
         .iter()

@@ -17,6 +17,7 @@ pub fn eval(op: &ShapeOp, inputs: Vec<Array>, outputs: &[OutMeta]) -> Result<Vec
         ShapeOp::DynamicSliceUpdate { axes } => {
             return dynamic_slice_update(inputs, axes, name).map(|d| alloc::vec![d]);
         }
+        ShapeOp::Depends(n) => return (0..*n).map(|i| super::input(&inputs, i, name)?.data()).collect(),
         _ => {}
     }
     let a = super::input(&inputs, 0, name)?;
@@ -61,7 +62,7 @@ pub fn eval(op: &ShapeOp, inputs: Vec<Array>, outputs: &[OutMeta]) -> Result<Vec
             let off = d.offset as isize + start * dtype.size() as isize;
             Data { offset: off as usize, strides, ..d }
         }
-        ShapeOp::Concatenate(_) | ShapeOp::SliceUpdate { .. } | ShapeOp::DynamicSliceUpdate { .. } => {
+        ShapeOp::Concatenate(_) | ShapeOp::SliceUpdate { .. } | ShapeOp::DynamicSliceUpdate { .. } | ShapeOp::Depends(_) => {
             return Err(Error::runtime(name, "Handled above."));
         }
     };

@@ -15,6 +15,12 @@ pub mod reduce;
 pub mod shape;
 pub mod sort;
 pub mod unary;
+// ops3: windows, diff, vector products, hadamard, depends
+pub mod depends;
+pub mod difference;
+pub mod hadamard;
+pub mod vecprod;
+pub mod window;
 
 pub use binary::*;
 pub use composite::*;
@@ -28,3 +34,8 @@ pub use reduce::*;
 pub use shape::*;
 pub use sort::*;
 pub use unary::*;
+pub use depends::depends;
+pub use difference::diff;
+pub use hadamard::hadamard_transform;
+pub use vecprod::{cross, vecdot};
+pub use window::{bartlett, blackman, hamming, hanning};

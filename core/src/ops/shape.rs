@@ -71,6 +71,9 @@ pub enum ShapeOp {
         /// Column axis.
         axis2: usize,
     },
+    /// `mx.depends`: outputs are views of the first `n` inputs; the inputs after them are
+    /// only evaluated first (ordering dependencies), never read.
+    Depends(usize),
 }
 
 impl ShapeOp {
@@ -88,6 +91,7 @@ impl ShapeOp {
             ShapeOp::Diagonal { .. } => "diagonal",
             ShapeOp::DynamicSlice { .. } => "slice",
             ShapeOp::DynamicSliceUpdate { .. } => "slice_update",
+            ShapeOp::Depends(_) => "depends",
         }
     }
 }

@@ -465,6 +465,36 @@ int mlx_arm_ggml_quantize(mlx_array* res, const mlx_array w, const char* ggml_ty
 int mlx_arm_ggml_dequantize(mlx_array* res, const mlx_array w_blocks, const char* ggml_type, int k, const mlx_stream s);
 /** `mlx_arm_ggml_matmul`: see mlx.core.ggml_matmul. */
 int mlx_arm_ggml_matmul(mlx_array* res, const mlx_array x, const mlx_array w_blocks, const char* ggml_type, int k, const mlx_stream s);
+/** `mlx_hanning`: see mlx.core.hanning. */
+int mlx_hanning(mlx_array* res, int M, const mlx_stream s);
+/** `mlx_hamming`: see mlx.core.hamming. */
+int mlx_hamming(mlx_array* res, int M, const mlx_stream s);
+/** `mlx_blackman`: see mlx.core.blackman. */
+int mlx_blackman(mlx_array* res, int M, const mlx_stream s);
+/** `mlx_bartlett`: see mlx.core.bartlett. */
+int mlx_bartlett(mlx_array* res, int M, const mlx_stream s);
+/** `mlx_hadamard_transform`: see mlx.core.hadamard_transform. */
+int mlx_hadamard_transform(mlx_array* res, const mlx_array a, mlx_optional_float scale, const mlx_stream s);
+/** `mlx_arm_logical_xor`: see mlx.core.logical_xor. */
+int mlx_arm_logical_xor(mlx_array* res, const mlx_array a, const mlx_array b, const mlx_stream s);
+/** `mlx_arm_flip`: see mlx.core.flip. */
+int mlx_arm_flip(mlx_array* res, const mlx_array a, const mlx_stream s);
+/** `mlx_arm_flip_axes`: see mlx.core.flip. */
+int mlx_arm_flip_axes(mlx_array* res, const mlx_array a, const int* axes, size_t axes_num, const mlx_stream s);
+/** `mlx_arm_unstack`: see mlx.core.unstack. */
+int mlx_arm_unstack(mlx_vector_array* res, const mlx_array x, int axis, const mlx_stream s);
+/** `mlx_arm_count_nonzero`: see mlx.core.count_nonzero. */
+int mlx_arm_count_nonzero(mlx_array* res, const mlx_array a, bool keepdims, const mlx_stream s);
+/** `mlx_arm_count_nonzero_axes`: see mlx.core.count_nonzero. */
+int mlx_arm_count_nonzero_axes(mlx_array* res, const mlx_array a, const int* axes, size_t axes_num, bool keepdims, const mlx_stream s);
+/** `mlx_arm_searchsorted`: see mlx.core.searchsorted. */
+int mlx_arm_searchsorted(mlx_array* res, const mlx_array sorted_sequence, const mlx_array values, const char* side, const mlx_stream s);
+/** `mlx_arm_diff`: see mlx.core.diff. */
+int mlx_arm_diff(mlx_array* res, const mlx_array a, int n, int axis, const mlx_stream s);
+/** `mlx_arm_vecdot`: see mlx.core.vecdot. */
+int mlx_arm_vecdot(mlx_array* res, const mlx_array a, const mlx_array b, int axis, const mlx_stream s);
+/** `mlx_depends`: see mlx.core.depends. */
+int mlx_depends(mlx_vector_array* res, const mlx_vector_array inputs, const mlx_vector_array dependencies);
 
 /**@}*/
 

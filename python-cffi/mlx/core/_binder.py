@@ -322,7 +322,8 @@ def c_name(pyname):
 def variants_for(pyname):
     base = c_name(pyname)
     out = []
-    for cand in (base, base + "_axis", base + "_axes", "mlx_arm_" + pyname.replace(".", "_")):
+    arm = "mlx_arm_" + pyname.replace(".", "_")  # extensions for MLX ops mlx-c lacks
+    for cand in (base, base + "_axis", base + "_axes", arm, arm + "_axis", arm + "_axes"):
         if cand in FUNCTIONS and FUNCTIONS[cand][0] == "int":
             try:
                 out.append(Variant(cand))

@@ -69,18 +69,31 @@ def split(a, /, indices_or_sections, axis=0, *, stream=None):
                         stream_handle(stream))
 
 
+def depends(inputs, dependencies):
+    """``inputs`` (an array or a sequence of them) made to depend on ``dependencies``: an array
+    for an array, else a list."""
+    single = isinstance(inputs, array)
+    ins = _Vec([inputs] if single else list(inputs))
+    deps = _Vec([dependencies] if isinstance(dependencies, array) else list(dependencies))
+    out = _vector_list("mlx_depends", ins.v, deps.v)
+    return out[0] if single else out
+
+
 # (module attribute path, function, C functions needed)
 _TABLE = [
     ("einsum", einsum, ["mlx_einsum"]),
     ("split", split, ["mlx_split", "mlx_split_sections"]),
     ("fast.rope", rope, ["mlx_fast_rope", "mlx_fast_rope_dynamic"]),
+    ("depends", depends, ["mlx_depends"]),
 ]
 
 
 
 def install(namespace):
     """Sets each function (``namespace``: mlx.core's globals) whose C functions exist."""
-    from . import _io, _nn, _shape_ops
+    from . import _einsum_path, _io, _nn, _shape_ops
+
+    namespace["einsum_path"] = _einsum_path.einsum_path  # shapes only: no C function needed
 
     for path, f, needs in _TABLE + _nn.TABLE + _io.TABLE + _shape_ops.TABLE:
         if all(exported(c) for c in needs):

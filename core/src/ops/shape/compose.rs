@@ -238,12 +238,13 @@ pub fn roll(a: &Array, shift: &[isize], axes: Option<&[isize]>) -> Result<Array>
     Ok(out)
 }
 
-/// `mx.flip(a, axis=None)`: reverses the given axes (all when `None`) as a view.
+/// `mx.flip(a, axis=None)`: reverses the given axes (all when `None`) as a view. As in
+/// MLX, an axis listed twice is reversed once; an out-of-range axis is a ValueError.
 pub fn flip(a: &Array, axes: Option<&[isize]>) -> Result<Array> {
     let nd = a.ndim();
     let ax: Vec<usize> = match axes {
         None => (0..nd).collect(),
-        Some(x) => normalize_axes(x, nd, "flip").map_err(axis_error)?,
+        Some(x) => x.iter().map(|&i| normalize_axis(i, nd, "flip")).collect::<Result<_>>()?,
     };
     if ax.is_empty() {
         return Ok(a.clone());
