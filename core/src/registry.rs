@@ -181,6 +181,7 @@ core_api! {
     "mx.linalg.pinv" => crate::ops::linalg::pinv,
     "mx.linalg.det" => crate::ops::linalg::det,
     "mx.linalg.slogdet" => crate::ops::linalg::slogdet,
+    "mx.random.multivariate_normal" => crate::ops::random::multivariate_normal,
     // mx.fast (each with a *_fallback of ordinary ops)
     "mx.fast.rms_norm" => crate::ops::fast::rms_norm,
     "mx.fast.layer_norm" => crate::ops::fast::layer_norm,

@@ -160,7 +160,7 @@ fn header_text(header: &str, ops: &[&Op]) -> String {
 
 fn rust_text(ops: &[Op]) -> String {
     let mut r = format!(
-        "//! Op wrappers. {BANNER}\n#![allow(unused_imports)]\n\nuse crate::arg;\nuse crate::compose;\nuse crate::error::status;\nuse crate::types::*;\nuse core::ffi::{{c_char, c_int}};\nuse mlx_arm_core::ops::{{self, BinaryOp, UnaryOp}};\nuse mlx_arm_core::ops::random::Param;\n\n"
+        "//! Op wrappers. {BANNER}\n#![allow(unused_imports, non_snake_case)]\n\nuse crate::arg;\nuse crate::compose;\nuse crate::error::status;\nuse crate::types::*;\nuse core::ffi::{{c_char, c_int}};\nuse mlx_arm_core::ops::{{self, BinaryOp, UnaryOp}};\nuse mlx_arm_core::ops::random::Param;\n\n"
     );
     for op in ops {
         r.push_str(&rust_fn(op));
