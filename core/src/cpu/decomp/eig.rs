@@ -62,12 +62,16 @@ impl C {
     }
 }
 
+/// QR iteration did not converge (LAPACK's `geev` reports it as `info > 0`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct NoConvergence;
+
 /// Iterations allowed per eigenvalue before reporting no convergence (LAPACK uses 30).
 const MAX_ITERS: usize = 30;
 
 /// The eigenvalues of the row-major `n × n` matrix `a` and, when `vectors`, its eigenvectors
-/// (columns of a row-major `n × n` complex matrix). `Err(())` when QR iteration fails to converge.
-pub fn eig(a: &[f64], n: usize, vectors: bool) -> Result<(Vec<C>, Vec<C>), ()> {
+/// (columns of a row-major `n × n` complex matrix).
+pub fn eig(a: &[f64], n: usize, vectors: bool) -> Result<(Vec<C>, Vec<C>), NoConvergence> {
     let (h, q) = hessenberg(a, n);
     let mut t: Vec<C> = h.iter().map(|&x| C::new(x, 0.0)).collect();
     let mut z: Vec<C> = q.iter().map(|&x| C::new(x, 0.0)).collect();
@@ -150,7 +154,7 @@ fn hessenberg(a: &[f64], n: usize) -> (Vec<f64>, Vec<f64>) {
 }
 
 /// Reduces the Hessenberg `t` to upper triangular by shifted QR, accumulating into `z`.
-fn schur(t: &mut [C], z: &mut [C], n: usize) -> Result<(), ()> {
+fn schur(t: &mut [C], z: &mut [C], n: usize) -> Result<(), NoConvergence> {
     if n == 0 {
         return Ok(());
     }
@@ -175,7 +179,7 @@ fn schur(t: &mut [C], z: &mut [C], n: usize) -> Result<(), ()> {
         }
         iters += 1;
         if iters > MAX_ITERS * n.max(1) {
-            return Err(());
+            return Err(NoConvergence);
         }
         let mu = if iters % 11 == 0 {
             // Exceptional shift to break cycles.

@@ -27,7 +27,7 @@ pub fn eval(op: &LinalgOp, a: &Array, outputs: &[OutMeta]) -> Result<Vec<Data>> 
     }
     let (m, n) = (a.shape()[nd - 2], a.shape()[nd - 1]);
     let x = crate::ops::astype(a, DType::Float64)?.to_vec::<f64>()?;
-    let count = if m * n == 0 { a.shape()[..nd - 2].iter().product() } else { x.len() / (m * n) };
+    let count: usize = a.shape()[..nd - 2].iter().product();
     let mats = (0..count).map(|b| &x[b * m * n..(b + 1) * m * n]);
     // One f64 buffer per real output; complex / index outputs are handled per variant.
     let mut outs: Vec<Vec<f64>> = alloc::vec![Vec::new(); outputs.len()];
@@ -79,7 +79,7 @@ pub fn eval(op: &LinalgOp, a: &Array, outputs: &[OutMeta]) -> Result<Vec<Data>> 
             let mut vecs = Vec::new();
             for mat in mats {
                 let (w, v) = eig::eig(mat, n, *vectors)
-                    .map_err(|()| Error::runtime("Eig::eval_cpu", "Eigenvalue decomposition failed to converge."))?;
+                    .map_err(|_| Error::runtime("Eig::eval_cpu", "Eigenvalue decomposition failed to converge."))?;
                 vals.extend(w);
                 vecs.extend(v);
             }
