@@ -18,7 +18,8 @@ pub struct C {
 
 impl C {
     const ZERO: C = C { re: 0.0, im: 0.0 };
-    fn new(re: f64, im: f64) -> C {
+    /// `re + i·im`.
+    pub fn new(re: f64, im: f64) -> C {
         C { re, im }
     }
     fn add(self, o: C) -> C {
@@ -69,12 +70,10 @@ pub struct NoConvergence;
 /// Iterations allowed per eigenvalue before reporting no convergence (LAPACK uses 30).
 const MAX_ITERS: usize = 30;
 
-/// The eigenvalues of the row-major `n × n` matrix `a` and, when `vectors`, its eigenvectors
-/// (columns of a row-major `n × n` complex matrix).
-pub fn eig(a: &[f64], n: usize, vectors: bool) -> Result<(Vec<C>, Vec<C>), NoConvergence> {
-    let (h, q) = hessenberg(a, n);
-    let mut t: Vec<C> = h.iter().map(|&x| C::new(x, 0.0)).collect();
-    let mut z: Vec<C> = q.iter().map(|&x| C::new(x, 0.0)).collect();
+/// The eigenvalues of the row-major `n × n` (complex) matrix `a` and, when `vectors`, its
+/// eigenvectors (columns of a row-major `n × n` complex matrix).
+pub fn eig(a: &[C], n: usize, vectors: bool) -> Result<(Vec<C>, Vec<C>), NoConvergence> {
+    let (mut t, mut z) = hessenberg(a, n);
     schur(&mut t, &mut z, n)?;
     let w: Vec<C> = (0..n).map(|i| t[i * n + i]).collect();
     if !vectors {
@@ -113,41 +112,44 @@ pub fn eig(a: &[f64], n: usize, vectors: bool) -> Result<(Vec<C>, Vec<C>), NoCon
     Ok((w, vecs))
 }
 
-/// Householder reduction `A = Q·H·Qᵀ` with `H` upper Hessenberg; returns `(H, Q)` row-major.
-fn hessenberg(a: &[f64], n: usize) -> (Vec<f64>, Vec<f64>) {
+/// Householder reduction `A = Q·H·Qᴴ` with `H` upper Hessenberg; returns `(H, Q)` row-major.
+fn hessenberg(a: &[C], n: usize) -> (Vec<C>, Vec<C>) {
     let mut h = a.to_vec();
-    let mut q: Vec<f64> = (0..n * n).map(|t| if t / n == t % n { 1.0 } else { 0.0 }).collect();
+    let mut q: Vec<C> = (0..n * n).map(|t| if t / n == t % n { C::new(1.0, 0.0) } else { C::ZERO }).collect();
     for k in 0..n.saturating_sub(2) {
-        let x: Vec<f64> = (k + 1..n).map(|i| h[i * n + k]).collect();
-        let xn = libm::sqrt(x.iter().map(|v| v * v).sum::<f64>());
-        if xn == 0.0 || x[1..].iter().all(|&v| v == 0.0) {
+        let x: Vec<C> = (k + 1..n).map(|i| h[i * n + k]).collect();
+        if x[1..].iter().all(|v| *v == C::ZERO) {
             continue;
         }
-        let alpha = if x[0] >= 0.0 { -xn } else { xn };
+        let xn = libm::sqrt(x.iter().map(|v| v.re * v.re + v.im * v.im).sum::<f64>());
+        // alpha = -e^{i·arg(x0)}·‖x‖ avoids cancellation in v = x - alpha·e1.
+        let x0 = x[0].abs();
+        let phase = if x0 == 0.0 { C::new(1.0, 0.0) } else { x[0].scale(1.0 / x0) };
+        let alpha = phase.scale(-xn);
         let mut v = x;
-        v[0] -= alpha;
-        let vn2: f64 = v.iter().map(|t| t * t).sum();
+        v[0] = v[0].sub(alpha);
+        let vn2: f64 = v.iter().map(|t| t.re * t.re + t.im * t.im).sum();
         if vn2 == 0.0 {
             continue;
         }
         let f = 2.0 / vn2;
-        // H ← P·H·P, Q ← Q·P with P = I - f·v·vᵀ acting on indices k+1..n.
+        // H ← P·H·P, Q ← Q·P with P = I - f·v·vᴴ acting on indices k+1..n.
         for c in 0..n {
-            let d: f64 = v.iter().enumerate().map(|(t, &vi)| vi * h[(k + 1 + t) * n + c]).sum::<f64>() * f;
-            for (t, &vi) in v.iter().enumerate() {
-                h[(k + 1 + t) * n + c] -= d * vi;
+            let d = v.iter().enumerate().fold(C::ZERO, |s, (t, vi)| s.add(vi.conj().mul(h[(k + 1 + t) * n + c]))).scale(f);
+            for (t, vi) in v.iter().enumerate() {
+                h[(k + 1 + t) * n + c] = h[(k + 1 + t) * n + c].sub(vi.mul(d));
             }
         }
         for m in [&mut h, &mut q] {
             for r in 0..n {
-                let d: f64 = v.iter().enumerate().map(|(t, &vi)| vi * m[r * n + k + 1 + t]).sum::<f64>() * f;
-                for (t, &vi) in v.iter().enumerate() {
-                    m[r * n + k + 1 + t] -= d * vi;
+                let d = v.iter().enumerate().fold(C::ZERO, |s, (t, vi)| s.add(m[r * n + k + 1 + t].mul(*vi))).scale(f);
+                for (t, vi) in v.iter().enumerate() {
+                    m[r * n + k + 1 + t] = m[r * n + k + 1 + t].sub(d.mul(vi.conj()));
                 }
             }
         }
         for i in k + 2..n {
-            h[i * n + k] = 0.0;
+            h[i * n + k] = C::ZERO;
         }
     }
     (h, q)
@@ -249,7 +251,8 @@ mod tests {
     #[test]
     fn rotation_has_complex_pair() {
         // [[1, -1], [1, 1]] has eigenvalues 1 ± i.
-        let (w, v) = eig(&[1.0, -1.0, 1.0, 1.0], 2, true).unwrap();
+        let real = |v: &[f64]| v.iter().map(|&x| C::new(x, 0.0)).collect::<Vec<C>>();
+        let (w, v) = eig(&real(&[1.0, -1.0, 1.0, 1.0]), 2, true).unwrap();
         let mut ims: Vec<f64> = w.iter().map(|c| c.im).collect();
         ims.sort_by(f64::total_cmp);
         assert!(w.iter().all(|c| (c.re - 1.0).abs() < 1e-14));

@@ -26,7 +26,7 @@ pub fn eval(op: &LinalgOp, a: &Array, outputs: &[OutMeta]) -> Result<Vec<Data>> 
         return Err(Error::runtime(name, "Decompositions need a matrix input."));
     }
     let (m, n) = (a.shape()[nd - 2], a.shape()[nd - 1]);
-    let x = crate::ops::astype(a, DType::Float64)?.to_vec::<f64>()?;
+    let x = if a.dtype() == DType::Complex64 { Vec::new() } else { crate::ops::astype(a, DType::Float64)?.to_vec::<f64>()? };
     let count: usize = a.shape()[..nd - 2].iter().product();
     let mats = (0..count).map(|b| &x[b * m * n..(b + 1) * m * n]);
     // One f64 buffer per real output; complex / index outputs are handled per variant.
@@ -77,7 +77,9 @@ pub fn eval(op: &LinalgOp, a: &Array, outputs: &[OutMeta]) -> Result<Vec<Data>> 
         LinalgOp::Eig { vectors } => {
             let mut vals = Vec::new();
             let mut vecs = Vec::new();
-            for mat in mats {
+            let c = complex_input(a)?;
+            for b in 0..count {
+                let mat = &c[b * n * n..(b + 1) * n * n];
                 let (w, v) = eig::eig(mat, n, *vectors)
                     .map_err(|_| Error::runtime("Eig::eval_cpu", "Eigenvalue decomposition failed to converge."))?;
                 vals.extend(w);
@@ -114,6 +116,15 @@ pub fn eval(op: &LinalgOp, a: &Array, outputs: &[OutMeta]) -> Result<Vec<Data>> 
         _ => return Err(Error::runtime(name, "Not a decomposition.")),
     }
     outputs.iter().zip(&outs).map(|(o, v)| store(o, v)).collect()
+}
+
+/// The elements of a (real or complex64) input as complex f64 values.
+fn complex_input(a: &Array) -> Result<Vec<eig::C>> {
+    if a.dtype() == DType::Complex64 {
+        Ok(a.to_vec::<Complex64>()?.iter().map(|z| eig::C::new(z.re as f64, z.im as f64)).collect())
+    } else {
+        Ok(crate::ops::astype(a, DType::Float64)?.to_vec::<f64>()?.iter().map(|&x| eig::C::new(x, 0.0)).collect())
+    }
 }
 
 fn meta<'a>(outputs: &'a [OutMeta], i: usize, name: &'static str) -> Result<&'a OutMeta> {

@@ -151,7 +151,9 @@ pub fn svd(a: &Array, compute_uv: bool) -> Result<Vec<Array>> {
 }
 
 fn validate_eig(a: &Array, op: &'static str) -> Result<()> {
-    check_float_or_complex(a.dtype(), op)?;
+    if a.dtype() != DType::Complex64 {
+        check_float_or_complex(a.dtype(), op)?;
+    }
     check_matrix(a, op)?;
     if !is_square(a) {
         return Err(Error::invalid(op, "Only defined for square matrices."));
@@ -168,6 +170,7 @@ fn uplo_lower(uplo: &str) -> bool {
 /// symmetric matrices given by their lower (`"L"`) or upper (`"U"`) triangle.
 pub fn eigh(a: &Array, uplo: &str) -> Result<(Array, Array)> {
     const OP: &str = "linalg::eigh";
+    check_float_or_complex(a.dtype(), OP)?;
     validate_eig(a, OP)?;
     let lower = uplo_lower(uplo);
     let metas = alloc::vec![(with_last(a, 1, &[]), a.dtype()), (a.shape().to_vec(), a.dtype())];
@@ -181,13 +184,14 @@ pub fn eigh(a: &Array, uplo: &str) -> Result<(Array, Array)> {
 /// `mx.linalg.eigvalsh(a, UPLO="L")`: the eigenvalues of [`eigh`] only.
 pub fn eigvalsh(a: &Array, uplo: &str) -> Result<Array> {
     const OP: &str = "linalg::eigvalsh";
+    check_float_or_complex(a.dtype(), OP)?;
     validate_eig(a, OP)?;
     let lower = uplo_lower(uplo);
     Ok(single(LinalgOp::Eigh { lower, vectors: false }, a, with_last(a, 1, &[]), a.dtype()))
 }
 
 /// `mx.linalg.eig(a)`: eigenvalues and eigenvectors (columns) of general square matrices,
-/// both complex64 whatever the real input type (as MLX).
+/// both complex64 whatever the input type (float32, float64 or complex64, as MLX).
 pub fn eig(a: &Array) -> Result<(Array, Array)> {
     const OP: &str = "linalg::eig";
     validate_eig(a, OP)?;

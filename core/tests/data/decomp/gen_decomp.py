@@ -77,6 +77,9 @@ case("svd_rank2", "svd", [np.arange(1, 13, dtype=np.float32).reshape(4, 3)], L.s
 case("pinv_singular", "pinv", [np.array([[4.0, 1.0], [4.0, 1.0]], np.float32)], L.pinv)
 case("eig_rotation", "eig", [np.array([[1.0, -1.0], [1.0, 1.0]], np.float32)], L.eig, check="recon")
 case("eig_upstream_2x2", "eig", [np.array([[1.0, 1.0], [3.0, 4.0]], np.float32)], L.eig, check="recon")
+cz = (rng.standard_normal((2, 4, 4)) + 1j * rng.standard_normal((2, 4, 4))).astype(np.complex64)
+case("eig_complex", "eig", [cz], L.eig, check="recon")
+case("eigvals_complex", "eigvals", [cz[0]], L.eigvals, check="recon")
 case("eigh_uplo_disagree", "eigvalsh", [np.array([[1.0, 999.0], [2.0, 3.0]], np.float32)], lambda a: L.eigvalsh(a, UPLO="U"), {"UPLO": "U"})
 case("det_int", "det", [np.array([[2, 1], [1, 3]], np.int32)], L.det)
 for shape in [(0, 0), (3, 0, 0), (2, 5, 0), (2, 0, 5)]:
