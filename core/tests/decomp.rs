@@ -111,7 +111,7 @@ fn recon(name: &str, op: &str, x: &Array, got: &[Array], want: &[J], upper: bool
             // A·V = V·diag(w), with A the symmetric matrix of the chosen triangle for eigh.
             let a = if op == "eigh" {
                 let l = if upper { ops::triu(x, 1).unwrap() } else { ops::tril(x, -1).unwrap() };
-                ops::add(&ops::add(&l, &ops::swapaxes(&l, -1, -2).unwrap()).unwrap(), &ops::multiply(x, &ops::eye(n, None, 0, x.dtype()).unwrap()).unwrap()).unwrap()
+                ops::add(&ops::add(&l, &ops::conjugate(&ops::swapaxes(&l, -1, -2).unwrap()).unwrap()).unwrap(), &ops::multiply(x, &ops::eye(n, None, 0, x.dtype()).unwrap()).unwrap()).unwrap()
             } else {
                 x.clone()
             };

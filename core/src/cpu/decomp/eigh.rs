@@ -64,6 +64,40 @@ pub fn eigh(a: &[f64], n: usize, lower: bool) -> (Vec<f64>, Vec<f64>) {
     (w, vecs)
 }
 
+/// Eigenvalues (ascending) and eigenvectors of the Hermitian matrix given by the `lower` (else
+/// upper) triangle of the complex `a` (diagonal imaginary parts ignored, as LAPACK's `heevd`),
+/// through the real symmetric embedding `[[Re H, -Im H], [Im H, Re H]]`: each eigenvalue of H
+/// appears twice there, and an eigenvector `[x; y]` gives H's eigenvector `x + i·y`.
+pub fn eigh_hermitian(a: &[super::eig::C], n: usize, lower: bool) -> (Vec<f64>, Vec<super::eig::C>) {
+    let h = |i: usize, j: usize| -> (f64, f64) {
+        if i == j {
+            (a[i * n + i].re, 0.0)
+        } else if (j < i) == lower {
+            (a[i * n + j].re, a[i * n + j].im)
+        } else {
+            (a[j * n + i].re, -a[j * n + i].im)
+        }
+    };
+    let m = 2 * n;
+    let mut e = alloc::vec![0.0; m * m];
+    for i in 0..n {
+        for j in 0..n {
+            let (re, im) = h(i, j);
+            e[i * m + j] = re;
+            e[(i + n) * m + j + n] = re;
+            e[i * m + j + n] = -im;
+            e[(i + n) * m + j] = im;
+        }
+    }
+    let (w, v) = eigh(&e, m, true);
+    let vals = (0..n).map(|k| w[2 * k]).collect();
+    let vecs = (0..n * n).map(|q| {
+        let (r, k) = (q / n, 2 * (q % n));
+        super::eig::C::new(v[r * m + k], v[(r + n) * m + k])
+    });
+    (vals, vecs.collect())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

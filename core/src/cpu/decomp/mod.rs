@@ -65,6 +65,21 @@ pub fn eval(op: &LinalgOp, a: &Array, outputs: &[OutMeta]) -> Result<Vec<Data>> 
             }
             // Zero-size matrices give identity U / Vᵀ (numpy's convention, as MLX): svd does.
         }
+        LinalgOp::Eigh { lower, vectors } if a.dtype() == DType::Complex64 => {
+            let c = complex_input(a)?;
+            let mut vals = Vec::new();
+            let mut vecs = Vec::new();
+            for b in 0..count {
+                let (w, v) = eigh::eigh_hermitian(&c[b * n * n..(b + 1) * n * n], n, *lower);
+                vals.extend(w);
+                vecs.extend(v);
+            }
+            let mut data = alloc::vec![store(&outputs[0], &vals)?];
+            if *vectors {
+                data.push(store_complex(meta(outputs, 1, name)?, &vecs)?);
+            }
+            return Ok(data);
+        }
         LinalgOp::Eigh { lower, vectors } => {
             for mat in mats {
                 let (w, v) = eigh::eigh(mat, n, *lower);

@@ -161,6 +161,11 @@ fn validate_eig(a: &Array, op: &'static str) -> Result<()> {
     Ok(())
 }
 
+/// The eigenvalue dtype of `eigh`: float32 for complex64 input, else the input's.
+fn real_of(dtype: DType) -> DType {
+    if dtype == DType::Complex64 { DType::Float32 } else { dtype }
+}
+
 /// MLX reads the lower triangle for `"L"` and the upper one for any other string.
 fn uplo_lower(uplo: &str) -> bool {
     uplo == "L"
@@ -170,10 +175,9 @@ fn uplo_lower(uplo: &str) -> bool {
 /// symmetric matrices given by their lower (`"L"`) or upper (`"U"`) triangle.
 pub fn eigh(a: &Array, uplo: &str) -> Result<(Array, Array)> {
     const OP: &str = "linalg::eigh";
-    check_float_or_complex(a.dtype(), OP)?;
     validate_eig(a, OP)?;
     let lower = uplo_lower(uplo);
-    let metas = alloc::vec![(with_last(a, 1, &[]), a.dtype()), (a.shape().to_vec(), a.dtype())];
+    let metas = alloc::vec![(with_last(a, 1, &[]), real_of(a.dtype())), (a.shape().to_vec(), a.dtype())];
     let mut out =
         Array::from_op_multi(Primitive::Linalg(LinalgOp::Eigh { lower, vectors: true }), alloc::vec![a.clone()], metas);
     let v = out.pop().ok_or_else(|| Error::runtime(OP, "Missing output."))?;
@@ -184,10 +188,9 @@ pub fn eigh(a: &Array, uplo: &str) -> Result<(Array, Array)> {
 /// `mx.linalg.eigvalsh(a, UPLO="L")`: the eigenvalues of [`eigh`] only.
 pub fn eigvalsh(a: &Array, uplo: &str) -> Result<Array> {
     const OP: &str = "linalg::eigvalsh";
-    check_float_or_complex(a.dtype(), OP)?;
     validate_eig(a, OP)?;
     let lower = uplo_lower(uplo);
-    Ok(single(LinalgOp::Eigh { lower, vectors: false }, a, with_last(a, 1, &[]), a.dtype()))
+    Ok(single(LinalgOp::Eigh { lower, vectors: false }, a, with_last(a, 1, &[]), real_of(a.dtype())))
 }
 
 /// `mx.linalg.eig(a)`: eigenvalues and eigenvectors (columns) of general square matrices,
