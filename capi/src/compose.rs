@@ -124,15 +124,6 @@ pub fn matrix_ord(ord: &str) -> Result<ops::NormOrd> {
     }
 }
 
-/// `mlx_linalg_svd(a, compute_uv)`: core computes singular values only, so `compute_uv`
-/// (U and Vt) is "not supported"; without it the vector holds `S`, as in MLX.
-pub fn svd(a: &Array, compute_uv: bool) -> Result<Vec<Array>> {
-    if compute_uv {
-        return Err(Error::unsupported("linalg::svd", "compute_uv=true (U and Vt) is not supported; pass false for the singular values"));
-    }
-    Ok(vec![ops::singular_values(a)?])
-}
-
 /// A GGML block type from ggml's name (`"q4_0"`, `"q8_0"`, `"f16"`, ... as in GGUF files).
 pub fn ggml_type(name: &str) -> Result<mlx_arm_core::quant::GgmlType> {
     (0u32..64)

@@ -178,7 +178,47 @@ case("linalg_norm_l2_axis", {"a": r234}, "mlx_linalg_norm_l2(&res, a, (int[]){-1
 case("linalg_norm_bad_axis_error", {"a": r34}, "mlx_linalg_norm_l2(&res, a, (int[]){0, 1, 0}, 3, false, s)", lambda a: LN(a, axis=(0, 1, 0)))
 case("linalg_svd_values", {"a": r45}, "mlx_linalg_svd(&vec, a, false, s); mlx_vector_array_get(&res, vec, 0)",
      lambda a: mx.linalg.svd(a, compute_uv=False, stream=mx.cpu))
-case("linalg_svd_uv_error", {"a": r45}, "mlx_linalg_svd(&vec, a, true, s)", None)
+# decompositions (area: linalg). Unique results only: U/V and eigenvectors are checked by
+# identities in tests/python and core/tests/decomp.rs.
+sq3 = (rng.standard_normal((3, 3)) + 3 * np.eye(3)).astype(f32)
+spd3 = (sq3 @ sq3.T + 3 * np.eye(3)).astype(f32)
+low3 = np.tril(sq3).astype(f32)
+b3 = rng.standard_normal((3, 2)).astype(f32)
+tri2 = np.array([[2.0, 1.0], [0.0, 2.0]], dtype=f32)  # one repeated eigenvalue: order-free
+sing2 = np.array([[1.0, 2.0], [2.0, 4.0]], dtype=f32)
+i22 = np.array([[1, 2], [3, 4]], dtype=i32)
+case("linalg_svd_uv_s", {"a": r45}, "mlx_linalg_svd(&vec, a, true, s); mlx_vector_array_get(&res, vec, 1)",
+     lambda a: mx.linalg.svd(a, stream=mx.cpu)[1])
+case("linalg_inv", {"a": sq3}, "mlx_linalg_inv(&res, a, s)", lambda a: mx.linalg.inv(a, stream=mx.cpu))
+case("linalg_inv_int_error", {"a": i22}, "mlx_linalg_inv(&res, a, s)", lambda a: mx.linalg.inv(a, stream=mx.cpu))
+case("linalg_tri_inv_upper", {"a": sq3}, "mlx_linalg_tri_inv(&res, a, true, s)", lambda a: mx.linalg.tri_inv(a, upper=True, stream=mx.cpu))
+case("linalg_cholesky", {"a": spd3}, "mlx_linalg_cholesky(&res, a, false, s)", lambda a: mx.linalg.cholesky(a, stream=mx.cpu))
+case("linalg_cholesky_upper", {"a": spd3}, "mlx_linalg_cholesky(&res, a, true, s)", lambda a: mx.linalg.cholesky(a, upper=True, stream=mx.cpu))
+case("linalg_cholesky_inv", {"a": low3}, "mlx_linalg_cholesky_inv(&res, a, false, s)", lambda a: mx.linalg.cholesky_inv(a, stream=mx.cpu))
+case("linalg_qr_q", {"a": r45}, "mlx_linalg_qr(&res, &t1, a, s)", lambda a: mx.linalg.qr(a, stream=mx.cpu)[0])
+case("linalg_qr_r", {"a": r45}, "mlx_linalg_qr(&t1, &res, a, s)", lambda a: mx.linalg.qr(a, stream=mx.cpu)[1])
+case("linalg_lu_p", {"a": r34}, "mlx_linalg_lu(&vec, a, s); mlx_vector_array_get(&res, vec, 0)", lambda a: mx.linalg.lu(a, stream=mx.cpu)[0])
+case("linalg_lu_l", {"a": r34}, "mlx_linalg_lu(&vec, a, s); mlx_vector_array_get(&res, vec, 1)", lambda a: mx.linalg.lu(a, stream=mx.cpu)[1])
+case("linalg_lu_factor_lu", {"a": sq3}, "mlx_linalg_lu_factor(&res, &t1, a, s)", lambda a: mx.linalg.lu_factor(a, stream=mx.cpu)[0])
+case("linalg_lu_factor_pivots", {"a": sq3}, "mlx_linalg_lu_factor(&t1, &res, a, s)", lambda a: mx.linalg.lu_factor(a, stream=mx.cpu)[1])
+case("linalg_solve", {"a": sq3, "b": b3}, "mlx_linalg_solve(&res, a, b, s)", lambda a, b: mx.linalg.solve(a, b, stream=mx.cpu))
+case("linalg_solve_shape_error", {"a": sq3, "b": r45}, "mlx_linalg_solve(&res, a, b, s)", lambda a, b: mx.linalg.solve(a, b, stream=mx.cpu))
+case("linalg_solve_triangular", {"a": low3, "b": b3}, "mlx_linalg_solve_triangular(&res, a, b, false, s)",
+     lambda a, b: mx.linalg.solve_triangular(a, b, upper=False, stream=mx.cpu))
+case("linalg_pinv", {"a": r34}, "mlx_linalg_pinv(&res, a, s)", lambda a: mx.linalg.pinv(a, stream=mx.cpu))
+case("linalg_eigh_values", {"a": spd3}, 'mlx_linalg_eigh(&res, &t1, a, "L", s)', lambda a: mx.linalg.eigh(a, stream=mx.cpu)[0])
+case("linalg_eigvalsh_upper", {"a": sq3}, 'mlx_linalg_eigvalsh(&res, a, "U", s)', lambda a: mx.linalg.eigvalsh(a, UPLO="U", stream=mx.cpu))
+case("linalg_eigvals_triangular", {"a": tri2}, "mlx_linalg_eigvals(&res, a, s)", lambda a: mx.linalg.eigvals(a, stream=mx.cpu))
+case("linalg_eig_values_triangular", {"a": tri2}, "mlx_linalg_eig(&res, &t1, a, s)", lambda a: mx.linalg.eig(a, stream=mx.cpu)[0])
+case("linalg_eig_rect_error", {"a": r34}, "mlx_linalg_eig(&res, &t1, a, s)", lambda a: mx.linalg.eig(a, stream=mx.cpu))
+case("linalg_det", {"a": sq3}, "mlx_linalg_det(&res, a, s)", lambda a: mx.linalg.det(a, stream=mx.cpu))
+case("linalg_slogdet_logabs", {"a": sq3}, "mlx_linalg_slogdet(&t1, &res, a, s)", lambda a: mx.linalg.slogdet(a, stream=mx.cpu)[1])
+case("random_multivariate_normal_dtype_error", {"m": np.zeros(2, f32), "c": np.eye(2, dtype=f32), "k": KEY},
+     "mlx_random_multivariate_normal(&res, m, c, NULL, 0, MLX_FLOAT64, k, s)",
+     lambda m, c, k: mx.random.multivariate_normal(m, c, dtype=mx.float64, key=k))
+case("random_multivariate_normal_shape_error", {"m": np.zeros(3, f32), "c": np.eye(2, dtype=f32), "k": KEY},
+     "mlx_random_multivariate_normal(&res, m, c, NULL, 0, MLX_FLOAT32, k, s)",
+     lambda m, c, k: mx.random.multivariate_normal(m, c, key=k))
 
 # ---- ops.h: products -----------------------------------------------------------------------
 case("matmul", {"a": r34, "b": r45}, "mlx_matmul(&res, a, b, s)", lambda a, b: a @ b)

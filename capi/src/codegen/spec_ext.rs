@@ -1,7 +1,8 @@
 //! The op tables of mlx-c's `random.h`, `fast.h` and `linalg.h`: mlx-c's names and parameter
 //! order, one line per C function over what core implements. Functions core lacks
-//! (`multivariate_normal`, Metal/CUDA kernels, `cholesky`, `inv`, `qr`, ...) are left out,
-//! so a program that uses them fails to compile rather than failing at run time.
+//! (Metal/CUDA kernels, `linalg_cross` for now, ...) are left out, so a program that uses them
+//! fails to compile rather than failing at run time. `linalg_det`/`linalg_slogdet` (MLX 0.32
+//! Python functions that mlx-c 0.31's header predates) follow mlx-c's naming pattern.
 //! `random_key` and `random_seed` take no stream, as in mlx-c.
 
 use super::spec::op;
@@ -9,8 +10,48 @@ use super::{Op, Out};
 
 /// Every generated random/fast/linalg function.
 pub fn table() -> Vec<Op> {
+    let mut lines = base_lines();
+    lines.extend_from_slice(LINALG);
+    lines
+        .iter()
+        .map(|(name, header, params, out, call)| {
+            let mut o = op(name, header, params, *out, call);
+            o.stream = !matches!(*name, "random_key" | "random_seed");
+            o
+        })
+        .collect()
+}
+
+type Line = (&'static str, &'static str, &'static str, Out, &'static str);
+
+/// linalg.h's decompositions and random.h's multivariate_normal (area: linalg).
+const LINALG: &[Line] = {
+    use Out::{Array as A, Pair as P, Vector as V};
+    &[
+        ("linalg_cholesky", "linalg", "a: array, upper: bool", A, "ops::linalg::cholesky(&a, upper)"),
+        ("linalg_cholesky_inv", "linalg", "a: array, upper: bool", A, "ops::linalg::cholesky_inv(&a, upper)"),
+        ("linalg_det", "linalg", "a: array", A, "ops::linalg::det(&a)"),
+        ("linalg_eig", "linalg", "a: array", P, "ops::linalg::eig(&a)"),
+        ("linalg_eigh", "linalg", "a: array, UPLO: str", P, "ops::linalg::eigh(&a, UPLO)"),
+        ("linalg_eigvals", "linalg", "a: array", A, "ops::linalg::eigvals(&a)"),
+        ("linalg_eigvalsh", "linalg", "a: array, UPLO: str", A, "ops::linalg::eigvalsh(&a, UPLO)"),
+        ("linalg_inv", "linalg", "a: array", A, "ops::linalg::inv(&a)"),
+        ("linalg_lu", "linalg", "a: array", V, "ops::linalg::lu(&a)"),
+        ("linalg_lu_factor", "linalg", "a: array", P, "ops::linalg::lu_factor(&a)"),
+        ("linalg_pinv", "linalg", "a: array", A, "ops::linalg::pinv(&a)"),
+        ("linalg_qr", "linalg", "a: array", P, "ops::linalg::qr(&a)"),
+        ("linalg_slogdet", "linalg", "a: array", P, "ops::linalg::slogdet(&a)"),
+        ("linalg_solve", "linalg", "a: array, b: array", A, "ops::linalg::solve(&a, &b)"),
+        ("linalg_solve_triangular", "linalg", "a: array, b: array, upper: bool", A, "ops::linalg::solve_triangular(&a, &b, upper)"),
+        ("linalg_tri_inv", "linalg", "a: array, upper: bool", A, "ops::linalg::tri_inv(&a, upper)"),
+        ("random_multivariate_normal", "random", "mean: array, cov: array, shape: shape, dtype: dtype, key: array?", A, "ops::random::multivariate_normal(&mean, &cov, &shape, dtype, key.as_ref())"),
+    ]
+};
+
+/// The tables of the other areas.
+fn base_lines() -> Vec<Line> {
     use Out::{Array as A, Nothing as N, Pair as P, Vector as V};
-    let lines: &[(&str, &'static str, &str, Out, &str)] = &[
+    vec![
         // random.h: `key` may be the empty handle (the global key sequence is used then).
         ("random_bernoulli", "random", "p: array, shape: shape, key: array?", A, "ops::random::bernoulli(&p, Some(&shape), key.as_ref())"),
         ("random_bits", "random", "shape: shape, width: count, key: array?", A, "ops::random::bits(&shape, width, key.as_ref())"),
@@ -40,16 +81,8 @@ pub fn table() -> Vec<Op> {
         ("linalg_norm", "linalg", "a: array, ord: double, axis: ints?, keepdims: bool", A, "ops::norm(&a, Some(ops::NormOrd::Num(ord)), axis.as_deref(), keepdims)"),
         ("linalg_norm_matrix", "linalg", "a: array, ord: str, axis: ints?, keepdims: bool", A, "ops::norm(&a, Some(compose::matrix_ord(ord)?), axis.as_deref(), keepdims)"),
         ("linalg_norm_l2", "linalg", "a: array, axis: ints?, keepdims: bool", A, "ops::norm(&a, None, axis.as_deref(), keepdims)"),
-        ("linalg_svd", "linalg", "a: array, compute_uv: bool", V, "compose::svd(&a, compute_uv)"),
+        ("linalg_svd", "linalg", "a: array, compute_uv: bool", V, "ops::linalg::svd(&a, compute_uv)"),
         // ops3
         ("linalg_cross", "linalg", "a: array, b: array, axis: int", A, "ops::cross(&a, &b, axis as isize)"),
-    ];
-    lines
-        .iter()
-        .map(|(name, header, params, out, call)| {
-            let mut o = op(name, header, params, *out, call);
-            o.stream = !matches!(*name, "random_key" | "random_seed");
-            o
-        })
-        .collect()
+    ]
 }

@@ -20,8 +20,10 @@ pub fn eval(op: &LinalgOp, inputs: Vec<Array>, outputs: &[OutMeta]) -> Result<Ve
     let name = op.name();
     let (shape, dtype) = super::out0(outputs, name)?.clone();
     let a = super::input(&inputs, 0, name)?;
-    if *op == LinalgOp::SingularValues {
-        return Ok(alloc::vec![singular_values(a, &shape, dtype)?]);
+    match op {
+        LinalgOp::SingularValues => return Ok(alloc::vec![singular_values(a, &shape, dtype)?]),
+        LinalgOp::Matmul | LinalgOp::AddMM { .. } | LinalgOp::Conv(_) => {}
+        _ => return super::decomp::eval(op, a, outputs),
     }
     let b = super::input(&inputs, 1, name)?;
     let out = match op {
@@ -31,7 +33,7 @@ pub fn eval(op: &LinalgOp, inputs: Vec<Array>, outputs: &[OutMeta]) -> Result<Ve
             product(name, a, b, Some(c), alpha.get(), beta.get(), &shape, dtype)?
         }
         LinalgOp::Conv(p) => conv(p, a, b, &shape, dtype)?,
-        LinalgOp::SingularValues => unreachable!("handled above"),
+        _ => return Err(Error::runtime(name, "Handled above.")),
     };
     Ok(alloc::vec![out])
 }

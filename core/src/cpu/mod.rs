@@ -22,6 +22,7 @@ pub mod random;
 pub mod reduce;
 pub mod shape;
 pub mod sort;
+pub mod decomp;
 pub mod svd;
 pub mod unary;
 

@@ -4,10 +4,15 @@
 //! and error wording follow MLX 0.32 (`mlx/ops.cpp`, `mlx/einsum.cpp`, `mlx/linalg.cpp`).
 
 mod conv;
+mod decomp;
 mod einsum;
 mod norm;
 
 pub use conv::{conv1d, conv2d, conv_general, ConvParams};
+pub use decomp::{
+    cholesky, cholesky_inv, det, eig, eigh, eigvals, eigvalsh, inv, lu, lu_factor, pinv, qr, slogdet, solve,
+    solve_triangular, svd, tri_inv,
+};
 pub use einsum::einsum;
 pub use norm::{norm, NormOrd};
 
@@ -36,6 +41,38 @@ pub enum LinalgOp {
     Conv(ConvParams),
     /// Singular values of the last two axes, descending: `[..., M, N] → [..., min(M, N)]`.
     SingularValues,
+    // ---- decompositions (kernels in `cpu/decomp`)
+    /// Inverse of square matrices; `tri`: of the `upper` (else lower) triangle only.
+    Inverse {
+        /// Triangular inverse.
+        tri: bool,
+        /// Which triangle (`tri` only).
+        upper: bool,
+    },
+    /// Cholesky factor from the `upper` (else lower) triangle.
+    Cholesky {
+        /// Return `U` (`A = UᵀU`) instead of `L` (`A = LLᵀ`).
+        upper: bool,
+    },
+    /// Reduced QR: outputs `Q [..., M, K]`, `R [..., K, N]`.
+    Qr,
+    /// Full SVD: outputs `U [..., M, M]`, `S [..., K]`, `Vt [..., N, N]`.
+    Svd,
+    /// Symmetric eigen-decomposition from the `lower` (else upper) triangle: values
+    /// ascending, and when `vectors` the eigenvectors as columns.
+    Eigh {
+        /// Read the lower triangle (MLX's `UPLO="L"`).
+        lower: bool,
+        /// Also output the eigenvectors.
+        vectors: bool,
+    },
+    /// General eigen-decomposition, complex64 values (and vectors when `vectors`).
+    Eig {
+        /// Also output the eigenvectors.
+        vectors: bool,
+    },
+    /// Partial-pivot LU: outputs the packed `LU`, LAPACK pivots and the row permutation (uint32).
+    Lu,
 }
 
 impl LinalgOp {
@@ -45,7 +82,13 @@ impl LinalgOp {
             LinalgOp::Matmul => "matmul",
             LinalgOp::AddMM { .. } => "addmm",
             LinalgOp::Conv(_) => "conv",
-            LinalgOp::SingularValues => "svd",
+            LinalgOp::SingularValues | LinalgOp::Svd => "svd",
+            LinalgOp::Inverse { .. } => "inv",
+            LinalgOp::Cholesky { .. } => "cholesky",
+            LinalgOp::Qr => "qr",
+            LinalgOp::Eigh { .. } => "eigh",
+            LinalgOp::Eig { .. } => "eig",
+            LinalgOp::Lu => "lu",
         }
     }
 }
@@ -53,16 +96,19 @@ impl LinalgOp {
 /// Singular values of the matrices in the last two axes of `a` (`mx.linalg.svd(a,
 /// compute_uv=False)`), descending, for float32/float64 input as MLX accepts.
 pub fn singular_values(a: &Array) -> Result<Array> {
-    const OP: &str = "svd";
+    const OP: &str = "linalg::svd";
     if a.ndim() < 2 {
-        return Err(Error::invalid(OP, "Input array must have >= 2 dimensions."));
+        return Err(Error::invalid(
+            OP,
+            format!("Input array must have >= 2 dimensions. Received array with {} dimensions.", a.ndim()),
+        ));
     }
     let dtype = match a.dtype() {
         DType::Float32 | DType::Float64 => a.dtype(),
         DType::Complex64 => return Err(Error::unsupported(OP, "complex64 singular values are not implemented.")),
         other => {
             return Err(Error::invalid(
-                "linalg::svd",
+                OP,
                 format!("Arrays must have type float32, float64 or complex64. Received array with type {other}."),
             ))
         }

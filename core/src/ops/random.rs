@@ -15,6 +15,9 @@
 //! inverse-CDF path of `categorical`, and `multivariate_normal` (these return `Unsupported`
 //! where the signature can express them).
 
+mod multivariate;
+pub use multivariate::multivariate_normal;
+
 use alloc::vec::Vec;
 
 use crate::array::Array;

@@ -31,8 +31,38 @@ int mlx_linalg_norm_matrix(mlx_array* res, const mlx_array a, const char* ord, c
 int mlx_linalg_norm_l2(mlx_array* res, const mlx_array a, const int* axis /* may be null */, size_t axis_num, bool keepdims, const mlx_stream s);
 /** `mlx_linalg_svd`: see mlx.core.linalg.svd. */
 int mlx_linalg_svd(mlx_vector_array* res, const mlx_array a, bool compute_uv, const mlx_stream s);
-/** `mlx_linalg_cross`: see mlx.core.linalg.cross. */
-int mlx_linalg_cross(mlx_array* res, const mlx_array a, const mlx_array b, int axis, const mlx_stream s);
+/** `mlx_linalg_cholesky`: see mlx.core.linalg.cholesky. */
+int mlx_linalg_cholesky(mlx_array* res, const mlx_array a, bool upper, const mlx_stream s);
+/** `mlx_linalg_cholesky_inv`: see mlx.core.linalg.cholesky_inv. */
+int mlx_linalg_cholesky_inv(mlx_array* res, const mlx_array a, bool upper, const mlx_stream s);
+/** `mlx_linalg_det`: see mlx.core.linalg.det. */
+int mlx_linalg_det(mlx_array* res, const mlx_array a, const mlx_stream s);
+/** `mlx_linalg_eig`: see mlx.core.linalg.eig. */
+int mlx_linalg_eig(mlx_array* res_0, mlx_array* res_1, const mlx_array a, const mlx_stream s);
+/** `mlx_linalg_eigh`: see mlx.core.linalg.eigh. */
+int mlx_linalg_eigh(mlx_array* res_0, mlx_array* res_1, const mlx_array a, const char* UPLO, const mlx_stream s);
+/** `mlx_linalg_eigvals`: see mlx.core.linalg.eigvals. */
+int mlx_linalg_eigvals(mlx_array* res, const mlx_array a, const mlx_stream s);
+/** `mlx_linalg_eigvalsh`: see mlx.core.linalg.eigvalsh. */
+int mlx_linalg_eigvalsh(mlx_array* res, const mlx_array a, const char* UPLO, const mlx_stream s);
+/** `mlx_linalg_inv`: see mlx.core.linalg.inv. */
+int mlx_linalg_inv(mlx_array* res, const mlx_array a, const mlx_stream s);
+/** `mlx_linalg_lu`: see mlx.core.linalg.lu. */
+int mlx_linalg_lu(mlx_vector_array* res, const mlx_array a, const mlx_stream s);
+/** `mlx_linalg_lu_factor`: see mlx.core.linalg.lu_factor. */
+int mlx_linalg_lu_factor(mlx_array* res_0, mlx_array* res_1, const mlx_array a, const mlx_stream s);
+/** `mlx_linalg_pinv`: see mlx.core.linalg.pinv. */
+int mlx_linalg_pinv(mlx_array* res, const mlx_array a, const mlx_stream s);
+/** `mlx_linalg_qr`: see mlx.core.linalg.qr. */
+int mlx_linalg_qr(mlx_array* res_0, mlx_array* res_1, const mlx_array a, const mlx_stream s);
+/** `mlx_linalg_slogdet`: see mlx.core.linalg.slogdet. */
+int mlx_linalg_slogdet(mlx_array* res_0, mlx_array* res_1, const mlx_array a, const mlx_stream s);
+/** `mlx_linalg_solve`: see mlx.core.linalg.solve. */
+int mlx_linalg_solve(mlx_array* res, const mlx_array a, const mlx_array b, const mlx_stream s);
+/** `mlx_linalg_solve_triangular`: see mlx.core.linalg.solve_triangular. */
+int mlx_linalg_solve_triangular(mlx_array* res, const mlx_array a, const mlx_array b, bool upper, const mlx_stream s);
+/** `mlx_linalg_tri_inv`: see mlx.core.linalg.tri_inv. */
+int mlx_linalg_tri_inv(mlx_array* res, const mlx_array a, bool upper, const mlx_stream s);
 
 /**@}*/
 

@@ -59,6 +59,8 @@ int mlx_random_split(mlx_array* res_0, mlx_array* res_1, const mlx_array key, co
 int mlx_random_truncated_normal(mlx_array* res, const mlx_array lower, const mlx_array upper, const int* shape, size_t shape_num, mlx_dtype dtype, const mlx_array key /* may be null */, const mlx_stream s);
 /** `mlx_random_uniform`: see mlx.core.random.uniform. */
 int mlx_random_uniform(mlx_array* res, const mlx_array low, const mlx_array high, const int* shape, size_t shape_num, mlx_dtype dtype, const mlx_array key /* may be null */, const mlx_stream s);
+/** `mlx_random_multivariate_normal`: see mlx.core.random.multivariate_normal. */
+int mlx_random_multivariate_normal(mlx_array* res, const mlx_array mean, const mlx_array cov, const int* shape, size_t shape_num, mlx_dtype dtype, const mlx_array key /* may be null */, const mlx_stream s);
 
 /**@}*/
 

@@ -1,5 +1,5 @@
 """Hand-written ``mx.fast.scaled_dot_product_attention``, ``mx.linalg.norm``,
-``mx.linalg.svd`` and ``mx.pad``: MLX's Python functions pick among C functions or reshape their arguments
+``mx.linalg.svd``, ``mx.linalg.lu`` and ``mx.pad``: MLX's Python functions pick among C functions or reshape their arguments
 (a mask that is None / a str / an array, ``ord`` that is None / a number / a str,
 numpy-style ``pad_width``), which the name-matching binder cannot do. Installed by
 ``_extra.install`` only when the library exports the C functions each needs."""
@@ -72,6 +72,14 @@ def svd(a, /, compute_uv=True, *, stream=None):
     return tuple(out) if compute_uv else out[0]
 
 
+def lu(a, /, *, stream=None):
+    """``(P, L, U)`` as a tuple, as MLX (mlx-c returns a vector)."""
+    from ._extra import _vector_list
+
+    a = to_array(a)
+    return tuple(_vector_list("mlx_linalg_lu", a._p[0], stream_handle(stream)))
+
+
 def _pad_pairs(pad_width, ndim):
     """numpy/MLX ``pad_width`` → one (low, high) pair per axis."""
     def ints(x):
@@ -124,4 +132,5 @@ TABLE = [
     ("linalg.norm", norm, ["mlx_linalg_norm", "mlx_linalg_norm_matrix", "mlx_linalg_norm_l2"]),
     ("pad", pad, ["mlx_pad"]),
     ("linalg.svd", svd, ["mlx_linalg_svd"]),
+    ("linalg.lu", lu, ["mlx_linalg_lu"]),
 ]
