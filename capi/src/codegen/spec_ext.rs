@@ -1,4 +1,4 @@
-//! The op tables of mlx-c's `random.h`, `fast.h` and `linalg.h`: mlx-c's names and parameter
+//! The op tables of mlx-c's `random.h`, `fast.h`, `linalg.h` and `fft.h`: mlx-c's names and parameter
 //! order, one line per C function over what core implements. Functions core lacks
 //! (`multivariate_normal`, Metal/CUDA kernels, `cholesky`, `inv`, `qr`, ...) are left out,
 //! so a program that uses them fails to compile rather than failing at run time.
@@ -7,7 +7,7 @@
 use super::spec::op;
 use super::{Op, Out};
 
-/// Every generated random/fast/linalg function.
+/// Every generated random/fast/linalg/fft function.
 pub fn table() -> Vec<Op> {
     use Out::{Array as A, Nothing as N, Pair as P, Vector as V};
     let lines: &[(&str, &'static str, &str, Out, &str)] = &[
@@ -41,6 +41,23 @@ pub fn table() -> Vec<Op> {
         ("linalg_norm_matrix", "linalg", "a: array, ord: str, axis: ints?, keepdims: bool", A, "ops::norm(&a, Some(compose::matrix_ord(ord)?), axis.as_deref(), keepdims)"),
         ("linalg_norm_l2", "linalg", "a: array, axis: ints?, keepdims: bool", A, "ops::norm(&a, None, axis.as_deref(), keepdims)"),
         ("linalg_svd", "linalg", "a: array, compute_uv: bool", V, "compose::svd(&a, compute_uv)"),
+        // fft.h (area: fft): mlx-c passes sizes always (`n`, or `n` and `axes` together).
+        ("fft_fft", "fft", "a: array, n: int, axis: int, norm: fft_norm", A, "ops::fft::fft(&a, Some(n as isize), axis as isize, norm)"),
+        ("fft_fft2", "fft", "a: array, n: ints, axes: ints, norm: fft_norm", A, "ops::fft::fft2(&a, Some(&n), Some(&axes), norm)"),
+        ("fft_fftfreq", "fft", "n: int, d: double", A, "ops::fft::fftfreq(n as isize, d)"),
+        ("fft_fftn", "fft", "a: array, n: ints, axes: ints, norm: fft_norm", A, "ops::fft::fftn(&a, Some(&n), Some(&axes), norm)"),
+        ("fft_fftshift", "fft", "a: array, axes: ints", A, "ops::fft::fftshift(&a, Some(&axes))"),
+        ("fft_ifft", "fft", "a: array, n: int, axis: int, norm: fft_norm", A, "ops::fft::ifft(&a, Some(n as isize), axis as isize, norm)"),
+        ("fft_ifft2", "fft", "a: array, n: ints, axes: ints, norm: fft_norm", A, "ops::fft::ifft2(&a, Some(&n), Some(&axes), norm)"),
+        ("fft_ifftn", "fft", "a: array, n: ints, axes: ints, norm: fft_norm", A, "ops::fft::ifftn(&a, Some(&n), Some(&axes), norm)"),
+        ("fft_ifftshift", "fft", "a: array, axes: ints", A, "ops::fft::ifftshift(&a, Some(&axes))"),
+        ("fft_irfft", "fft", "a: array, n: int, axis: int, norm: fft_norm", A, "ops::fft::irfft(&a, Some(n as isize), axis as isize, norm)"),
+        ("fft_irfft2", "fft", "a: array, n: ints, axes: ints, norm: fft_norm", A, "ops::fft::irfft2(&a, Some(&n), Some(&axes), norm)"),
+        ("fft_irfftn", "fft", "a: array, n: ints, axes: ints, norm: fft_norm", A, "ops::fft::irfftn(&a, Some(&n), Some(&axes), norm)"),
+        ("fft_rfft", "fft", "a: array, n: int, axis: int, norm: fft_norm", A, "ops::fft::rfft(&a, Some(n as isize), axis as isize, norm)"),
+        ("fft_rfft2", "fft", "a: array, n: ints, axes: ints, norm: fft_norm", A, "ops::fft::rfft2(&a, Some(&n), Some(&axes), norm)"),
+        ("fft_rfftfreq", "fft", "n: int, d: double", A, "ops::fft::rfftfreq(n as isize, d)"),
+        ("fft_rfftn", "fft", "a: array, n: ints, axes: ints, norm: fft_norm", A, "ops::fft::rfftn(&a, Some(&n), Some(&axes), norm)"),
     ];
     lines
         .iter()
