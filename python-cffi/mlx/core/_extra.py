@@ -80,9 +80,9 @@ _TABLE = [
 
 def install(namespace):
     """Sets each function (``namespace``: mlx.core's globals) whose C functions exist."""
-    from . import _io, _nn, _shape_ops
+    from . import _fft, _io, _nn, _shape_ops
 
-    for path, f, needs in _TABLE + _nn.TABLE + _io.TABLE + _shape_ops.TABLE:
+    for path, f, needs in _TABLE + _nn.TABLE + _io.TABLE + _shape_ops.TABLE + _fft.TABLE:
         if all(exported(c) for c in needs):
             f._op = tuple(needs)  # marks a C binding: its status is the C API's (test_registry_names)
             if "." in path:
