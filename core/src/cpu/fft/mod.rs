@@ -10,7 +10,7 @@ use super::elementwise::OutPtr;
 use crate::array::{Array, Data};
 use crate::backend::OutMeta;
 use crate::element::Complex64;
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::ops::fft::FftOp;
 use crate::parallel::parallel_for;
 use alloc::sync::Arc;
@@ -23,21 +23,39 @@ const CACHE_SLOTS: usize = 8;
 static CACHE: spin::Mutex<Vec<(usize, Arc<Plan<f32>>)>> = spin::Mutex::new(Vec::new());
 
 /// The plan for length `n`, from the cache or freshly made (outside the lock).
-fn plan_for(n: usize) -> Arc<Plan<f32>> {
+fn plan_for(n: usize) -> Result<Arc<Plan<f32>>> {
     {
         let mut c = CACHE.lock();
         if let Some(i) = c.iter().position(|(k, _)| *k == n) {
             let hit = c.remove(i);
             let p = hit.1.clone();
             c.insert(0, hit);
-            return p;
+            return Ok(p);
         }
     }
-    let p = Arc::new(Plan::new(n));
+    let p = Arc::new(Plan::new(n)?);
     let mut c = CACHE.lock();
     c.insert(0, (n, p.clone()));
     c.truncate(CACHE_SLOTS);
-    p
+    Ok(p)
+}
+
+/// Per-worker buffers: the plan's scratch and a line buffer of `len` (0: none), or the
+/// allocation error, remembered for after the parallel region.
+fn worker(plan: &Plan<f32>, len: usize, failed: &spin::Mutex<Option<Error>>) -> Option<(Vec<Cx<f32>>, plan::Scratch<f32>)> {
+    let buf = (|| {
+        let mut b = Vec::new();
+        b.try_reserve_exact(len).map_err(|_| Error::out_of_memory("fft", len * 8))?;
+        b.resize(len, Cx::default());
+        Ok((b, plan.scratch()?))
+    })();
+    match buf {
+        Ok(v) => Some(v),
+        Err(e) => {
+            *failed.lock() = Some(e);
+            None
+        }
+    }
 }
 
 /// Writes element `i` of the output.
@@ -71,7 +89,8 @@ pub fn eval(op: &FftOp, inputs: Vec<Array>, outputs: &[OutMeta]) -> Result<Vec<D
         return Ok(alloc::vec![out]);
     }
     let n = op.n;
-    let plan = plan_for(n);
+    let plan = plan_for(n)?;
+    let failed = spin::Mutex::new(None);
     let scale = op.scale.get() as f32;
     let data = a.data()?;
     // Lines per parallel chunk: about 2^15 elements of work each.
@@ -84,7 +103,7 @@ pub fn eval(op: &FftOp, inputs: Vec<Array>, outputs: &[OutMeta]) -> Result<Vec<D
         let x = data.read::<f32>(&in_shape)?;
         let po = OutPtr(unsafe { out.slice_mut::<Complex64>(total) }.as_mut_ptr());
         parallel_for(lines, grain, &|r| {
-            let (mut buf, mut s) = (alloc::vec![Cx::<f32>::default(); n], plan.scratch());
+            let Some((mut buf, mut s)) = worker(&plan, n, &failed) else { return };
             for li in r {
                 let (bi, bo) = line(li);
                 for (j, b) in buf.iter_mut().enumerate() {
@@ -101,7 +120,7 @@ pub fn eval(op: &FftOp, inputs: Vec<Array>, outputs: &[OutMeta]) -> Result<Vec<D
         let x = data.read::<Complex64>(&in_shape)?;
         let po = OutPtr(unsafe { out.slice_mut::<f32>(total) }.as_mut_ptr());
         parallel_for(lines, grain, &|r| {
-            let (mut buf, mut s) = (alloc::vec![Cx::<f32>::default(); n], plan.scratch());
+            let Some((mut buf, mut s)) = worker(&plan, n, &failed) else { return };
             for li in r {
                 let (bi, bo) = line(li);
                 // conj(X) of the Hermitian completion X[n-k] = conj(X[k]).
@@ -124,8 +143,7 @@ pub fn eval(op: &FftOp, inputs: Vec<Array>, outputs: &[OutMeta]) -> Result<Vec<D
         let inv = op.inverse;
         let sign = if inv { -1.0f32 } else { 1.0 };
         parallel_for(lines, grain, &|r| {
-            let mut s = plan.scratch();
-            let mut buf = if inner == 1 { Vec::new() } else { alloc::vec![Cx::<f32>::default(); n] };
+            let Some((mut buf, mut s)) = worker(&plan, if inner == 1 { 0 } else { n }, &failed) else { return };
             for li in r {
                 let (bi, bo) = line(li);
                 if inner == 1 {
@@ -153,5 +171,8 @@ pub fn eval(op: &FftOp, inputs: Vec<Array>, outputs: &[OutMeta]) -> Result<Vec<D
             }
         });
     }
-    Ok(alloc::vec![out])
+    match failed.into_inner() {
+        Some(e) => Err(e),
+        None => Ok(alloc::vec![out]),
+    }
 }

@@ -10,6 +10,7 @@
 //! Bluestein works in f64 whatever the caller's precision: its convolution has roughly three
 //! times the rounding of a direct transform, and f64 keeps prime lengths as accurate as smooth ones.
 
+use crate::error::{Error, Result};
 use alloc::vec::Vec;
 use core::ops::{Add, Mul, Neg, Sub};
 
@@ -89,6 +90,15 @@ impl<T: Real> Cx<T> {
     }
 }
 
+/// A vector of `len` default values, or an out-of-memory error (plans for huge lengths must
+/// not abort where the array itself could be allocated).
+fn zeros<T: Clone + Default>(len: usize) -> Result<Vec<T>> {
+    let mut v = Vec::new();
+    v.try_reserve_exact(len).map_err(|_| Error::out_of_memory("fft", len.saturating_mul(core::mem::size_of::<T>())))?;
+    v.resize(len, T::default());
+    Ok(v)
+}
+
 /// `e^{-2πi·k/n}` computed in f64 (`k` reduced modulo `n` first, so large products stay exact).
 fn root(k: u64, n: u64) -> Cx<f64> {
     let k = k % n;
@@ -128,23 +138,23 @@ struct Stockham<T> {
 }
 
 impl<T: Real> Stockham<T> {
-    fn new(n: usize, radices: &[usize]) -> Self {
+    fn new(n: usize, radices: &[usize]) -> Result<Self> {
         let mut stages = Vec::with_capacity(radices.len());
         let (mut len, mut stride) = (n, 1usize);
         for &p in radices {
             let m = len / p;
-            let mut tw = Vec::with_capacity(m * (p - 1));
+            let mut tw = zeros::<Cx<T>>(m * (p - 1))?;
             for q in 0..m {
                 for r in 1..p {
                     let w = root((q * r) as u64, len as u64);
-                    tw.push(Cx::new(T::from_f64(w.re), T::from_f64(w.im)));
+                    tw[q * (p - 1) + r - 1] = Cx::new(T::from_f64(w.re), T::from_f64(w.im));
                 }
             }
             stages.push(Stage { p, len, stride, tw });
             stride *= p;
             len = m;
         }
-        Stockham { n, stages }
+        Ok(Stockham { n, stages })
     }
 
     /// Transforms `x` in place, using `work` (at least `n` long) as the ping-pong buffer.
@@ -279,13 +289,19 @@ struct Bluestein {
 }
 
 impl Bluestein {
-    fn new(n: usize) -> Self {
-        let m = (2 * n - 1).next_power_of_two();
-        let two_n = 2 * n as u64;
+    fn new(n: usize) -> Result<Self> {
+        let m = n
+            .checked_mul(2)
+            .and_then(|v| (v - 1).checked_next_power_of_two())
+            .ok_or_else(|| Error::out_of_memory("fft", usize::MAX))?;
+        let two_n = 2 * n as u128;
         // k² mod 2n keeps the angle exact for large k.
-        let chirp: Vec<Cx<f64>> = (0..n as u64).map(|k| root((k * k) % two_n, two_n)).collect();
-        let inner = Stockham::new(m, &factor(m).unwrap_or_default());
-        let mut kernel = alloc::vec![Cx::<f64>::default(); m];
+        let mut chirp = zeros::<Cx<f64>>(n)?;
+        for (k, c) in chirp.iter_mut().enumerate() {
+            *c = root(((k as u128 * k as u128) % two_n) as u64, two_n as u64);
+        }
+        let inner = Stockham::new(m, &factor(m).unwrap_or_default())?;
+        let mut kernel = zeros::<Cx<f64>>(m)?;
         let inv_m = 1.0 / m as f64;
         kernel[0] = chirp[0].conj().scale(inv_m);
         for k in 1..n {
@@ -293,9 +309,9 @@ impl Bluestein {
             kernel[k] = v;
             kernel[m - k] = v;
         }
-        let mut work = alloc::vec![Cx::<f64>::default(); m];
+        let mut work = zeros::<Cx<f64>>(m)?;
         inner.run(&mut kernel, &mut work);
-        Bluestein { n, chirp, kernel, inner }
+        Ok(Bluestein { n, chirp, kernel, inner })
     }
 
     fn run<T: Real>(&self, x: &mut [Cx<T>], a: &mut [Cx<f64>], work: &mut [Cx<f64>]) {
@@ -340,16 +356,17 @@ pub struct Scratch<T> {
 }
 
 impl<T: Real> Plan<T> {
-    /// Plans a length-`n` transform (twiddles and, for Bluestein, the chirp transform).
-    pub fn new(n: usize) -> Self {
+    /// Plans a length-`n` transform (twiddles and, for Bluestein, the chirp transform); an
+    /// out-of-memory error when the tables cannot be allocated.
+    pub fn new(n: usize) -> Result<Self> {
         let kind = if n <= 1 {
             Kind::Identity
         } else if let Some(f) = factor(n) {
-            Kind::Radix(Stockham::new(n, &f))
+            Kind::Radix(Stockham::new(n, &f)?)
         } else {
-            Kind::Bluestein(Bluestein::new(n))
+            Kind::Bluestein(Bluestein::new(n)?)
         };
-        Plan { n, kind }
+        Ok(Plan { n, kind })
     }
 
     /// The transform length.
@@ -362,16 +379,13 @@ impl<T: Real> Plan<T> {
         self.n == 0
     }
 
-    /// Scratch buffers for one worker.
-    pub fn scratch(&self) -> Scratch<T> {
-        match &self.kind {
+    /// Scratch buffers for one worker (an out-of-memory error if they cannot be allocated).
+    pub fn scratch(&self) -> Result<Scratch<T>> {
+        Ok(match &self.kind {
             Kind::Identity => Scratch { work: Vec::new(), a: Vec::new(), b: Vec::new() },
-            Kind::Radix(_) => Scratch { work: alloc::vec![Cx::default(); self.n], a: Vec::new(), b: Vec::new() },
-            Kind::Bluestein(b) => {
-                let m = b.inner.n;
-                Scratch { work: Vec::new(), a: alloc::vec![Cx::default(); m], b: alloc::vec![Cx::default(); m] }
-            }
-        }
+            Kind::Radix(_) => Scratch { work: zeros(self.n)?, a: Vec::new(), b: Vec::new() },
+            Kind::Bluestein(b) => Scratch { work: Vec::new(), a: zeros(b.inner.n)?, b: zeros(b.inner.n)? },
+        })
     }
 
     /// The forward DFT of `x[..n]`, in place. `scratch` must come from this plan.
@@ -402,8 +416,8 @@ mod tests {
         for n in [1usize, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 15, 16, 25, 30, 49, 60, 64, 97, 120, 128, 210, 243, 250] {
             let x: Vec<Cx<f64>> = (0..n).map(|i| Cx::new(libm::sin(i as f64 * 0.37), libm::cos(i as f64 * 1.3))).collect();
             let want = naive(&x);
-            let plan = Plan::<f64>::new(n);
-            let mut s = plan.scratch();
+            let plan = Plan::<f64>::new(n).unwrap();
+            let mut s = plan.scratch().unwrap();
             let mut got = x.clone();
             plan.forward(&mut got, &mut s);
             for (g, w) in got.iter().zip(&want) {
