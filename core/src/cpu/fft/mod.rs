@@ -127,7 +127,7 @@ pub fn eval(op: &FftOp, inputs: Vec<Array>, outputs: &[OutMeta]) -> Result<Vec<D
                 for k in 0..l_in.min(n / 2 + 1) {
                     buf[k] = cx(x[bi + k * inner]).conj();
                 }
-                for k in 1..(n + 1) / 2 {
+                for k in 1..n.div_ceil(2) {
                     buf[n - k] = cx(x[bi + k * inner]);
                 }
                 plan.forward(&mut buf, &mut s);
