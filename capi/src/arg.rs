@@ -34,6 +34,11 @@ pub(crate) fn dtype(code: mlx_dtype) -> Result<DType> {
     DType::from_code(code).ok_or_else(|| Error::invalid("mlx_dtype", format!("invalid mlx_dtype value {code}")))
 }
 
+/// A validated `mlx_fft_norm`.
+pub(crate) fn fft_norm(code: mlx_fft_norm) -> Result<mlx_arm_core::ops::fft::FftNorm> {
+    mlx_arm_core::ops::fft::FftNorm::from_code(code)
+}
+
 /// An optional dtype.
 #[allow(dead_code)] // for table kinds (`array?`, `opt_*`) that no landed op uses yet
 pub(crate) fn dtype_opt(d: mlx_optional_dtype) -> Result<Option<DType>> {

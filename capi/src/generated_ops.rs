@@ -3699,3 +3699,239 @@ pub unsafe extern "C" fn mlx_random_multivariate_normal(res: *mut mlx_array, mea
     })
 }
 
+/// `mlx_fft_fft`: wraps `fft::fft`.
+///
+/// # Safety
+/// Handles must be empty or live; pointers must hold their counts.
+#[no_mangle]
+pub unsafe extern "C" fn mlx_fft_fft(res: *mut mlx_array, a: mlx_array, n: c_int, axis: c_int, norm: mlx_fft_norm, s: mlx_stream) -> c_int {
+    status("mlx_fft_fft", || {
+        let a = arg::array(a, "a")?;
+        let norm = arg::fft_norm(norm)?;
+        arg::stream(s)?;
+        arg::set_array(res, ops::fft::fft(&a, Some(n as isize), axis as isize, norm)?)
+    })
+}
+
+/// `mlx_fft_fft2`: wraps `fft::fft2`.
+///
+/// # Safety
+/// Handles must be empty or live; pointers must hold their counts.
+#[no_mangle]
+pub unsafe extern "C" fn mlx_fft_fft2(res: *mut mlx_array, a: mlx_array, n: *const c_int, n_num: usize, axes: *const c_int, axes_num: usize, norm: mlx_fft_norm, s: mlx_stream) -> c_int {
+    status("mlx_fft_fft2", || {
+        let a = arg::array(a, "a")?;
+        let n = arg::ints(n, n_num, "n")?;
+        let axes = arg::ints(axes, axes_num, "axes")?;
+        let norm = arg::fft_norm(norm)?;
+        arg::stream(s)?;
+        arg::set_array(res, ops::fft::fft2(&a, Some(&n), Some(&axes), norm)?)
+    })
+}
+
+/// `mlx_fft_fftfreq`: wraps `fft::fftfreq`.
+///
+/// # Safety
+/// Handles must be empty or live; pointers must hold their counts.
+#[no_mangle]
+pub unsafe extern "C" fn mlx_fft_fftfreq(res: *mut mlx_array, n: c_int, d: f64, s: mlx_stream) -> c_int {
+    status("mlx_fft_fftfreq", || {
+        arg::stream(s)?;
+        arg::set_array(res, ops::fft::fftfreq(n as isize, d)?)
+    })
+}
+
+/// `mlx_fft_fftn`: wraps `fft::fftn`.
+///
+/// # Safety
+/// Handles must be empty or live; pointers must hold their counts.
+#[no_mangle]
+pub unsafe extern "C" fn mlx_fft_fftn(res: *mut mlx_array, a: mlx_array, n: *const c_int, n_num: usize, axes: *const c_int, axes_num: usize, norm: mlx_fft_norm, s: mlx_stream) -> c_int {
+    status("mlx_fft_fftn", || {
+        let a = arg::array(a, "a")?;
+        let n = arg::ints(n, n_num, "n")?;
+        let axes = arg::ints(axes, axes_num, "axes")?;
+        let norm = arg::fft_norm(norm)?;
+        arg::stream(s)?;
+        arg::set_array(res, ops::fft::fftn(&a, Some(&n), Some(&axes), norm)?)
+    })
+}
+
+/// `mlx_fft_fftshift`: wraps `fft::fftshift`.
+///
+/// # Safety
+/// Handles must be empty or live; pointers must hold their counts.
+#[no_mangle]
+pub unsafe extern "C" fn mlx_fft_fftshift(res: *mut mlx_array, a: mlx_array, axes: *const c_int, axes_num: usize, s: mlx_stream) -> c_int {
+    status("mlx_fft_fftshift", || {
+        let a = arg::array(a, "a")?;
+        let axes = arg::ints(axes, axes_num, "axes")?;
+        arg::stream(s)?;
+        arg::set_array(res, ops::fft::fftshift(&a, Some(&axes))?)
+    })
+}
+
+/// `mlx_fft_ifft`: wraps `fft::ifft`.
+///
+/// # Safety
+/// Handles must be empty or live; pointers must hold their counts.
+#[no_mangle]
+pub unsafe extern "C" fn mlx_fft_ifft(res: *mut mlx_array, a: mlx_array, n: c_int, axis: c_int, norm: mlx_fft_norm, s: mlx_stream) -> c_int {
+    status("mlx_fft_ifft", || {
+        let a = arg::array(a, "a")?;
+        let norm = arg::fft_norm(norm)?;
+        arg::stream(s)?;
+        arg::set_array(res, ops::fft::ifft(&a, Some(n as isize), axis as isize, norm)?)
+    })
+}
+
+/// `mlx_fft_ifft2`: wraps `fft::ifft2`.
+///
+/// # Safety
+/// Handles must be empty or live; pointers must hold their counts.
+#[no_mangle]
+pub unsafe extern "C" fn mlx_fft_ifft2(res: *mut mlx_array, a: mlx_array, n: *const c_int, n_num: usize, axes: *const c_int, axes_num: usize, norm: mlx_fft_norm, s: mlx_stream) -> c_int {
+    status("mlx_fft_ifft2", || {
+        let a = arg::array(a, "a")?;
+        let n = arg::ints(n, n_num, "n")?;
+        let axes = arg::ints(axes, axes_num, "axes")?;
+        let norm = arg::fft_norm(norm)?;
+        arg::stream(s)?;
+        arg::set_array(res, ops::fft::ifft2(&a, Some(&n), Some(&axes), norm)?)
+    })
+}
+
+/// `mlx_fft_ifftn`: wraps `fft::ifftn`.
+///
+/// # Safety
+/// Handles must be empty or live; pointers must hold their counts.
+#[no_mangle]
+pub unsafe extern "C" fn mlx_fft_ifftn(res: *mut mlx_array, a: mlx_array, n: *const c_int, n_num: usize, axes: *const c_int, axes_num: usize, norm: mlx_fft_norm, s: mlx_stream) -> c_int {
+    status("mlx_fft_ifftn", || {
+        let a = arg::array(a, "a")?;
+        let n = arg::ints(n, n_num, "n")?;
+        let axes = arg::ints(axes, axes_num, "axes")?;
+        let norm = arg::fft_norm(norm)?;
+        arg::stream(s)?;
+        arg::set_array(res, ops::fft::ifftn(&a, Some(&n), Some(&axes), norm)?)
+    })
+}
+
+/// `mlx_fft_ifftshift`: wraps `fft::ifftshift`.
+///
+/// # Safety
+/// Handles must be empty or live; pointers must hold their counts.
+#[no_mangle]
+pub unsafe extern "C" fn mlx_fft_ifftshift(res: *mut mlx_array, a: mlx_array, axes: *const c_int, axes_num: usize, s: mlx_stream) -> c_int {
+    status("mlx_fft_ifftshift", || {
+        let a = arg::array(a, "a")?;
+        let axes = arg::ints(axes, axes_num, "axes")?;
+        arg::stream(s)?;
+        arg::set_array(res, ops::fft::ifftshift(&a, Some(&axes))?)
+    })
+}
+
+/// `mlx_fft_irfft`: wraps `fft::irfft`.
+///
+/// # Safety
+/// Handles must be empty or live; pointers must hold their counts.
+#[no_mangle]
+pub unsafe extern "C" fn mlx_fft_irfft(res: *mut mlx_array, a: mlx_array, n: c_int, axis: c_int, norm: mlx_fft_norm, s: mlx_stream) -> c_int {
+    status("mlx_fft_irfft", || {
+        let a = arg::array(a, "a")?;
+        let norm = arg::fft_norm(norm)?;
+        arg::stream(s)?;
+        arg::set_array(res, ops::fft::irfft(&a, Some(n as isize), axis as isize, norm)?)
+    })
+}
+
+/// `mlx_fft_irfft2`: wraps `fft::irfft2`.
+///
+/// # Safety
+/// Handles must be empty or live; pointers must hold their counts.
+#[no_mangle]
+pub unsafe extern "C" fn mlx_fft_irfft2(res: *mut mlx_array, a: mlx_array, n: *const c_int, n_num: usize, axes: *const c_int, axes_num: usize, norm: mlx_fft_norm, s: mlx_stream) -> c_int {
+    status("mlx_fft_irfft2", || {
+        let a = arg::array(a, "a")?;
+        let n = arg::ints(n, n_num, "n")?;
+        let axes = arg::ints(axes, axes_num, "axes")?;
+        let norm = arg::fft_norm(norm)?;
+        arg::stream(s)?;
+        arg::set_array(res, ops::fft::irfft2(&a, Some(&n), Some(&axes), norm)?)
+    })
+}
+
+/// `mlx_fft_irfftn`: wraps `fft::irfftn`.
+///
+/// # Safety
+/// Handles must be empty or live; pointers must hold their counts.
+#[no_mangle]
+pub unsafe extern "C" fn mlx_fft_irfftn(res: *mut mlx_array, a: mlx_array, n: *const c_int, n_num: usize, axes: *const c_int, axes_num: usize, norm: mlx_fft_norm, s: mlx_stream) -> c_int {
+    status("mlx_fft_irfftn", || {
+        let a = arg::array(a, "a")?;
+        let n = arg::ints(n, n_num, "n")?;
+        let axes = arg::ints(axes, axes_num, "axes")?;
+        let norm = arg::fft_norm(norm)?;
+        arg::stream(s)?;
+        arg::set_array(res, ops::fft::irfftn(&a, Some(&n), Some(&axes), norm)?)
+    })
+}
+
+/// `mlx_fft_rfft`: wraps `fft::rfft`.
+///
+/// # Safety
+/// Handles must be empty or live; pointers must hold their counts.
+#[no_mangle]
+pub unsafe extern "C" fn mlx_fft_rfft(res: *mut mlx_array, a: mlx_array, n: c_int, axis: c_int, norm: mlx_fft_norm, s: mlx_stream) -> c_int {
+    status("mlx_fft_rfft", || {
+        let a = arg::array(a, "a")?;
+        let norm = arg::fft_norm(norm)?;
+        arg::stream(s)?;
+        arg::set_array(res, ops::fft::rfft(&a, Some(n as isize), axis as isize, norm)?)
+    })
+}
+
+/// `mlx_fft_rfft2`: wraps `fft::rfft2`.
+///
+/// # Safety
+/// Handles must be empty or live; pointers must hold their counts.
+#[no_mangle]
+pub unsafe extern "C" fn mlx_fft_rfft2(res: *mut mlx_array, a: mlx_array, n: *const c_int, n_num: usize, axes: *const c_int, axes_num: usize, norm: mlx_fft_norm, s: mlx_stream) -> c_int {
+    status("mlx_fft_rfft2", || {
+        let a = arg::array(a, "a")?;
+        let n = arg::ints(n, n_num, "n")?;
+        let axes = arg::ints(axes, axes_num, "axes")?;
+        let norm = arg::fft_norm(norm)?;
+        arg::stream(s)?;
+        arg::set_array(res, ops::fft::rfft2(&a, Some(&n), Some(&axes), norm)?)
+    })
+}
+
+/// `mlx_fft_rfftfreq`: wraps `fft::rfftfreq`.
+///
+/// # Safety
+/// Handles must be empty or live; pointers must hold their counts.
+#[no_mangle]
+pub unsafe extern "C" fn mlx_fft_rfftfreq(res: *mut mlx_array, n: c_int, d: f64, s: mlx_stream) -> c_int {
+    status("mlx_fft_rfftfreq", || {
+        arg::stream(s)?;
+        arg::set_array(res, ops::fft::rfftfreq(n as isize, d)?)
+    })
+}
+
+/// `mlx_fft_rfftn`: wraps `fft::rfftn`.
+///
+/// # Safety
+/// Handles must be empty or live; pointers must hold their counts.
+#[no_mangle]
+pub unsafe extern "C" fn mlx_fft_rfftn(res: *mut mlx_array, a: mlx_array, n: *const c_int, n_num: usize, axes: *const c_int, axes_num: usize, norm: mlx_fft_norm, s: mlx_stream) -> c_int {
+    status("mlx_fft_rfftn", || {
+        let a = arg::array(a, "a")?;
+        let n = arg::ints(n, n_num, "n")?;
+        let axes = arg::ints(axes, axes_num, "axes")?;
+        let norm = arg::fft_norm(norm)?;
+        arg::stream(s)?;
+        arg::set_array(res, ops::fft::rfftn(&a, Some(&n), Some(&axes), norm)?)
+    })
+}
+

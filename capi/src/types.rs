@@ -59,6 +59,8 @@ pub struct mlx_map_string_to_array_iterator {
 pub type mlx_dtype = c_uint;
 /// `mlx_device_type`: 0 = `MLX_CPU`, 1 = `MLX_GPU`.
 pub type mlx_device_type = c_uint;
+/// `mlx_fft_norm`: 0 = `MLX_FFT_NORM_BACKWARD`, 1 = `MLX_FFT_NORM_ORTHO`, 2 = `MLX_FFT_NORM_FORWARD`.
+pub type mlx_fft_norm = c_uint;
 
 /// `mlx_optional_int`.
 #[repr(C)]

@@ -4,7 +4,7 @@
 //! `PartialEq + Hash` make primitives comparable, which is what CSE and compile need.
 
 use crate::ops::{
-    binary::BinaryOp, cast::CastOp, creation::CreationOp, fast::FastOp, index::IndexOp, linalg::LinalgOp,
+    binary::BinaryOp, cast::CastOp, creation::CreationOp, fast::FastOp, fft::FftOp, index::IndexOp, linalg::LinalgOp,
     quantized::QuantizedOp, random::RandomOp, reduce::ReduceOp, shape::ShapeOp, sort::SortOp, unary::UnaryOp,
 };
 
@@ -52,6 +52,8 @@ pub enum Primitive {
     Fast(FastOp),
     /// Quantized matmul and (de)quantization.
     Quantized(QuantizedOp),
+    /// Discrete Fourier transform along one axis.
+    Fft(FftOp),
 }
 
 impl Primitive {
@@ -71,6 +73,7 @@ impl Primitive {
             Primitive::Random(op) => op.name(),
             Primitive::Fast(op) => op.name(),
             Primitive::Quantized(op) => op.name(),
+            Primitive::Fft(op) => op.name(),
         }
     }
 }

@@ -1,4 +1,4 @@
-"""Writes tests/c/family_golden.inc: the C API's random.h, fast.h, linalg.h and the ops.h
+"""Writes tests/c/family_golden.inc: the C API's random.h, fast.h, linalg.h, fft.h and the ops.h
 families added after the first slice (products, convolution, quantization, joining/splitting,
 padding, diagonals, comparisons), each checked against real MLX.
 
@@ -388,6 +388,35 @@ case("depends", {"a": srt, "b": vals},
      "{ mlx_vector_array ins = mlx_vector_array_new_value(a), deps = mlx_vector_array_new_value(b);"
      " mlx_depends(&vec, ins, deps); mlx_vector_array_free(ins); mlx_vector_array_free(deps);"
      " mlx_vector_array_get(&res, vec, 0); }", lambda a, b: mx.depends([a], [b])[0])
+# ---- fft.h (area: fft) ---------------------------------------------------------------------
+c8 = (rng.standard_normal((2, 8)) + 1j * rng.standard_normal((2, 8))).astype(np.complex64)
+r9 = rng.standard_normal((3, 9)).astype(f32)
+c7 = (rng.standard_normal((7,)) + 1j * rng.standard_normal((7,))).astype(np.complex64)
+NB, NO, NF = "MLX_FFT_NORM_BACKWARD", "MLX_FFT_NORM_ORTHO", "MLX_FFT_NORM_FORWARD"
+case("fft_fft", {"a": c8}, f"mlx_fft_fft(&res, a, 8, -1, {NB}, s)", lambda a: mx.fft.fft(a))
+case("fft_fft_imag", {"a": c8}, f"mlx_fft_fft(&t1, a, 8, -1, {NB}, s); mlx_imag(&res, t1, s)", lambda a: mx.imag(mx.fft.fft(a)))
+case("fft_fft_pad_prime_imag", {"a": c7}, f"mlx_fft_fft(&t1, a, 11, 0, {NB}, s); mlx_imag(&res, t1, s)", lambda a: mx.imag(mx.fft.fft(a, 11, 0)))
+case("fft_rfft2_imag", {"a": r9}, f"mlx_fft_rfft2(&t1, a, (int[]){{3, 9}}, 2, (int[]){{0, 1}}, 2, {NB}, s); mlx_imag(&res, t1, s)", lambda a: mx.imag(mx.fft.rfft2(a)))
+case("fft_fft_pad_prime", {"a": c7}, f"mlx_fft_fft(&res, a, 11, 0, {NB}, s)", lambda a: mx.fft.fft(a, 11, 0))
+case("fft_ifft_ortho", {"a": c8}, f"mlx_fft_ifft(&res, a, 6, 1, {NO}, s)", lambda a: mx.fft.ifft(a, 6, 1, norm="ortho"))
+case("fft_rfft_forward", {"a": r9}, f"mlx_fft_rfft(&res, a, 9, -1, {NF}, s)", lambda a: mx.fft.rfft(a, norm="forward"))
+case("fft_irfft", {"a": c8}, f"mlx_fft_irfft(&res, a, 14, -1, {NB}, s)", lambda a: mx.fft.irfft(a))
+case("fft_fft2", {"a": c8}, f"mlx_fft_fft2(&res, a, (int[]){{2, 8}}, 2, (int[]){{-2, -1}}, 2, {NB}, s)", lambda a: mx.fft.fft2(a))
+case("fft_ifft2_s", {"a": c8}, f"mlx_fft_ifft2(&res, a, (int[]){{3, 5}}, 2, (int[]){{0, 1}}, 2, {NB}, s)", lambda a: mx.fft.ifft2(a, (3, 5), (0, 1)))
+case("fft_fftn", {"a": c8}, f"mlx_fft_fftn(&res, a, (int[]){{8}}, 1, (int[]){{1}}, 1, {NO}, s)", lambda a: mx.fft.fftn(a, (8,), (1,), norm="ortho"))
+case("fft_ifftn", {"a": c8}, f"mlx_fft_ifftn(&res, a, (int[]){{8, 2}}, 2, (int[]){{1, 0}}, 2, {NB}, s)", lambda a: mx.fft.ifftn(a, (8, 2), (1, 0)))
+case("fft_rfft2", {"a": r9}, f"mlx_fft_rfft2(&res, a, (int[]){{3, 9}}, 2, (int[]){{0, 1}}, 2, {NB}, s)", lambda a: mx.fft.rfft2(a))
+case("fft_irfft2", {"a": c8}, f"mlx_fft_irfft2(&res, a, (int[]){{2, 6}}, 2, (int[]){{0, 1}}, 2, {NB}, s)", lambda a: mx.fft.irfft2(a, (2, 6), (0, 1)))
+case("fft_rfftn", {"a": r9}, f"mlx_fft_rfftn(&res, a, (int[]){{9, 3}}, 2, (int[]){{1, 0}}, 2, {NB}, s)", lambda a: mx.fft.rfftn(a, (9, 3), (1, 0)))
+case("fft_irfftn", {"a": c8}, f"mlx_fft_irfftn(&res, a, (int[]){{2, 15}}, 2, (int[]){{0, 1}}, 2, {NF}, s)", lambda a: mx.fft.irfftn(a, (2, 15), (0, 1), norm="forward"))
+case("fft_fftshift", {"a": r9}, "mlx_fft_fftshift(&res, a, (int[]){0, 1}, 2, s)", lambda a: mx.fft.fftshift(a))
+case("fft_ifftshift", {"a": r9}, "mlx_fft_ifftshift(&res, a, (int[]){1}, 1, s)", lambda a: mx.fft.ifftshift(a, [1]))
+case("fft_fftfreq", {}, "mlx_fft_fftfreq(&res, 7, 0.5, s)", lambda: mx.fft.fftfreq(7, 0.5))
+case("fft_rfftfreq", {}, "mlx_fft_rfftfreq(&res, 10, 2.0, s)", lambda: mx.fft.rfftfreq(10, 2.0))
+case("fft_bad_n_error", {"a": c8}, f"mlx_fft_fft(&res, a, 0, -1, {NB}, s)", lambda a: mx.fft.fft(a, 0))
+case("fft_dup_axes_error", {"a": c8}, f"mlx_fft_fftn(&res, a, (int[]){{2, 2}}, 2, (int[]){{0, 0}}, 2, {NB}, s)", lambda a: mx.fft.fftn(a, (2, 2), (0, 0)))
+case("fft_bad_norm_error", {"a": c8}, "mlx_fft_fft(&res, a, 8, -1, (mlx_fft_norm)7, s)", None)
+case("fft_fftfreq_error", {}, "mlx_fft_fftfreq(&res, 0, 1.0, s)", lambda: mx.fft.fftfreq(0))
 
 
 def _slice_update(a, b):

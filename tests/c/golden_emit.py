@@ -16,7 +16,9 @@ f32, f64, i32, i64, u8, u32, b = np.float32, np.float64, np.int32, np.int64, np.
 C_TYPES = {np.dtype(f32): ("float", "MLX_FLOAT32", mx.float32), np.dtype(f64): ("double", "MLX_FLOAT64", mx.float64),
            np.dtype(i32): ("int32_t", "MLX_INT32", mx.int32), np.dtype(i64): ("int64_t", "MLX_INT64", mx.int64),
            np.dtype(u8): ("uint8_t", "MLX_UINT8", mx.uint8), np.dtype(u32): ("uint32_t", "MLX_UINT32", mx.uint32),
-           np.dtype(b): ("bool", "MLX_BOOL", mx.bool_), np.dtype(np.int8): ("int8_t", "MLX_INT8", mx.int8)}
+           np.dtype(b): ("bool", "MLX_BOOL", mx.bool_), np.dtype(np.int8): ("int8_t", "MLX_INT8", mx.int8),
+           # complex64 inputs are written as interleaved (re, im) float pairs, MLX's layout.
+           np.dtype(np.complex64): ("float", "MLX_COMPLEX64", mx.complex64)}
 MLX_ENUM = {mx.bool_: "MLX_BOOL", mx.uint8: "MLX_UINT8", mx.uint16: "MLX_UINT16", mx.uint32: "MLX_UINT32",
             mx.uint64: "MLX_UINT64", mx.int8: "MLX_INT8", mx.int16: "MLX_INT16", mx.int32: "MLX_INT32",
             mx.int64: "MLX_INT64", mx.float16: "MLX_FLOAT16", mx.float32: "MLX_FLOAT32", mx.float64: "MLX_FLOAT64",
@@ -26,6 +28,8 @@ MLX_ENUM = {mx.bool_: "MLX_BOOL", mx.uint8: "MLX_UINT8", mx.uint16: "MLX_UINT16"
 def c_literal(arr):
     ctype = C_TYPES[arr.dtype][0]
     flat = arr.reshape(-1)
+    if arr.dtype == np.complex64:
+        flat = flat.view(np.float32)
     if flat.size == 0:
         return ctype, "{0}"
     if ctype == "bool":

@@ -69,6 +69,7 @@ fn param(name: &str, kind: &str) -> (String, String, Option<String>) {
         "double" => (format!("double {n}"), format!("{n}: f64"), None),
         "size" => (format!("size_t {n}"), format!("{n}: usize"), None),
         "u64" => (format!("uint64_t {n}"), format!("{n}: u64"), None),
+        "fft_norm" => (format!("mlx_fft_norm {n}"), format!("{n}: mlx_fft_norm"), Some(format!("let {n} = arg::fft_norm({n})?;"))),
         "dtype" => (format!("mlx_dtype {n}"), format!("{n}: mlx_dtype"), Some(format!("let {n} = arg::dtype({n})?;"))),
         "opt_int" => (format!("mlx_optional_int {n}"), format!("{n}: mlx_optional_int"), Some(format!("let {n} = arg::int_opt({n});"))),
         "opt_float" => (format!("mlx_optional_float {n}"), format!("{n}: mlx_optional_float"), Some(format!("let {n} = arg::float_opt({n});"))),
@@ -145,11 +146,20 @@ fn doc_target(op: &Op) -> String {
     }
 }
 
+/// Types a generated header declares before its functions (mlx-c's names and values).
+fn header_types(header: &str) -> &'static str {
+    match header {
+        "fft" => "/** Where the 1/n factor goes (mlx-c's `mlx_fft_norm`). */\ntypedef enum mlx_fft_norm_ {\n  MLX_FFT_NORM_BACKWARD,\n  MLX_FFT_NORM_ORTHO,\n  MLX_FFT_NORM_FORWARD\n} mlx_fft_norm;\n\n",
+        _ => "",
+    }
+}
+
 fn header_text(header: &str, ops: &[&Op]) -> String {
     let guard = format!("MLX_ARM_C_{}_H", header.to_uppercase());
     let mut h = format!(
         "/* {BANNER} */\n\n#ifndef {guard}\n#define {guard}\n\n#include <stdbool.h>\n#include <stddef.h>\n#include <stdint.h>\n\n#include \"mlx/c/array.h\"\n#include \"mlx/c/optional.h\"\n#include \"mlx/c/stream.h\"\n#include \"mlx/c/vector.h\"\n\n#ifdef __cplusplus\nextern \"C\" {{\n#endif\n\n/**\n * \\defgroup {header} {header} operations (mlx-c compatible)\n * Each returns 0 on success; on failure it returns non-zero after sending a message\n * to the error handler, and leaves `*res` unchanged.\n */\n/**@{{*/\n\n"
     );
+    h.push_str(header_types(header));
     for op in ops {
         let _ = writeln!(h, "/** `mlx_{}`: see {}. */", op.name, doc_target(op));
         let _ = writeln!(h, "{}", c_prototype(op));

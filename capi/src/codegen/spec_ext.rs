@@ -1,4 +1,4 @@
-//! The op tables of mlx-c's `random.h`, `fast.h` and `linalg.h`: mlx-c's names and parameter
+//! The op tables of mlx-c's `random.h`, `fast.h`, `linalg.h` and `fft.h`: mlx-c's names and parameter
 //! order, one line per C function over what core implements. Functions core lacks
 //! (Metal/CUDA kernels, `linalg_cross` for now, ...) are left out, so a program that uses them
 //! fails to compile rather than failing at run time. `linalg_det`/`linalg_slogdet` (MLX 0.32
@@ -8,7 +8,7 @@
 use super::spec::op;
 use super::{Op, Out};
 
-/// Every generated random/fast/linalg function.
+/// Every generated random/fast/linalg/fft function.
 pub fn table() -> Vec<Op> {
     let mut lines = base_lines();
     lines.extend_from_slice(LINALG);
@@ -84,5 +84,22 @@ fn base_lines() -> Vec<Line> {
         ("linalg_svd", "linalg", "a: array, compute_uv: bool", V, "ops::linalg::svd(&a, compute_uv)"),
         // ops3
         ("linalg_cross", "linalg", "a: array, b: array, axis: int", A, "ops::cross(&a, &b, axis as isize)"),
+        // fft.h (area: fft): mlx-c passes sizes always (`n`, or `n` and `axes` together).
+        ("fft_fft", "fft", "a: array, n: int, axis: int, norm: fft_norm", A, "ops::fft::fft(&a, Some(n as isize), axis as isize, norm)"),
+        ("fft_fft2", "fft", "a: array, n: ints, axes: ints, norm: fft_norm", A, "ops::fft::fft2(&a, Some(&n), Some(&axes), norm)"),
+        ("fft_fftfreq", "fft", "n: int, d: double", A, "ops::fft::fftfreq(n as isize, d)"),
+        ("fft_fftn", "fft", "a: array, n: ints, axes: ints, norm: fft_norm", A, "ops::fft::fftn(&a, Some(&n), Some(&axes), norm)"),
+        ("fft_fftshift", "fft", "a: array, axes: ints", A, "ops::fft::fftshift(&a, Some(&axes))"),
+        ("fft_ifft", "fft", "a: array, n: int, axis: int, norm: fft_norm", A, "ops::fft::ifft(&a, Some(n as isize), axis as isize, norm)"),
+        ("fft_ifft2", "fft", "a: array, n: ints, axes: ints, norm: fft_norm", A, "ops::fft::ifft2(&a, Some(&n), Some(&axes), norm)"),
+        ("fft_ifftn", "fft", "a: array, n: ints, axes: ints, norm: fft_norm", A, "ops::fft::ifftn(&a, Some(&n), Some(&axes), norm)"),
+        ("fft_ifftshift", "fft", "a: array, axes: ints", A, "ops::fft::ifftshift(&a, Some(&axes))"),
+        ("fft_irfft", "fft", "a: array, n: int, axis: int, norm: fft_norm", A, "ops::fft::irfft(&a, Some(n as isize), axis as isize, norm)"),
+        ("fft_irfft2", "fft", "a: array, n: ints, axes: ints, norm: fft_norm", A, "ops::fft::irfft2(&a, Some(&n), Some(&axes), norm)"),
+        ("fft_irfftn", "fft", "a: array, n: ints, axes: ints, norm: fft_norm", A, "ops::fft::irfftn(&a, Some(&n), Some(&axes), norm)"),
+        ("fft_rfft", "fft", "a: array, n: int, axis: int, norm: fft_norm", A, "ops::fft::rfft(&a, Some(n as isize), axis as isize, norm)"),
+        ("fft_rfft2", "fft", "a: array, n: ints, axes: ints, norm: fft_norm", A, "ops::fft::rfft2(&a, Some(&n), Some(&axes), norm)"),
+        ("fft_rfftfreq", "fft", "n: int, d: double", A, "ops::fft::rfftfreq(n as isize, d)"),
+        ("fft_rfftn", "fft", "a: array, n: ints, axes: ints, norm: fft_norm", A, "ops::fft::rfftn(&a, Some(&n), Some(&axes), norm)"),
     ]
 }

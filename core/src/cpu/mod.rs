@@ -13,6 +13,7 @@ pub mod cast;
 pub mod creation;
 pub mod elementwise;
 pub mod fast;
+pub mod fft;
 pub mod gemm;
 pub mod index;
 pub mod linalg;
@@ -43,6 +44,7 @@ pub fn eval(prim: &Primitive, inputs: Vec<Array>, outputs: &[OutMeta]) -> Result
         Primitive::Random(op) => random::eval(op, inputs, outputs),
         Primitive::Fast(op) => fast::eval(op, inputs, outputs),
         Primitive::Quantized(op) => quantized::eval(op, inputs, outputs),
+        Primitive::Fft(op) => fft::eval(op, inputs, outputs),
     }
 }
 

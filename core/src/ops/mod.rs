@@ -7,6 +7,7 @@ pub mod composite;
 pub mod cast;
 pub mod creation;
 pub mod fast;
+pub mod fft;
 pub mod index;
 pub mod linalg;
 pub mod quantized;

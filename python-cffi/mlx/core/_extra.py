@@ -91,11 +91,11 @@ _TABLE = [
 
 def install(namespace):
     """Sets each function (``namespace``: mlx.core's globals) whose C functions exist."""
-    from . import _einsum_path, _io, _nn, _shape_ops
+    from . import _einsum_path, _fft, _io, _nn, _shape_ops
 
     namespace["einsum_path"] = _einsum_path.einsum_path  # shapes only: no C function needed
 
-    for path, f, needs in _TABLE + _nn.TABLE + _io.TABLE + _shape_ops.TABLE:
+    for path, f, needs in _TABLE + _nn.TABLE + _io.TABLE + _shape_ops.TABLE + _fft.TABLE:
         if all(exported(c) for c in needs):
             f._op = tuple(needs)  # marks a C binding: its status is the C API's (test_registry_names)
             if "." in path:
