@@ -31,6 +31,8 @@ int mlx_linalg_norm_matrix(mlx_array* res, const mlx_array a, const char* ord, c
 int mlx_linalg_norm_l2(mlx_array* res, const mlx_array a, const int* axis /* may be null */, size_t axis_num, bool keepdims, const mlx_stream s);
 /** `mlx_linalg_svd`: see mlx.core.linalg.svd. */
 int mlx_linalg_svd(mlx_vector_array* res, const mlx_array a, bool compute_uv, const mlx_stream s);
+/** `mlx_linalg_cross`: see mlx.core.linalg.cross. */
+int mlx_linalg_cross(mlx_array* res, const mlx_array a, const mlx_array b, int axis, const mlx_stream s);
 /** `mlx_linalg_cholesky`: see mlx.core.linalg.cholesky. */
 int mlx_linalg_cholesky(mlx_array* res, const mlx_array a, bool upper, const mlx_stream s);
 /** `mlx_linalg_cholesky_inv`: see mlx.core.linalg.cholesky_inv. */
