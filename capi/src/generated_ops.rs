@@ -2559,7 +2559,7 @@ pub unsafe extern "C" fn mlx_roll(res: *mut mlx_array, a: mlx_array, shift: *con
     })
 }
 
-/// `mlx_roll_axis`: wraps `roll`.
+/// `mlx_roll_axis`: wraps `roll_summed`.
 ///
 /// # Safety
 /// Handles must be empty or live; pointers must hold their counts.
@@ -2569,7 +2569,7 @@ pub unsafe extern "C" fn mlx_roll_axis(res: *mut mlx_array, a: mlx_array, shift:
         let a = arg::array(a, "a")?;
         let shift = arg::ints(shift, shift_num, "shift")?;
         arg::stream(s)?;
-        arg::set_array(res, ops::roll(&a, &shift, Some(&[axis as isize]))?)
+        arg::set_array(res, ops::roll_summed(&a, &shift, axis as isize)?)
     })
 }
 
@@ -2991,6 +2991,42 @@ pub unsafe extern "C" fn mlx_gather_qmm(res: *mut mlx_array, x: mlx_array, w: ml
         let mode = arg::string(mode, "mode")?;
         arg::stream(s)?;
         arg::set_array(res, ops::gather_qmm(&x, &w, &scales, biases.as_ref(), lhs_indices.as_ref(), rhs_indices.as_ref(), transpose, group_size.map(i64::from), bits.map(i64::from), mode, sorted_indices)?)
+    })
+}
+
+/// `mlx_gather_mm`: wraps `gather_mm`.
+///
+/// # Safety
+/// Handles must be empty or live; pointers must hold their counts.
+#[no_mangle]
+pub unsafe extern "C" fn mlx_gather_mm(res: *mut mlx_array, a: mlx_array, b: mlx_array, lhs_indices: mlx_array, rhs_indices: mlx_array, sorted_indices: bool, s: mlx_stream) -> c_int {
+    status("mlx_gather_mm", || {
+        let a = arg::array(a, "a")?;
+        let b = arg::array(b, "b")?;
+        let lhs_indices = arg::array_opt(lhs_indices)?;
+        let rhs_indices = arg::array_opt(rhs_indices)?;
+        arg::stream(s)?;
+        arg::set_array(res, ops::gather_mm(&a, &b, lhs_indices.as_ref(), rhs_indices.as_ref(), sorted_indices)?)
+    })
+}
+
+/// `mlx_qqmm`: wraps `qqmm`.
+///
+/// # Safety
+/// Handles must be empty or live; pointers must hold their counts.
+#[no_mangle]
+pub unsafe extern "C" fn mlx_qqmm(res: *mut mlx_array, x: mlx_array, w: mlx_array, w_scales: mlx_array, group_size: mlx_optional_int, bits: mlx_optional_int, mode: *const c_char, global_scale_x: mlx_array, global_scale_w: mlx_array, s: mlx_stream) -> c_int {
+    status("mlx_qqmm", || {
+        let x = arg::array(x, "x")?;
+        let w = arg::array(w, "w")?;
+        let w_scales = arg::array_opt(w_scales)?;
+        let group_size = arg::int_opt(group_size);
+        let bits = arg::int_opt(bits);
+        let mode = arg::string(mode, "mode")?;
+        let global_scale_x = arg::array_opt(global_scale_x)?;
+        let global_scale_w = arg::array_opt(global_scale_w)?;
+        arg::stream(s)?;
+        arg::set_array(res, ops::qqmm(&x, &w, w_scales.as_ref(), group_size.map(i64::from), bits.map(i64::from), mode, global_scale_x.as_ref(), global_scale_w.as_ref())?)
     })
 }
 

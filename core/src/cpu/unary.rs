@@ -214,7 +214,9 @@ fn complex(op: UnaryOp, a: Array, shape: &[usize], out: DType) -> Result<Data> {
         IsNan => b!(|z| z.re.is_nan() || z.im.is_nan()),
         IsInf => b!(|z| z.re.is_infinite() || z.im.is_infinite()),
         IsFinite => b!(|z| z.re.is_finite() && z.im.is_finite()),
-        IsPosInf | IsNegInf => b!(|_| false),
+        // MLX compares with the complex ±inf (imaginary part 0): `equal(a, array(±inf, complex64))`.
+        IsPosInf => b!(|z| z.re == f32::INFINITY && z.im == 0.0),
+        IsNegInf => b!(|z| z.re == f32::NEG_INFINITY && z.im == 0.0),
         LogicalNot => b!(|z| z.re == 0.0 && z.im == 0.0),
         _ => unreachable_dtype(name, DType::Complex64),
     }

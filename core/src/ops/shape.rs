@@ -133,6 +133,7 @@ pub fn infer_shape(shape: &[isize], size: usize, op: &'static str) -> Result<Vec
 /// `mx.reshape(a, shape)`; one dimension may be `-1`.
 pub fn reshape(a: &Array, shape: &[isize]) -> Result<Array> {
     let shape = infer_shape(shape, a.size(), "reshape")?;
+    crate::shape::check_dims(&shape, "reshape")?;
     if shape == a.shape() {
         return Ok(a.clone());
     }
@@ -201,6 +202,7 @@ pub fn broadcast_to(a: &Array, shape: &[usize]) -> Result<Array> {
         return Ok(a.clone());
     }
     checked_size(shape, "broadcast_to")?;
+    crate::shape::check_dims(shape, "broadcast_to")?;
     let b = broadcast_shapes(a.shape(), shape, "broadcast_to")?;
     if b != shape {
         return Err(Error::invalid(
