@@ -3277,7 +3277,7 @@ pub unsafe extern "C" fn mlx_random_permutation_arange(res: *mut mlx_array, x: c
     })
 }
 
-/// `mlx_random_randint`: wraps `randint`.
+/// `mlx_random_randint`: wraps `randint_bounds`.
 ///
 /// # Safety
 /// Handles must be empty or live; pointers must hold their counts.
@@ -3290,7 +3290,7 @@ pub unsafe extern "C" fn mlx_random_randint(res: *mut mlx_array, low: mlx_array,
         let dtype = arg::dtype(dtype)?;
         let key = arg::array_opt(key)?;
         arg::stream(s)?;
-        arg::set_array(res, ops::random::randint(compose::scalar_i32(&low, "randint", "low")?, compose::scalar_i32(&high, "randint", "high")?, &shape, dtype, key.as_ref())?)
+        arg::set_array(res, ops::random::randint_bounds(&low, &high, &shape, dtype, key.as_ref())?)
     })
 }
 
@@ -3333,7 +3333,7 @@ pub unsafe extern "C" fn mlx_random_split(res_0: *mut mlx_array, res_1: *mut mlx
     })
 }
 
-/// `mlx_random_truncated_normal`: wraps `truncated_normal`.
+/// `mlx_random_truncated_normal`: wraps `truncated_normal_bounds`.
 ///
 /// # Safety
 /// Handles must be empty or live; pointers must hold their counts.
@@ -3346,7 +3346,7 @@ pub unsafe extern "C" fn mlx_random_truncated_normal(res: *mut mlx_array, lower:
         let dtype = arg::dtype(dtype)?;
         let key = arg::array_opt(key)?;
         arg::stream(s)?;
-        arg::set_array(res, ops::random::truncated_normal(compose::scalar_f32(&lower, "truncated_normal", "lower")?, compose::scalar_f32(&upper, "truncated_normal", "upper")?, Some(&shape), dtype, key.as_ref())?)
+        arg::set_array(res, ops::random::truncated_normal_bounds(&lower, &upper, Some(&shape), dtype, key.as_ref())?)
     })
 }
 

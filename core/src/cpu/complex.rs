@@ -97,8 +97,12 @@ pub fn acosh(z: C) -> C {
 }
 /// arctanh z = ½ (ln(1 + z) − ln(1 − z)): two logarithms, so each side of the real-axis cuts
 /// keeps its own branch (one log of the quotient would fold them together).
+/// The imaginary parts are carried (not computed as `0 ± im`) so a signed zero keeps the side
+/// of the cut: arctanh(2 + 0i) = 0.549 + iπ/2, arctanh(2 − 0i) = 0.549 − iπ/2.
 pub fn atanh(z: C) -> C {
-    scale(sub(log(add(ONE, z)), log(sub(ONE, z))), 0.5)
+    let p = C::new(1.0 + z.re, z.im);
+    let m = C::new(1.0 - z.re, -z.im);
+    scale(sub(log(p), log(m)), 0.5)
 }
 /// z scaled by a real factor.
 pub fn scale(z: C, k: f32) -> C {

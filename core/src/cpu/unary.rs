@@ -80,7 +80,19 @@ fn float<T: Real>(op: UnaryOp, a: Array, shape: &[usize]) -> Result<Data> {
         Arcsinh => map!(|x| x.asinh()),
         Arccosh => map!(|x| x.acosh()),
         Arctanh => map!(|x| x.atanh()),
-        Erf => map!(|x| x.erf()),
+        // MLX's erf (Abramowitz–Stegun 7.1.26 with fused steps) for f32/f16/bf16: computed in
+        // f32, rounded to the dtype, then the sign select — bit-exact with MLX, which the
+        // composed array-bound `truncated_normal` needs. float64 keeps the exact erf.
+        Erf if T::DTYPE == DType::Float64 => map!(|x| x.erf()),
+        Erf => map1::<T, T>(a, shape, name, |x| {
+            let v = x.to_value().as_f64() as f32;
+            let r = T::from_value(Value::F(f64::from(crate::random::fmath::erf_abs(v))));
+            if v > 0.0 {
+                r
+            } else {
+                T::from_value(Value::F(-r.to_value().as_f64()))
+            }
+        }),
         // MLX's erfinv (Giles, single precision) for every float dtype, f64 included: MLX
         // computes it in f32 too.
         Erfinv => map1::<T, T>(a, shape, name, |x| {

@@ -76,10 +76,8 @@ pub fn gather_mm(
     let lhs = crate::ops::broadcast_to(&lhs, &ishape)?;
     let rhs = crate::ops::broadcast_to(&rhs, &ishape)?;
     // (batch, M, K) and (batch, K, N), then the indexed matrices: ishape + (M, K) / (K, N).
-    let a3 = flatten(&a, 0, -3)?;
-    let a3 = if a.ndim() == 2 { expand_dims(&a3, &[0])? } else { a3 };
-    let b3 = flatten(&b, 0, -3)?;
-    let b3 = if b.ndim() == 2 { expand_dims(&b3, &[0])? } else { b3 };
+    let batch3 = |x: &Array| if x.ndim() == 2 { expand_dims(x, &[0]) } else { flatten(x, 0, -3) };
+    let (a3, b3) = (batch3(&a)?, batch3(&b)?);
     let out = matmul(&take(&a3, &lhs, Some(0))?, &take(&b3, &rhs, Some(0))?)?;
     // Drop the singleton axes inserted for 1-D inputs.
     let nd = out.ndim() as isize;
