@@ -94,3 +94,14 @@ def test_qqmm_cpu_cases():
         assert np.abs(np.array(y) - x_hat @ w_hat.T).max() < 1e-3
         with pytest.raises(RuntimeError):
             mx.qqmm(mx.ones((3, 64)), wq, s, mode=mode)
+
+
+def test_put_along_axis_none_keeps_shape():
+    a = np.arange(16).reshape(2, 2, 4).astype(np.int32)
+    idx = np.random.default_rng(2).permutation(16)
+    vals = np.arange(100, 116)
+    out = mx.put_along_axis(mx.array(a), mx.array(idx), mx.array(vals), axis=None)
+    np.put_along_axis(a, idx, vals, axis=None)
+    assert out.shape == (2, 2, 4) and np.array_equal(np.array(out), a)
+    e = mx.array([], mx.float32)
+    assert mx.put_along_axis(e, e, e, axis=None).shape == (0,)

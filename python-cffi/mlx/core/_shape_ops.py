@@ -1,5 +1,5 @@
 """Hand-written ``tile``, ``repeat``, ``tensordot``, ``conv2d``, ``conv3d``,
-``conv_general``, ``slice``, ``slice_update``, ``roll``, ``trace`` and ``clip``: their C
+``conv_general``, ``slice``, ``slice_update``, ``roll``, ``trace``, ``clip`` and ``put_along_axis`` (axis None keeps the shape): their C
 parameters are named or split differently from MLX's Python ones (``arr`` for ``a``,
 ``stride_0, stride_1`` for ``stride``, ``axes_a, axes_b`` for ``axes``), one Python function
 spans several C variants (``roll``), or a ``None`` default means "the input's dtype"
@@ -160,6 +160,29 @@ def clip(a, /, a_min, a_max, *, stream=None):
     return _res("mlx_clip", a._p[0], bound(a_min), bound(a_max), stream_handle(stream))
 
 
+def put_along_axis(a, /, indices, values, axis=None, *, stream=None):
+    """``values`` written at ``indices`` along ``axis``; with no axis the flattened positions
+    are written and the result keeps ``a``'s shape (as MLX and numpy)."""
+    from ._array import _ARR_PTR, _Ctx, wrap
+    from ._ffi import check, lib
+
+    a, i, v = to_array(a), to_array(indices), to_array(values)
+    if axis is not None:
+        return _res("mlx_put_along_axis", a._p[0], i._p[0], v._p[0], _int(axis, "axis"), stream_handle(stream))
+
+    def flat(x):
+        p = ffi.new(_ARR_PTR)
+        check(lib.mlx_reshape(p, x._p[0], ffi.new("int[]", [-1]), 1, _Ctx.stream))
+        return wrap(p)
+
+    if i.size == 0:
+        return a  # nothing to write (MLX does not check empty indices' dtype here either)
+    fa, fi, fv = flat(a), flat(i), flat(v)
+    r = _res("mlx_put_along_axis", fa._p[0], fi._p[0], fv._p[0], 0, stream_handle(stream))
+    sh, n = _buf(list(a.shape))
+    return _res("mlx_reshape", r._p[0], sh, n, stream_handle(stream))
+
+
 TABLE = [
     ("tile", tile, ["mlx_tile"]),
     ("repeat", repeat, ["mlx_repeat", "mlx_repeat_axis"]),
@@ -172,4 +195,5 @@ TABLE = [
     ("roll", roll, ["mlx_roll", "mlx_roll_axis", "mlx_roll_axes"]),
     ("trace", trace, ["mlx_trace"]),
     ("clip", clip, ["mlx_clip"]),
+    ("put_along_axis", put_along_axis, ["mlx_put_along_axis", "mlx_reshape"]),
 ]
