@@ -397,6 +397,36 @@ pub unsafe extern "C" fn mlx_arm_array_data(arr: mlx_array) -> *const c_void {
     data_ptr(arr, None, "mlx_arm_array_data")
 }
 
+/// `mlx_arm_array_data_strided`: evaluates and returns the address of element `[0, 0, …]` of
+/// the array's own memory, writing its `ndim` element strides to `strides` — no copy for a
+/// broadcast, transposed or sliced view, so numpy's `copy=False` view of a broadcast array has
+/// MLX's strides (0 on broadcast axes). A view whose start is not aligned to its element size
+/// is made dense first (row-major strides then). NULL on error.
+///
+/// # Safety
+/// `arr` must be empty or a live handle; `strides` must have room for `ndim` values.
+#[no_mangle]
+pub unsafe extern "C" fn mlx_arm_array_data_strided(arr: mlx_array, strides: *mut i64) -> *const c_void {
+    guard("mlx_arm_array_data_strided", core::ptr::null(), || {
+        if strides.is_null() {
+            return Err(Error::invalid("mlx_arm_array_data_strided", "strides is NULL"));
+        }
+        let ctx = handle::get_mut(arr)?;
+        let a = &ctx.array;
+        let d = a.data()?;
+        let align = a.itemsize().max(1);
+        let d = if (d.buf.as_ptr() as usize + d.offset) % align == 0 { d } else { ops::contiguous(a)?.data()? };
+        for (i, &st) in d.strides.iter().enumerate() {
+            // SAFETY: the caller gives room for ndim strides (`d.strides` has ndim entries).
+            *strides.add(i) = st as i64;
+        }
+        // SAFETY: offset lies within the buffer (checked when the view was made).
+        let p = d.buf.as_ptr().add(d.offset) as *const c_void;
+        ctx.dense = Some(d);
+        Ok(p)
+    })
+}
+
 /// `mlx_array_tostring`: MLX's printed form (`array([1, 2], dtype=int32)`), evaluating first.
 ///
 /// # Safety

@@ -31,27 +31,6 @@ pub fn full_like(a: &Array, vals: &Array, dtype: DType) -> Result<Array> {
     ops::full_array(&shape, vals, dtype)
 }
 
-/// The value of a size-1 array as the `i32` bound core's `randint` takes. mlx-c passes the
-/// bounds as arrays; core samples between scalar bounds, so an array bound is "not supported".
-pub fn scalar_i32(a: &Array, op: &'static str, name: &str) -> Result<i32> {
-    scalar_value(a, op, name, DType::Int32)?.to_vec::<i32>().map(|v| v[0])
-}
-
-/// The value of a size-1 array as an `f32` bound (core's `truncated_normal`).
-pub fn scalar_f32(a: &Array, op: &'static str, name: &str) -> Result<f32> {
-    scalar_value(a, op, name, DType::Float32)?.to_vec::<f32>().map(|v| v[0])
-}
-
-fn scalar_value(a: &Array, op: &'static str, name: &str, dtype: DType) -> Result<Array> {
-    if a.size() != 1 {
-        return Err(Error::unsupported(
-            op,
-            format!("{name} must hold one value (bounds of shape {:?} are not supported)", a.shape()),
-        ));
-    }
-    ops::reshape(&ops::astype(a, dtype)?, &[1])
-}
-
 /// Integer positions held by an array (the `start` of `slice_dynamic`/`slice_update_dynamic`):
 /// core slices at positions known when the graph is built, so the array is evaluated here.
 pub fn index_values(a: &Array, op: &'static str) -> Result<Vec<isize>> {

@@ -44,6 +44,7 @@ fn kind_code(k: ErrorKind) -> core::ffi::c_int {
         ErrorKind::OutOfMemory => 5,
         ErrorKind::Runtime => 6,
         ErrorKind::Format => 7,
+        ErrorKind::Overflow => 9,
     }
 }
 /// Kind code of a message that did not come from a core error (a caller's or a panic).

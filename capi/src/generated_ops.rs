@@ -2559,7 +2559,7 @@ pub unsafe extern "C" fn mlx_roll(res: *mut mlx_array, a: mlx_array, shift: *con
     })
 }
 
-/// `mlx_roll_axis`: wraps `roll`.
+/// `mlx_roll_axis`: wraps `roll_summed`.
 ///
 /// # Safety
 /// Handles must be empty or live; pointers must hold their counts.
@@ -2569,7 +2569,7 @@ pub unsafe extern "C" fn mlx_roll_axis(res: *mut mlx_array, a: mlx_array, shift:
         let a = arg::array(a, "a")?;
         let shift = arg::ints(shift, shift_num, "shift")?;
         arg::stream(s)?;
-        arg::set_array(res, ops::roll(&a, &shift, Some(&[axis as isize]))?)
+        arg::set_array(res, ops::roll_summed(&a, &shift, axis as isize)?)
     })
 }
 
@@ -2991,6 +2991,42 @@ pub unsafe extern "C" fn mlx_gather_qmm(res: *mut mlx_array, x: mlx_array, w: ml
         let mode = arg::string(mode, "mode")?;
         arg::stream(s)?;
         arg::set_array(res, ops::gather_qmm(&x, &w, &scales, biases.as_ref(), lhs_indices.as_ref(), rhs_indices.as_ref(), transpose, group_size.map(i64::from), bits.map(i64::from), mode, sorted_indices)?)
+    })
+}
+
+/// `mlx_gather_mm`: wraps `gather_mm`.
+///
+/// # Safety
+/// Handles must be empty or live; pointers must hold their counts.
+#[no_mangle]
+pub unsafe extern "C" fn mlx_gather_mm(res: *mut mlx_array, a: mlx_array, b: mlx_array, lhs_indices: mlx_array, rhs_indices: mlx_array, sorted_indices: bool, s: mlx_stream) -> c_int {
+    status("mlx_gather_mm", || {
+        let a = arg::array(a, "a")?;
+        let b = arg::array(b, "b")?;
+        let lhs_indices = arg::array_opt(lhs_indices)?;
+        let rhs_indices = arg::array_opt(rhs_indices)?;
+        arg::stream(s)?;
+        arg::set_array(res, ops::gather_mm(&a, &b, lhs_indices.as_ref(), rhs_indices.as_ref(), sorted_indices)?)
+    })
+}
+
+/// `mlx_qqmm`: wraps `qqmm`.
+///
+/// # Safety
+/// Handles must be empty or live; pointers must hold their counts.
+#[no_mangle]
+pub unsafe extern "C" fn mlx_qqmm(res: *mut mlx_array, x: mlx_array, w: mlx_array, w_scales: mlx_array, group_size: mlx_optional_int, bits: mlx_optional_int, mode: *const c_char, global_scale_x: mlx_array, global_scale_w: mlx_array, s: mlx_stream) -> c_int {
+    status("mlx_qqmm", || {
+        let x = arg::array(x, "x")?;
+        let w = arg::array(w, "w")?;
+        let w_scales = arg::array_opt(w_scales)?;
+        let group_size = arg::int_opt(group_size);
+        let bits = arg::int_opt(bits);
+        let mode = arg::string(mode, "mode")?;
+        let global_scale_x = arg::array_opt(global_scale_x)?;
+        let global_scale_w = arg::array_opt(global_scale_w)?;
+        arg::stream(s)?;
+        arg::set_array(res, ops::qqmm(&x, &w, w_scales.as_ref(), group_size.map(i64::from), bits.map(i64::from), mode, global_scale_x.as_ref(), global_scale_w.as_ref())?)
     })
 }
 
@@ -3439,7 +3475,7 @@ pub unsafe extern "C" fn mlx_random_permutation_arange(res: *mut mlx_array, x: c
     })
 }
 
-/// `mlx_random_randint`: wraps `randint`.
+/// `mlx_random_randint`: wraps `randint_bounds`.
 ///
 /// # Safety
 /// Handles must be empty or live; pointers must hold their counts.
@@ -3452,7 +3488,7 @@ pub unsafe extern "C" fn mlx_random_randint(res: *mut mlx_array, low: mlx_array,
         let dtype = arg::dtype(dtype)?;
         let key = arg::array_opt(key)?;
         arg::stream(s)?;
-        arg::set_array(res, ops::random::randint(compose::scalar_i32(&low, "randint", "low")?, compose::scalar_i32(&high, "randint", "high")?, &shape, dtype, key.as_ref())?)
+        arg::set_array(res, ops::random::randint_bounds(&low, &high, &shape, dtype, key.as_ref())?)
     })
 }
 
@@ -3495,7 +3531,7 @@ pub unsafe extern "C" fn mlx_random_split(res_0: *mut mlx_array, res_1: *mut mlx
     })
 }
 
-/// `mlx_random_truncated_normal`: wraps `truncated_normal`.
+/// `mlx_random_truncated_normal`: wraps `truncated_normal_bounds`.
 ///
 /// # Safety
 /// Handles must be empty or live; pointers must hold their counts.
@@ -3508,7 +3544,7 @@ pub unsafe extern "C" fn mlx_random_truncated_normal(res: *mut mlx_array, lower:
         let dtype = arg::dtype(dtype)?;
         let key = arg::array_opt(key)?;
         arg::stream(s)?;
-        arg::set_array(res, ops::random::truncated_normal(compose::scalar_f32(&lower, "truncated_normal", "lower")?, compose::scalar_f32(&upper, "truncated_normal", "upper")?, Some(&shape), dtype, key.as_ref())?)
+        arg::set_array(res, ops::random::truncated_normal_bounds(&lower, &upper, Some(&shape), dtype, key.as_ref())?)
     })
 }
 

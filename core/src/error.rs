@@ -26,6 +26,9 @@ pub enum ErrorKind {
     Runtime,
     /// A malformed file or byte buffer.
     Format,
+    /// A size that does not fit MLX's 32-bit shape dimensions, or an arithmetic overflow
+    /// (Python `OverflowError`).
+    Overflow,
 }
 
 /// An error raised by an operation, tagged with that operation's name.

@@ -223,6 +223,9 @@ core_api! {
     "mx.gather_qmm" => crate::ops::gather_qmm,
     "mx.to_fp8" => crate::ops::to_fp8,
     "mx.from_fp8" => crate::ops::from_fp8,
+    // fixes: gather_mm / qqmm (compositions, see ops/gather_mm.rs)
+    "mx.gather_mm" => crate::ops::gather_mm,
+    "mx.qqmm" => crate::ops::qqmm,
     // files (the std layer adds path-based wrappers that memory-map: crate::io::arrays)
     "mx.load" => crate::io::arrays::load_bytes,
     "mx.save" => crate::io::arrays::npy_bytes,

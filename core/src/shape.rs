@@ -16,6 +16,23 @@ pub fn checked_size(shape: &[usize], op: &'static str) -> Result<usize> {
     })
 }
 
+/// MLX stores shape dimensions as 32-bit integers; a dimension beyond `i32::MAX` is an
+/// `Overflow` error (Python `OverflowError`) naming the value, as MLX reports it, rather than
+/// a graph that wraps or fails later under a shape the caller never asked for.
+pub fn check_dims(shape: &[usize], op: &'static str) -> Result<()> {
+    match shape.iter().find(|&&d| d > i32::MAX as usize) {
+        Some(d) => Err(Error::new(
+            crate::error::ErrorKind::Overflow,
+            op,
+            alloc::format!(
+                "Shape dimension {d} is outside the supported range [-2147483648, 2147483647]. \
+                 MLX currently uses 32-bit integers for shape dimensions."
+            ),
+        )),
+        None => Ok(()),
+    }
+}
+
 /// Row-major strides (in elements) of a dense array of `shape`.
 pub fn row_major_strides(shape: &[usize]) -> Vec<isize> {
     let mut strides = alloc::vec![0isize; shape.len()];

@@ -175,7 +175,7 @@ pub fn table() -> Vec<Op> {
         ("repeat", "arr: array, repeats: int", A, "ops::repeat(&arr, repeats as isize, None)"),
         ("repeat_axis", "arr: array, repeats: int, axis: int", A, "ops::repeat(&arr, repeats as isize, Some(axis as isize))"),
         ("roll", "a: array, shift: ints", A, "ops::roll(&a, &shift, None)"),
-        ("roll_axis", "a: array, shift: ints, axis: int", A, "ops::roll(&a, &shift, Some(&[axis as isize]))"),
+        ("roll_axis", "a: array, shift: ints, axis: int", A, "ops::roll_summed(&a, &shift, axis as isize)"),
         ("roll_axes", "a: array, shift: ints, axes: ints", A, "ops::roll(&a, &shift, Some(&axes))"),
         ("pad", "a: array, axes: ints, low_pad_size: shape, high_pad_size: shape, pad_value: array, mode: str", A, "compose::pad(&a, &axes, &low_pad_size, &high_pad_size, &pad_value, mode)"),
         ("pad_symmetric", "a: array, pad_width: count, pad_value: array, mode: str", A, "compose::pad_symmetric(&a, pad_width, &pad_value, mode)"),
@@ -208,6 +208,9 @@ pub fn table() -> Vec<Op> {
         ("dequantize", "w: array, scales: array, biases: array?, group_size: opt_int, bits: opt_int, mode: str, global_scale: array?, dtype: opt_dtype", A, "ops::dequantize(&w, &scales, biases.as_ref(), group_size.map(i64::from), bits.map(i64::from), mode, global_scale.as_ref(), dtype)"),
         ("quantized_matmul", "x: array, w: array, scales: array, biases: array?, transpose: bool, group_size: opt_int, bits: opt_int, mode: str", A, "ops::quantized_matmul(&x, &w, &scales, biases.as_ref(), transpose, group_size.map(i64::from), bits.map(i64::from), mode)"),
         ("gather_qmm", "x: array, w: array, scales: array, biases: array?, lhs_indices: array?, rhs_indices: array?, transpose: bool, group_size: opt_int, bits: opt_int, mode: str, sorted_indices: bool", A, "ops::gather_qmm(&x, &w, &scales, biases.as_ref(), lhs_indices.as_ref(), rhs_indices.as_ref(), transpose, group_size.map(i64::from), bits.map(i64::from), mode, sorted_indices)"),
+        // fixes: gather_mm / qqmm
+        ("gather_mm", "a: array, b: array, lhs_indices: array?, rhs_indices: array?, sorted_indices: bool", A, "ops::gather_mm(&a, &b, lhs_indices.as_ref(), rhs_indices.as_ref(), sorted_indices)"),
+        ("qqmm", "x: array, w: array, w_scales: array?, group_size: opt_int, bits: opt_int, mode: str, global_scale_x: array?, global_scale_w: array?", A, "ops::qqmm(&x, &w, w_scales.as_ref(), group_size.map(i64::from), bits.map(i64::from), mode, global_scale_x.as_ref(), global_scale_w.as_ref())"),
         ("to_fp8", "x: array", A, "ops::to_fp8(&x)"),
         ("from_fp8", "x: array, dtype: dtype", A, "ops::from_fp8(&x, dtype)"),
         // GGUF blocks (extensions: mlx-c has no block types). `ggml_type` is ggml's name ("q4_0").

@@ -65,11 +65,11 @@ fn base_lines() -> Vec<Line> {
         ("random_normal", "random", "shape: shape, dtype: dtype, loc: float, scale: float, key: array?", A, "ops::random::normal(&shape, dtype, Some(Param::from(loc)), Some(Param::from(scale)), key.as_ref())"),
         ("random_permutation", "random", "x: array, axis: int, key: array?", A, "ops::random::permutation(&x, axis as isize, key.as_ref())"),
         ("random_permutation_arange", "random", "x: count, key: array?", A, "ops::random::permutation_n(x, key.as_ref())"),
-        ("random_randint", "random", "low: array, high: array, shape: shape, dtype: dtype, key: array?", A, "ops::random::randint(compose::scalar_i32(&low, \"randint\", \"low\")?, compose::scalar_i32(&high, \"randint\", \"high\")?, &shape, dtype, key.as_ref())"),
+        ("random_randint", "random", "low: array, high: array, shape: shape, dtype: dtype, key: array?", A, "ops::random::randint_bounds(&low, &high, &shape, dtype, key.as_ref())"),
         ("random_seed", "random", "seed: u64", N, "{ ops::random::seed(seed); Ok(()) }"),
         ("random_split_num", "random", "key: array, num: count", A, "ops::random::split(&key, num)"),
         ("random_split", "random", "key: array", P, "compose::split_key(&key)"),
-        ("random_truncated_normal", "random", "lower: array, upper: array, shape: shape, dtype: dtype, key: array?", A, "ops::random::truncated_normal(compose::scalar_f32(&lower, \"truncated_normal\", \"lower\")?, compose::scalar_f32(&upper, \"truncated_normal\", \"upper\")?, Some(&shape), dtype, key.as_ref())"),
+        ("random_truncated_normal", "random", "lower: array, upper: array, shape: shape, dtype: dtype, key: array?", A, "ops::random::truncated_normal_bounds(&lower, &upper, Some(&shape), dtype, key.as_ref())"),
         ("random_uniform", "random", "low: array, high: array, shape: shape, dtype: dtype, key: array?", A, "ops::random::uniform(&low, &high, &shape, dtype, key.as_ref())"),
         // fast.h
         ("fast_layer_norm", "fast", "x: array, weight: array?, bias: array?, eps: float", A, "ops::layer_norm(&x, weight.as_ref(), bias.as_ref(), eps)"),

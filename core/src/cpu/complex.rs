@@ -75,9 +75,12 @@ pub fn asin(z: C) -> C {
 pub fn acos(z: C) -> C {
     sub(C::new(core::f32::consts::FRAC_PI_2, 0.0), asin(z))
 }
-/// arctan z = (i/2) ln((i + z)/(i - z))
+/// arctan z = -i · arctanh(iz) (C99 `catan`). Going through arctanh's difference of two logs
+/// keeps the branch cuts on the imaginary axis where numpy and MLX put them (arctan(9i) has
+/// real part +π/2); the logarithm of one quotient lands on the wrong side.
 pub fn atan(z: C) -> C {
-    mul(C::new(0.0, 0.5), log(div(add(I, z), sub(I, z))))
+    let w = atanh(C::new(-z.im, z.re));
+    C::new(w.im, -w.re)
 }
 /// arcsinh z = ln(z + √(z² + 1))
 pub fn asinh(z: C) -> C {
@@ -92,9 +95,14 @@ pub fn asinh(z: C) -> C {
 pub fn acosh(z: C) -> C {
     log(add(z, mul(sqrt(add(z, ONE)), sqrt(sub(z, ONE)))))
 }
-/// arctanh z = ½ ln((1 + z)/(1 - z))
+/// arctanh z = ½ (ln(1 + z) − ln(1 − z)): two logarithms, so each side of the real-axis cuts
+/// keeps its own branch (one log of the quotient would fold them together).
+/// The imaginary parts are carried (not computed as `0 ± im`) so a signed zero keeps the side
+/// of the cut: arctanh(2 + 0i) = 0.549 + iπ/2, arctanh(2 − 0i) = 0.549 − iπ/2.
 pub fn atanh(z: C) -> C {
-    mul(C::new(0.5, 0.0), log(div(add(ONE, z), sub(ONE, z))))
+    let p = C::new(1.0 + z.re, z.im);
+    let m = C::new(1.0 - z.re, -z.im);
+    scale(sub(log(p), log(m)), 0.5)
 }
 /// z scaled by a real factor.
 pub fn scale(z: C, k: f32) -> C {

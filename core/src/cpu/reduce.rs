@@ -138,8 +138,9 @@ fn fold(kind: ReduceKind, a: &Array, axes: &[usize], out: &Data, n_out: usize, o
                     match kind {
                         ReduceKind::Sum => run.iter().fold(Complex64::new(0.0, 0.0), |s, &z| cadd(s, z)),
                         ReduceKind::Prod => run.iter().fold(Complex64::new(1.0, 0.0), |s, &z| cmul(s, z)),
-                        ReduceKind::Max => run.iter().fold(first, |m, &z| if m.lt(z) { z } else { m }),
-                        _ => run.iter().fold(first, |m, &z| if z.lt(m) { z } else { m }),
+                        // NaN propagates as in MLX and numpy: an element with a NaN part wins.
+                        ReduceKind::Max => run.iter().fold(first, |m, &z| if cnan(m) { m } else if cnan(z) || m.lt(z) { z } else { m }),
+                        _ => run.iter().fold(first, |m, &z| if cnan(m) { m } else if cnan(z) || z.lt(m) { z } else { m }),
                     }
                 })
             })
@@ -173,6 +174,10 @@ fn clogaddexp(y: Complex64, x: Complex64) -> Complex64 {
     Complex64::new(hi.re + lr, hi.im + li)
 }
 
+/// A complex value with a NaN part (what `isnan` reports).
+fn cnan(z: Complex64) -> bool {
+    z.re.is_nan() || z.im.is_nan()
+}
 fn cadd(a: Complex64, b: Complex64) -> Complex64 {
     Complex64::new(a.re + b.re, a.im + b.im)
 }

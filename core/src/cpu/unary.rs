@@ -80,7 +80,19 @@ fn float<T: Real>(op: UnaryOp, a: Array, shape: &[usize]) -> Result<Data> {
         Arcsinh => map!(|x| x.asinh()),
         Arccosh => map!(|x| x.acosh()),
         Arctanh => map!(|x| x.atanh()),
-        Erf => map!(|x| x.erf()),
+        // MLX's erf (Abramowitz–Stegun 7.1.26 with fused steps) for f32/f16/bf16: computed in
+        // f32, rounded to the dtype, then the sign select — bit-exact with MLX, which the
+        // composed array-bound `truncated_normal` needs. float64 keeps the exact erf.
+        Erf if T::DTYPE == DType::Float64 => map!(|x| x.erf()),
+        Erf => map1::<T, T>(a, shape, name, |x| {
+            let v = x.to_value().as_f64() as f32;
+            let r = T::from_value(Value::F(f64::from(crate::random::fmath::erf_abs(v))));
+            if v > 0.0 {
+                r
+            } else {
+                T::from_value(Value::F(-r.to_value().as_f64()))
+            }
+        }),
         // MLX's erfinv (Giles, single precision) for every float dtype, f64 included: MLX
         // computes it in f32 too.
         Erfinv => map1::<T, T>(a, shape, name, |x| {
@@ -214,7 +226,9 @@ fn complex(op: UnaryOp, a: Array, shape: &[usize], out: DType) -> Result<Data> {
         IsNan => b!(|z| z.re.is_nan() || z.im.is_nan()),
         IsInf => b!(|z| z.re.is_infinite() || z.im.is_infinite()),
         IsFinite => b!(|z| z.re.is_finite() && z.im.is_finite()),
-        IsPosInf | IsNegInf => b!(|_| false),
+        // MLX compares with the complex ±inf (imaginary part 0): `equal(a, array(±inf, complex64))`.
+        IsPosInf => b!(|z| z.re == f32::INFINITY && z.im == 0.0),
+        IsNegInf => b!(|z| z.re == f32::NEG_INFINITY && z.im == 0.0),
         LogicalNot => b!(|z| z.re == 0.0 && z.im == 0.0),
         _ => unreachable_dtype(name, DType::Complex64),
     }

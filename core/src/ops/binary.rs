@@ -74,6 +74,14 @@ binary_ops! {
 /// `(compute dtype, output dtype)` of `op` on operands of `a` and `b`.
 pub fn binary_dtypes(op: BinaryOp, a: DType, b: DType) -> Result<(DType, DType)> {
     let t = promote_types(a, b);
+    // MLX refuses these on complex operands (no library defines a complex remainder or arctan2).
+    if t == DType::Complex64 {
+        match op {
+            BinaryOp::Remainder => return Err(Error::invalid(op.name(), "Complex type not supported.")),
+            BinaryOp::Arctan2 => return Err(Error::invalid(op.name(), "Not supported for complex64.")),
+            _ => {}
+        }
+    }
     Ok(match op.kind() {
         BinaryKind::Arith => (t, t),
         BinaryKind::Float => {

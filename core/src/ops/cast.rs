@@ -38,6 +38,19 @@ pub fn view(a: &Array, dtype: DType) -> Result<Array> {
     if a.dtype() == dtype {
         return Ok(a.clone());
     }
+    // MLX keeps the raw bytes through a bool view (`x.view(bool_).view(int32)` is `x`). Our
+    // bool buffers hold only 0/1 (the kernel normalizes), so while the bool view is still
+    // pending, view its source directly: same bytes, same shape as MLX's round trip.
+    if a.dtype() == DType::Bool {
+        if let Some(op) = a.pending_op() {
+            if op.prim == Primitive::Cast(CastOp::View) {
+                let src = op.inputs.lock().first().cloned();
+                if let Some(x) = src {
+                    return view(&x, dtype);
+                }
+            }
+        }
+    }
     let (from, to) = (a.itemsize(), dtype.size());
     let mut shape = a.shape().to_vec();
     if from != to {

@@ -357,8 +357,8 @@ pub fn gather_qmm(
         return quantized_matmul(x, w, scales, biases, transpose, group_size, bits, mode);
     }
     let a = prepare_qmm(OP, x, w, scales, biases, transpose, group_size, bits, mode)?;
-    let lhs = indices_or_default(lhs_indices, x)?;
-    let rhs = indices_or_default(rhs_indices, w)?;
+    let lhs = indices_or_default(OP, lhs_indices, x)?;
+    let rhs = indices_or_default(OP, rhs_indices, w)?;
     let ishape = bshapes(lhs.shape(), rhs.shape())?;
     let lhs = broadcast_to(&lhs, &ishape)?;
     let rhs = broadcast_to(&rhs, &ishape)?;
@@ -374,11 +374,10 @@ pub fn gather_qmm(
 
 /// MLX's `indices_or_default`: the given integer indices as uint32, or `arange` over the
 /// batch of `a` shaped like it.
-fn indices_or_default(indices: Option<&Array>, a: &Array) -> Result<Array> {
-    const OP: &str = "gather_qmm";
+pub(crate) fn indices_or_default(op: &'static str, indices: Option<&Array>, a: &Array) -> Result<Array> {
     if a.ndim() < 2 {
         return Err(Error::invalid(
-            OP,
+            op,
             format!(
                 "Input must have at least two dimensions but got input with shape {}.",
                 crate::ops::linalg::fmt_shape(a.shape())
@@ -388,14 +387,14 @@ fn indices_or_default(indices: Option<&Array>, a: &Array) -> Result<Array> {
     match indices {
         Some(i) => {
             if !i.dtype().is_integer() {
-                return Err(Error::invalid(OP, "Got indices with invalid dtype. Indices must be integral."));
+                return Err(Error::invalid(op, "Got indices with invalid dtype. Indices must be integral."));
             }
             astype(i, DType::Uint32)
         }
         None => {
             let batch = &a.shape()[..a.ndim() - 2];
             let total: usize = batch.iter().product();
-            let total_u32 = u32::try_from(total).map_err(|_| Error::invalid(OP, "Too many matrices to index."))?;
+            let total_u32 = u32::try_from(total).map_err(|_| Error::invalid(op, "Too many matrices to index."))?;
             let v: Vec<u32> = (0..total_u32).collect();
             Array::from_slice(&v, batch)
         }

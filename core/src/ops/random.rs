@@ -371,7 +371,7 @@ pub fn normal(shape: &[usize], dtype: DType, loc: Option<Param>, scale: Option<P
         return Err(Error::invalid("normal", "Only floating point and complex64 types are supported."));
     }
     if dtype == DType::Complex64 {
-        return Err(Error::unsupported("normal", "complex64 samples are not implemented."));
+        return complex_normal(shape, loc, scale, key);
     }
     let scalar = |p: &Option<Param>| match p {
         None => Some(None),
@@ -403,6 +403,70 @@ pub fn normal(shape: &[usize], dtype: DType, loc: Option<Param>, scale: Option<P
         Some(l) => ops::add(&l, &out),
         None => Ok(out),
     }
+}
+
+/// MLX's `complex_normal`: `shape + (2,)` draws of `erfinv(u)` (no √2: each part has
+/// variance ½) viewed as complex64, then `scale * z` and `loc + z` with `loc`/`scale` taken as
+/// they come (complex or real; a Python scalar becomes a complex64 scalar, as MLX's binding
+/// makes it).
+fn complex_normal(shape: &[usize], loc: Option<Param>, scale: Option<Param>, key: Option<&Array>) -> Result<Array> {
+    let as_array = |p: Param| match p {
+        Param::Scalar(v) => ops::astype(&Array::scalar(v as f32)?, DType::Complex64),
+        Param::Array(a) => Ok(a),
+    };
+    let scale = scale.map(as_array).transpose()?;
+    let loc = loc.map(as_array).transpose()?;
+    let mut shape2 = shape.to_vec();
+    shape2.push(2);
+    let k = resolve_key(key)?;
+    let u = record(
+        RandomOp::Uniform { low: F32::new(NEG_BELOW_ONE), high: F32::new(1.0) },
+        alloc::vec![k],
+        &shape2,
+        DType::Float32,
+    )?;
+    let z = ops::squeeze(&ops::view(&ops::erfinv(&u)?, DType::Complex64)?, Some(&[-1]))?;
+    let z = match scale {
+        Some(s) => ops::multiply(&s, &z)?,
+        None => z,
+    };
+    match loc {
+        Some(l) => ops::add(&l, &z),
+        None => Ok(z),
+    }
+}
+
+/// `mx.random.truncated_normal(lower, upper, shape, dtype, key)` with array bounds (MLX's
+/// signature): 0-d bounds use the sampling kernel; any other bounds compose MLX's ops in
+/// MLX's order (`erf` of the bounds over √2, a uniform between them, `√2·erfinv`, clipped),
+/// so the samples stay bit-identical. `shape` `None` is the bounds' broadcast shape.
+pub fn truncated_normal_bounds(
+    lower: &Array,
+    upper: &Array,
+    shape: Option<&[usize]>,
+    dtype: DType,
+    key: Option<&Array>,
+) -> Result<Array> {
+    const OP: &str = "trunc_normal";
+    if !dtype.is_float() {
+        return Err(Error::invalid(OP, "trunc_normal only accepts floating point dtypes."));
+    }
+    let bshape = broadcast_shapes(lower.shape(), upper.shape(), "broadcast_shapes")?;
+    let shape = shape.map(<[usize]>::to_vec).unwrap_or(bshape);
+    if lower.ndim() == 0 && upper.ndim() == 0 && lower.dtype().is_float() && upper.dtype().is_float() && kernel_float(dtype) {
+        let lo = ops::astype(lower, DType::Float32)?.to_vec::<f32>()?;
+        let hi = ops::astype(upper, DType::Float32)?.to_vec::<f32>()?;
+        return truncated_normal(lo[0], hi[0], Some(&shape), dtype, key);
+    }
+    check_uniform_dtype(dtype)?;
+    let sqrt2 = scalar_array(core::f64::consts::SQRT_2, dtype)?;
+    let lower_t = ops::astype(lower, dtype)?;
+    let upper_t = ops::astype(upper, dtype)?;
+    let a = ops::erf(&ops::divide(&lower_t, &sqrt2)?)?;
+    let b = ops::erf(&ops::divide(&upper_t, &sqrt2)?)?;
+    let u = uniform(a, b, &shape, dtype, key)?;
+    let out = ops::multiply(&sqrt2, &ops::erfinv(&u)?)?;
+    ops::maximum(&ops::minimum(&upper_t, &out)?, &lower_t)
 }
 
 /// `mx.random.truncated_normal(lower, upper, shape, dtype, key)` with scalar bounds; `shape`
@@ -490,6 +554,32 @@ pub fn randint(low: i32, high: i32, shape: &[usize], dtype: DType, key: Option<&
     }
     let k = resolve_key(key)?;
     record(RandomOp::Randint { low, high }, alloc::vec![k], shape, dtype)
+}
+
+/// `mx.random.randint(low, high, shape, dtype, key)` with array bounds (MLX's signature):
+/// 0-d integer bounds that fit int32 use the sampling kernel; any other bounds (broadcast
+/// arrays, 64-bit values, float bounds) compose MLX's ops in MLX's order — a float32 uniform
+/// between the bounds, `floor`, the cast, then the clamp to `[low, high - 1]` — so the
+/// samples stay bit-identical.
+pub fn randint_bounds(low: &Array, high: &Array, shape: &[usize], dtype: DType, key: Option<&Array>) -> Result<Array> {
+    if !(dtype.is_integer() || dtype == DType::Bool) {
+        return Err(Error::invalid("randint", "randint only accepts integer dtypes and bool."));
+    }
+    let int32_scalar = |a: &Array| -> Result<Option<i32>> {
+        if a.ndim() != 0 || !a.dtype().is_integer() {
+            return Ok(None);
+        }
+        let v = ops::astype(a, DType::Int64)?.to_vec::<i64>()?;
+        Ok(i32::try_from(v[0]).ok())
+    };
+    if let (Some(lo), Some(hi)) = (int32_scalar(low)?, int32_scalar(high)?) {
+        return randint(lo, hi, shape, dtype, key);
+    }
+    let u = uniform(low, high, shape, DType::Float32, key)?;
+    let out = ops::astype(&ops::floor(&u)?, dtype)?;
+    let one = ops::astype(&Array::scalar(1i32)?, high.dtype())?;
+    let hi = ops::astype(&ops::subtract(high, &one)?, dtype)?;
+    ops::maximum(&ops::minimum(&out, &hi)?, &ops::astype(low, dtype)?)
 }
 
 /// `mx.random.categorical(logits, axis, shape, num_samples, key)`: uint32 category indices.

@@ -137,6 +137,7 @@ pub fn infer_shape(shape: &[isize], size: usize, op: &'static str) -> Result<Vec
 /// `mx.reshape(a, shape)`; one dimension may be `-1`.
 pub fn reshape(a: &Array, shape: &[isize]) -> Result<Array> {
     let shape = infer_shape(shape, a.size(), "reshape")?;
+    crate::shape::check_dims(&shape, "reshape")?;
     if shape == a.shape() {
         return Ok(a.clone());
     }

@@ -90,6 +90,15 @@ unary_ops! {
     BitwiseInvert, bitwise_invert, "bitwise_invert", Integer;
 }
 
+/// Ops that MLX refuses on complex input (rather than computing something no library
+/// defines, such as a componentwise floor or the real part's erf).
+fn rejects_complex(op: UnaryOp) -> bool {
+    matches!(
+        op,
+        UnaryOp::Floor | UnaryOp::Ceil | UnaryOp::Trunc | UnaryOp::Expm1 | UnaryOp::Sigmoid | UnaryOp::Erf | UnaryOp::Erfinv
+    )
+}
+
 /// The output dtype of `op` on `dtype`, or the error MLX raises.
 pub fn unary_dtype(op: UnaryOp, dtype: DType) -> Result<DType> {
     let name = op.name();
@@ -98,10 +107,13 @@ pub fn unary_dtype(op: UnaryOp, dtype: DType) -> Result<DType> {
             if op == UnaryOp::Negative && dtype == DType::Bool {
                 return Err(Error::invalid(name, "The negative of a boolean array is not supported."));
             }
+            if dtype == DType::Complex64 && rejects_complex(op) {
+                return Err(Error::invalid(name, "Not supported for complex64."));
+            }
             Ok(dtype)
         }
         UnaryKind::Float => {
-            if dtype == DType::Complex64 && matches!(op, UnaryOp::Expm1 | UnaryOp::Sigmoid) {
+            if dtype == DType::Complex64 && rejects_complex(op) {
                 return Err(Error::invalid(name, "Not supported for complex64."));
             }
             if dtype.is_inexact() {

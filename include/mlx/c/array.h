@@ -199,6 +199,12 @@ const bfloat16_t* mlx_array_data_bfloat16(const mlx_array arr);
 #endif
 /** mlx-arm extension: the dense elements as raw bytes, for any dtype (float16 on x86...). */
 const void* mlx_arm_array_data(const mlx_array arr);
+/**
+ * mlx-arm extension: the address of element [0, 0, ...] of the array's own (possibly strided)
+ * memory, with its ndim element strides written to `strides` (0 on broadcast axes): no copy
+ * for views. NULL on error.
+ */
+const void* mlx_arm_array_data_strided(const mlx_array arr, int64_t* strides);
 
 /** Whether the array has been computed. Internal. */
 int _mlx_array_is_available(bool* res, const mlx_array arr);

@@ -39,7 +39,8 @@ void mlx_arm_clear_last_error(void);
 /**
  * The category of this thread's last error (mlx-arm extension, for bindings that map errors
  * to exception types): 0 none, 1 invalid argument, 2 index, 3 type, 4 unsupported,
- * 5 out of memory, 6 runtime, 7 format, 8 other (a caller's message or an internal error).
+ * 5 out of memory, 6 runtime, 7 format, 8 other (a caller's message or an internal error),
+ * 9 overflow (a dimension beyond 32 bits).
  */
 int mlx_arm_last_error_kind(void);
 

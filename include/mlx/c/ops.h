@@ -397,7 +397,7 @@ int mlx_repeat(mlx_array* res, const mlx_array arr, int repeats, const mlx_strea
 int mlx_repeat_axis(mlx_array* res, const mlx_array arr, int repeats, int axis, const mlx_stream s);
 /** `mlx_roll`: see mlx.core.roll. */
 int mlx_roll(mlx_array* res, const mlx_array a, const int* shift, size_t shift_num, const mlx_stream s);
-/** `mlx_roll_axis`: see mlx.core.roll. */
+/** `mlx_roll_axis`: see mlx.core.roll_summed. */
 int mlx_roll_axis(mlx_array* res, const mlx_array a, const int* shift, size_t shift_num, int axis, const mlx_stream s);
 /** `mlx_roll_axes`: see mlx.core.roll. */
 int mlx_roll_axes(mlx_array* res, const mlx_array a, const int* shift, size_t shift_num, const int* axes, size_t axes_num, const mlx_stream s);
@@ -455,6 +455,10 @@ int mlx_dequantize(mlx_array* res, const mlx_array w, const mlx_array scales, co
 int mlx_quantized_matmul(mlx_array* res, const mlx_array x, const mlx_array w, const mlx_array scales, const mlx_array biases /* may be null */, bool transpose, mlx_optional_int group_size, mlx_optional_int bits, const char* mode, const mlx_stream s);
 /** `mlx_gather_qmm`: see mlx.core.gather_qmm. */
 int mlx_gather_qmm(mlx_array* res, const mlx_array x, const mlx_array w, const mlx_array scales, const mlx_array biases /* may be null */, const mlx_array lhs_indices /* may be null */, const mlx_array rhs_indices /* may be null */, bool transpose, mlx_optional_int group_size, mlx_optional_int bits, const char* mode, bool sorted_indices, const mlx_stream s);
+/** `mlx_gather_mm`: see mlx.core.gather_mm. */
+int mlx_gather_mm(mlx_array* res, const mlx_array a, const mlx_array b, const mlx_array lhs_indices /* may be null */, const mlx_array rhs_indices /* may be null */, bool sorted_indices, const mlx_stream s);
+/** `mlx_qqmm`: see mlx.core.qqmm. */
+int mlx_qqmm(mlx_array* res, const mlx_array x, const mlx_array w, const mlx_array w_scales /* may be null */, mlx_optional_int group_size, mlx_optional_int bits, const char* mode, const mlx_array global_scale_x /* may be null */, const mlx_array global_scale_w /* may be null */, const mlx_stream s);
 /** `mlx_to_fp8`: see mlx.core.to_fp8. */
 int mlx_to_fp8(mlx_array* res, const mlx_array x, const mlx_stream s);
 /** `mlx_from_fp8`: see mlx.core.from_fp8. */

@@ -11,7 +11,7 @@ Conversions follow real MLX (checked against it in tests/python):
 import struct
 
 from . import _dtypes as D
-from ._ffi import check, error, ffi, lib
+from ._ffi import check, error, exported, ffi, lib
 
 _new_ptr = ffi.new
 _ARR_PTR = ffi.typeof("mlx_array*")
@@ -439,7 +439,7 @@ class array:
         np = _np()
         if self.dtype == D.bfloat16:
             raise ValueError("'bfloat16' is not a valid PEP 3118 buffer format string")
-        view = np.asarray(_HostView(self))
+        view = np.asarray(_HostView(self, strided=True))
         if dtype is not None and np.dtype(dtype) != view.dtype:
             if copy is False:
                 raise ValueError("Unable to avoid copy while creating an array as requested.")
@@ -553,11 +553,13 @@ class _HostView:
     It holds its *own* C handle to the array, so an in-place update of the Python array
     (which rebinds that array's handle) cannot free memory a numpy view still uses; numpy
     keeps this object alive as the view's base. A non-contiguous array is made dense once,
-    inside the library, and the dense buffer is owned by the same handle."""
+    inside the library, and the dense buffer is owned by the same handle — unless ``strided``
+    (numpy's ``__array__``): then the view has the array's own strides, as MLX's buffer
+    protocol gives them (0 on broadcast axes), and nothing is copied."""
 
     __slots__ = ("_p", "_owner", "__array_interface__")
 
-    def __init__(self, a, allow_bfloat16=False):
+    def __init__(self, a, allow_bfloat16=False, strided=False):
         self._owner = a  # as in MLX, a numpy view keeps the mx.array object itself alive
         if a.dtype == D.bfloat16 and not allow_bfloat16:
             raise ValueError("'bfloat16' is not a valid PEP 3118 buffer format string")
@@ -565,12 +567,23 @@ class _HostView:
         p[0] = lib.mlx_array_new()
         check(lib.mlx_array_set(p, a._p[0]))
         self._p = p
-        ptr = lib.mlx_arm_array_data(p[0])
+        strides = None
+        if strided and exported("mlx_arm_array_data_strided"):
+            # The array's own strides (0 on broadcast axes), as MLX's buffer exposes them.
+            st = ffi.new("int64_t[]", max(a.ndim, 1))
+            ptr = lib.mlx_arm_array_data_strided(p[0], st)
+            strides = tuple(int(st[i]) * a.dtype.size for i in range(a.ndim))
+        else:
+            ptr = lib.mlx_arm_array_data(p[0])
         if ptr == ffi.NULL:
             raise error()
+        # A zero stride on an axis of more than one element aliases memory (a broadcast view;
+        # here also zeros/ones/full, which the core keeps as broadcast scalars where MLX
+        # materializes them): numpy gets it read-only so a write cannot change many elements.
+        aliased = strides is not None and any(st == 0 and n > 1 for st, n in zip(strides, a.shape))
         self.__array_interface__ = {
             "version": 3, "shape": a.shape, "typestr": _TYPESTR[a.dtype.name],
-            "data": (int(ffi.cast("uintptr_t", ptr)), False), "strides": None,
+            "data": (int(ffi.cast("uintptr_t", ptr)), aliased), "strides": strides,
         }
 
     def __del__(self):

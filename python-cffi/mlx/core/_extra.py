@@ -79,12 +79,39 @@ def depends(inputs, dependencies):
     return out[0] if single else out
 
 
+def qqmm(x, w, scales=None, group_size=None, bits=None, mode="nvfp4", global_scale_x=None, global_scale_w=None, *,
+         stream=None):
+    """``x`` quantized on the fly times the quantized ``w`` (C's ``w_scales`` is MLX's ``scales``)."""
+    keep = []
+
+    def opt_arr(v):
+        if v is None:
+            return lib.mlx_array_new()
+        a = to_array(v)
+        keep.append(a)
+        return a._p[0]
+
+    def opt_int(v):
+        o = ffi.new("mlx_optional_int*")
+        if v is not None:
+            o.has_value, o.value = True, int(v)
+        return o[0]
+
+    if not isinstance(mode, str):
+        raise TypeError(f"mode must be a str, got {type(mode).__name__}")
+    xa, wa = to_array(x), to_array(w)
+    return _res("mlx_qqmm", xa._p[0], wa._p[0], opt_arr(scales), opt_int(group_size), opt_int(bits),
+                ffi.new("char[]", mode.encode()), opt_arr(global_scale_x), opt_arr(global_scale_w),
+                stream_handle(stream))
+
+
 # (module attribute path, function, C functions needed)
 _TABLE = [
     ("einsum", einsum, ["mlx_einsum"]),
     ("split", split, ["mlx_split", "mlx_split_sections"]),
     ("fast.rope", rope, ["mlx_fast_rope", "mlx_fast_rope_dynamic"]),
     ("depends", depends, ["mlx_depends"]),
+    ("qqmm", qqmm, ["mlx_qqmm"]),
 ]
 
 

@@ -78,6 +78,7 @@ _KINDS = {
     5: MemoryError,
     6: RuntimeError,
     7: ValueError,
+    9: OverflowError,
 }
 
 

@@ -57,7 +57,7 @@ def expand_index(idx, ndim):
     if consumed > ndim:
         if ndim == 0:  # MLX's wording and type for a 0-d array
             raise ValueError("too many indices for array: array is 0-dimensional")
-        raise IndexError(f"Too many indices for array with {ndim} dimensions.")
+        raise ValueError(f"Too many indices for array with {ndim} dimensions.")
     out = []
     for i in idx:
         _check_32bit(i)

@@ -75,6 +75,11 @@ def uniform(low=0, high=1, shape=[], dtype=D.float32, key=None, stream=None):
 def normal(shape=[], dtype=D.float32, loc=None, scale=None, key=None, stream=None):
     keep = []
     sh, n = _shape(shape)
+    # MLX's binding turns Python scalars into arrays of ``dtype``; complex64 needs that form
+    # (a complex loc cannot travel as the C float of ``mlx_random_normal``).
+    if dtype == D.complex64 and not (loc is None and scale is None):
+        loc = None if loc is None else to_array(loc, D.complex64)
+        scale = None if scale is None else to_array(scale, D.complex64)
     if isinstance(loc, array) or isinstance(scale, array):
         lo = lib.mlx_array_new() if loc is None else _arr(loc, keep)
         sc = lib.mlx_array_new() if scale is None else _arr(scale, keep)

@@ -1,7 +1,10 @@
-"""Hand-written ``tile``, ``repeat``, ``tensordot``, ``conv2d``, ``conv3d`` and
-``conv_general``: their C parameters are named or split differently from MLX's Python ones
-(``arr`` for ``a``, ``stride_0, stride_1`` for ``stride``, ``axes_a, axes_b`` for ``axes``),
-so the name-matching binder cannot map them. Installed by ``_extra.install`` only when the
+"""Hand-written ``tile``, ``repeat``, ``tensordot``, ``conv2d``, ``conv3d``,
+``conv_general``, ``slice``, ``slice_update``, ``roll``, ``trace``, ``clip`` and ``put_along_axis`` (axis None keeps the shape): their C
+parameters are named or split differently from MLX's Python ones (``arr`` for ``a``,
+``stride_0, stride_1`` for ``stride``, ``axes_a, axes_b`` for ``axes``), one Python function
+spans several C variants (``roll``), or a ``None`` default means "the input's dtype"
+(``trace``) or Python scalars are weakly typed against the array (``clip``), so the
+name-matching binder cannot map them. Installed by ``_extra.install`` only when the
 library exports the C functions each needs."""
 from ._array import stream_handle, to_array
 from ._ffi import ffi
@@ -95,6 +98,91 @@ def conv_general(input, weight, /, stride=1, padding=0, kernel_dilation=1, input
     return _res("mlx_conv_general", x._p[0], w._p[0], *flat, _int(groups, "groups"), bool(flip), stream_handle(stream))
 
 
+def slice(a, start_indices, axes, slice_size, *, stream=None):
+    """``a[start:start+size]`` along ``axes``, the starts read from an array at evaluation."""
+    a, st = to_array(a), to_array(start_indices)
+    ax, na = _buf(_ints(axes, "axes"))
+    sz, nz = _buf(_ints(slice_size, "slice_size"))
+    return _res("mlx_slice_dynamic", a._p[0], st._p[0], ax, na, sz, nz, stream_handle(stream))
+
+
+def slice_update(a, update, start_indices, axes, *, stream=None):
+    """``a`` with ``update`` written at the starts (an array) along ``axes``."""
+    a, u, st = to_array(a), to_array(update), to_array(start_indices)
+    ax, na = _buf(_ints(axes, "axes"))
+    return _res("mlx_slice_update_dynamic", a._p[0], u._p[0], st._p[0], ax, na, stream_handle(stream))
+
+
+def roll(a, shift, axis=None, /, *, stream=None):
+    """MLX's roll: with no axis the shifts add up over the flattened array; an int shift
+    applies to every axis of a tuple; a tuple of shifts with an int axis adds up there."""
+    a = to_array(a)
+    sh, ns = _buf(_ints(shift, "shift"))
+    if axis is None:
+        return _res("mlx_roll", a._p[0], sh, ns, stream_handle(stream))
+    if isinstance(axis, int) or (hasattr(axis, "__index__") and not isinstance(axis, (list, tuple))):
+        return _res("mlx_roll_axis", a._p[0], sh, ns, _int(axis, "axis"), stream_handle(stream))
+    ax, na = _buf(_ints(axis, "axis"))
+    return _res("mlx_roll_axes", a._p[0], sh, ns, ax, na, stream_handle(stream))
+
+
+def trace(a, /, offset=0, axis1=0, axis2=1, dtype=None, *, stream=None):
+    """The sum of a diagonal; ``dtype`` None keeps ``a``'s dtype (as MLX)."""
+    from . import _dtypes as D
+
+    a = to_array(a)
+    if dtype is None:
+        dtype = a.dtype
+    if not isinstance(dtype, D.Dtype):
+        raise TypeError(f"dtype must be an mlx.core.Dtype, got {type(dtype).__name__}")
+    return _res("mlx_trace", a._p[0], _int(offset, "offset"), _int(axis1, "axis1"), _int(axis2, "axis2"), dtype.code,
+                stream_handle(stream))
+
+
+def clip(a, /, a_min, a_max, *, stream=None):
+    """``a`` clipped to ``[a_min, a_max]``; Python scalar bounds take ``a``'s dtype where they
+    fit it (MLX's weak typing: an int16 array clipped by ints stays int16)."""
+    from ._array import lib, weak_scalar
+
+    a = to_array(a)
+    if a_min is None and a_max is None:
+        raise ValueError("At most one of a_min and a_max may be None")
+    keep = []
+
+    def bound(v):
+        if v is None:
+            return lib.mlx_array_new()
+        w = None if hasattr(v, "_p") else weak_scalar(v, a.dtype)
+        w = w if w is not None else to_array(v)
+        keep.append(w)
+        return w._p[0]
+
+    return _res("mlx_clip", a._p[0], bound(a_min), bound(a_max), stream_handle(stream))
+
+
+def put_along_axis(a, /, indices, values, axis=None, *, stream=None):
+    """``values`` written at ``indices`` along ``axis``; with no axis the flattened positions
+    are written and the result keeps ``a``'s shape (as MLX and numpy)."""
+    from ._array import _ARR_PTR, _Ctx, wrap
+    from ._ffi import check, lib
+
+    a, i, v = to_array(a), to_array(indices), to_array(values)
+    if axis is not None:
+        return _res("mlx_put_along_axis", a._p[0], i._p[0], v._p[0], _int(axis, "axis"), stream_handle(stream))
+
+    def flat(x):
+        p = ffi.new(_ARR_PTR)
+        check(lib.mlx_reshape(p, x._p[0], ffi.new("int[]", [-1]), 1, _Ctx.stream))
+        return wrap(p)
+
+    if i.size == 0:
+        return a  # nothing to write (MLX does not check empty indices' dtype here either)
+    fa, fi, fv = flat(a), flat(i), flat(v)
+    r = _res("mlx_put_along_axis", fa._p[0], fi._p[0], fv._p[0], 0, stream_handle(stream))
+    sh, n = _buf(list(a.shape))
+    return _res("mlx_reshape", r._p[0], sh, n, stream_handle(stream))
+
+
 TABLE = [
     ("tile", tile, ["mlx_tile"]),
     ("repeat", repeat, ["mlx_repeat", "mlx_repeat_axis"]),
@@ -102,4 +190,10 @@ TABLE = [
     ("conv2d", conv2d, ["mlx_conv2d"]),
     ("conv3d", conv3d, ["mlx_conv3d"]),
     ("conv_general", conv_general, ["mlx_conv_general"]),
+    ("slice", slice, ["mlx_slice_dynamic"]),
+    ("slice_update", slice_update, ["mlx_slice_update_dynamic"]),
+    ("roll", roll, ["mlx_roll", "mlx_roll_axis", "mlx_roll_axes"]),
+    ("trace", trace, ["mlx_trace"]),
+    ("clip", clip, ["mlx_clip"]),
+    ("put_along_axis", put_along_axis, ["mlx_put_along_axis", "mlx_reshape"]),
 ]

@@ -78,6 +78,7 @@ pub fn concatenate(arrays: &[Array], axis: Option<isize>) -> Result<Array> {
         shape[ax] = shape[ax].checked_add(a.shape()[ax]).ok_or_else(|| Error::invalid(OP, "Shape is too large."))?;
     }
     checked_size(&shape, OP)?;
+    crate::shape::check_dims(&shape, OP)?;
     let dtype = result_type(&arrays.iter().map(|a| a.dtype()).collect::<Vec<DType>>())?;
     if arrays.len() == 1 {
         return crate::ops::astype(first, dtype);
@@ -205,19 +206,30 @@ pub fn repeat(a: &Array, repeats: isize, axis: Option<isize>) -> Result<Array> {
     reshape(&broadcast_to(&x, &b)?, &out)
 }
 
-/// `mx.roll(a, shift, axis=None)`: `None` rolls the flattened array by one shift; a single
-/// shift applies to every listed axis, otherwise one shift per axis.
+/// `mx.roll(a, shift, axis=None)` with MLX's rules: `None` rolls the flattened array by the
+/// sum of the shifts; a single shift applies to every listed axis, otherwise shift `i` rolls
+/// axis `i` (extra shifts are ignored, too few is an error). MLX's `roll(a, shifts, int axis)`
+/// also sums the shifts: call this with `&[sum]` for that form.
 pub fn roll(a: &Array, shift: &[isize], axes: Option<&[isize]>) -> Result<Array> {
     const OP: &str = "roll";
     let Some(axes) = axes else {
-        if shift.len() != 1 {
-            return Err(Error::invalid(OP, "shift and axis must have the same number of elements"));
-        }
+        // MLX: with no axis the shifts add up and the flattened array rolls by the total.
+        let total = shift.iter().try_fold(0isize, |t, &s| t.checked_add(s));
+        let total = total.ok_or_else(|| Error::new(crate::error::ErrorKind::Overflow, OP, "The total shift overflows."))?;
         let flat = reshape(a, &[-1])?;
-        return reshape(&roll(&flat, shift, Some(&[0]))?, &ishape(a.shape()));
+        return reshape(&roll(&flat, &[total], Some(&[0]))?, &ishape(a.shape()));
     };
-    if shift.len() != axes.len() && shift.len() != 1 {
-        return Err(Error::invalid(OP, "shift and axis must have the same number of elements"));
+    // One shift applies to every axis (a Python int); otherwise MLX needs at least one shift
+    // per axis and ignores extra ones.
+    if shift.len() != 1 && shift.len() < axes.len() {
+        return Err(Error::invalid(
+            OP,
+            alloc::format!(
+                "At least one shift value per axis is required, {} provided for {} axes.",
+                shift.len(),
+                axes.len()
+            ),
+        ));
     }
     let mut out = a.clone();
     for (i, &ax) in axes.iter().enumerate() {
@@ -236,6 +248,14 @@ pub fn roll(a: &Array, shift: &[isize], axes: Option<&[isize]>) -> Result<Array>
         out = concatenate(&[tail, head], Some(ax as isize))?;
     }
     Ok(out)
+}
+
+/// MLX's `roll(a, shifts, int axis)`: rolls `axis` by the sum of `shifts` (what Python's
+/// `mx.roll(a, (1, 2), 0)` does).
+pub fn roll_summed(a: &Array, shift: &[isize], axis: isize) -> Result<Array> {
+    let total = shift.iter().try_fold(0isize, |t, &s| t.checked_add(s));
+    let total = total.ok_or_else(|| Error::new(crate::error::ErrorKind::Overflow, "roll", "The total shift overflows."))?;
+    roll(a, &[total], Some(&[axis]))
 }
 
 /// `mx.flip(a, axis=None)`: reverses the given axes (all when `None`) as a view. As in

@@ -1,0 +1,107 @@
+"""Python-level behaviours fixed to match real MLX 0.32 (docs/COMPAT.md, branch `fixes`):
+numpy is the oracle for values; the dtypes and exception types are the ones real MLX gives
+(checked against the oracle venv when the fix was made; core/tests/data/compat/gen_compat.py
+holds the value goldens for the core side)."""
+import numpy as np
+import pytest
+
+import mlx.core as mx
+
+
+def test_clip_weak_scalar_bounds():
+    a = mx.array([1, 2, 3], mx.int16)
+    assert mx.clip(a, 0, 5).dtype == mx.int16
+    assert mx.clip(a, 0.0, 5).dtype == mx.float32
+    assert mx.clip(a.astype(mx.float16), 0.0, 5).dtype == mx.float16
+    x = np.array([2, 3, 4, 5], np.int32)
+    mins = np.array([3, 1, 5, 5])
+    assert np.array_equal(mx.clip(mx.array(x), mx.array(mins), 4), np.clip(x, mins, 4))
+    with pytest.raises(ValueError):
+        mx.clip(a, None, None)
+
+
+def test_trace_dtype_none_keeps_input_dtype():
+    a = np.arange(9, dtype=np.int64).reshape(3, 3)
+    r = mx.trace(mx.array(a), dtype=None)
+    assert r.dtype == mx.int64 and r.item() == np.trace(a)
+    assert mx.trace(mx.array(a), offset=1, dtype=mx.float32).item() == np.trace(a, offset=1)
+
+
+@pytest.mark.parametrize("shift,axis", [((1, 1, 1), None), ((1, 2), 0), (3, (0, 1)), ((-1, 2), (1, 0)), (2, None)])
+def test_roll_matches_numpy(shift, axis):
+    x = np.arange(10).reshape(2, 5)
+    got = mx.roll(mx.array(x), shift, axis) if axis is not None else mx.roll(mx.array(x), shift)
+    assert np.array_equal(np.array(got), np.roll(x, shift, axis))
+
+
+def test_dynamic_slice_and_update():
+    x = np.arange(64).reshape(4, 4, 4)
+    out = mx.slice(mx.array(x), mx.array([1, 2, 3]), (0, 1, 2), (3, 2, 1))
+    assert np.array_equal(np.array(out), x[1:, 2:, 3:])
+    up = np.arange(6).reshape(3, 2, 1)
+    out = mx.slice_update(mx.zeros((4, 4, 4), mx.int32), mx.array(up, mx.int32), mx.array([1, 2, 3]), (0, 1, 2))
+    want = np.zeros((4, 4, 4), np.int32)
+    want[1:, 2:, 3:] = up
+    assert np.array_equal(np.array(out), want)
+
+
+def test_too_many_indices_in_assignment_is_value_error():
+    a = mx.zeros((2, 2))
+    with pytest.raises(ValueError):
+        a[0, 0, 0] = 1
+
+
+def test_numpy_view_keeps_broadcast_strides():
+    b = mx.broadcast_to(mx.arange(4, dtype=mx.float32).reshape(2, 2), (5, 2, 2))
+    v = np.array(b, copy=False)
+    assert v.strides == (0, 8, 4)  # MLX's strides for this view
+    assert not v.flags.writeable  # aliased memory is read-only here
+    assert np.array_equal(v, np.broadcast_to(np.arange(4, dtype=np.float32).reshape(2, 2), (5, 2, 2)))
+    t = mx.arange(6, dtype=mx.float32).reshape(2, 3).T
+    assert np.array_equal(np.asarray(t), np.arange(6, dtype=np.float32).reshape(2, 3).T)
+    assert np.array(t).flags.owndata
+
+
+def test_complex_normal_and_array_bounds():
+    z = mx.random.normal((2, 3), dtype=mx.complex64, loc=3.0 + 1j, scale=2.0, key=mx.random.key(0))
+    assert z.dtype == mx.complex64 and z.shape == (2, 3)
+    lo = mx.reshape(mx.array([0] * 3), [3, 1])
+    hi = mx.reshape(mx.array([12, 13, 14, 15]), [1, 4])
+    r = np.array(mx.random.randint(lo, hi, (3, 4), key=mx.random.key(1)))
+    assert r.shape == (3, 4) and (r >= 0).all() and (r < np.array([[12, 13, 14, 15]])).all()
+    t = mx.random.truncated_normal(mx.array([]), mx.array([]))
+    assert t.size == 0 and t.dtype == mx.float32
+
+
+def test_gather_mm_matches_numpy():
+    rng = np.random.default_rng(0)
+    a = rng.standard_normal((3, 2, 4)).astype(np.float32)
+    b = rng.standard_normal((4, 4, 5)).astype(np.float32)
+    li, ri = np.array([2, 0], np.uint32), np.array([1, 3], np.uint32)
+    got = mx.gather_mm(mx.array(a), mx.array(b), mx.array(li), mx.array(ri))
+    assert np.allclose(np.array(got), a[li] @ b[ri], atol=1e-5)
+
+
+def test_qqmm_cpu_cases():
+    rng = np.random.default_rng(1)
+    x = mx.array(rng.standard_normal((1, 64)).astype(np.float32))
+    w = mx.array(rng.standard_normal((16, 64)).astype(np.float32))
+    for mode in ("nvfp4", "mxfp8"):
+        wq, s = mx.quantize(w, mode=mode)
+        x_hat = np.array(mx.dequantize(*mx.quantize(x, mode=mode), mode=mode, dtype=mx.float32))
+        w_hat = np.array(mx.dequantize(wq, s, mode=mode, dtype=mx.float32))
+        y = mx.qqmm(x, wq, s, mode=mode)
+        assert np.abs(np.array(y) - x_hat @ w_hat.T).max() < 1e-3
+        with pytest.raises(RuntimeError):
+            mx.qqmm(mx.ones((3, 64)), wq, s, mode=mode)
+
+
+def test_put_along_axis_none_keeps_shape():
+    a = np.arange(16).reshape(2, 2, 4).astype(np.int32)
+    idx = np.random.default_rng(2).permutation(16)
+    vals = np.arange(100, 116)
+    out = mx.put_along_axis(mx.array(a), mx.array(idx), mx.array(vals), axis=None)
+    np.put_along_axis(a, idx, vals, axis=None)
+    assert out.shape == (2, 2, 4) and np.array_equal(np.array(out), a)
+    e = mx.array([], mx.float32)
+    assert mx.put_along_axis(e, e, e, axis=None).shape == (0,)
