@@ -8,13 +8,11 @@ use alloc::vec::Vec;
 /// Sweeps before giving up; Jacobi converges quadratically, far sooner for any real input.
 const MAX_SWEEPS: usize = 60;
 
-/// Singular values of the row-major `rows × cols` matrix `a`, descending.
-pub fn singular_values(a: &[f64], rows: usize, cols: usize) -> Vec<f64> {
-    // Work on columns of the taller orientation: k columns of length len.
-    let (len, k) = if rows >= cols { (rows, cols) } else { (cols, rows) };
-    let mut c: Vec<Vec<f64>> = (0..k)
-        .map(|j| (0..len).map(|i| if rows >= cols { a[i * cols + j] } else { a[j * cols + i] }).collect())
-        .collect();
+/// One-sided Jacobi: rotates pairs of columns of `c` until they are mutually orthogonal,
+/// applying each rotation to the same pair of columns of `v` too (when given: accumulating
+/// `V`). Afterwards the column norms of `c` are the singular values.
+fn orthogonalize(c: &mut [Vec<f64>], mut v: Option<&mut [Vec<f64>]>) {
+    let k = c.len();
     for _ in 0..MAX_SWEEPS {
         let mut rotated = false;
         for p in 0..k {
@@ -30,11 +28,9 @@ pub fn singular_values(a: &[f64], rows: usize, cols: usize) -> Vec<f64> {
                 let t = zeta.signum() / (zeta.abs() + libm::sqrt(1.0 + zeta * zeta));
                 let cs = 1.0 / libm::sqrt(1.0 + t * t);
                 let sn = cs * t;
-                let (lo, hi) = c.split_at_mut(q);
-                for (x, y) in lo[p].iter_mut().zip(hi[0].iter_mut()) {
-                    let (u, v) = (*x, *y);
-                    *x = cs * u - sn * v;
-                    *y = sn * u + cs * v;
+                rotate(c, p, q, cs, sn);
+                if let Some(v) = v.as_deref_mut() {
+                    rotate(v, p, q, cs, sn);
                 }
             }
         }
@@ -42,6 +38,26 @@ pub fn singular_values(a: &[f64], rows: usize, cols: usize) -> Vec<f64> {
             break;
         }
     }
+}
+
+/// Columns `p < q` of `cols` become `cs·x − sn·y` and `sn·x + cs·y`.
+fn rotate(cols: &mut [Vec<f64>], p: usize, q: usize, cs: f64, sn: f64) {
+    let (lo, hi) = cols.split_at_mut(q);
+    for (x, y) in lo[p].iter_mut().zip(hi[0].iter_mut()) {
+        let (u, w) = (*x, *y);
+        *x = cs * u - sn * w;
+        *y = sn * u + cs * w;
+    }
+}
+
+/// Singular values of the row-major `rows × cols` matrix `a`, descending.
+pub fn singular_values(a: &[f64], rows: usize, cols: usize) -> Vec<f64> {
+    // Work on columns of the taller orientation: k columns of length len.
+    let (len, k) = if rows >= cols { (rows, cols) } else { (cols, rows) };
+    let mut c: Vec<Vec<f64>> = (0..k)
+        .map(|j| (0..len).map(|i| if rows >= cols { a[i * cols + j] } else { a[j * cols + i] }).collect())
+        .collect();
+    orthogonalize(&mut c, None);
     let mut s: Vec<f64> = c.iter().map(|col| libm::sqrt(col.iter().map(|x| x * x).sum())).collect();
     s.sort_by(|a, b| b.total_cmp(a));
     s
@@ -61,35 +77,7 @@ pub fn svd(a: &[f64], rows: usize, cols: usize) -> (Vec<f64>, Vec<f64>, Vec<f64>
     // Columns of A (length m) and of V (length n), rotated together.
     let mut c: Vec<Vec<f64>> = (0..n).map(|j| (0..m).map(|i| a[i * n + j]).collect()).collect();
     let mut v: Vec<Vec<f64>> = (0..n).map(|j| (0..n).map(|i| if i == j { 1.0 } else { 0.0 }).collect()).collect();
-    for _ in 0..MAX_SWEEPS {
-        let mut rotated = false;
-        for p in 0..n {
-            for q in p + 1..n {
-                let (alpha, beta, gamma) = c[p].iter().zip(&c[q]).fold((0.0, 0.0, 0.0), |(a, b, g), (&x, &y)| {
-                    (a + x * x, b + y * y, g + x * y)
-                });
-                if gamma == 0.0 || gamma.abs() <= f64::EPSILON * libm::sqrt(alpha * beta) {
-                    continue;
-                }
-                rotated = true;
-                let zeta = (beta - alpha) / (2.0 * gamma);
-                let t = zeta.signum() / (zeta.abs() + libm::sqrt(1.0 + zeta * zeta));
-                let cs = 1.0 / libm::sqrt(1.0 + t * t);
-                let sn = cs * t;
-                for cols in [&mut c, &mut v] {
-                    let (lo, hi) = cols.split_at_mut(q);
-                    for (x, y) in lo[p].iter_mut().zip(hi[0].iter_mut()) {
-                        let (u, w) = (*x, *y);
-                        *x = cs * u - sn * w;
-                        *y = sn * u + cs * w;
-                    }
-                }
-            }
-        }
-        if !rotated {
-            break;
-        }
-    }
+    orthogonalize(&mut c, Some(&mut v));
     let norms: Vec<f64> = c.iter().map(|col| libm::sqrt(col.iter().map(|x| x * x).sum())).collect();
     let mut order: Vec<usize> = (0..n).collect();
     order.sort_by(|&i, &j| norms[j].total_cmp(&norms[i]));
