@@ -3,8 +3,38 @@
 //! default precision (`%g`, 6 significant digits); axes longer than 6 show their first and
 //! last 3 entries around `...`; bools print `true`/`false` (the C++ default, not Python's).
 
+use crate::error::status;
 use crate::prelude::*;
-use mlx_arm_core::{Array, Result, Value};
+use core::ffi::c_int;
+use core::sync::atomic::{AtomicI32, Ordering};
+use mlx_arm_core::{Array, Error, Result, Value};
+
+/// Digits after the point for floating-point elements, or -1 for MLX's default `%g` style
+/// (MLX's process-wide `set_printoptions(precision=...)`).
+static PRECISION: AtomicI32 = AtomicI32::new(-1);
+
+/// `mlx_arm_set_print_precision(precision)`: how later `mlx_array_tostring` calls print
+/// floating-point elements: -1 restores MLX's default; `p >= 0` prints fixed-point with `p`
+/// digits after the point (C++'s `std::fixed << std::setprecision(p)`, as MLX does).
+#[no_mangle]
+pub extern "C" fn mlx_arm_set_print_precision(precision: c_int) -> c_int {
+    status("mlx_arm_set_print_precision", || {
+        if precision < -1 {
+            return Err(Error::invalid("set_printoptions", format!("precision must be -1 or non-negative, got {precision}")));
+        }
+        PRECISION.store(precision, Ordering::Relaxed);
+        Ok(())
+    })
+}
+
+/// A floating-point element at the current precision.
+fn fmt_float(v: f64) -> String {
+    let p = PRECISION.load(Ordering::Relaxed);
+    if p < 0 || !v.is_finite() {
+        return fmt_g(v);
+    }
+    format!("{v:.prec$}", prec = p as usize)
+}
 
 /// `%g` with 6 significant digits, as `std::ostream << double` prints.
 pub fn fmt_g(v: f64) -> String {
@@ -45,13 +75,13 @@ fn fmt_value(v: Value) -> String {
         Value::Bool(b) => if b { "true" } else { "false" }.into(),
         Value::U(u) => u.to_string(),
         Value::I(i) => i.to_string(),
-        Value::F(f) => fmt_g(f),
+        Value::F(f) => fmt_float(f),
         Value::C(re, im) => {
-            let re = fmt_g(re as f64);
+            let re = fmt_float(re as f64);
             if im >= 0.0 || im.is_nan() {
-                format!("{re}+{}j", fmt_g(im as f64))
+                format!("{re}+{}j", fmt_float(im as f64))
             } else {
-                format!("{re}-{}j", fmt_g(-im as f64))
+                format!("{re}-{}j", fmt_float(-im as f64))
             }
         }
     }

@@ -108,12 +108,34 @@ def test_streams():
     assert mx.default_stream(mx.cpu) == mx.Stream(mx.Device(mx.cpu), 0)
 
 
+# What real MLX 0.32.4 prints at these precisions (taken from it; C++'s std::fixed, ties to even).
+_PRINTED = [
+    ("mx.array([1.123456789, -0.0, 1e-9, 12345.678], mx.float32)", 3, "array([1.123, -0.000, 0.000, 12345.678], dtype=float32)"),
+    ("mx.array([[1.5, 2.25]], mx.float16)", 1, "array([[1.5, 2.2]], dtype=float16)"),
+    ("mx.array([1+2j, 3-4.5j], mx.complex64)", 2, "array([1.00+2.00j, 3.00-4.50j], dtype=complex64)"),
+    ('mx.array([float("nan"), float("inf")])', 2, "array([nan, inf], dtype=float32)"),
+    ("mx.array([1, 2], mx.int32)", 2, "array([1, 2], dtype=int32)"),
+    ("mx.array([0.5], mx.float32)", 0, "array([0], dtype=float32)"),
+]
+
+
 def test_printoptions():
     assert mx.get_printoptions().precision == -1
     with mx.printoptions():
         assert repr(mx.array([1.5])) == "array([1.5], dtype=float32)"
-    with pytest.raises(NotImplementedError):
-        mx.set_printoptions(precision=3)
+    for expr, p, want in _PRINTED:
+        with mx.printoptions(precision=p):
+            assert mx.get_printoptions().precision == p
+            assert repr(eval(expr)) == want
+    assert mx.get_printoptions().precision == -1
+    assert repr(mx.array([1.123456789])) == "array([1.12346], dtype=float32)"
+    mx.set_printoptions(precision=2)
+    try:
+        assert str(mx.array([0.9016])) == "array([0.90], dtype=float32)"
+    finally:
+        mx.set_printoptions()
+    with pytest.raises(ValueError):
+        mx.set_printoptions(precision=-2)
 
 
 def test_mlx_arm_platform_info():

@@ -109,6 +109,12 @@ int mlx_arm_load_gguf(
     mlx_io_gguf* metadata,
     const char* file,
     const mlx_stream s);
+/**
+ * Printing precision for mlx_array_tostring (MLX's set_printoptions): -1 (the default) prints
+ * floats as MLX does by default (6 significant digits); p >= 0 prints them fixed-point with p
+ * digits after the point. Process-wide. Values below -1 are an error.
+ */
+int mlx_arm_set_print_precision(int precision);
 /** The metadata keys of a GGUF object, sorted (mlx-c lists only its tensor keys; any build). */
 int mlx_arm_io_gguf_get_metadata_keys(mlx_vector_string* keys, mlx_io_gguf io);
 

@@ -1,8 +1,11 @@
 """Printing options (``mx.set_printoptions``, ``mx.printoptions``) as in mlx.core.
 
-The library prints arrays as real MLX does at its default precision; other precisions are not
-implemented, so asking for one raises NotImplementedError rather than printing differently."""
+The library does the printing (``mlx_array_tostring``); the precision is its process-wide
+setting (``mlx_arm_set_print_precision``): -1 prints as MLX does by default, ``p >= 0``
+fixed-point with ``p`` digits after the point, as MLX does."""
 import contextlib
+
+from ._ffi import check, lib
 
 
 class PrintOptions:
@@ -24,8 +27,7 @@ def get_printoptions():
 
 def set_printoptions(precision=-1):
     precision = int(precision)
-    if precision != -1:
-        raise NotImplementedError("mlx.core.set_printoptions(precision != -1) is not implemented yet in mlx-arm")
+    check(lib.mlx_arm_set_print_precision(precision))
     _current.precision = precision
 
 
@@ -36,4 +38,4 @@ def printoptions(precision=-1):
     try:
         yield
     finally:
-        _current.precision = saved
+        set_printoptions(saved)
