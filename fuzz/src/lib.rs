@@ -46,7 +46,13 @@ pub fn check_infos(tensors: &[TensorInfo], bounds: Range<usize>) {
 
 /// Reads every byte of `a` (what a user does next with a loaded array) and checks the count.
 pub fn materialize(a: &Array) -> Vec<u8> {
-    let bytes = a.to_bytes().expect("a loaded array must be readable");
+    let bytes = match a.to_bytes() {
+        Ok(b) => b,
+        // A `.npy` whose data is cut short loads and fails when evaluated, as in MLX
+        // (`io::arrays::load_npy_buffer`): the one defect a loader may report lazily.
+        Err(e) if e.kind == mlx_arm_core::ErrorKind::Runtime && e.msg.contains("truncated") => return Vec::new(),
+        Err(e) => panic!("a loaded array must be readable: {e:?}"),
+    };
     let n = io::checked_numel("fuzz", a.shape()).expect("a loaded array's shape must not overflow");
     assert_eq!(bytes.len(), n * a.dtype().size(), "materialized size of {:?} {:?}", a.shape(), a.dtype());
     bytes
