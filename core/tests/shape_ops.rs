@@ -3,7 +3,7 @@
 
 mod common;
 
-use common::{array, assert_matches, load, tol};
+use common::{array, assert_outputs, load, tol};
 use mlx_arm_core::ops::{self, PadMode, SplitSpec};
 use mlx_arm_core::{Array, ErrorKind, Result};
 use serde_json::Value as J;
@@ -131,20 +131,7 @@ pub fn check_cases(cases: &[J], run: fn(&J) -> Result<Vec<Array>>) {
                 }
                 (Err(e), None) => Err(format!("unexpected error {e:?}")),
                 (Ok(_), Some(err)) => Err(format!("expected {err}: {}", c["message"])),
-                (Ok(v), None) => {
-                    let want: Vec<&J> = match c.get("outputs") {
-                        Some(o) => o.as_array().unwrap().iter().collect(),
-                        None => vec![&c["output"]],
-                    };
-                    if want.len() != v.len() {
-                        return Err(format!("{} outputs, want {}", v.len(), want.len()));
-                    }
-                    for (k, (g, w)) in v.iter().zip(want).enumerate() {
-                        let (rt, at) = tol(w["dtype"].as_str().unwrap());
-                        assert_matches(&format!("output {k}"), g, w, rt, at);
-                    }
-                    Ok(())
-                }
+                (Ok(v), None) => assert_outputs(&v, c, tol),
             }
         });
         match res {

@@ -123,3 +123,21 @@ pub fn view(a: &Array, v: &J) -> Array {
         Some(o) => panic!("unknown view {o}"),
     }
 }
+
+/// Compares a case's outputs with its golden `output` (or `outputs` for several), each at the
+/// tolerance `tol_of(dtype)`. A wrong count is an `Err`; a wrong value panics (`assert_matches`).
+#[allow(dead_code)] // not every test file uses every helper
+pub fn assert_outputs(got: &[Array], c: &J, tol_of: impl Fn(&str) -> (f64, f64)) -> Result<(), String> {
+    let want: Vec<&J> = match c.get("outputs") {
+        Some(o) => o.as_array().unwrap().iter().collect(),
+        None => vec![&c["output"]],
+    };
+    if want.len() != got.len() {
+        return Err(format!("{} outputs, want {}", got.len(), want.len()));
+    }
+    for (k, (g, w)) in got.iter().zip(want).enumerate() {
+        let (rt, at) = tol_of(w["dtype"].as_str().unwrap());
+        assert_matches(&format!("output {k}"), g, w, rt, at);
+    }
+    Ok(())
+}
