@@ -22,7 +22,7 @@ arm-none-eabi-gcc -std=c11 -O2 -Wall -Wextra -Werror -mcpu=cortex-m4 -mthumb -mf
   -ffreestanding -nostdlib -ffunction-sections -fdata-sections -DFW_ARENA_BYTES='(1u << 20)' \
   -I"$ROOT/include" -I"$SHARED" -T "$HERE/link.ld" \
   -Wl,--gc-sections -Wl,--no-warn-rwx-segments -Wl,--no-warn-execstack \
-  "$HERE/startup.c" "$HERE/semihost_m.c" "$SHARED/print.c" "$SHARED/arena.c" "$SHARED/layer.c" "$SHARED/main.c" \
+  "$HERE/startup.c" "$SHARED/semihost.c" "$SHARED/print.c" "$SHARED/arena.c" "$SHARED/layer.c" "$SHARED/main.c" \
   -Wl,--start-group "$LIB" -lgcc -Wl,--end-group -o "$OUT/fw.elf"
 size_line="$(arm-none-eabi-size "$OUT/fw.elf" | tail -n1)"
 echo "fw.elf: text data bss = $(awk '{print $1, $2, $3}' <<<"$size_line") bytes"
