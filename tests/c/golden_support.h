@@ -89,4 +89,17 @@ static inline void expect_error_impl(const char* name, int rc, int before) {
     expect_error_impl(name, rc_, before_);    \
   } while (0)
 
+/* The whole program of a golden-case test: every case of the generated table on the default
+ * CPU stream, then the summary (exit status 1 on any failure). */
+static inline int run_golden_cases(const char* name, void (*const cases[])(mlx_stream), int count) {
+  install_test_handler();
+  mlx_stream s = mlx_default_cpu_stream_new();
+  for (int i = 0; i < count; i++) {
+    cases[i](s);
+  }
+  mlx_stream_free(s);
+  printf("%d golden cases\n", count);
+  return finish(name);
+}
+
 #endif

@@ -6,13 +6,4 @@
 
 #include "family_golden.inc"
 
-int main(void) {
-  install_test_handler();
-  mlx_stream s = mlx_default_cpu_stream_new();
-  for (int i = 0; i < golden_count; i++) {
-    golden_cases[i](s);
-  }
-  mlx_stream_free(s);
-  printf("%d golden cases\n", golden_count);
-  return finish("test_family");
-}
+int main(void) { return run_golden_cases("test_family", golden_cases, golden_count); }
