@@ -62,6 +62,15 @@ def run(fn):
         return {"error": type(e).__name__, "message": str(e)}
 
 
+def view(a, v):
+    """The input view a case names (`tests/common::view` builds the same one in Rust)."""
+    if v == "transpose":
+        return a.T
+    if v == "slice_step2":
+        return a[..., ::2]
+    return a
+
+
 def write(path, cases):
     """Writes {"mlx_version": ..., "cases": [...]} next to the generator."""
     with open(path, "w") as f:

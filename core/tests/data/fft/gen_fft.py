@@ -15,7 +15,7 @@ import sys
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
 import mlx.core as mx
 import numpy as np
-from golden import encode, run, write
+from golden import encode, run, view, write
 
 mx.set_default_device(mx.cpu)
 rng = np.random.default_rng(7)
@@ -27,14 +27,6 @@ def cplx(shape):
 
 def real(shape):
     return rng.standard_normal(shape).astype(np.float32)
-
-
-def view(a, v):
-    if v == "transpose":
-        return a.T
-    if v == "slice_step2":
-        return a[..., ::2]
-    return a
 
 
 cases = []
