@@ -332,9 +332,12 @@ pub unsafe extern "C" fn mlx_arm_io_gguf_get_metadata_keys(keys: *mut mlx_vector
     status("mlx_arm_io_gguf_get_metadata_keys", || handle::assign(keys, handle::get(io)?.metadata.keys().cloned().collect()))
 }
 
-fn key_of(key: *const c_char) -> Result<CString> {
-    // SAFETY: checked for NULL and read as a NUL-terminated string by arg::string.
-    Ok(cstring(unsafe { arg::string(key, "key") }?))
+/// The `key` argument as an owned C string.
+///
+/// # Safety
+/// `key` NULL (an error) or NUL-terminated.
+unsafe fn key_of(key: *const c_char) -> Result<CString> {
+    Ok(cstring(arg::string(key, "key")?))
 }
 
 fn missing(op: &'static str, what: &str, key: &CStr) -> Error {

@@ -12,9 +12,9 @@
   act on GPU backends; this build has none, so they raise RuntimeError saying so.
 """
 import collections
-import json
 
-from .core._array import _ARR_PTR, stream_handle, to_array, wrap
+from .core._array import stream_handle, to_array
+from .core._extra import _res
 from .core._ffi import check, ffi, lib
 
 # SIMD features worth reporting, by the names Linux uses in /proc/cpuinfo.
@@ -135,24 +135,18 @@ def load_gguf(file, *, stream=None):
     return tensors, metadata
 
 
-def _op(cname, *args, stream=None):
-    p = ffi.new(_ARR_PTR)
-    check(getattr(lib, cname)(p, *args, stream_handle(stream)))
-    return wrap(p)
-
-
 def ggml_quantize(w, ggml_type, *, stream=None):
     """A float matrix ``(N, K)`` as GGML blocks of ``ggml_type``: uint8 ``(N, row_bytes)``,
     bit-exact with ggml's reference quantizer."""
-    return _op("mlx_arm_ggml_quantize", to_array(w)._p[0], ggml_type.encode(), stream=stream)
+    return _res("mlx_arm_ggml_quantize", to_array(w)._p[0], ggml_type.encode(), stream_handle(stream))
 
 
 def ggml_dequantize(blocks, ggml_type, k, *, stream=None):
     """GGML blocks ``(N, row_bytes)`` of ``ggml_type`` back to float32 ``(N, k)``."""
-    return _op("mlx_arm_ggml_dequantize", to_array(blocks)._p[0], ggml_type.encode(), int(k), stream=stream)
+    return _res("mlx_arm_ggml_dequantize", to_array(blocks)._p[0], ggml_type.encode(), int(k), stream_handle(stream))
 
 
 def ggml_matmul(x, blocks, ggml_type, k, *, stream=None):
     """``x @ W.T`` for ``W`` held as GGML blocks ``(N, row_bytes)`` of ``ggml_type`` with ``k``
     columns, without expanding ``W`` (llama.cpp's layout for a linear layer)."""
-    return _op("mlx_arm_ggml_matmul", to_array(x)._p[0], to_array(blocks)._p[0], ggml_type.encode(), int(k), stream=stream)
+    return _res("mlx_arm_ggml_matmul", to_array(x)._p[0], to_array(blocks)._p[0], ggml_type.encode(), int(k), stream_handle(stream))
