@@ -165,9 +165,16 @@ fn views_not_copies_where_the_layout_allows() {
     // safetensors.numpy pads the header: every tensor is aligned, so nothing is copied.
     let st = arrays::load(dir.join("st_aligned.safetensors"), None).unwrap();
     assert_eq!(st.copied_bytes, 0);
-    // A Fortran-order .npy is a column-strided view of the file (MLX: a transposed view).
-    let f = arrays::load(dir.join("np_fortran.npy"), None).unwrap();
+    // A Fortran-order .npy is column-strided (MLX: a transposed view): a view of a static
+    // region; from a file, read into allocator memory when evaluated, as MLX reads every .npy.
+    let fortran = std::fs::read(dir.join("np_fortran.npy")).unwrap().leak();
+    let f = arrays::load_npy_bytes(fortran).unwrap();
     assert_eq!(f.copied_bytes, 0);
+    let strides = f.arrays[0].1.data().unwrap().strides.clone();
+    assert_eq!(strides, [1, 2, 6], "column strides of shape (2, 3, 4)");
+    let f = arrays::load(dir.join("np_fortran.npy"), None).unwrap();
+    let d = f.arrays[0].1.data().unwrap();
+    assert!(!d.buf.is_external() && d.strides == strides);
     // Big-endian data must be swapped, bool normalized, compressed members inflated.
     assert_eq!(arrays::load(dir.join("np_bigendian.npy"), None).unwrap().copied_bytes, 20);
     assert_eq!(arrays::load(dir.join("mlx_bool.npy"), None).unwrap().copied_bytes, 4);

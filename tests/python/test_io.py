@@ -189,3 +189,24 @@ def test_arm_load_gguf_keeps_blocks_and_types():
     assert m3["words"] == ["x", "yz", ""] and m3["u64"].dtype == mx.uint64
     with pytest.raises(ValueError):
         mlx.arm.ggml_dequantize(t.blocks, "q9_9", 64)
+
+
+def test_npy_load_is_counted_and_donated(tmp_path):
+    """Real MLX (0.32.4, /tmp/don.py-style run): after reset_peak_memory, `load(f)` peaks at
+    the live arrays + the loaded 4 KiB, and `load(f) * scale` at exactly the same figure,
+    because the loaded buffer is donated to the product."""
+    x = mx.random.normal((1024,))
+    mx.eval(x)
+    f = str(tmp_path / "d.npy")
+    mx.save(f, x)
+    mx.reset_peak_memory()
+    base = mx.get_active_memory()
+    scale = mx.array(2.0)
+    y = mx.load(f)
+    mx.eval(y)
+    load_only = mx.get_peak_memory()
+    assert load_only >= base + 4096  # the data live in allocator memory, as in MLX
+    y = mx.load(f) * scale
+    mx.eval(y)
+    assert mx.get_peak_memory() == load_only
+    assert np.array_equal(np.array(y), np.array(x) * 2)

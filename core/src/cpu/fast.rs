@@ -88,9 +88,12 @@ fn rms_norm<T: Store>(inputs: &[Array], eps: f32, shape: &[usize], out: &Data) -
     } else {
         w.data()?.read::<T>(&[d])?.iter().map(|v| v.f()).collect()
     };
+    // Rounded exactly as MLX's definition `x * rsqrt(mean(square(x)) + eps)` computed by our
+    // own ops (MLX's CPU runs that composite): `mx.sum`'s order, times the f32 of 1/d.
+    let inv_d = (1.0 / d as f64) as f32;
     rows(&xv, d, out, |_, xr, o| {
-        let ss: f32 = xr.iter().map(|v| v.f() * v.f()).sum();
-        let inv = 1.0 / (ss / d as f32 + eps).sqrt();
+        let ss = super::reduce::lanes_sum_map(xr, 0.0f32, |v| v.f() * v.f());
+        let inv = 1.0 / (ss * inv_d + eps).sqrt();
         for ((y, &v), &g) in o.iter_mut().zip(xr).zip(&wv) {
             *y = T::from_f(T::round(v.f() * inv) * g);
         }
@@ -112,9 +115,12 @@ fn layer_norm<T: Store>(inputs: &[Array], eps: f32, shape: &[usize], out: &Data)
     let wv = per_feature(super::input(inputs, 1, OP)?)?;
     let bv = per_feature(super::input(inputs, 2, OP)?)?;
     let xv = x.data()?.read::<T>(shape)?.into_owned();
+    // As MLX's definition over our ops: `mean` and `var` (mean of squared deviations), each
+    // `mx.sum`'s order times the f32 of 1/d.
+    let inv_d = (1.0 / d as f64) as f32;
     rows(&xv, d, out, |_, xr, o| {
-        let mu = xr.iter().map(|v| v.f()).sum::<f32>() / d as f32;
-        let var = xr.iter().map(|v| (v.f() - mu) * (v.f() - mu)).sum::<f32>() / d as f32;
+        let mu = super::reduce::lanes_sum_map(xr, 0.0f32, |v| v.f()) * inv_d;
+        let var = super::reduce::lanes_sum_map(xr, 0.0f32, |v| (v.f() - mu) * (v.f() - mu)) * inv_d;
         let inv = 1.0 / (var + eps).sqrt();
         for (((y, &v), &g), &b) in o.iter_mut().zip(xr).zip(&wv).zip(&bv) {
             *y = T::from_f(T::round(T::round((v.f() - mu) * inv) * g) + b);

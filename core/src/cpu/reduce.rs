@@ -262,17 +262,23 @@ fn float_fold<T: Real>(kind: ReduceKind, a: &Array, axes: &[usize], out: &Data, 
 /// Sum in 8 interleaved lanes, then the lanes, then the tail: faster than one running sum
 /// and closer to MLX's SIMD order (and error) on long runs.
 fn lanes_sum<T: Real>(run: &[T]) -> T::Acc {
+    lanes_sum_map(run, T::Acc::ZERO, |x| x.acc())
+}
+
+/// [`lanes_sum`] of `f(x)`: the one summation order of `mx.sum` over floats, shared by the
+/// fused kernels (`fast.rms_norm`) so they round exactly as the composite ops they replace.
+pub(crate) fn lanes_sum_map<X: Copy, A: Copy + core::ops::Add<Output = A>>(run: &[X], zero: A, f: impl Fn(X) -> A) -> A {
     const L: usize = 8;
-    let mut lanes = [T::Acc::ZERO; L];
+    let mut lanes = [zero; L];
     let chunks = run.chunks_exact(L);
     let tail = chunks.remainder();
     for c in chunks {
         for (l, &x) in lanes.iter_mut().zip(c) {
-            *l = *l + x.acc();
+            *l = *l + f(x);
         }
     }
-    let s = lanes.iter().fold(T::Acc::ZERO, |s, &l| s + l);
-    tail.iter().fold(s, |s, &x| s + x.acc())
+    let s = lanes.iter().fold(zero, |s, &l| s + l);
+    tail.iter().fold(s, |s, &x| s + f(x))
 }
 
 fn as_i128<T: Element>(x: T) -> i128 {

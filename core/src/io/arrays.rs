@@ -165,11 +165,12 @@ impl Placer {
 /// As in MLX, which reads the data lazily, a file whose header is sound but whose data is
 /// cut short loads: evaluating the array fails with a runtime error naming the defect.
 pub fn load_npy_buffer(buf: Arc<Buffer>) -> Result<Loaded> {
-    npy_from(buf, None)
+    npy_from(buf, None, false)
 }
 
-/// [`load_npy_buffer`], naming `source` (the file) in the deferred error.
-fn npy_from(buf: Arc<Buffer>, source: Option<&str>) -> Result<Loaded> {
+/// [`load_npy_buffer`], naming `source` (the file) in the deferred error. With `read`, the
+/// data are copied into allocator memory when evaluated instead of viewed (see `files::load`).
+fn npy_from(buf: Arc<Buffer>, source: Option<&str>, read: bool) -> Result<Loaded> {
     const OP: &str = "load";
     let h = npy::parse_layout(buf.bytes())?;
     if h.data.end > buf.len() {
@@ -184,10 +185,24 @@ fn npy_from(buf: Arc<Buffer>, source: Option<&str>) -> Result<Loaded> {
     let arr = if h.big_endian {
         let swapped = npy::read(buf.bytes())?;
         p.owned(OP, &swapped.data, &h.shape, h.dtype, h.fortran_order)?
+    } else if read {
+        read_when_evaluated(p.place(OP, h.data.clone(), &h.shape, h.dtype, h.fortran_order)?, h.fortran_order)?
     } else {
         p.place(OP, h.data.clone(), &h.shape, h.dtype, h.fortran_order)?
     };
     Ok(Loaded { arrays: alloc::vec![(String::new(), arr)], metadata: Metadata::None, copied_bytes: p.copied })
+}
+
+/// `view` (of a mapping) copied into allocator memory when evaluated, as MLX reads `.npy`
+/// data at evaluation: the copy counts in the memory figures and a following elementwise op
+/// can donate it. Fortran order keeps its column strides (the copy is made of the transposed,
+/// row-contiguous view and transposed back, as MLX returns a transposed view).
+fn read_when_evaluated(view: Array, fortran: bool) -> Result<Array> {
+    if !fortran {
+        return crate::ops::contiguous(&view);
+    }
+    let dense = crate::ops::contiguous(&crate::ops::transpose(&view, None)?)?;
+    crate::ops::transpose(&dense, None)
 }
 
 /// Loads an `.npz` held in `buf` (MLX: `mx.load("x.npz")`): keys are member names without
@@ -645,7 +660,13 @@ mod files {
     }
 
     /// Loads `path` (`mx.load`): the format comes from `format` or the text after the last
-    /// `.` of the path. The file is memory-mapped and arrays view the mapping.
+    /// `.` of the path. The file is memory-mapped; arrays of the multi-tensor formats
+    /// (safetensors, GGUF, stored npz members) view the mapping.
+    ///
+    /// A `.npy` holds one array, usually an intermediate a script goes on to transform, so
+    /// its data are read into allocator memory at evaluation as MLX reads them: the array counts in
+    /// `get_active_memory`/`get_peak_memory` as in MLX and can be donated to the next
+    /// elementwise op, which a view of a read-only mapping cannot.
     pub fn load(path: impl AsRef<Path>, format: Option<&str>) -> Result<Loaded> {
         let path = path.as_ref();
         let fmt = match format {
@@ -662,7 +683,7 @@ mod files {
         };
         let buf = super::super::mmap::map_file(op, path)?;
         if fmt == "npy" {
-            return super::npy_from(buf, Some(&path.display().to_string()));
+            return super::npy_from(buf, Some(&path.display().to_string()), true);
         }
         load_buffer(buf, &fmt)
     }

@@ -7,7 +7,7 @@ use crate::error::{Error, Result};
 use crate::primitive::{Primitive, F64};
 use crate::shape::checked_size;
 
-/// The creation family (generators that need a kernel; constants are broadcast views).
+/// The creation family (generators that need a kernel; constants are dense copies of a scalar).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum CreationOp {
     /// `start, start+step, …` accumulated in the output dtype, as MLX does.
@@ -28,15 +28,17 @@ impl CreationOp {
     }
 }
 
-/// `mx.full(shape, value, dtype)`: a broadcast view of one scalar (no memory per element).
+/// `mx.full(shape, value, dtype)`: one scalar written to every element. The result owns dense
+/// row-major memory, as MLX's `Full` does: a caller that exports it (numpy, the buffer
+/// protocol, C) gets an ordinary writable array, not a zero-stride view.
 pub fn full(shape: &[usize], value: Value, dtype: DType) -> Result<Array> {
     checked_size(shape, "full")?;
-    crate::ops::broadcast_to(&Array::from_value(value, dtype)?, shape)
+    full_array(shape, &Array::from_value(value, dtype)?, dtype)
 }
 
-/// `mx.full(shape, array)`: broadcasts `vals` (converted to `dtype`) to `shape`.
+/// `mx.full(shape, array)`: `vals` (converted to `dtype`) broadcast to `shape`, made dense.
 pub fn full_array(shape: &[usize], vals: &Array, dtype: DType) -> Result<Array> {
-    crate::ops::broadcast_to(&crate::ops::astype(vals, dtype)?, shape)
+    crate::ops::contiguous(&crate::ops::broadcast_to(&crate::ops::astype(vals, dtype)?, shape)?)
 }
 
 /// `mx.zeros(shape, dtype)`.
@@ -65,7 +67,7 @@ pub fn full_like(a: &Array, value: Value, dtype: Option<DType>) -> Result<Array>
 }
 
 /// `mx.empty(shape, dtype)`. In MLX 0.32 `mx.empty` *is* `mx.zeros` (the same function
-/// object), so the contents are defined: zeros, as a broadcast view (no memory per element).
+/// object), so the contents are defined: zeros.
 pub fn empty(shape: &[usize], dtype: DType) -> Result<Array> {
     zeros(shape, dtype)
 }
