@@ -40,7 +40,7 @@ def test_numpy_conversion_values(dt):
 
 
 def test_numpy_copy_semantics():
-    a = mx.array([[1.0, 1.0], [1.0, 1.0]])  # row-contiguous memory (mx.ones is a broadcast scalar here)
+    a = mx.ones((2, 2))  # dense memory, as MLX's Full gives
     assert np.array(a).flags.owndata  # np.array copies, as in MLX
     v = np.array(a, copy=False)  # shares the array's memory
     assert not v.flags.owndata and v.flags.writeable
@@ -176,3 +176,51 @@ def test_getitem_matches_numpy():
     for idx in [(np.array([0, 2]), np.array([1, 3])), (slice(None), np.array([0, 3]), np.array([[1], [4]])),
                 (np.array([2, 0]), slice(1, 3), np.array([4, 0])), (np.array([1]), None, np.array([2, 3]), 0)]:
         assert np.array_equal(np.array(a[idx]), ref[idx]), idx
+
+
+def test_array_api_aliases_are_mlx_functions():
+    # Real MLX 0.32: the aliases are the same function objects.
+    assert mx.cumulative_sum is mx.cumsum and mx.cumulative_prod is mx.cumprod
+    assert mx.matrix_norm is mx.linalg.norm
+    a = mx.array([6.0, 3.0])
+    assert a.__div__(2).tolist() == [3.0, 1.5] and a.__rdiv__(3).tolist() == [0.5, 1.0]
+
+
+def test_array_iterator_and_array_like():
+    it = iter(mx.array([[1, 2], [3, 4]]))
+    assert isinstance(it, mx.ArrayIterator) and iter(it) is it
+    assert [r.tolist() for r in it] == [[1, 2], [3, 4]]
+    with pytest.raises(TypeError):
+        mx.ArrayIterator(mx.array([1]))
+
+    class HasMlxArray:
+        def __mlx_array__(self):
+            return mx.array([5, 6])
+
+    wrapped = mx.ArrayLike(HasMlxArray())
+    assert mx.array(wrapped).tolist() == [5, 6] and mx.add(wrapped, 1).tolist() == [6, 7]
+
+
+def test_thread_local_stream_is_one_stream_per_thread():
+    import threading
+
+    a, b = mx.new_thread_local_stream(mx.cpu), mx.new_thread_local_stream(mx.cpu)
+    # MLX's repr: ThreadLocalStream(Device(cpu, 0), <n>), numbered in creation order
+    assert repr(a).startswith("ThreadLocalStream(Device(cpu, 0), ") and a != b
+    assert int(repr(b)[:-1].rsplit(" ", 1)[1]) == int(repr(a)[:-1].rsplit(" ", 1)[1]) + 1
+    assert mx.add(mx.array(1), 2, stream=a).item() == 3
+    seen = {}
+
+    def work(k):
+        with mx.stream(a):
+            seen[k] = (a._stream(), mx.add(mx.array(k), 1).item())
+
+    threads = [threading.Thread(target=work, args=(k,)) for k in range(3)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert [seen[k][1] for k in range(3)] == [1, 2, 3]
+    streams = {id(seen[k][0]) for k in range(3)} | {id(a._stream())}
+    assert len(streams) == 4  # each thread had a stream of its own
+    assert isinstance(mx.new_thread_unsafe_stream(mx.cpu), mx.Stream)

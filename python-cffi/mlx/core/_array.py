@@ -11,6 +11,7 @@ Conversions follow real MLX (checked against it in tests/python):
 import struct
 
 from . import _dtypes as D
+from ._buffer import BufferBase
 from ._ffi import check, error, exported, ffi, lib
 
 _new_ptr = ffi.new
@@ -318,7 +319,7 @@ def _empty_nested(shape):
     return [_empty_nested(shape[1:]) for _ in range(shape[0])] if len(shape) > 1 else []
 
 
-class array:
+class array(BufferBase):
     """An N-dimensional array (lazy: computed on ``mx.eval``, printing, or reading values)."""
 
     __slots__ = ("_p", "__weakref__")
@@ -524,8 +525,7 @@ class array:
         return s[0]
 
     def __iter__(self):
-        n = len(self)
-        return (self[i] for i in range(n))
+        return ArrayIterator._over(self)
 
     def __hash__(self):
         return id(self)
@@ -533,9 +533,71 @@ class array:
     def __copy__(self):
         return array(self)
 
+    def __getstate__(self):
+        """MLX's pickle state, ``(numpy array, dtype code)`` with bfloat16 as its uint16 bits.
+        Pickling itself goes through ``__reduce__`` (no numpy needed); this pair exists so
+        that pickles written by real MLX load here (``__setstate__``) and vice versa."""
+        bits = _view(self, D.uint16) if self.dtype == D.bfloat16 else self
+        return (_np().array(bits), self.dtype.code)
+
+    def __setstate__(self, state):
+        if not isinstance(state, tuple) or len(state) != 2:
+            raise ValueError("Invalid pickle state: expected (ndarray, Dtype::Val)")
+        nd, code = state
+        dtype = D.BY_CODE.get(int(code))
+        if dtype is None:
+            raise ValueError(f"Invalid pickle state: unknown dtype code {code}")
+        a = _view(array(nd, D.uint16), D.bfloat16) if dtype == D.bfloat16 else array(nd, dtype)
+        old = getattr(self, "_p", None)
+        self._p, a._p = a._p, None
+        if old is not None:
+            lib.mlx_array_free(old[0])
+
     def __deepcopy__(self, memo):
         return array(self)
 
+
+
+def _view(a, dtype):
+    p = _new_ptr(_ARR_PTR)
+    check(lib.mlx_view(p, a._p[0], dtype.code, _Ctx.stream))
+    return wrap(p)
+
+
+class ArrayIterator:
+    """``iter(a)``: yields ``a[0], a[1], …`` along the first axis (MLX's helper object; like
+    MLX's it has no public constructor)."""
+
+    __slots__ = ("_a", "_i", "_n")
+
+    def __init__(self, *args, **kwargs):
+        raise TypeError("mlx.core.ArrayIterator: no constructor defined!")
+
+    @classmethod
+    def _over(cls, a):
+        it = object.__new__(cls)
+        it._a, it._i, it._n = a, 0, len(a)
+        return it
+
+    def __iter__(self):
+        return self
+
+    def __next__(self):
+        if self._i >= self._n:
+            raise StopIteration
+        self._i += 1
+        return self._a[self._i - 1]
+
+
+class ArrayLike:
+    """Any Python object with an ``__mlx_array__`` method, wrapped (MLX's conversion helper):
+    ``mx.array(mx.ArrayLike(obj))`` and every op accept it as that array."""
+
+    def __init__(self, obj):
+        self.obj = obj
+
+    def __mlx_array__(self):
+        return self.obj.__mlx_array__()
 
 
 def _unpickle(data, shape, dtype_name):

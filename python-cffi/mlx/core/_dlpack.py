@@ -180,10 +180,8 @@ def from_dlpack(x, copy=None):
         p = _new_ptr(_ARR_PTR)
         check(lib.mlx_as_strided(p, flat._p[0], ffi.new("int[]", shape), len(shape),
                                  ffi.new("int64_t[]", strides), len(strides), 0, _Ctx.stream))
-        out = wrap(p)
-        q = _new_ptr(_ARR_PTR)
-        check(lib.mlx_contiguous(q, out._p[0], False, _Ctx.stream))
-        res = wrap(q)
+        # The producer's strides are kept (a view of the copied span), as MLX keeps them.
+        res = wrap(p)
         res = _astype(res, D.float32) if carrier == D.float64 else res
         from ._device import eval as _eval
 
