@@ -3,8 +3,11 @@ written by scripts/run_upstream_python_tests.sh) into reasons, for docs/COMPAT.m
 
 - "autograd/compile": the test calls grad / vjp / jvp / vmap / compile … (not in mlx-arm yet);
 - "C API lacks mx.X": mlx.core raised NotImplementedError for X (bound once the C API has it);
-- "buffer protocol": memoryview(array) (a pure-Python class cannot offer it before 3.12);
+- "buffer protocol": a failure that mentions memoryview (mlx/core/_buffer.py);
 - "differs: …": anything else, with the first line of the error.
+
+Skipped tests are listed too, grouped by MLX's own skip message ("skipped: PyTorch MPS is
+required", "skipped: Metal is not available" …).
 
 Counts are per test method (a unittest subTest failing fails its method once), unlike
 pytest's summary line, which also counts subtests.
@@ -40,7 +43,8 @@ def reason(msg):
 
 
 def classify(path):
-    """{reason: [test names]} and (passed, failed, skipped) for one JUnit file."""
+    """{reason: [test names]} (failures, then "skipped: <message>") and (passed, failed, skipped)
+    for one JUnit file."""
     root = ET.parse(path).getroot()
     by = collections.defaultdict(list)
     passed = failed = skipped = 0
@@ -54,9 +58,17 @@ def classify(path):
             by[reason((bad.get("message") or "") + "\n" + (bad.text or ""))].append(name)
         elif tc.find("skipped") is not None:
             skipped += 1
+            msg = (tc.find("skipped").get("message") or "").strip().splitlines()
+            by["skipped: " + (msg[0][:100] if msg else "?")].append(name)
         else:
             passed += 1
     return by, (passed, failed, skipped)
+
+
+def _order(item):
+    """Failures first, then skips; each by count, then name."""
+    r, names = item
+    return (r.startswith("skipped: "), -len(names), r)
 
 
 def main(argv):
@@ -73,11 +85,11 @@ def main(argv):
             print(f"\n### {title}: {p} passed, {f} failed, {s} skipped\n")
             if by:
                 print("| reason | tests |\n|---|---|")
-            for r, names in sorted(by.items(), key=lambda kv: (-len(kv[1]), kv[0])):
+            for r, names in sorted(by.items(), key=_order):
                 print(f"| {r} ({len(names)}) | {', '.join(sorted(set(names)))} |")
         else:
             print(f"{title}: {p} passed, {f} failed, {s} skipped")
-            for r, names in sorted(by.items(), key=lambda kv: (-len(kv[1]), kv[0])):
+            for r, names in sorted(by.items(), key=_order):
                 print(f"  {len(names):4d}  {r}")
 
 

@@ -14,11 +14,12 @@ import sys as _sys
 import types as _types
 
 from . import _binder, _composite, _dtypes, _extra, _names, _operators, _random  # noqa: F401  (_operators installs array operators)
-from ._array import _ARR_PTR, _Ctx, array, to_array, wrap
+from ._array import _ARR_PTR, _Ctx, ArrayIterator, ArrayLike, array, to_array, wrap
 from ._device import (Device, DeviceType, Stream, StreamContext, async_eval, clear_cache,
                       clear_streams, cpu, default_device, default_stream, device_count, eval,
                       get_active_memory, get_cache_memory, get_memory_limit, get_peak_memory, gpu,
-                      is_available, new_stream, reset_peak_memory, set_cache_limit,
+                      is_available, new_stream, new_thread_local_stream, new_thread_unsafe_stream,
+                      ThreadLocalStream, reset_peak_memory, set_cache_limit,
                       set_default_device, set_default_stream, set_memory_limit, set_wired_limit,
                       stream, synchronize)
 from ._indexing import ArrayAt
@@ -339,6 +340,10 @@ def _varargs_method(name, kw):
     m.__name__ = name
     return m
 
+
+# MLX 0.32's second names for the same functions (the array API standard's spellings).
+cumulative_sum, cumulative_prod, matrix_norm = cumsum, cumprod, linalg.norm
+array.__div__, array.__rdiv__ = array.__truediv__, array.__rtruediv__
 
 array.real = property(lambda self: real(self), doc="The real part (a property, as in MLX).")
 array.imag = property(lambda self: imag(self), doc="The imaginary part (a property, as in MLX).")

@@ -1,5 +1,7 @@
 """Devices, streams, evaluation and memory statistics (``mx.cpu``, ``mx.eval`` …)."""
 import enum
+import itertools
+import threading
 
 from ._array import _Ctx, array
 from ._ffi import check, ffi, lib
@@ -103,6 +105,46 @@ def new_stream(device):
     return _wrap_stream(lib.mlx_stream_new_device(d[0]))
 
 
+def new_thread_unsafe_stream(device):
+    """A new stream on ``device`` that any thread may use. Every mlx-arm stream can be used
+    from any thread (work is recorded per call, evaluated in order), so this is ``new_stream``."""
+    return new_stream(device)
+
+
+class ThreadLocalStream:
+    """``mx.new_thread_local_stream(device)``: one name for a stream per thread — each thread
+    that records work on it gets a stream of its own on ``device``, made on first use."""
+
+    _made = itertools.count()
+
+    def __init__(self, device):
+        self._device = _as_device(device)
+        self._index = next(ThreadLocalStream._made)
+        self._local = threading.local()
+
+    @property
+    def device(self):
+        """The device every thread's stream is on."""
+        return self._device
+
+    def __repr__(self):
+        return f"ThreadLocalStream({self.device!r}, {self._index})"
+
+    def _stream(self):
+        s = getattr(self._local, "stream", None)
+        if s is None:
+            s = self._local.stream = new_stream(self.device)
+        return s
+
+    def _stream_handle(self):
+        return self._stream()._stream_handle()
+
+
+def new_thread_local_stream(device):
+    """A ThreadLocalStream on ``device``."""
+    return ThreadLocalStream(device)
+
+
 def _current():
     """The Stream ops use when given none."""
     return _Ctx.current
@@ -121,6 +163,8 @@ class StreamContext:
     """``with mx.stream(s):`` — ops inside use ``s`` (a Stream, Device or DeviceType)."""
 
     def __init__(self, s):
+        if isinstance(s, ThreadLocalStream):
+            s = s._stream()
         self._s = s if isinstance(s, Stream) else default_stream(s)
         self._saved = None
 
