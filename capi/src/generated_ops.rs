@@ -3287,6 +3287,52 @@ pub unsafe extern "C" fn mlx_arm_vecdot(res: *mut mlx_array, a: mlx_array, b: ml
     })
 }
 
+/// `mlx_arm_unique`: wraps `unique`.
+///
+/// # Safety
+/// Handles must be empty or live; pointers must hold their counts.
+#[no_mangle]
+pub unsafe extern "C" fn mlx_arm_unique(res: *mut mlx_vector_array, a: mlx_array, size: c_int, return_index: bool, return_inverse: bool, return_counts: bool, fill_value: mlx_array, s: mlx_stream) -> c_int {
+    status("mlx_arm_unique", || {
+        let a = arg::array(a, "a")?;
+        let fill_value = arg::array_opt(fill_value)?;
+        arg::stream(s)?;
+        arg::set_vector_array(res, ops::unique(&a, i64::from(size), return_index, return_inverse, return_counts, fill_value.as_ref())?)
+    })
+}
+
+/// `mlx_arm_segmented_mm`: wraps `segmented_mm`.
+///
+/// # Safety
+/// Handles must be empty or live; pointers must hold their counts.
+#[no_mangle]
+pub unsafe extern "C" fn mlx_arm_segmented_mm(res: *mut mlx_array, a: mlx_array, b: mlx_array, segments: mlx_array, s: mlx_stream) -> c_int {
+    status("mlx_arm_segmented_mm", || {
+        let a = arg::array(a, "a")?;
+        let b = arg::array(b, "b")?;
+        let segments = arg::array(segments, "segments")?;
+        arg::stream(s)?;
+        arg::set_array(res, ops::segmented_mm(&a, &b, &segments)?)
+    })
+}
+
+/// `mlx_arm_block_masked_mm`: wraps `block_masked_mm`.
+///
+/// # Safety
+/// Handles must be empty or live; pointers must hold their counts.
+#[no_mangle]
+pub unsafe extern "C" fn mlx_arm_block_masked_mm(res: *mut mlx_array, a: mlx_array, b: mlx_array, block_size: c_int, mask_out: mlx_array, mask_lhs: mlx_array, mask_rhs: mlx_array, s: mlx_stream) -> c_int {
+    status("mlx_arm_block_masked_mm", || {
+        let a = arg::array(a, "a")?;
+        let b = arg::array(b, "b")?;
+        let mask_out = arg::array_opt(mask_out)?;
+        let mask_lhs = arg::array_opt(mask_lhs)?;
+        let mask_rhs = arg::array_opt(mask_rhs)?;
+        arg::stream(s)?;
+        arg::set_array(res, ops::block_masked_mm(&a, &b, i64::from(block_size), mask_out.as_ref(), mask_lhs.as_ref(), mask_rhs.as_ref())?)
+    })
+}
+
 /// `mlx_depends`: wraps `depends`.
 ///
 /// # Safety
@@ -3640,6 +3686,20 @@ pub unsafe extern "C" fn mlx_fast_scaled_dot_product_attention(res: *mut mlx_arr
         let sinks = arg::array_opt(sinks)?;
         arg::stream(s)?;
         arg::set_array(res, compose::sdpa(&queries, &keys, &values, scale, mask_mode, mask_arr.as_ref(), sinks.as_ref())?)
+    })
+}
+
+/// `mlx_arm_fast_cross_entropy`: wraps `cross_entropy::cross_entropy`.
+///
+/// # Safety
+/// Handles must be empty or live; pointers must hold their counts.
+#[no_mangle]
+pub unsafe extern "C" fn mlx_arm_fast_cross_entropy(res: *mut mlx_array, logits: mlx_array, targets: mlx_array, s: mlx_stream) -> c_int {
+    status("mlx_arm_fast_cross_entropy", || {
+        let logits = arg::array(logits, "logits")?;
+        let targets = arg::array(targets, "targets")?;
+        arg::stream(s)?;
+        arg::set_array(res, ops::cross_entropy::cross_entropy(&logits, &targets)?)
     })
 }
 

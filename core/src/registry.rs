@@ -226,6 +226,11 @@ core_api! {
     // fixes: gather_mm / qqmm (compositions, see ops/gather_mm.rs)
     "mx.gather_mm" => crate::ops::gather_mm,
     "mx.qqmm" => crate::ops::qqmm,
+    // misc4: unique, fast.cross_entropy, segmented_mm, block_masked_mm (compositions)
+    "mx.unique" => crate::ops::unique,
+    "mx.fast.cross_entropy" => crate::ops::cross_entropy::cross_entropy,
+    "mx.segmented_mm" => crate::ops::segmented_mm,
+    "mx.block_masked_mm" => crate::ops::block_masked_mm,
     // files (the std layer adds path-based wrappers that memory-map: crate::io::arrays)
     "mx.load" => crate::io::arrays::load_bytes,
     "mx.save" => crate::io::arrays::npy_bytes,

@@ -233,6 +233,10 @@ pub fn table() -> Vec<Op> {
         ("arm_searchsorted", "sorted_sequence: array, values: array, side: str", A, "ops::searchsorted(&sorted_sequence, &values, side)"),
         ("arm_diff", "a: array, n: int, axis: int", A, "ops::diff(&a, i64::from(n), axis as isize)"),
         ("arm_vecdot", "a: array, b: array, axis: int", A, "ops::vecdot(&a, &b, axis as isize)"),
+        // misc4: MLX 0.32 ops mlx-c 0.31 lacks (extensions `mlx_arm_<name>`, MLX's parameter names).
+        ("arm_unique", "a: array, size: int, return_index: bool, return_inverse: bool, return_counts: bool, fill_value: array?", V, "ops::unique(&a, i64::from(size), return_index, return_inverse, return_counts, fill_value.as_ref())"),
+        ("arm_segmented_mm", "a: array, b: array, segments: array", A, "ops::segmented_mm(&a, &b, &segments)"),
+        ("arm_block_masked_mm", "a: array, b: array, block_size: int, mask_out: array?, mask_lhs: array?, mask_rhs: array?", A, "ops::block_masked_mm(&a, &b, i64::from(block_size), mask_out.as_ref(), mask_lhs.as_ref(), mask_rhs.as_ref())"),
     ];
     for (name, params, out, call) in lines {
         t.push(op(name, "ops", params, *out, call));

@@ -38,17 +38,26 @@ pub fn eval(op: &LinalgOp, inputs: Vec<Array>, outputs: &[OutMeta]) -> Result<Ve
     Ok(alloc::vec![out])
 }
 
-/// Per batch matrix of `a`, its singular values (f64 Jacobi), stored in `dtype`.
+/// Per batch matrix of `a` (real or complex64), its singular values (f64 Jacobi), stored in
+/// `dtype` (float32 for complex64 input).
 fn singular_values(a: &Array, shape: &[usize], dtype: crate::DType) -> Result<Data> {
     let nd = a.ndim();
     let (m, n) = (a.shape()[nd - 2], a.shape()[nd - 1]);
-    let x = crate::ops::astype(a, crate::DType::Float64)?;
-    let v = x.to_vec::<f64>()?;
     let out = Data::alloc(shape, dtype, "svd")?;
     let k = m.min(n);
     let count: usize = shape.iter().product();
     let mut s_all = Vec::with_capacity(count);
-    if k > 0 {
+    if k > 0 && a.dtype() == crate::DType::Complex64 {
+        let v: Vec<super::decomp::eig::C> = a
+            .to_vec::<crate::element::Complex64>()?
+            .iter()
+            .map(|z| super::decomp::eig::C::new(z.re as f64, z.im as f64))
+            .collect();
+        for mat in v.chunks_exact(m * n) {
+            s_all.extend(super::svd::singular_values(mat, m, n));
+        }
+    } else if k > 0 {
+        let v = crate::ops::astype(a, crate::DType::Float64)?.to_vec::<f64>()?;
         for mat in v.chunks_exact(m * n) {
             s_all.extend(super::svd::singular_values(mat, m, n));
         }

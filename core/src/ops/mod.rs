@@ -42,3 +42,9 @@ pub use difference::diff;
 pub use hadamard::hadamard_transform;
 pub use vecprod::{cross, vecdot};
 pub use window::{bartlett, blackman, hamming, hanning};
+// misc4: unique, fast.cross_entropy, segmented_mm, block_masked_mm
+pub mod cross_entropy;
+pub mod masked_mm;
+pub mod unique;
+pub use masked_mm::{block_masked_mm, segmented_mm};
+pub use unique::unique;

@@ -33,6 +33,8 @@ int mlx_fast_rope(mlx_array* res, const mlx_array x, int dims, bool traditional,
 int mlx_fast_rope_dynamic(mlx_array* res, const mlx_array x, int dims, bool traditional, mlx_optional_float base, float scale, const mlx_array offset, const mlx_array freqs /* may be null */, const mlx_stream s);
 /** `mlx_fast_scaled_dot_product_attention`: see mlx.core.fast.scaled_dot_product_attention. */
 int mlx_fast_scaled_dot_product_attention(mlx_array* res, const mlx_array queries, const mlx_array keys, const mlx_array values, float scale, const char* mask_mode, const mlx_array mask_arr /* may be null */, const mlx_array sinks /* may be null */, const mlx_stream s);
+/** `mlx_arm_fast_cross_entropy`: see mlx.core.cross_entropy::cross_entropy. */
+int mlx_arm_fast_cross_entropy(mlx_array* res, const mlx_array logits, const mlx_array targets, const mlx_stream s);
 
 /**@}*/
 

@@ -51,6 +51,9 @@ typedef struct mlx_arm_memory_stats_ {
 } mlx_arm_memory_stats;
 /** All memory figures at once. */
 int mlx_arm_get_memory_stats(mlx_arm_memory_stats* res);
+/** `mx.get_array_buffer_size`: bytes of the distinct buffers behind the evaluated `arrays`
+ *  (an unevaluated one is an error; nothing is evaluated). */
+int mlx_arm_get_array_buffer_size(size_t* res, const mlx_vector_array arrays);
 
 /** Returns `size` bytes aligned to `align`, or NULL. */
 typedef void* (*mlx_arm_alloc_fn)(size_t size, size_t align, void* user);

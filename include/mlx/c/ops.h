@@ -497,6 +497,12 @@ int mlx_arm_searchsorted(mlx_array* res, const mlx_array sorted_sequence, const 
 int mlx_arm_diff(mlx_array* res, const mlx_array a, int n, int axis, const mlx_stream s);
 /** `mlx_arm_vecdot`: see mlx.core.vecdot. */
 int mlx_arm_vecdot(mlx_array* res, const mlx_array a, const mlx_array b, int axis, const mlx_stream s);
+/** `mlx_arm_unique`: see mlx.core.unique. */
+int mlx_arm_unique(mlx_vector_array* res, const mlx_array a, int size, bool return_index, bool return_inverse, bool return_counts, const mlx_array fill_value /* may be null */, const mlx_stream s);
+/** `mlx_arm_segmented_mm`: see mlx.core.segmented_mm. */
+int mlx_arm_segmented_mm(mlx_array* res, const mlx_array a, const mlx_array b, const mlx_array segments, const mlx_stream s);
+/** `mlx_arm_block_masked_mm`: see mlx.core.block_masked_mm. */
+int mlx_arm_block_masked_mm(mlx_array* res, const mlx_array a, const mlx_array b, int block_size, const mlx_array mask_out /* may be null */, const mlx_array mask_lhs /* may be null */, const mlx_array mask_rhs /* may be null */, const mlx_stream s);
 /** `mlx_depends`: see mlx.core.depends. */
 int mlx_depends(mlx_vector_array* res, const mlx_vector_array inputs, const mlx_vector_array dependencies);
 

@@ -105,6 +105,95 @@ def qqmm(x, w, scales=None, group_size=None, bits=None, mode="nvfp4", global_sca
                 stream_handle(stream))
 
 
+# misc4: unique (one array or a tuple, an optional scalar-or-array fill), get_array_buffer_size
+# and device_info (Python-level in MLX too).
+def unique(a, /, size, return_index=False, return_inverse=False, return_counts=False, fill_value=None, *,
+           stream=None):
+    """The sorted unique elements of the flattened ``a`` in an output of the static length
+    ``size`` (padded with ``fill_value``); a tuple with index / inverse / counts when asked."""
+    if not isinstance(size, int) or isinstance(size, bool):
+        raise TypeError(f"unique(): size must be an int, got {type(size).__name__}")
+    a = to_array(a)
+    keep = []
+    fill = lib.mlx_array_new()
+    if fill_value is not None:
+        f = fill_value if isinstance(fill_value, array) else to_array(fill_value)
+        keep.append(f)
+        fill = f._p[0]
+    outs = _vector_list("mlx_arm_unique", a._p[0], size, bool(return_index), bool(return_inverse),
+                        bool(return_counts), fill, stream_handle(stream))
+    return tuple(outs) if (return_index or return_inverse or return_counts) else outs[0]
+
+
+def _array_leaves(tree, out):
+    """The arrays of a tree of lists / tuples / dicts (other leaves ignored, as MLX)."""
+    if isinstance(tree, array):
+        out.append(tree)
+    elif isinstance(tree, (list, tuple)):
+        for t in tree:
+            _array_leaves(t, out)
+    elif isinstance(tree, dict):
+        for t in tree.values():
+            _array_leaves(t, out)
+    return out
+
+
+def get_array_buffer_size(*args):
+    """Bytes of the buffers backing the (evaluated) arrays in ``args`` (arrays or trees of
+    them), each buffer counted once."""
+    vec = _Vec(_array_leaves(list(args), []))
+    r = ffi.new("size_t*")
+    check(lib.mlx_arm_get_array_buffer_size(r, vec.v))
+    return int(r[0])
+
+
+def _cpu_name(arch):
+    """The CPU brand string, as MLX's CPU device reports it: /proc/cpuinfo's first
+    ``model name`` on Linux, else the architecture."""
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name") and ": " in line:
+                    return line.split(": ", 1)[1].rstrip("\n")
+    except OSError:
+        pass
+    return arch
+
+
+def device_info(d=None):
+    """Properties of device ``d`` (default: the default device) with MLX's keys: for the CPU
+    ``device_name`` (the brand string) and ``architecture``; ``{}`` for a device that is not
+    available (MLX's answer for a GPU it lacks); a GPU backend's own name otherwise."""
+    from ._device import Device, DeviceType, default_device, is_available
+
+    if d is None:
+        d = default_device()
+    elif isinstance(d, int) and not isinstance(d, DeviceType):
+        d = DeviceType(d)  # MLX's nanobind enum takes its integer value too
+    if isinstance(d, DeviceType):
+        d = Device(d)
+    if not isinstance(d, Device):
+        raise TypeError(f"device_info(): d must be None, a Device or a DeviceType, got {type(d).__name__}")
+    if not is_available(d):
+        return {}
+    h = d._c()
+    info = ffi.new("mlx_device_info*", lib.mlx_device_info_new())
+    try:
+        check(lib.mlx_device_info_get(info, h[0]))
+        s = ffi.new("const char**")
+
+        def get(key):
+            k = ffi.new("char[]", key.encode())
+            return ffi.string(s[0]).decode() if lib.mlx_device_info_get_string(s, info[0], k) == 0 else None
+
+        arch = get("architecture") or ""
+        if d.type == DeviceType.cpu:
+            return {"architecture": arch, "device_name": _cpu_name(arch)}
+        return {"architecture": arch, "device_name": get("device_name") or ""}
+    finally:
+        lib.mlx_device_info_free(info[0])
+
+
 # (module attribute path, function, C functions needed)
 _TABLE = [
     ("einsum", einsum, ["mlx_einsum"]),
@@ -112,6 +201,9 @@ _TABLE = [
     ("fast.rope", rope, ["mlx_fast_rope", "mlx_fast_rope_dynamic"]),
     ("depends", depends, ["mlx_depends"]),
     ("qqmm", qqmm, ["mlx_qqmm"]),
+    ("unique", unique, ["mlx_arm_unique"]),
+    ("get_array_buffer_size", get_array_buffer_size, ["mlx_arm_get_array_buffer_size"]),
+    ("device_info", device_info, ["mlx_device_info_get"]),
 ]
 
 

@@ -22,22 +22,22 @@ impl C {
     pub fn new(re: f64, im: f64) -> C {
         C { re, im }
     }
-    fn add(self, o: C) -> C {
+    pub(crate) fn add(self, o: C) -> C {
         C::new(self.re + o.re, self.im + o.im)
     }
-    fn sub(self, o: C) -> C {
+    pub(crate) fn sub(self, o: C) -> C {
         C::new(self.re - o.re, self.im - o.im)
     }
-    fn mul(self, o: C) -> C {
+    pub(crate) fn mul(self, o: C) -> C {
         C::new(self.re * o.re - self.im * o.im, self.re * o.im + self.im * o.re)
     }
-    fn scale(self, k: f64) -> C {
+    pub(crate) fn scale(self, k: f64) -> C {
         C::new(self.re * k, self.im * k)
     }
-    fn conj(self) -> C {
+    pub(crate) fn conj(self) -> C {
         C::new(self.re, -self.im)
     }
-    fn abs(self) -> f64 {
+    pub(crate) fn abs(self) -> f64 {
         libm::hypot(self.re, self.im)
     }
     fn div(self, o: C) -> C {

@@ -56,6 +56,21 @@ pub fn eval(op: &LinalgOp, a: &Array, outputs: &[OutMeta]) -> Result<Vec<Data>> 
                 outs[1].extend(r);
             }
         }
+        LinalgOp::Svd if a.dtype() == DType::Complex64 => {
+            let c = complex_input(a)?;
+            let (mut u_all, mut s_all, mut vt_all) = (Vec::new(), Vec::new(), Vec::new());
+            for b in 0..count {
+                let (u, s, vt) = super::svd::svd(&c[b * m * n..(b + 1) * m * n], m, n);
+                u_all.extend(u);
+                s_all.extend(s);
+                vt_all.extend(vt);
+            }
+            return Ok(alloc::vec![
+                store_complex(&outputs[0], &u_all)?,
+                store(meta(outputs, 1, name)?, &s_all)?,
+                store_complex(meta(outputs, 2, name)?, &vt_all)?,
+            ]);
+        }
         LinalgOp::Svd => {
             for mat in mats {
                 let (u, s, vt) = super::svd::svd(mat, m, n);

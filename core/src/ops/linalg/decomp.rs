@@ -23,11 +23,10 @@ fn check_float(dtype: DType, op: &'static str) -> Result<()> {
     Ok(())
 }
 
-/// MLX accepts complex64 here too; this core has no complex decomposition kernels yet.
+/// The dtypes MLX's svd and eig family accept.
 fn check_float_or_complex(dtype: DType, op: &'static str) -> Result<()> {
     match dtype {
-        DType::Float32 | DType::Float64 => Ok(()),
-        DType::Complex64 => Err(Error::unsupported(op, "complex64 input is not supported.")),
+        DType::Float32 | DType::Float64 | DType::Complex64 => Ok(()),
         other => Err(Error::invalid(
             op,
             format!("Arrays must have type float32, float64 or complex64. Received array with type {other}."),
@@ -127,7 +126,8 @@ pub fn qr(a: &Array) -> Result<(Array, Array)> {
 }
 
 /// `mx.linalg.svd(a, compute_uv=True)`: `[U, S, Vt]` (full `U [..., M, M]`, `Vt [..., N, N]`),
-/// or `[S]` without `compute_uv`.
+/// or `[S]` without `compute_uv`. Complex64 input gives complex64 `U`, `Vt` (`Vt = Vᴴ`) and
+/// float32 `S`, as MLX.
 pub fn svd(a: &Array, compute_uv: bool) -> Result<Vec<Array>> {
     const OP: &str = "linalg::svd";
     check_float_or_complex(a.dtype(), OP)?;
@@ -144,7 +144,7 @@ pub fn svd(a: &Array, compute_uv: bool) -> Result<Vec<Array>> {
     let (m, n) = (a.shape()[nd - 2], a.shape()[nd - 1]);
     let metas = alloc::vec![
         (with_last(a, 2, &[m, m]), a.dtype()),
-        (with_last(a, 2, &[m.min(n)]), a.dtype()),
+        (with_last(a, 2, &[m.min(n)]), real_of(a.dtype())),
         (with_last(a, 2, &[n, n]), a.dtype()),
     ];
     Ok(Array::from_op_multi(Primitive::Linalg(LinalgOp::Svd), alloc::vec![a.clone()], metas))

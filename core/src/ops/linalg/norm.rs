@@ -73,9 +73,14 @@ fn matrix_norm(a: &Array, ord: NormOrd, axes: &[isize], keepdims: bool) -> Resul
             let r = if o > 0.0 { max(&s, Some(&[r_ax]), keepdims)? } else { min(&s, Some(&[r_ax]), keepdims)? };
             astype(&r, dtype)
         }
-        NormOrd::Num(o) if o == 2.0 || o == -2.0 => singular_value_norm(a, row, col, keepdims, |s| {
-            if o > 0.0 { max(s, Some(&[-1]), false) } else { min(s, Some(&[-1]), false) }
-        }),
+        // MLX casts back to the input's float type here (not for 'nuc'): complex64 input
+        // gives a complex64 2-norm.
+        NormOrd::Num(o) if o == 2.0 || o == -2.0 => astype(
+            &singular_value_norm(a, row, col, keepdims, |s| {
+                if o > 0.0 { max(s, Some(&[-1]), false) } else { min(s, Some(&[-1]), false) }
+            })?,
+            dtype,
+        ),
         NormOrd::Nuc => singular_value_norm(a, row, col, keepdims, |s| sum(s, Some(&[-1]), false)),
         NormOrd::Num(o) => Err(Error::invalid(OP, format!("Invalid ord {o} for matrix norm."))),
     }
