@@ -241,17 +241,30 @@ where
     let in_img: usize = in_sp.iter().product::<usize>() * cin;
     let mut col: Vec<A> = alloc::vec![A::ZERO; rows * kcols];
     let mut opos = alloc::vec![0usize; sd];
+    let mut obase = alloc::vec![0isize; sd];
+    // Offset of every kernel tap from its window's origin (flipped, dilated), computed once:
+    // the column fill below is the kernel's hot loop (one tap per element when C_in/groups = 1).
+    let mut toff = alloc::vec![0isize; taps * sd];
     let mut tpos = alloc::vec![0usize; sd];
+    for t in 0..taps {
+        unravel(t, k_sp, &mut tpos);
+        for i in 0..sd {
+            let k = if p.flip { k_sp[i] - 1 - tpos[i] } else { tpos[i] };
+            toff[t * sd + i] = (k * p.kernel_dilation[i]) as isize;
+        }
+    }
     for img in 0..nb {
         let xi = &xv[img * in_img..(img + 1) * in_img];
         for gi in 0..g {
             // Fill the column matrix for this image and group.
             for r in 0..rows {
                 unravel(r, out_sp, &mut opos);
+                for (i, o) in obase.iter_mut().enumerate() {
+                    *o = (opos[i] * p.stride[i]) as isize - p.pad_lo[i] as isize;
+                }
                 for t in 0..taps {
-                    unravel(t, k_sp, &mut tpos);
                     let dst = &mut col[r * kcols + t * cg..r * kcols + (t + 1) * cg];
-                    match source(p, in_sp, k_sp, &opos, &tpos) {
+                    match source(&obase, &toff[t * sd..(t + 1) * sd], &p.input_dilation, in_sp) {
                         Some(base) => {
                             let src = &xi[base * cin + gi * cg..base * cin + (gi + 1) * cg];
                             for (d, &s) in dst.iter_mut().zip(src) {
@@ -290,21 +303,25 @@ fn unravel(mut i: usize, dims: &[usize], idx: &mut [usize]) {
     }
 }
 
-/// The flat spatial index of the input element kernel tap `tpos` meets at output `opos`, or
-/// None where it falls in padding or between dilated input elements.
-fn source(p: &ConvParams, in_sp: &[usize], k_sp: &[usize], opos: &[usize], tpos: &[usize]) -> Option<usize> {
+/// The flat spatial index of the input element that the kernel tap at offset `toff` meets in
+/// the window whose origin (in padded, dilated input coordinates) is `obase`, or None where it
+/// falls in padding or between dilated input elements.
+fn source(obase: &[isize], toff: &[isize], input_dilation: &[usize], in_sp: &[usize]) -> Option<usize> {
     let mut flat = 0usize;
     for i in 0..in_sp.len() {
-        let t = if p.flip { k_sp[i] - 1 - tpos[i] } else { tpos[i] };
-        let pos = (opos[i] * p.stride[i] + t * p.kernel_dilation[i]) as isize - p.pad_lo[i] as isize;
+        let pos = obase[i] + toff[i];
         if pos < 0 {
             return None;
         }
         let pos = pos as usize;
-        if pos % p.input_dilation[i] != 0 {
+        let d = input_dilation[i];
+        let src = if d == 1 {
+            pos
+        } else if pos % d == 0 {
+            pos / d
+        } else {
             return None;
-        }
-        let src = pos / p.input_dilation[i];
+        };
         if src >= in_sp[i] {
             return None;
         }
