@@ -37,7 +37,7 @@ def test_matches_real_mlx(case):
 def test_convolve_matches_numpy():
     """numpy.convolve is a second oracle for the 1-D convolution (full/same/valid)."""
     rng = np.random.default_rng(0)
-    for la, lv in ((9, 4), (4, 9), (6, 5), (1, 3)):
+    for la, lv in ((9, 4), (4, 9), (6, 5), (1, 3), (50, 17), (17, 50)):
         a, v = rng.standard_normal(la).astype(np.float32), rng.standard_normal(lv).astype(np.float32)
         for mode in ("full", "valid"):
             np.testing.assert_allclose(np.array(mx.convolve(mx.array(a), mx.array(v), mode=mode)),

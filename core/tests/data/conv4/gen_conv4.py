@@ -39,6 +39,7 @@ C3 = [
     ("odd", (1, 3, 5, 7, 3), (1, 3, 3, 3, 3), (1, 2, 2), 1, 1, 1),
     ("neg_pad", (1, 6, 6, 6, 2), (2, 2, 2, 2, 2), 1, -1, 1, 1),
     ("1x1x1", (2, 2, 3, 4, 5), (4, 1, 1, 1, 5), 1, 0, 1, 1),
+    ("one_out_channel", (1, 5, 4, 6, 2), (1, 3, 3, 3, 2), 1, 1, 1, 1),
 ]
 for name, xs, ws, s, p, d, g in C3:
     case(f"conv3d_{name}", "conv3d", [rand(*xs), rand(*ws)],
@@ -71,6 +72,7 @@ CT = [
     (1, "stride3_dil2", (1, 4, 3), (2, 3, 3), 3, 0, 2, 0, 1),
     (1, "groups2", (1, 5, 4), (4, 3, 2), 1, 0, 1, 0, 2),
     (1, "groups4_stride2", (2, 6, 8), (8, 2, 2), 2, 1, 1, 1, 4),
+    (1, "depthwise_k9", (2, 12, 4), (4, 9, 1), 2, 3, 1, 1, 4),
     (1, "bigpad_crops", (1, 5, 2), (3, 3, 2), 1, 3, 1, 0, 1),
     (1, "neg_pad", (1, 5, 2), (3, 3, 2), 1, -1, 1, 0, 1),
     (1, "neg_outpad", (1, 5, 2), (3, 3, 2), 2, 0, 1, -1, 1),
@@ -121,7 +123,7 @@ case("conv_transpose1d_err_int_input", "conv_transpose1d", [mx.ones((1, 5, 2), m
      lambda x, w: mx.conv_transpose1d(x, w), stride=[1], padding=[0], dilation=[1], output_padding=[0], groups=1)
 
 # ---- convolve ----
-for la, lv in ((5, 3), (5, 4), (3, 5), (4, 6), (1, 1), (1, 2), (2, 2), (7, 1), (6, 6), (9, 2)):
+for la, lv in ((5, 3), (5, 4), (3, 5), (4, 6), (1, 1), (1, 2), (2, 2), (7, 1), (6, 6), (9, 2), (40, 21), (16, 33)):
     for mode in ("full", "same", "valid"):
         case(f"convolve_{la}_{lv}_{mode}", "convolve", [rand(la), rand(lv)],
              lambda a, v, mode=mode: mx.convolve(a, v, mode=mode), mode=mode)
