@@ -253,6 +253,9 @@ where
             toff[t * sd + i] = (k * p.kernel_dilation[i]) as isize;
         }
     }
+    // Without groups, input dilation, flip or last-axis kernel dilation, the taps along the
+    // last spatial axis read consecutive input elements (all channels): copy them as runs.
+    let runs = g == 1 && !p.flip && p.input_dilation.iter().all(|&d| d == 1) && p.kernel_dilation[sd - 1] == 1;
     for img in 0..nb {
         let xi = &xv[img * in_img..(img + 1) * in_img];
         for gi in 0..g {
@@ -262,8 +265,13 @@ where
                 for (i, o) in obase.iter_mut().enumerate() {
                     *o = (opos[i] * p.stride[i]) as isize - p.pad_lo[i] as isize;
                 }
+                let row = &mut col[r * kcols..(r + 1) * kcols];
+                if runs {
+                    fill_runs(row, xi, &obase, &toff, in_sp, k_sp[sd - 1], cin);
+                    continue;
+                }
                 for t in 0..taps {
-                    let dst = &mut col[r * kcols + t * cg..r * kcols + (t + 1) * cg];
+                    let dst = &mut row[t * cg..(t + 1) * cg];
                     match source(&obase, &toff[t * sd..(t + 1) * sd], &p.input_dilation, in_sp) {
                         Some(base) => {
                             let src = &xi[base * cin + gi * cg..base * cin + (gi + 1) * cg];
@@ -302,6 +310,48 @@ where
         }
     }
     Ok(())
+}
+
+/// One column-matrix row when taps along the last axis are consecutive input elements (see
+/// `runs` in `conv_real`): for each position of the outer kernel axes, the `kl·cin` values
+/// starting at the window's last-axis origin, zero where they fall in padding.
+fn fill_runs<T, A>(row: &mut [A], xi: &[T], obase: &[isize], toff: &[isize], in_sp: &[usize], kl: usize, cin: usize)
+where
+    T: Real<Acc = A> + GemmIn<A> + Element,
+    A: Acc + GemmIn<A>,
+{
+    let sd = in_sp.len();
+    let last = sd - 1;
+    let n = in_sp[last] as isize;
+    for (to, dst) in row.chunks_exact_mut(kl * cin).enumerate() {
+        // Offsets of this run's first tap (its last-axis offset is 0: no flip, no dilation).
+        let off = &toff[to * kl * sd..(to * kl + 1) * sd];
+        let mut flat = 0usize;
+        let mut inside = true;
+        for i in 0..last {
+            let pos = obase[i] + off[i];
+            if pos < 0 || pos >= in_sp[i] as isize {
+                inside = false;
+                break;
+            }
+            flat = flat * in_sp[i] + pos as usize;
+        }
+        let start = obase[last] + off[last];
+        let (j0, j1) = if inside {
+            let j0 = (-start).clamp(0, kl as isize) as usize;
+            (j0, ((n - start).clamp(0, kl as isize) as usize).max(j0))
+        } else {
+            (0, 0)
+        };
+        dst[..j0 * cin].fill(A::ZERO);
+        dst[j1 * cin..].fill(A::ZERO);
+        if j1 > j0 {
+            let s0 = (flat * in_sp[last] + (start + j0 as isize) as usize) * cin;
+            for (d, &s) in dst[j0 * cin..j1 * cin].iter_mut().zip(&xi[s0..s0 + (j1 - j0) * cin]) {
+                *d = s.load();
+            }
+        }
+    }
 }
 
 /// `Σ a[i]·b[i]` with eight independent partial sums, so the loop vectorizes (the GEMM's
