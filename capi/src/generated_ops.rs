@@ -2917,6 +2917,63 @@ pub unsafe extern "C" fn mlx_conv_general(res: *mut mlx_array, input: mlx_array,
     })
 }
 
+/// `mlx_conv_transpose1d`: wraps `conv_transpose1d`.
+///
+/// # Safety
+/// Handles must be empty or live; pointers must hold their counts.
+#[no_mangle]
+pub unsafe extern "C" fn mlx_conv_transpose1d(res: *mut mlx_array, input: mlx_array, weight: mlx_array, stride: c_int, padding: c_int, dilation: c_int, output_padding: c_int, groups: c_int, s: mlx_stream) -> c_int {
+    status("mlx_conv_transpose1d", || {
+        let input = arg::array(input, "input")?;
+        let weight = arg::array(weight, "weight")?;
+        arg::stream(s)?;
+        arg::set_array(res, ops::conv_transpose1d(&input, &weight, stride as isize, padding as isize, dilation as isize, output_padding as isize, groups as isize)?)
+    })
+}
+
+/// `mlx_conv_transpose2d`: wraps `conv_transpose2d`.
+///
+/// # Safety
+/// Handles must be empty or live; pointers must hold their counts.
+#[no_mangle]
+pub unsafe extern "C" fn mlx_conv_transpose2d(res: *mut mlx_array, input: mlx_array, weight: mlx_array, stride_0: c_int, stride_1: c_int, padding_0: c_int, padding_1: c_int, dilation_0: c_int, dilation_1: c_int, output_padding_0: c_int, output_padding_1: c_int, groups: c_int, s: mlx_stream) -> c_int {
+    status("mlx_conv_transpose2d", || {
+        let input = arg::array(input, "input")?;
+        let weight = arg::array(weight, "weight")?;
+        arg::stream(s)?;
+        arg::set_array(res, ops::conv_transpose2d(&input, &weight, (stride_0 as isize, stride_1 as isize), (padding_0 as isize, padding_1 as isize), (dilation_0 as isize, dilation_1 as isize), (output_padding_0 as isize, output_padding_1 as isize), groups as isize)?)
+    })
+}
+
+/// `mlx_conv_transpose3d`: wraps `conv_transpose3d`.
+///
+/// # Safety
+/// Handles must be empty or live; pointers must hold their counts.
+#[no_mangle]
+pub unsafe extern "C" fn mlx_conv_transpose3d(res: *mut mlx_array, input: mlx_array, weight: mlx_array, stride_0: c_int, stride_1: c_int, stride_2: c_int, padding_0: c_int, padding_1: c_int, padding_2: c_int, dilation_0: c_int, dilation_1: c_int, dilation_2: c_int, output_padding_0: c_int, output_padding_1: c_int, output_padding_2: c_int, groups: c_int, s: mlx_stream) -> c_int {
+    status("mlx_conv_transpose3d", || {
+        let input = arg::array(input, "input")?;
+        let weight = arg::array(weight, "weight")?;
+        arg::stream(s)?;
+        arg::set_array(res, ops::conv_transpose3d(&input, &weight, (stride_0 as isize, stride_1 as isize, stride_2 as isize), (padding_0 as isize, padding_1 as isize, padding_2 as isize), (dilation_0 as isize, dilation_1 as isize, dilation_2 as isize), (output_padding_0 as isize, output_padding_1 as isize, output_padding_2 as isize), groups as isize)?)
+    })
+}
+
+/// `mlx_arm_convolve`: wraps `convolve`.
+///
+/// # Safety
+/// Handles must be empty or live; pointers must hold their counts.
+#[no_mangle]
+pub unsafe extern "C" fn mlx_arm_convolve(res: *mut mlx_array, a: mlx_array, v: mlx_array, mode: *const c_char, s: mlx_stream) -> c_int {
+    status("mlx_arm_convolve", || {
+        let a = arg::array(a, "a")?;
+        let v = arg::array(v, "v")?;
+        let mode = arg::string(mode, "mode")?;
+        arg::stream(s)?;
+        arg::set_array(res, ops::convolve(&a, &v, mode)?)
+    })
+}
+
 /// `mlx_quantize`: wraps `quantize`.
 ///
 /// # Safety

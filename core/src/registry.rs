@@ -162,6 +162,12 @@ core_api! {
     "mx.conv1d" => crate::ops::linalg::conv1d,
     "mx.conv2d" => crate::ops::linalg::conv2d,
     "mx.conv_general" => crate::ops::linalg::conv_general,
+    // conv4: 3-D and transposed convolution, 1-D convolve
+    "mx.conv3d" => crate::ops::linalg::conv3d,
+    "mx.conv_transpose1d" => crate::ops::linalg::conv_transpose1d,
+    "mx.conv_transpose2d" => crate::ops::linalg::conv_transpose2d,
+    "mx.conv_transpose3d" => crate::ops::linalg::conv_transpose3d,
+    "mx.convolve" => crate::ops::linalg::convolve,
     "mx.linalg.norm" => crate::ops::linalg::norm,
     // linalg decompositions (area: linalg; kernels in cpu/decomp)
     "mx.linalg.inv" => crate::ops::linalg::inv,

@@ -253,6 +253,28 @@ case("conv_general_dilated_flip", {"a": x2, "b": w2},
      "mlx_conv_general(&res, a, b, (int[]){1, 1}, 2, (int[]){1, 0}, 2, (int[]){0, 2}, 2, (int[]){1, 1}, 2, (int[]){2, 1}, 2, 1, true, s)",
      lambda a, b: mx.conv_general(a, b, 1, ([1, 0], [0, 2]), 1, (2, 1), 1, True))
 case("conv1d_channels_error", {"a": x1, "b": w1}, "mlx_conv1d(&res, a, b, 1, 0, 1, 1, s)", lambda a, b: mx.conv1d(a, b))
+# conv4: transposed convolutions and mlx_arm_convolve (own generator, so the draws above and
+# below stay as they were).
+rc = np.random.default_rng(44)
+xt1, wt1 = rc.standard_normal((2, 5, 4)).astype(f32), rc.standard_normal((6, 3, 2)).astype(f32)
+xt2, wt2 = rc.standard_normal((1, 4, 3, 2)).astype(f32), rc.standard_normal((3, 2, 3, 2)).astype(f32)
+xt3, wt3 = rc.standard_normal((1, 3, 2, 3, 2)).astype(f32), rc.standard_normal((2, 2, 2, 2, 2)).astype(f32)
+case("conv_transpose1d_groups", {"a": xt1, "b": wt1}, "mlx_conv_transpose1d(&res, a, b, 2, 1, 1, 1, 2, s)",
+     lambda a, b: mx.conv_transpose1d(a, b, 2, 1, 1, 1, 2))
+case("conv_transpose2d", {"a": xt2, "b": wt2}, "mlx_conv_transpose2d(&res, a, b, 2, 1, 1, 0, 1, 2, 1, 0, 1, s)",
+     lambda a, b: mx.conv_transpose2d(a, b, (2, 1), (1, 0), (1, 2), (1, 0), 1))
+case("conv_transpose3d", {"a": xt3, "b": wt3}, "mlx_conv_transpose3d(&res, a, b, 1, 2, 1, 0, 1, 0, 1, 1, 2, 0, 1, 0, 1, s)",
+     lambda a, b: mx.conv_transpose3d(a, b, (1, 2, 1), (0, 1, 0), (1, 1, 2), (0, 1, 0), 1))
+case("conv_transpose1d_stride_error", {"a": xt1, "b": wt1}, "mlx_conv_transpose1d(&res, a, b, 0, 0, 1, 0, 2, s)",
+     lambda a, b: mx.conv_transpose1d(a, b, 0, 0, 1, 0, 2))
+case("conv_transpose3d_groups_error", {"a": xt3, "b": wt3}, "mlx_conv_transpose3d(&res, a, b, 1, 1, 1, 0, 0, 0, 1, 1, 1, 0, 0, 0, 2, s)",
+     lambda a, b: mx.conv_transpose3d(a, b, groups=2))
+cv_a, cv_v = rc.standard_normal(7).astype(f32), rc.standard_normal(4).astype(f32)
+for mode in ("full", "same", "valid"):
+    case(f"arm_convolve_{mode}", {"a": cv_a, "b": cv_v}, f'mlx_arm_convolve(&res, b, a, "{mode}", s)',
+         lambda a, b, mode=mode: mx.convolve(b, a, mode))
+case("arm_convolve_mode_error", {"a": cv_a, "b": cv_v}, 'mlx_arm_convolve(&res, a, b, "middle", s)',
+     lambda a, b: mx.convolve(a, b, "middle"))
 
 # ---- quantization --------------------------------------------------------------------------
 wq_src = rng.standard_normal((4, 64)).astype(f32)

@@ -250,17 +250,38 @@ where
     let in_img: usize = in_sp.iter().product::<usize>() * cin;
     let mut col: Vec<A> = alloc::vec![A::ZERO; rows * kcols];
     let mut opos = alloc::vec![0usize; sd];
+    let mut obase = alloc::vec![0isize; sd];
+    // Offset of every kernel tap from its window's origin (flipped, dilated), computed once:
+    // the column fill below is the kernel's hot loop (one tap per element when C_in/groups = 1).
+    let mut toff = alloc::vec![0isize; taps * sd];
     let mut tpos = alloc::vec![0usize; sd];
+    for t in 0..taps {
+        unravel(t, k_sp, &mut tpos);
+        for i in 0..sd {
+            let k = if p.flip { k_sp[i] - 1 - tpos[i] } else { tpos[i] };
+            toff[t * sd + i] = (k * p.kernel_dilation[i]) as isize;
+        }
+    }
+    // Without groups, input dilation, flip or last-axis kernel dilation, the taps along the
+    // last spatial axis read consecutive input elements (all channels): copy them as runs.
+    let runs = g == 1 && !p.flip && p.input_dilation.iter().all(|&d| d == 1) && p.kernel_dilation[sd - 1] == 1;
     for img in 0..nb {
         let xi = &xv[img * in_img..(img + 1) * in_img];
         for gi in 0..g {
             // Fill the column matrix for this image and group.
             for r in 0..rows {
                 unravel(r, out_sp, &mut opos);
+                for (i, o) in obase.iter_mut().enumerate() {
+                    *o = (opos[i] * p.stride[i]) as isize - p.pad_lo[i] as isize;
+                }
+                let row = &mut col[r * kcols..(r + 1) * kcols];
+                if runs {
+                    fill_runs(row, xi, &obase, &toff, in_sp, k_sp[sd - 1], cin);
+                    continue;
+                }
                 for t in 0..taps {
-                    unravel(t, k_sp, &mut tpos);
-                    let dst = &mut col[r * kcols + t * cg..r * kcols + (t + 1) * cg];
-                    match source(p, in_sp, k_sp, &opos, &tpos) {
+                    let dst = &mut row[t * cg..(t + 1) * cg];
+                    match source(&obase, &toff[t * sd..(t + 1) * sd], &p.input_dilation, in_sp) {
                         Some(base) => {
                             let src = &xi[base * cin + gi * cg..base * cin + (gi + 1) * cg];
                             for (d, &s) in dst.iter_mut().zip(src) {
@@ -270,6 +291,15 @@ where
                         None => dst.iter_mut().for_each(|d| *d = A::ZERO),
                     }
                 }
+            }
+            if og == 1 {
+                // One output channel per group (depthwise, `convolve`): a matrix-vector product.
+                let wg = &wv[gi * kcols..(gi + 1) * kcols];
+                for r in 0..rows {
+                    // SAFETY: img·rows·cout + r·cout + gi < nb·rows·cout = n_out, acc's length.
+                    unsafe { *acc.add(img * rows * cout + r * cout + gi) = dot(&col[r * kcols..(r + 1) * kcols], wg) };
+                }
+                continue;
             }
             // SAFETY: col is rows×kcols; the weight group is og×kcols read transposed; the
             // output block rows×og at column offset gi·og with row stride cout is ours alone.
@@ -291,6 +321,65 @@ where
     Ok(())
 }
 
+/// One column-matrix row when taps along the last axis are consecutive input elements (see
+/// `runs` in `conv_real`): for each position of the outer kernel axes, the `kl·cin` values
+/// starting at the window's last-axis origin, zero where they fall in padding.
+fn fill_runs<T, A>(row: &mut [A], xi: &[T], obase: &[isize], toff: &[isize], in_sp: &[usize], kl: usize, cin: usize)
+where
+    T: Real<Acc = A> + GemmIn<A> + Element,
+    A: Acc + GemmIn<A>,
+{
+    let sd = in_sp.len();
+    let last = sd - 1;
+    let n = in_sp[last] as isize;
+    for (to, dst) in row.chunks_exact_mut(kl * cin).enumerate() {
+        // Offsets of this run's first tap (its last-axis offset is 0: no flip, no dilation).
+        let off = &toff[to * kl * sd..(to * kl + 1) * sd];
+        let mut flat = 0usize;
+        let mut inside = true;
+        for i in 0..last {
+            let pos = obase[i] + off[i];
+            if pos < 0 || pos >= in_sp[i] as isize {
+                inside = false;
+                break;
+            }
+            flat = flat * in_sp[i] + pos as usize;
+        }
+        let start = obase[last] + off[last];
+        let (j0, j1) = if inside {
+            let j0 = (-start).clamp(0, kl as isize) as usize;
+            (j0, ((n - start).clamp(0, kl as isize) as usize).max(j0))
+        } else {
+            (0, 0)
+        };
+        dst[..j0 * cin].fill(A::ZERO);
+        dst[j1 * cin..].fill(A::ZERO);
+        if j1 > j0 {
+            let s0 = (flat * in_sp[last] + (start + j0 as isize) as usize) * cin;
+            for (d, &s) in dst[j0 * cin..j1 * cin].iter_mut().zip(&xi[s0..s0 + (j1 - j0) * cin]) {
+                *d = s.load();
+            }
+        }
+    }
+}
+
+/// `Σ a[i]·b[i]` with eight independent partial sums, so the loop vectorizes (the GEMM's
+/// packing costs more than it saves when B has a single column).
+fn dot<A: Acc>(a: &[A], b: &[A]) -> A {
+    let mut s = [A::ZERO; 8];
+    let n8 = a.len() / 8 * 8;
+    for (ca, cb) in a[..n8].chunks_exact(8).zip(b[..n8].chunks_exact(8)) {
+        for k in 0..8 {
+            s[k] = s[k] + ca[k] * cb[k];
+        }
+    }
+    let mut t = ((s[0] + s[1]) + (s[2] + s[3])) + ((s[4] + s[5]) + (s[6] + s[7]));
+    for (&x, &y) in a[n8..].iter().zip(&b[n8..]) {
+        t = t + x * y;
+    }
+    t
+}
+
 /// Row-major multi-index of `i` in `dims`.
 fn unravel(mut i: usize, dims: &[usize], idx: &mut [usize]) {
     for (d, x) in dims.iter().zip(idx.iter_mut()).rev() {
@@ -299,21 +388,25 @@ fn unravel(mut i: usize, dims: &[usize], idx: &mut [usize]) {
     }
 }
 
-/// The flat spatial index of the input element kernel tap `tpos` meets at output `opos`, or
-/// None where it falls in padding or between dilated input elements.
-fn source(p: &ConvParams, in_sp: &[usize], k_sp: &[usize], opos: &[usize], tpos: &[usize]) -> Option<usize> {
+/// The flat spatial index of the input element that the kernel tap at offset `toff` meets in
+/// the window whose origin (in padded, dilated input coordinates) is `obase`, or None where it
+/// falls in padding or between dilated input elements.
+fn source(obase: &[isize], toff: &[isize], input_dilation: &[usize], in_sp: &[usize]) -> Option<usize> {
     let mut flat = 0usize;
     for i in 0..in_sp.len() {
-        let t = if p.flip { k_sp[i] - 1 - tpos[i] } else { tpos[i] };
-        let pos = (opos[i] * p.stride[i] + t * p.kernel_dilation[i]) as isize - p.pad_lo[i] as isize;
+        let pos = obase[i] + toff[i];
         if pos < 0 {
             return None;
         }
         let pos = pos as usize;
-        if pos % p.input_dilation[i] != 0 {
+        let d = input_dilation[i];
+        let src = if d == 1 {
+            pos
+        } else if pos % d == 0 {
+            pos / d
+        } else {
             return None;
-        }
-        let src = pos / p.input_dilation[i];
+        };
         if src >= in_sp[i] {
             return None;
         }

@@ -4,11 +4,15 @@
 //! and error wording follow MLX 0.32 (`mlx/ops.cpp`, `mlx/einsum.cpp`, `mlx/linalg.cpp`).
 
 mod conv;
+mod conv_transpose;
+mod convolve;
 mod decomp;
 mod einsum;
 mod norm;
 
-pub use conv::{conv1d, conv2d, conv_general, ConvParams};
+pub use conv::{conv1d, conv2d, conv3d, conv_general, ConvParams};
+pub use conv_transpose::{conv_transpose1d, conv_transpose2d, conv_transpose3d};
+pub use convolve::convolve;
 pub use decomp::{
     cholesky, cholesky_inv, det, eig, eigh, eigvals, eigvalsh, inv, lu, lu_factor, pinv, qr, slogdet, solve,
     solve_triangular, svd, tri_inv,

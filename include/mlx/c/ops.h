@@ -447,6 +447,14 @@ int mlx_conv2d(mlx_array* res, const mlx_array input, const mlx_array weight, in
 int mlx_conv3d(mlx_array* res, const mlx_array input, const mlx_array weight, int stride_0, int stride_1, int stride_2, int padding_0, int padding_1, int padding_2, int dilation_0, int dilation_1, int dilation_2, int groups, const mlx_stream s);
 /** `mlx_conv_general`: see mlx.core.conv_general. */
 int mlx_conv_general(mlx_array* res, const mlx_array input, const mlx_array weight, const int* stride, size_t stride_num, const int* padding_lo, size_t padding_lo_num, const int* padding_hi, size_t padding_hi_num, const int* kernel_dilation, size_t kernel_dilation_num, const int* input_dilation, size_t input_dilation_num, int groups, bool flip, const mlx_stream s);
+/** `mlx_conv_transpose1d`: see mlx.core.conv_transpose1d. */
+int mlx_conv_transpose1d(mlx_array* res, const mlx_array input, const mlx_array weight, int stride, int padding, int dilation, int output_padding, int groups, const mlx_stream s);
+/** `mlx_conv_transpose2d`: see mlx.core.conv_transpose2d. */
+int mlx_conv_transpose2d(mlx_array* res, const mlx_array input, const mlx_array weight, int stride_0, int stride_1, int padding_0, int padding_1, int dilation_0, int dilation_1, int output_padding_0, int output_padding_1, int groups, const mlx_stream s);
+/** `mlx_conv_transpose3d`: see mlx.core.conv_transpose3d. */
+int mlx_conv_transpose3d(mlx_array* res, const mlx_array input, const mlx_array weight, int stride_0, int stride_1, int stride_2, int padding_0, int padding_1, int padding_2, int dilation_0, int dilation_1, int dilation_2, int output_padding_0, int output_padding_1, int output_padding_2, int groups, const mlx_stream s);
+/** `mlx_arm_convolve`: see mlx.core.convolve. */
+int mlx_arm_convolve(mlx_array* res, const mlx_array a, const mlx_array v, const char* mode, const mlx_stream s);
 /** `mlx_quantize`: see mlx.core.quantize. */
 int mlx_quantize(mlx_vector_array* res, const mlx_array w, mlx_optional_int group_size, mlx_optional_int bits, const char* mode, const mlx_array global_scale /* may be null */, const mlx_stream s);
 /** `mlx_dequantize`: see mlx.core.dequantize. */

@@ -1,5 +1,5 @@
 """Hand-written ``tile``, ``repeat``, ``tensordot``, ``conv2d``, ``conv3d``,
-``conv_general``, ``slice``, ``slice_update``, ``roll``, ``trace``, ``clip`` and ``put_along_axis`` (axis None keeps the shape): their C
+``conv_transpose2d``, ``conv_transpose3d``, ``conv_general``, ``slice``, ``slice_update``, ``roll``, ``trace``, ``clip`` and ``put_along_axis`` (axis None keeps the shape): their C
 parameters are named or split differently from MLX's Python ones (``arr`` for ``a``,
 ``stride_0, stride_1`` for ``stride``, ``axes_a, axes_b`` for ``axes``), one Python function
 spans several C variants (``roll``), or a ``None`` default means "the input's dtype"
@@ -65,7 +65,7 @@ def _per_dim(v, n, what):
     if len(vals) == 1:
         vals = vals * n
     if len(vals) != n:
-        raise ValueError(f"[conv] {what} must be an int or a tuple of {n} ints")
+        raise TypeError(f"[conv] {what} must be an int or a tuple of {n} ints")  # MLX: incompatible arguments
     return vals
 
 
@@ -81,6 +81,24 @@ def conv3d(input, weight, /, stride=1, padding=0, dilation=1, groups=1, *, strea
     x, w = to_array(input), to_array(weight)
     s, p, d = (_per_dim(v, 3, n) for v, n in ((stride, "stride"), (padding, "padding"), (dilation, "dilation")))
     return _res("mlx_conv3d", x._p[0], w._p[0], *s, *p, *d, _int(groups, "groups"), stream_handle(stream))
+
+
+# conv4: transposed convolutions with per-axis pairs/triples (C splits them into _0/_1/_2).
+def _conv_transpose(n, cname, input, weight, stride, padding, dilation, output_padding, groups, stream):
+    x, w = to_array(input), to_array(weight)
+    named = ((stride, "stride"), (padding, "padding"), (dilation, "dilation"), (output_padding, "output_padding"))
+    flat = [v for val, what in named for v in _per_dim(val, n, what)]
+    return _res(cname, x._p[0], w._p[0], *flat, _int(groups, "groups"), stream_handle(stream))
+
+
+def conv_transpose2d(input, weight, /, stride=1, padding=0, dilation=1, output_padding=0, groups=1, *, stream=None):
+    """2-D transposed convolution, channels last (NHWC input, OHWI weight)."""
+    return _conv_transpose(2, "mlx_conv_transpose2d", input, weight, stride, padding, dilation, output_padding, groups, stream)
+
+
+def conv_transpose3d(input, weight, /, stride=1, padding=0, dilation=1, output_padding=0, groups=1, *, stream=None):
+    """3-D transposed convolution, channels last (NDHWC input, ODHWI weight)."""
+    return _conv_transpose(3, "mlx_conv_transpose3d", input, weight, stride, padding, dilation, output_padding, groups, stream)
 
 
 def conv_general(input, weight, /, stride=1, padding=0, kernel_dilation=1, input_dilation=1, groups=1, flip=False, *,
@@ -190,6 +208,8 @@ TABLE = [
     ("conv2d", conv2d, ["mlx_conv2d"]),
     ("conv3d", conv3d, ["mlx_conv3d"]),
     ("conv_general", conv_general, ["mlx_conv_general"]),
+    ("conv_transpose2d", conv_transpose2d, ["mlx_conv_transpose2d"]),  # conv4
+    ("conv_transpose3d", conv_transpose3d, ["mlx_conv_transpose3d"]),  # conv4
     ("slice", slice, ["mlx_slice_dynamic"]),
     ("slice_update", slice_update, ["mlx_slice_update_dynamic"]),
     ("roll", roll, ["mlx_roll", "mlx_roll_axis", "mlx_roll_axes"]),

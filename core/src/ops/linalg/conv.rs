@@ -1,4 +1,4 @@
-//! Convolution graph building (`mx.conv1d`, `mx.conv2d`, `mx.conv_general`): MLX layout —
+//! Convolution graph building (`mx.conv1d`, `mx.conv2d`, `mx.conv3d`, `mx.conv_general`): MLX layout —
 //! input `[N, spatial…, C_in]`, weight `[C_out, spatial…, C_in/groups]`, output
 //! `[N, spatial…, C_out]`. Checks and output sizes follow `run_conv_checks` and
 //! `Convolution::conv_out_shape` of MLX 0.32 (including its C++ truncating division).
@@ -47,6 +47,21 @@ pub fn conv2d(
 ) -> Result<Array> {
     let pad = [padding.0, padding.1];
     conv_general(input, weight, &[stride.0, stride.1], &pad, &pad, &[dilation.0, dilation.1], &[1, 1], groups, false)
+}
+
+/// `mx.conv3d(input, weight, stride, padding, dilation, groups)` with per-axis triples
+/// (NDHWC input, ODHWI weight). As in MLX, `groups` must be 1 for three spatial axes.
+pub fn conv3d(
+    input: &Array,
+    weight: &Array,
+    stride: (isize, isize, isize),
+    padding: (isize, isize, isize),
+    dilation: (isize, isize, isize),
+    groups: isize,
+) -> Result<Array> {
+    let pad = [padding.0, padding.1, padding.2];
+    let (s, d) = ([stride.0, stride.1, stride.2], [dilation.0, dilation.1, dilation.2]);
+    conv_general(input, weight, &s, &pad, &pad, &d, &[1, 1, 1], groups, false)
 }
 
 /// Expands a per-axis list given as empty (→ `default`), one value (→ every axis) or `n` values.
