@@ -1,4 +1,4 @@
-//! `mlx_arm_get_array_buffer_size` (misc4): the bytes of the buffers behind evaluated arrays,
+//! `mlx_arm_get_array_buffer_size` (more ops): the bytes of the buffers behind evaluated arrays,
 //! each buffer counted once however many arrays view it — `mx.get_array_buffer_size`.
 
 use crate::arg;

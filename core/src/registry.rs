@@ -162,7 +162,7 @@ core_api! {
     "mx.conv1d" => crate::ops::linalg::conv1d,
     "mx.conv2d" => crate::ops::linalg::conv2d,
     "mx.conv_general" => crate::ops::linalg::conv_general,
-    // conv4: 3-D and transposed convolution, 1-D convolve
+    // Convolution family: 3-D and transposed convolution, 1-D convolve
     "mx.conv3d" => crate::ops::linalg::conv3d,
     "mx.conv_transpose1d" => crate::ops::linalg::conv_transpose1d,
     "mx.conv_transpose2d" => crate::ops::linalg::conv_transpose2d,
@@ -232,7 +232,7 @@ core_api! {
     // fixes: gather_mm / qqmm (compositions, see ops/gather_mm.rs)
     "mx.gather_mm" => crate::ops::gather_mm,
     "mx.qqmm" => crate::ops::qqmm,
-    // misc4: unique, fast.cross_entropy, segmented_mm, block_masked_mm (compositions)
+    // More ops: unique, fast.cross_entropy, segmented_mm, block_masked_mm (compositions)
     "mx.unique" => crate::ops::unique,
     "mx.fast.cross_entropy" => crate::ops::cross_entropy::cross_entropy,
     "mx.segmented_mm" => crate::ops::segmented_mm,

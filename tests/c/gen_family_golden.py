@@ -253,7 +253,7 @@ case("conv_general_dilated_flip", {"a": x2, "b": w2},
      "mlx_conv_general(&res, a, b, (int[]){1, 1}, 2, (int[]){1, 0}, 2, (int[]){0, 2}, 2, (int[]){1, 1}, 2, (int[]){2, 1}, 2, 1, true, s)",
      lambda a, b: mx.conv_general(a, b, 1, ([1, 0], [0, 2]), 1, (2, 1), 1, True))
 case("conv1d_channels_error", {"a": x1, "b": w1}, "mlx_conv1d(&res, a, b, 1, 0, 1, 1, s)", lambda a, b: mx.conv1d(a, b))
-# conv4: transposed convolutions and mlx_arm_convolve (own generator, so the draws above and
+# Convolution family: transposed convolutions and mlx_arm_convolve (own generator, so the draws above and
 # below stay as they were).
 rc = np.random.default_rng(44)
 xt1, wt1 = rc.standard_normal((2, 5, 4)).astype(f32), rc.standard_normal((6, 3, 2)).astype(f32)

@@ -203,7 +203,7 @@ pub fn table() -> Vec<Op> {
         ("conv2d", "input: array, weight: array, stride_0: int, stride_1: int, padding_0: int, padding_1: int, dilation_0: int, dilation_1: int, groups: int", A, "ops::conv2d(&input, &weight, (stride_0 as isize, stride_1 as isize), (padding_0 as isize, padding_1 as isize), (dilation_0 as isize, dilation_1 as isize), groups as isize)"),
         ("conv3d", "input: array, weight: array, stride_0: int, stride_1: int, stride_2: int, padding_0: int, padding_1: int, padding_2: int, dilation_0: int, dilation_1: int, dilation_2: int, groups: int", A, "ops::conv_general(&input, &weight, &[stride_0 as isize, stride_1 as isize, stride_2 as isize], &[padding_0 as isize, padding_1 as isize, padding_2 as isize], &[padding_0 as isize, padding_1 as isize, padding_2 as isize], &[dilation_0 as isize, dilation_1 as isize, dilation_2 as isize], &[1, 1, 1], groups as isize, false)"),
         ("conv_general", "input: array, weight: array, stride: ints, padding_lo: ints, padding_hi: ints, kernel_dilation: ints, input_dilation: ints, groups: int, flip: bool", A, "ops::conv_general(&input, &weight, &stride, &padding_lo, &padding_hi, &kernel_dilation, &input_dilation, groups as isize, flip)"),
-        // conv4: transposed convolutions (mlx-c names and order); convolve, which mlx-c lacks,
+        // Convolution family: transposed convolutions (mlx-c names and order); convolve, which mlx-c lacks,
         // as the extension mlx_arm_convolve with MLX's parameter names.
         ("conv_transpose1d", "input: array, weight: array, stride: int, padding: int, dilation: int, output_padding: int, groups: int", A, "ops::conv_transpose1d(&input, &weight, stride as isize, padding as isize, dilation as isize, output_padding as isize, groups as isize)"),
         ("conv_transpose2d", "input: array, weight: array, stride_0: int, stride_1: int, padding_0: int, padding_1: int, dilation_0: int, dilation_1: int, output_padding_0: int, output_padding_1: int, groups: int", A, "ops::conv_transpose2d(&input, &weight, (stride_0 as isize, stride_1 as isize), (padding_0 as isize, padding_1 as isize), (dilation_0 as isize, dilation_1 as isize), (output_padding_0 as isize, output_padding_1 as isize), groups as isize)"),
@@ -239,7 +239,7 @@ pub fn table() -> Vec<Op> {
         ("arm_searchsorted", "sorted_sequence: array, values: array, side: str", A, "ops::searchsorted(&sorted_sequence, &values, side)"),
         ("arm_diff", "a: array, n: int, axis: int", A, "ops::diff(&a, i64::from(n), axis as isize)"),
         ("arm_vecdot", "a: array, b: array, axis: int", A, "ops::vecdot(&a, &b, axis as isize)"),
-        // misc4: MLX 0.32 ops mlx-c 0.31 lacks (extensions `mlx_arm_<name>`, MLX's parameter names).
+        // More ops: MLX 0.32 ops mlx-c 0.31 lacks (extensions `mlx_arm_<name>`, MLX's parameter names).
         ("arm_unique", "a: array, size: int, return_index: bool, return_inverse: bool, return_counts: bool, fill_value: array?", V, "ops::unique(&a, i64::from(size), return_index, return_inverse, return_counts, fill_value.as_ref())"),
         ("arm_segmented_mm", "a: array, b: array, segments: array", A, "ops::segmented_mm(&a, &b, &segments)"),
         ("arm_block_masked_mm", "a: array, b: array, block_size: int, mask_out: array?, mask_lhs: array?, mask_rhs: array?", A, "ops::block_masked_mm(&a, &b, i64::from(block_size), mask_out.as_ref(), mask_lhs.as_ref(), mask_rhs.as_ref())"),

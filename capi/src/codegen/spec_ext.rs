@@ -77,7 +77,7 @@ fn base_lines() -> Vec<Line> {
         ("fast_rope", "fast", "x: array, dims: int, traditional: bool, base: opt_float, scale: float, offset: int, freqs: array?", A, "ops::rope(&x, dims as isize, traditional, base, scale, ops::RopeOffset::Int(offset), freqs.as_ref())"),
         ("fast_rope_dynamic", "fast", "x: array, dims: int, traditional: bool, base: opt_float, scale: float, offset: array, freqs: array?", A, "ops::rope(&x, dims as isize, traditional, base, scale, ops::RopeOffset::Array(&offset), freqs.as_ref())"),
         ("fast_scaled_dot_product_attention", "fast", "queries: array, keys: array, values: array, scale: float, mask_mode: str, mask_arr: array?, sinks: array?", A, "compose::sdpa(&queries, &keys, &values, scale, mask_mode, mask_arr.as_ref(), sinks.as_ref())"),
-        // misc4: MLX 0.32's fast.cross_entropy (not in mlx-c 0.31: extension, MLX's parameter names).
+        // More ops: MLX 0.32's fast.cross_entropy (not in mlx-c 0.31: extension, MLX's parameter names).
         ("arm_fast_cross_entropy", "fast", "logits: array, targets: array", A, "ops::cross_entropy::cross_entropy(&logits, &targets)"),
         // linalg.h
         ("linalg_norm", "linalg", "a: array, ord: double, axis: ints?, keepdims: bool", A, "ops::norm(&a, Some(ops::NormOrd::Num(ord)), axis.as_deref(), keepdims)"),

@@ -42,7 +42,7 @@ pub use difference::diff;
 pub use hadamard::hadamard_transform;
 pub use vecprod::{cross, vecdot};
 pub use window::{bartlett, blackman, hamming, hanning};
-// misc4: unique, fast.cross_entropy, segmented_mm, block_masked_mm
+// More ops: unique, fast.cross_entropy, segmented_mm, block_masked_mm
 pub mod cross_entropy;
 pub mod masked_mm;
 pub mod unique;

@@ -105,7 +105,7 @@ def qqmm(x, w, scales=None, group_size=None, bits=None, mode="nvfp4", global_sca
                 stream_handle(stream))
 
 
-# misc4: unique (one array or a tuple, an optional scalar-or-array fill), get_array_buffer_size
+# More ops: unique (one array or a tuple, an optional scalar-or-array fill), get_array_buffer_size
 # and device_info (Python-level in MLX too).
 def unique(a, /, size, return_index=False, return_inverse=False, return_counts=False, fill_value=None, *,
            stream=None):

@@ -83,7 +83,7 @@ def conv3d(input, weight, /, stride=1, padding=0, dilation=1, groups=1, *, strea
     return _res("mlx_conv3d", x._p[0], w._p[0], *s, *p, *d, _int(groups, "groups"), stream_handle(stream))
 
 
-# conv4: transposed convolutions with per-axis pairs/triples (C splits them into _0/_1/_2).
+# Convolution family: transposed convolutions with per-axis pairs/triples (C splits them into _0/_1/_2).
 def _conv_transpose(n, cname, input, weight, stride, padding, dilation, output_padding, groups, stream):
     x, w = to_array(input), to_array(weight)
     named = ((stride, "stride"), (padding, "padding"), (dilation, "dilation"), (output_padding, "output_padding"))
@@ -208,8 +208,8 @@ TABLE = [
     ("conv2d", conv2d, ["mlx_conv2d"]),
     ("conv3d", conv3d, ["mlx_conv3d"]),
     ("conv_general", conv_general, ["mlx_conv_general"]),
-    ("conv_transpose2d", conv_transpose2d, ["mlx_conv_transpose2d"]),  # conv4
-    ("conv_transpose3d", conv_transpose3d, ["mlx_conv_transpose3d"]),  # conv4
+    ("conv_transpose2d", conv_transpose2d, ["mlx_conv_transpose2d"]),
+    ("conv_transpose3d", conv_transpose3d, ["mlx_conv_transpose3d"]),
     ("slice", slice, ["mlx_slice_dynamic"]),
     ("slice_update", slice_update, ["mlx_slice_update_dynamic"]),
     ("roll", roll, ["mlx_roll", "mlx_roll_axis", "mlx_roll_axes"]),

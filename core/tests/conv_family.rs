@@ -1,5 +1,5 @@
 //! conv3d, conv_transpose1d/2d/3d and convolve against real MLX 0.32 goldens
-//! (core/tests/data/conv4/gen_conv4.py): values over strides, paddings, dilations, output
+//! (core/tests/data/conv_family/gen_conv_family.py): values over strides, paddings, dilations, output
 //! paddings, groups and odd sizes, dtype promotion, and MLX's error kinds and messages.
 
 mod common;
@@ -85,8 +85,8 @@ fn check(c: &J) -> std::result::Result<(), String> {
 }
 
 #[test]
-fn conv4_match_mlx() {
-    let g = load("conv4/conv4.json");
+fn conv_family_matches_mlx() {
+    let g = load("conv_family/conv_family.json");
     let cases = g["cases"].as_array().unwrap();
     let bad: Vec<String> =
         cases.iter().filter_map(|c| check(c).err().map(|e| format!("{}: {e}", c["name"].as_str().unwrap()))).collect();

@@ -1,6 +1,6 @@
-"""Golden outputs of real MLX 0.32 (CPU) for the misc4 area: complex64 linalg.svd (and the
+"""Golden outputs of real MLX 0.32 (CPU) for the more-ops area: complex64 linalg.svd (and the
 norm / pinv paths that use it), unique, fast.cross_entropy, segmented_mm, block_masked_mm.
-Run: /opt/oracle/bin/python gen_misc4.py  (writes misc4.json)
+Run: /opt/oracle/bin/python gen_more_ops.py  (writes more_ops.json)
 
 A case: {"name", "op", "inputs": [array], "args": {...}, "check": "values"|"recon",
 "outputs"|"output"|"error"}. "values": outputs compared element-wise. "numpy": compared with "numpy_output" (where
@@ -169,4 +169,4 @@ case("bmm_shape_error", "block_masked_mm", [A2, B2[:30], mo], BM(32, "mask_out")
 case("bmm_int_error", "block_masked_mm", [A2.astype(np.int32), B2.astype(np.int32), mo], BM(32, "mask_out"), {"block_size": 32, "masks": ["mask_out"]})
 case("bmm_f16_runtime_error", "block_masked_mm", [A2.astype(np.float16), B2.astype(np.float16), mo], BM(32, "mask_out"), {"block_size": 32, "masks": ["mask_out"]})
 
-write(os.path.join(os.path.dirname(os.path.abspath(__file__)), "misc4.json"), cases)
+write(os.path.join(os.path.dirname(os.path.abspath(__file__)), "more_ops.json"), cases)

@@ -1,5 +1,5 @@
 """mx.conv3d, mx.conv_transpose1d/2d/3d and mx.convolve through their Python signatures against
-REAL MLX 0.32 goldens (golden/conv4/gen_conv4.py): each golden case is an expression run here and
+REAL MLX 0.32 goldens (golden/conv_family/gen_conv_family.py): each golden case is an expression run here and
 in real MLX; values (dtype, shape, elements) or the exception type (and, for MLX's own
 ``[conv]``/``[convolve]`` errors, the message) must match.
 Tolerance: float32 1e-5, half types 1e-2 (sums run in float32 here, rounded once)."""
@@ -11,8 +11,8 @@ import pytest
 
 import mlx.core as mx
 
-HERE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "golden", "conv4")
-with open(os.path.join(HERE, "conv4.json")) as _f:
+HERE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "golden", "conv_family")
+with open(os.path.join(HERE, "conv_family.json")) as _f:
     CASES = json.load(_f)["cases"]
 TOL = {"float32": 1e-5, "float16": 1e-2, "bfloat16": 2e-2}
 EXC = {"ValueError": ValueError, "TypeError": TypeError, "IndexError": IndexError}

@@ -1,4 +1,4 @@
-//! The misc4 area against real MLX 0.32 goldens (core/tests/data/misc4/gen_misc4.py):
+//! The more-ops area against real MLX 0.32 goldens (core/tests/data/more_ops/gen_more_ops.py):
 //! complex64 `linalg.svd` (with the norm / pinv paths on top of it), `unique`,
 //! `fast.cross_entropy`, `segmented_mm`, `block_masked_mm` (values, dtypes, shapes, error
 //! kinds and exact messages). Unique outputs (singular
@@ -107,8 +107,8 @@ fn check_svd(name: &str, x: &Array, got: &[Array], c: &J) -> std::result::Result
 }
 
 #[test]
-fn misc4_matches_mlx() {
-    let golden = load("misc4/misc4.json");
+fn more_ops_match_mlx() {
+    let golden = load("more_ops/more_ops.json");
     let cases = golden["cases"].as_array().unwrap();
     let mut failures = Vec::new();
     for c in cases {

@@ -1,9 +1,9 @@
-"""Golden results for tests/python/test_conv4.py from REAL MLX 0.32: each case is a Python
+"""Golden results for tests/python/test_conv_family.py from REAL MLX 0.32: each case is a Python
 expression over ``mx`` (inputs built from exact small fractions, so both sides start from the
 same bits) and what real MLX returns for it — dtype, shape, values — or the exception type and
 message it raises. Covers mx.conv3d, mx.conv_transpose1d/2d/3d and mx.convolve through the
 Python signatures (ints or tuples, keywords, defaults).
-Run: /opt/oracle/bin/python tests/python/golden/conv4/gen_conv4.py"""
+Run: /opt/oracle/bin/python tests/python/golden/conv_family/gen_conv_family.py"""
 import json
 import os
 
@@ -84,7 +84,7 @@ def run(expr):
 
 if __name__ == "__main__":
     out = [{"expr": e, **run(e)} for e in CASES]
-    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "conv4.json")
+    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "conv_family.json")
     with open(path, "w") as f:
         json.dump({"mlx_version": mx.__version__, "cases": out}, f, indent=0)
     print(f"wrote {len(out)} cases to {os.path.relpath(path)}")

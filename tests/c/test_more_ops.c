@@ -1,7 +1,7 @@
-/* misc4's C extensions: mlx_arm_unique, mlx_arm_fast_cross_entropy, mlx_arm_segmented_mm,
+/* the more-ops C extensions: mlx_arm_unique, mlx_arm_fast_cross_entropy, mlx_arm_segmented_mm,
  * mlx_arm_block_masked_mm, mlx_arm_get_array_buffer_size. Expected values: MLX's own
  * docstring example for unique, and small hand-computed products / losses (real MLX agrees:
- * core/tests/data/misc4 holds its outputs for the wider cases). */
+ * core/tests/data/more_ops holds its outputs for the wider cases). */
 #include <stdint.h>
 
 #include "check.h"
@@ -113,5 +113,5 @@ int main(void) {
   mlx_array_free(fill);
   mlx_array_free(a);
   mlx_stream_free(s);
-  return finish("test_misc4");
+  return finish("test_more_ops");
 }

@@ -1,4 +1,4 @@
-"""misc4 area through Python: complex64 mx.linalg.svd against numpy.linalg.svd (complex128;
+"""more-ops area through Python: complex64 mx.linalg.svd against numpy.linalg.svd (complex128;
 U / Vt only by their identities: unique up to a phase per singular vector), and MLX's dtype
 rules for svd / norm / pinv on complex64 input. Tolerance rtol = atol = 1e-4."""
 import numpy as np

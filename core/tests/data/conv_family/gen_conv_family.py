@@ -1,9 +1,9 @@
-"""Golden cases for the conv4 family (core/tests/conv4.rs) from real MLX 0.32: conv3d,
+"""Golden cases for the convolution family (core/tests/conv_family.rs) from real MLX 0.32: conv3d,
 conv_transpose1d/2d/3d and convolve — float32 values over strides, paddings (negative too),
 dilations, output paddings, groups and odd sizes; float16/bfloat16 and integer-weight
 promotion; and MLX's errors (bad ndim, channel/group mismatch, non-positive stride/dilation,
 too-small input, non-float input, bad convolve inputs/mode).
-Run: /opt/oracle/bin/python core/tests/data/conv4/gen_conv4.py
+Run: /opt/oracle/bin/python core/tests/data/conv_family/gen_conv_family.py
 Each case: {name, op, inputs: [encoded arrays], args: {...}, and the oracle's output or error}."""
 import os
 import sys
@@ -142,4 +142,4 @@ case("convolve_err_empty", "convolve", [mx.ones(0), mx.ones(2)], lambda a, v: mx
 case("convolve_err_mode", "convolve", [mx.ones(3), mx.ones(2)], lambda a, v: mx.convolve(a, v, "bad"), mode="bad")
 case("convolve_err_mode_int", "convolve", [mx.array([1, 2]), mx.array([1])], lambda a, v: mx.convolve(a, v, "nope"), mode="nope")
 
-write(os.path.join(os.path.dirname(os.path.abspath(__file__)), "conv4.json"), cases)
+write(os.path.join(os.path.dirname(os.path.abspath(__file__)), "conv_family.json"), cases)
