@@ -133,9 +133,9 @@ pub fn active_memory() -> usize {
 pub fn peak_memory() -> usize {
     PEAK.load(Ordering::Relaxed)
 }
-/// Resets the peak to the current active figure.
+/// Resets the peak to 0, as MLX does: the next allocation sets it to the active figure then.
 pub fn reset_peak_memory() {
-    PEAK.store(active_memory(), Ordering::Relaxed);
+    PEAK.store(0, Ordering::Relaxed);
 }
 /// Sets the memory limit in bytes and returns the previous one; allocations beyond it fail.
 pub fn set_memory_limit(limit: usize) -> usize {

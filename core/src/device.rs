@@ -53,12 +53,13 @@ fn slot(d: Device) -> usize {
     }
 }
 
-/// Errors unless a backend provides `device`.
+/// Errors unless a backend provides `device`: an invalid argument, as MLX reports a device it
+/// was built without (Python ValueError).
 pub fn check_available(device: Device, op: &'static str) -> Result<()> {
     if device.kind == DeviceType::Cpu || crate::backend::has_device(device) {
         Ok(())
     } else {
-        Err(Error::unsupported(op, "No GPU backend is available: build with a Vulkan or OpenCL backend, or use the CPU."))
+        Err(Error::invalid(op, "No GPU backend is available: build with a Vulkan or OpenCL backend, or use the CPU."))
     }
 }
 

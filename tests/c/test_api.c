@@ -367,7 +367,7 @@ static void test_memory(void) {
   mlx_array big = mlx_array_new_data(data, (int[]){1000}, 1, MLX_FLOAT32);
   CHECK(big.ctx == NULL && g_errors == before + 1 && strstr(g_last_msg, "allocate"));
   mlx_array lazy = mlx_array_new();
-  CHECK_OK(mlx_zeros(&lazy, (int[]){100000}, 1, MLX_FLOAT32, s)); /* a broadcast view: no memory */
+  CHECK_OK(mlx_zeros(&lazy, (int[]){100000}, 1, MLX_FLOAT32, s)); /* lazy: no memory until evaluated */
   CHECK_OK(mlx_exp(&lazy, lazy, s));
   CHECK_FAILS(mlx_array_eval(lazy), "allocate");
   CHECK_OK(mlx_set_memory_limit(&prev, prev));

@@ -119,3 +119,34 @@ def test_fast_norms_round_as_their_definitions(dims):
     ln = (x - x.mean(-1, keepdims=True)) * mx.rsqrt(x.var(-1, keepdims=True) + 1e-5)
     assert mx.array_equal(mx.fast.layer_norm(x, w, b, 1e-5), w * ln + b)
     assert mx.array_equal(mx.fast.layer_norm(x, None, None, 1e-5), ln)
+
+
+def test_float64_keeps_python_float_precision():
+    # Real MLX 0.32.4 (its test_double): every digit of a Python float survives in float64.
+    import math
+
+    for v in (0.37, 0.1, math.pi):
+        assert mx.full((3,), v, dtype=mx.float64).tolist() == [v] * 3
+        assert mx.full_like(mx.zeros((2,), mx.float64), v).tolist() == [v] * 2
+    assert mx.linspace(0, math.pi, 5, dtype=mx.float64).tolist() == [
+        0.0, 0.7853981633974483, 1.5707963267948966, 2.356194490192345, 3.141592653589793]
+    x = mx.array([1.5, 2.5])
+    assert x.astype(mx.float64, mx.cpu).dtype == mx.float64  # the method takes the stream positionally
+
+
+def test_async_eval_error_surfaces_at_synchronize():
+    a = mx.linalg.inv(mx.array([[1.0, 2.0], [2.0, 4.0]]), stream=mx.cpu)
+    mx.async_eval(a)  # MLX raises nothing here ...
+    with pytest.raises(RuntimeError):
+        mx.synchronize(mx.cpu)  # ... but here
+    mx.synchronize(mx.cpu)  # once
+
+
+def test_reset_peak_memory_is_zero_and_gpu_stream_is_value_error():
+    mx.clear_cache()
+    mx.reset_peak_memory()
+    assert mx.get_peak_memory() == 0  # as real MLX 0.32.4 reports
+    with pytest.raises(ValueError):
+        mx.default_stream(mx.gpu)
+    with pytest.raises(ValueError):
+        mx.set_default_device(mx.gpu)

@@ -103,8 +103,8 @@ pub fn arange(start: f64, stop: f64, step: f64, dtype: DType) -> Result<Array> {
     ))
 }
 
-/// `mx.linspace(start, stop, num, dtype)`: computed as MLX does, `(1 - t)·start + t·stop` in
-/// float32 with `t = arange(num) / (num - 1)`, then cast.
+/// `mx.linspace(start, stop, num, dtype)`: computed as MLX does, `(1 - t)·start + t·stop` with
+/// `t = arange(num) / (num - 1)`, in float64 for a float64 result and float32 otherwise, then cast.
 pub fn linspace(start: f64, stop: f64, num: i64, dtype: DType) -> Result<Array> {
     use crate::ops::{add, astype, divide, multiply, subtract};
     if num < 0 {
@@ -116,8 +116,9 @@ pub fn linspace(start: f64, stop: f64, num: i64, dtype: DType) -> Result<Array> 
     if num == 1 {
         return astype(&Array::from_slice(&[start as f32], &[1])?, dtype);
     }
-    let f = |v: f64| Array::scalar(v as f32);
-    let t = divide(&arange(0.0, num as f64, 1.0, DType::Float32)?, &f((num - 1) as f64)?)?;
+    let inner = if dtype == DType::Float64 { DType::Float64 } else { DType::Float32 };
+    let f = |v: f64| Array::from_value(crate::element::Value::F(v), inner);
+    let t = divide(&arange(0.0, num as f64, 1.0, inner)?, &f((num - 1) as f64)?)?;
     let t_bar = subtract(&f(1.0)?, &t)?;
     astype(&add(&multiply(&t_bar, &f(start)?)?, &multiply(&t, &f(stop)?)?)?, dtype)
 }

@@ -191,15 +191,17 @@ def linspace(start, stop, num=50, endpoint=True, dtype=float32, stream=None):
 
 
 def full(shape, vals, dtype=None, *, stream=None):
-    v = to_array(vals)
+    # A Python scalar becomes `dtype` directly, so float64 keeps every digit of a Python float.
+    v = to_array(vals, dtype) if dtype is not None and type(vals) is float else to_array(vals)
     sh, n = _shape_arg(shape)
     return _op("mlx_full", sh, n, v._p[0], (dtype or v.dtype).code, _stream(stream))
 
 
 def full_like(a, vals, dtype=None, *, stream=None):
     a = to_array(a)
-    v = to_array(vals)
-    return _op("mlx_full_like", a._p[0], v._p[0], (dtype or a.dtype).code, _stream(stream))
+    target = dtype or a.dtype
+    v = to_array(vals, target) if type(vals) is float else to_array(vals)
+    return _op("mlx_full_like", a._p[0], v._p[0], target.code, _stream(stream))
 
 
 def eye(n, m=None, k=0, dtype=float32, *, stream=None):
@@ -310,7 +312,7 @@ for _n, _make in (("zeros_like", "zeros"), ("ones_like", "ones"), ("empty_like",
 
 # --- array methods: MLX's ``a.sum(...)`` etc. call the module functions with ``a`` first ----
 
-_METHODS = ("abs all any argmax argmin astype conj cos cummax cummin cumprod cumsum diag diagonal "
+_METHODS = ("abs all any argmax argmin conj cos cummax cummin cumprod cumsum diag diagonal "
             "exp flatten log log10 log1p log2 logcumsumexp logsumexp max mean min moveaxis "
             "prod reciprocal round rsqrt sin split sqrt square squeeze std sum swapaxes var view").split()
 
@@ -340,6 +342,14 @@ def _varargs_method(name, kw):
     m.__name__ = name
     return m
 
+
+def _astype_method(self, dtype, stream=None):
+    """``a.astype(dtype, stream=None)``: unlike ``mx.astype``, MLX's method takes the stream
+    positionally too."""
+    return astype(self, dtype, stream=stream)
+
+
+array.astype = _astype_method
 
 # MLX 0.32's second names for the same functions (the array API standard's spellings).
 cumulative_sum, cumulative_prod, matrix_norm = cumsum, cumprod, linalg.norm

@@ -240,14 +240,21 @@ def device_count(device_type):
 
 def default_stream(device):
     d = _as_device(device)
+    if d.type != DeviceType.cpu and not is_available(d):
+        raise ValueError(f"[default_stream] No GPU backend is available in this build of mlx-arm ({d!r}).")
     if d.type == DeviceType.cpu and _Ctx.current is not None and _Ctx.current.device == d:
         return _Ctx.current
     return Stream(d, 0)
 
 
 def synchronize(stream=None):
+    """Waits for the work on ``stream``; raises the first error an ``async_eval`` met."""
     h = _Ctx.stream if stream is None else _as_stream(stream)._stream_handle()
     check(lib.mlx_synchronize(h))
+    if _PENDING_ERRORS:
+        first = _PENDING_ERRORS[0]
+        _PENDING_ERRORS.clear()
+        raise first
 
 
 def _collect(tree, out):
@@ -261,7 +268,8 @@ def _collect(tree, out):
             _collect(t, out)
 
 
-def _eval_with(cfn, args):
+def _eval_with(cfn, args, failed=None):
+    """Evaluates the arrays in ``args``; a failure raises, or goes to ``failed(exc)`` if given."""
     arrs = []
     _collect(args, arrs)
     if not arrs:
@@ -269,9 +277,19 @@ def _eval_with(cfn, args):
     hs = ffi.new("mlx_array[]", [a._p[0] for a in arrs])
     vec = lib.mlx_vector_array_new_data(hs, len(arrs))
     try:
-        check(cfn(vec))
+        rc = cfn(vec)
     finally:
         lib.mlx_vector_array_free(vec)
+    if rc:
+        from ._ffi import error
+
+        if failed is None:
+            raise error()
+        failed(error())
+
+
+# Evaluation errors met by async_eval, raised by the next synchronize() (where MLX raises them).
+_PENDING_ERRORS = []
 
 
 def eval(*args):
@@ -280,8 +298,10 @@ def eval(*args):
 
 
 def async_eval(*args):
-    """Starts computing ``args``; with the CPU backend this completes before returning."""
-    _eval_with(lib.mlx_async_eval, args)
+    """Starts computing ``args``; with the CPU backend this completes before returning. As in
+    MLX, an evaluation error is not raised here but by the next ``synchronize()`` (and by any
+    later use of the failed arrays)."""
+    _eval_with(lib.mlx_async_eval, args, failed=_PENDING_ERRORS.append)
 
 
 def _size_query(fn):
