@@ -75,12 +75,9 @@ pub fn pad_symmetric(a: &Array, width: usize, value: &Array, mode: &str) -> Resu
 
 /// `mlx_fast_scaled_dot_product_attention`'s `mask_mode`/`mask_arr` pair as MLX reads them:
 /// `""` (no mask, or `mask_arr` if given), `"array"` (needs `mask_arr`) or `"causal"`.
-/// Attention sinks are not implemented by core: a `sinks` array is "not supported".
+/// With `sinks`, the sink-logit form of the core op.
 pub fn sdpa(q: &Array, k: &Array, v: &Array, scale: f32, mode: &str, mask: Option<&Array>, sinks: Option<&Array>) -> Result<Array> {
     const OP: &str = "scaled_dot_product_attention";
-    if sinks.is_some() {
-        return Err(Error::unsupported(OP, "attention sinks are not supported"));
-    }
     let m = match (mode, mask) {
         ("", None) => ops::SdpaMask::None,
         ("" | "array", Some(m)) => ops::SdpaMask::Array(m),
@@ -91,7 +88,10 @@ pub fn sdpa(q: &Array, k: &Array, v: &Array, scale: f32, mode: &str, mask: Optio
             return Err(Error::invalid(OP, format!("Invalid mask_mode {other}. mask_mode must be 'causal', 'array' or ''.")))
         }
     };
-    ops::scaled_dot_product_attention(q, k, v, scale, m)
+    match sinks {
+        Some(s) => ops::fast::scaled_dot_product_attention_sinks(q, k, v, scale, m, s),
+        None => ops::scaled_dot_product_attention(q, k, v, scale, m),
+    }
 }
 
 /// The string `ord` of `mlx_linalg_norm_matrix`: `"fro"`/`"f"` or `"nuc"`.

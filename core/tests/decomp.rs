@@ -7,7 +7,7 @@
 mod common;
 
 use common::{array, load, values};
-use mlx_arm_core::error::ErrorKind;
+
 use mlx_arm_core::ops::linalg as la;
 use mlx_arm_core::{ops, Array, Result};
 use serde_json::Value as J;
@@ -162,17 +162,7 @@ fn decompositions_match_mlx() {
             }
             (Ok(_), Some(e)) => Err(format!("{name}: expected {e}, got a result")),
             (Err(e), None) => Err(format!("{name}: unexpected error {e}")),
-            (Err(e), Some(w)) => {
-                let kind = match w.as_str().unwrap() {
-                    "RuntimeError" => ErrorKind::Runtime,
-                    _ => ErrorKind::InvalidArgument,
-                };
-                if e.kind != kind || e.to_string() != c["message"].as_str().unwrap() {
-                    Err(format!("{name}: error {:?} '{e}', want {w} '{}'", e.kind, c["message"]))
-                } else {
-                    Ok(())
-                }
-            }
+            (Err(e), Some(w)) => common::expect_mlx_error(name, &e, w, c),
         };
         if let Err(e) = res {
             failures.push(e);

@@ -161,8 +161,9 @@ case("fast_sdpa_mode_error", {"a": q, "b": kk, "c": vv},
 case("fast_sdpa_rank_error", {"a": q[0], "b": kk, "c": vv},
      'mlx_fast_scaled_dot_product_attention(&res, a, b, c, 0.5f, "", t1, t2, s)',
      lambda a, b, c: SDPA(a, b, c, scale=0.5))
-case("fast_sdpa_sinks_error", {"a": q, "b": kk, "c": vv, "m": np.zeros((2,), dtype=f32)},
-     'mlx_fast_scaled_dot_product_attention(&res, a, b, c, 0.5f, "", t1, m, s)', None)
+case("fast_sdpa_sinks", {"a": q, "b": kk, "c": vv, "m": np.array([0.5, -1.0], dtype=f32)},
+     'mlx_fast_scaled_dot_product_attention(&res, a, b, c, 0.5f, "", t1, m, s)',
+     lambda a, b, c, m: SDPA(a, b, c, scale=0.5, sinks=m))
 
 # ---- linalg.h ------------------------------------------------------------------------------
 LN = mx.linalg.norm

@@ -150,3 +150,25 @@ def test_reset_peak_memory_is_zero_and_gpu_stream_is_value_error():
         mx.default_stream(mx.gpu)
     with pytest.raises(ValueError):
         mx.set_default_device(mx.gpu)
+
+
+def test_sdpa_attention_sinks_match_real_mlx():
+    # Real MLX 0.32.4, first 12 outputs (gqa: 4 query heads over 2 kv heads), causal and unmasked.
+    ks = mx.random.split(mx.random.key(11), 4)
+    q = mx.random.normal((1, 4, 3, 8), key=ks[0])
+    k = mx.random.normal((1, 2, 5, 8), key=ks[1])
+    v = mx.random.normal((1, 2, 5, 8), key=ks[2])
+    sinks = mx.array([0.5, -1.0, 2.0, 0.0])
+    want_causal = [-0.875233, 0.004279, -0.561288, 0.781077, 0.413886, 0.622694, -1.421343, 1.554814,
+                   -0.29962, 0.886845, 0.037035, 0.713763]
+    want_none = [-0.775529, 0.183522, -0.505636, 0.764698, 0.398607, 0.446058, -1.250559, 1.249198,
+                 -0.309713, 0.741535, -0.035065, 0.759926]
+    for mask, want in (("causal", want_causal), (None, want_none)):
+        o = mx.fast.scaled_dot_product_attention(q, k, v, scale=0.35, mask=mask, sinks=sinks)
+        assert o.shape == (1, 4, 3, 8)
+        assert np.allclose(np.array(o).reshape(-1)[:12], want, atol=2e-6)
+    with pytest.raises(ValueError, match="Received invalid shape for sinks"):
+        mx.fast.scaled_dot_product_attention(q, k, v, scale=1.0, sinks=mx.array([1.0, 2.0]))
+    with pytest.raises(ValueError, match="Type of sinks must promote to output type float16"):
+        h = q.astype(mx.float16)
+        mx.fast.scaled_dot_product_attention(h, k.astype(mx.float16), v.astype(mx.float16), scale=1.0, sinks=sinks)

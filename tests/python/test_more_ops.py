@@ -163,3 +163,10 @@ def test_device_info_cpu_keys():
     assert mx.device_info(mx.Device(mx.cpu)) == info
     with pytest.raises(TypeError):
         mx.device_info("cpu")
+
+
+def test_buffer_size_of_full_is_dense_as_mlx():
+    # Real MLX 0.32.4: 32 bytes (ones(4) float32 = 16, zeros((2, 2)) = 16).
+    a = [mx.ones(4), {"a": mx.zeros((2, 2))}, "not an array"]
+    mx.eval(a)
+    assert mx.get_array_buffer_size(a) == 32

@@ -14,6 +14,7 @@ use crate::ops::{
     multiply, reciprocal, reshape, rsqrt, sin, slice, softmax, square, subtract, swapaxes, unflatten, where_,
 };
 use crate::primitive::{Primitive, F64};
+use crate::shape::fmt_shape;
 use alloc::format;
 use alloc::vec::Vec;
 
@@ -428,10 +429,36 @@ pub fn scaled_dot_product_attention(q: &Array, k: &Array, v: &Array, scale: f32,
     Ok(Array::from_op(Primitive::Fast(op), inputs, shape, a.dtype))
 }
 
+/// [`scaled_dot_product_attention`] with attention sinks (`mx.fast.scaled_dot_product_attention(...,
+/// sinks=)`): one learned logit per query head that joins every row's softmax and takes no value,
+/// as in MLX. Computed by the composed form (MLX's fallback), checked as MLX checks `sinks`.
+pub fn scaled_dot_product_attention_sinks(
+    q: &Array,
+    k: &Array,
+    v: &Array,
+    scale: f32,
+    mask: SdpaMask<'_>,
+    sinks: &Array,
+) -> Result<Array> {
+    const OP: &str = "scaled_dot_product_attention";
+    let a = sdpa_args(q, k, v, &mask)?;
+    if promote_types(sinks.dtype(), a.dtype) != a.dtype {
+        return Err(Error::invalid(OP, format!("[{OP}] Type of sinks must promote to output type {}.", a.dtype)));
+    }
+    if sinks.ndim() != 1 || sinks.shape()[0] != a.q.shape()[1] {
+        return Err(Error::invalid(OP, format!("[{OP}] Received invalid shape for sinks {}.", fmt_shape(sinks.shape()))));
+    }
+    let sinks = astype(sinks, a.dtype)?;
+    sdpa_composed(a, scale, matches!(mask, SdpaMask::Causal), Some(&sinks))
+}
+
 /// The composed form of [`scaled_dot_product_attention`] (MLX's fallback).
 pub fn scaled_dot_product_attention_fallback(q: &Array, k: &Array, v: &Array, scale: f32, mask: SdpaMask<'_>) -> Result<Array> {
     let causal = matches!(mask, SdpaMask::Causal);
-    let a = sdpa_args(q, k, v, &mask)?;
+    sdpa_composed(sdpa_args(q, k, v, &mask)?, scale, causal, None)
+}
+
+fn sdpa_composed(a: SdpaArgs, scale: f32, causal: bool, sinks: Option<&Array>) -> Result<Array> {
     let (hq, hkv) = (a.q.shape()[1] as isize, a.k.shape()[1] as isize);
     let reps = hq / hkv;
     let mut q = multiply(&scalar_of(scale as f64, a.dtype)?, &a.q)?;
@@ -462,7 +489,26 @@ pub fn scaled_dot_product_attention_fallback(q: &Array, k: &Array, v: &Array, sc
             add(&scores, &m)?
         };
     }
-    let p = softmax(&scores, Some(&[-1]), true)?;
+    if let Some(sinks) = sinks {
+        // scores: (B, H, Lq, Lk), or (B, Hkv, reps, Lq, Lk) with grouped heads; one sink column first.
+        let mut s = expand_dims(sinks, &[0, 2, 3])?;
+        if reps > 1 {
+            s = unflatten(&s, 1, &[hkv, reps])?;
+        }
+        let mut col = scores.shape().to_vec();
+        if let Some(last) = col.last_mut() {
+            *last = 1;
+        }
+        scores = concatenate(&[broadcast_to(&s, &col)?, scores], Some(-1))?;
+    }
+    let mut p = softmax(&scores, Some(&[-1]), true)?;
+    if sinks.is_some() {
+        let nd = p.ndim();
+        let mut start = alloc::vec![0isize; nd];
+        start[nd - 1] = 1;
+        let stop: Vec<isize> = p.shape().iter().map(|&d| d as isize).collect();
+        p = slice(&p, &start, &stop, &alloc::vec![1; nd])?;
+    }
     let out = matmul(&p, &v)?;
     if reps > 1 {
         flatten(&out, 1, 2)

@@ -141,3 +141,18 @@ pub fn assert_outputs(got: &[Array], c: &J, tol_of: impl Fn(&str) -> (f64, f64))
     }
     Ok(())
 }
+
+/// A golden error case: `want` is the exception real MLX raised (`"RuntimeError"` is an error
+/// at evaluation, anything else an invalid argument) and `c["message"]` its exact text.
+pub fn expect_mlx_error(name: &str, e: &mlx_arm_core::Error, want: &J, c: &J) -> Result<(), String> {
+    use mlx_arm_core::error::ErrorKind;
+    let kind = match want.as_str().unwrap() {
+        "RuntimeError" => ErrorKind::Runtime,
+        _ => ErrorKind::InvalidArgument,
+    };
+    if e.kind != kind || e.to_string() != c["message"].as_str().unwrap() {
+        Err(format!("{name}: error {:?} '{e}', want {want} '{}'", e.kind, c["message"]))
+    } else {
+        Ok(())
+    }
+}

@@ -257,21 +257,23 @@ def synchronize(stream=None):
         raise first
 
 
-def _collect(tree, out):
+def array_leaves(tree, out):
+    """Appends the arrays of a tree of lists / tuples / dicts to ``out`` (other leaves are
+    ignored, as MLX does) and returns ``out``."""
     if isinstance(tree, array):
         out.append(tree)
     elif isinstance(tree, (list, tuple)):
         for t in tree:
-            _collect(t, out)
+            array_leaves(t, out)
     elif isinstance(tree, dict):
         for t in tree.values():
-            _collect(t, out)
+            array_leaves(t, out)
+    return out
 
 
 def _eval_with(cfn, args, failed=None):
     """Evaluates the arrays in ``args``; a failure raises, or goes to ``failed(exc)`` if given."""
-    arrs = []
-    _collect(args, arrs)
+    arrs = array_leaves(args, [])
     if not arrs:
         return
     hs = ffi.new("mlx_array[]", [a._p[0] for a in arrs])

@@ -125,23 +125,14 @@ def unique(a, /, size, return_index=False, return_inverse=False, return_counts=F
     return tuple(outs) if (return_index or return_inverse or return_counts) else outs[0]
 
 
-def _array_leaves(tree, out):
-    """The arrays of a tree of lists / tuples / dicts (other leaves ignored, as MLX)."""
-    if isinstance(tree, array):
-        out.append(tree)
-    elif isinstance(tree, (list, tuple)):
-        for t in tree:
-            _array_leaves(t, out)
-    elif isinstance(tree, dict):
-        for t in tree.values():
-            _array_leaves(t, out)
-    return out
 
 
 def get_array_buffer_size(*args):
     """Bytes of the buffers backing the (evaluated) arrays in ``args`` (arrays or trees of
     them), each buffer counted once."""
-    vec = _Vec(_array_leaves(list(args), []))
+    from ._device import array_leaves
+
+    vec = _Vec(array_leaves(list(args), []))
     r = ffi.new("size_t*")
     check(lib.mlx_arm_get_array_buffer_size(r, vec.v))
     return int(r[0])
