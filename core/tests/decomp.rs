@@ -133,17 +133,8 @@ fn decompositions_match_mlx() {
         let name = c["name"].as_str().unwrap();
         let op = c["op"].as_str().unwrap();
         let inputs: Vec<Array> = c["inputs"].as_array().unwrap().iter().map(array).collect();
-        let got = run_case(op, &inputs, &c["args"]).and_then(|v| {
-            for a in &v {
-                a.eval()?;
-            }
-            Ok(v)
-        });
-        let want: Vec<J> = match (&c["outputs"], &c["output"]) {
-            (J::Array(v), _) => v.clone(),
-            (_, J::Object(_)) => vec![c["output"].clone()],
-            _ => vec![],
-        };
+        let got = common::evaluated(run_case(op, &inputs, &c["args"]));
+        let want = common::wanted_outputs(c);
         let res = match (got, c.get("error")) {
             (Ok(g), None) => {
                 let t = tol(want[0]["dtype"].as_str().unwrap());

@@ -156,3 +156,22 @@ pub fn expect_mlx_error(name: &str, e: &mlx_arm_core::Error, want: &J, c: &J) ->
         Ok(())
     }
 }
+
+/// A golden case's outputs, each evaluated: an error at evaluation counts as the op's error
+/// (MLX raises some only when evaluating).
+pub fn evaluated(got: mlx_arm_core::Result<Vec<Array>>) -> mlx_arm_core::Result<Vec<Array>> {
+    let v = got?;
+    for a in &v {
+        a.eval()?;
+    }
+    Ok(v)
+}
+
+/// A golden case's expected outputs: its `outputs` list, or its one `output`.
+pub fn wanted_outputs(c: &J) -> Vec<J> {
+    match (&c["outputs"], &c["output"]) {
+        (J::Array(v), _) => v.clone(),
+        (_, J::Object(_)) => vec![c["output"].clone()],
+        _ => vec![],
+    }
+}
