@@ -6,7 +6,7 @@
 
 mod common;
 
-use common::{array, load, values};
+use common::{array, load, same_meta, values};
 
 use mlx_arm_core::ops::linalg as la;
 use mlx_arm_core::{ops, Array, Result};
@@ -44,24 +44,7 @@ fn tol(dtype: &str) -> f64 {
 }
 
 fn close(name: &str, got: &[(f64, f64)], want: &[(f64, f64)], t: f64) -> std::result::Result<(), String> {
-    if got.len() != want.len() {
-        return Err(format!("{name}: {} values, want {}", got.len(), want.len()));
-    }
-    for (i, (x, y)) in got.iter().zip(want).enumerate() {
-        let ok = |a: f64, b: f64| (a.is_nan() && b.is_nan()) || a == b || (a - b).abs() <= t + t * b.abs();
-        if !(ok(x.0, y.0) && ok(x.1, y.1)) {
-            return Err(format!("{name}: element {i}: got {x:?}, want {y:?}"));
-        }
-    }
-    Ok(())
-}
-
-fn same_meta(name: &str, got: &Array, want: &J) -> std::result::Result<(), String> {
-    let shape: Vec<usize> = want["shape"].as_array().unwrap().iter().map(|d| d.as_u64().unwrap() as usize).collect();
-    if got.dtype().name() != want["dtype"].as_str().unwrap() || got.shape() != shape.as_slice() {
-        return Err(format!("{name}: {} {:?}, want {} {shape:?}", got.dtype().name(), got.shape(), want["dtype"]));
-    }
-    Ok(())
+    common::close_values(name, got, want, t)
 }
 
 fn mm(a: &Array, b: &Array) -> Array {

@@ -9,7 +9,7 @@
 
 mod common;
 
-use common::{array, load, values};
+use common::{array, load, same_meta, values};
 
 use mlx_arm_core::ops::linalg as la;
 use mlx_arm_core::{ops, Array, DType, Result};
@@ -60,24 +60,7 @@ fn close(name: &str, got: &[(f64, f64)], want: &[(f64, f64)]) -> std::result::Re
 }
 
 fn close_at(name: &str, got: &[(f64, f64)], want: &[(f64, f64)], tol: f64) -> std::result::Result<(), String> {
-    if got.len() != want.len() {
-        return Err(format!("{name}: {} values, want {}", got.len(), want.len()));
-    }
-    for (i, (x, y)) in got.iter().zip(want).enumerate() {
-        let ok = |a: f64, b: f64| (a.is_nan() && b.is_nan()) || a == b || (a - b).abs() <= tol + tol * b.abs();
-        if !(ok(x.0, y.0) && ok(x.1, y.1)) {
-            return Err(format!("{name}: element {i}: got {x:?}, want {y:?}"));
-        }
-    }
-    Ok(())
-}
-
-fn same_meta(name: &str, got: &Array, want: &J) -> std::result::Result<(), String> {
-    let shape: Vec<usize> = want["shape"].as_array().unwrap().iter().map(|d| d.as_u64().unwrap() as usize).collect();
-    if got.dtype().name() != want["dtype"].as_str().unwrap() || got.shape() != shape.as_slice() {
-        return Err(format!("{name}: {} {:?}, want {} {shape:?}", got.dtype().name(), got.shape(), want["dtype"]));
-    }
-    Ok(())
+    common::close_values(name, got, want, tol)
 }
 
 /// The conjugate transpose of the last two axes.

@@ -175,3 +175,27 @@ pub fn wanted_outputs(c: &J) -> Vec<J> {
         _ => vec![],
     }
 }
+
+/// `got` against `want` element by element (real, imaginary) within `tol` absolute plus `tol`
+/// relative; NaN matches NaN.
+pub fn close_values(name: &str, got: &[(f64, f64)], want: &[(f64, f64)], tol: f64) -> Result<(), String> {
+    if got.len() != want.len() {
+        return Err(format!("{name}: {} values, want {}", got.len(), want.len()));
+    }
+    for (i, (x, y)) in got.iter().zip(want).enumerate() {
+        let ok = |a: f64, b: f64| (a.is_nan() && b.is_nan()) || a == b || (a - b).abs() <= tol + tol * b.abs();
+        if !(ok(x.0, y.0) && ok(x.1, y.1)) {
+            return Err(format!("{name}: element {i}: got {x:?}, want {y:?}"));
+        }
+    }
+    Ok(())
+}
+
+/// `got`'s dtype and shape against a golden output's `dtype` and `shape`.
+pub fn same_meta(name: &str, got: &Array, want: &J) -> Result<(), String> {
+    let shape: Vec<usize> = want["shape"].as_array().unwrap().iter().map(|d| d.as_u64().unwrap() as usize).collect();
+    if got.dtype().name() != want["dtype"].as_str().unwrap() || got.shape() != shape.as_slice() {
+        return Err(format!("{name}: {} {:?}, want {} {shape:?}", got.dtype().name(), got.shape(), want["dtype"]));
+    }
+    Ok(())
+}
