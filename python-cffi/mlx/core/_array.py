@@ -639,13 +639,10 @@ class _HostView:
             ptr = lib.mlx_arm_array_data(p[0])
         if ptr == ffi.NULL:
             raise error()
-        # A zero stride on an axis of more than one element aliases memory (a broadcast view;
-        # here also zeros/ones/full, which the core keeps as broadcast scalars where MLX
-        # materializes them): numpy gets it read-only so a write cannot change many elements.
-        aliased = strides is not None and any(st == 0 and n > 1 for st, n in zip(strides, a.shape))
+        # Writable, as MLX's buffers are (also a broadcast view's, whose zero strides alias).
         self.__array_interface__ = {
             "version": 3, "shape": a.shape, "typestr": _TYPESTR[a.dtype.name],
-            "data": (int(ffi.cast("uintptr_t", ptr)), aliased), "strides": strides,
+            "data": (int(ffi.cast("uintptr_t", ptr)), False), "strides": strides,
         }
 
     def __del__(self):
