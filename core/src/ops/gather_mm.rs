@@ -18,7 +18,7 @@
 use alloc::vec::Vec;
 
 use crate::array::Array;
-use crate::dtype::{promote_types, DType};
+use crate::dtype::DType;
 use crate::error::{Error, Result};
 use crate::ops::{
     astype, dequantize, expand_dims, flatten, matmul, quantize, quantized::indices_or_default, quantized_matmul,
@@ -43,31 +43,8 @@ pub fn gather_mm(
         return Err(Error::invalid(OP, "Got 0 dimension input. Inputs must have at least one dimension."));
     }
     let (a_nd, b_nd) = (a.ndim(), b.ndim());
-    let a = if a_nd == 1 { expand_dims(a, &[0])? } else { a.clone() };
-    let b = if b_nd == 1 { expand_dims(b, &[1])? } else { b.clone() };
-    let (k, kb) = (a.shape()[a.ndim() - 1], b.shape()[b.ndim() - 2]);
-    if k != kb {
-        return Err(Error::invalid(
-            OP,
-            alloc::format!(
-                "Last dimension of first input with shape {} must match second to last dimension of second input with shape {}.",
-                crate::ops::linalg::fmt_shape(a.shape()),
-                crate::ops::linalg::fmt_shape(b.shape())
-            ),
-        ));
-    }
-    let out_type = promote_types(a.dtype(), b.dtype());
-    if !out_type.is_float() {
-        return Err(Error::invalid(
-            OP,
-            alloc::format!(
-                "Only real floating point types are supported but {} and {} were provided which results in {}, which is not a real floating point type.",
-                a.dtype(),
-                b.dtype(),
-                out_type
-            ),
-        ));
-    }
+    let (a, b) = crate::ops::linalg::as_matrices(a, b, OP)?;
+    let out_type = crate::ops::linalg::real_float_type(&a, &b, OP)?;
     let a = astype(&a, out_type)?;
     let b = astype(&b, out_type)?;
     let lhs = indices_or_default(OP, lhs_indices, &a)?;

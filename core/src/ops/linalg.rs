@@ -130,6 +130,42 @@ fn isz(s: &[usize]) -> Vec<isize> {
     s.iter().map(|&d| d as isize).collect()
 }
 
+/// The operands of a matmul-family op as matrices — a 1-D `a` as a row, a 1-D `b` as a column
+/// (numpy's rule) — after MLX's check that `a`'s last dimension meets `b`'s second to last.
+pub(crate) fn as_matrices(a: &Array, b: &Array, op: &'static str) -> Result<(Array, Array)> {
+    let x = if a.ndim() == 1 { expand_dims(a, &[0])? } else { a.clone() };
+    let y = if b.ndim() == 1 { expand_dims(b, &[1])? } else { b.clone() };
+    if x.shape()[x.ndim() - 1] != y.shape()[y.ndim() - 2] {
+        return Err(Error::invalid(
+            op,
+            format!(
+                "Last dimension of first input with shape {} must match second to last dimension of second input with shape {}.",
+                fmt_shape(x.shape()),
+                fmt_shape(y.shape())
+            ),
+        ));
+    }
+    Ok((x, y))
+}
+
+/// The common type of `a` and `b` for the ops MLX runs on real floats only (gather_mm,
+/// segmented_mm, block_masked_mm), with MLX's message otherwise.
+pub(crate) fn real_float_type(a: &Array, b: &Array, op: &'static str) -> Result<DType> {
+    let out = promote_types(a.dtype(), b.dtype());
+    if !out.is_float() {
+        return Err(Error::invalid(
+            op,
+            format!(
+                "Only real floating point types are supported but {} and {} were provided which results in {}, which is not a real floating point type.",
+                a.dtype(),
+                b.dtype(),
+                out
+            ),
+        ));
+    }
+    Ok(out)
+}
+
 /// `mx.matmul(a, b)`: numpy semantics — 1-D operands are promoted to a row / column and the
 /// inserted axis removed again; batch dims broadcast. Only inexact dtypes (floats, complex).
 pub fn matmul(a: &Array, b: &Array) -> Result<Array> {
@@ -138,18 +174,7 @@ pub fn matmul(a: &Array, b: &Array) -> Result<Array> {
         return Err(Error::invalid(OP, "Got 0 dimension input. Inputs must have at least one dimension."));
     }
     let (a_vec, b_vec) = (a.ndim() == 1, b.ndim() == 1);
-    let mut x = if a_vec { expand_dims(a, &[0])? } else { a.clone() };
-    let mut y = if b_vec { expand_dims(b, &[1])? } else { b.clone() };
-    if x.shape()[x.ndim() - 1] != y.shape()[y.ndim() - 2] {
-        return Err(Error::invalid(
-            OP,
-            format!(
-                "Last dimension of first input with shape {} must match second to last dimension of second input with shape {}.",
-                fmt_shape(x.shape()),
-                fmt_shape(y.shape())
-            ),
-        ));
-    }
+    let (mut x, mut y) = as_matrices(a, b, OP)?;
     let out_type = promote_types(a.dtype(), b.dtype());
     if !out_type.is_inexact() {
         return Err(Error::invalid(
@@ -216,18 +241,7 @@ pub fn addmm(c: &Array, a: &Array, b: &Array, alpha: f32, beta: f32) -> Result<A
         return crate::ops::add(&prod, &multiply(&Array::scalar(beta)?, c)?);
     }
     let (a_vec, b_vec) = (a.ndim() == 1, b.ndim() == 1);
-    let x = if a_vec { expand_dims(a, &[0])? } else { a.clone() };
-    let y = if b_vec { expand_dims(b, &[1])? } else { b.clone() };
-    if x.shape()[x.ndim() - 1] != y.shape()[y.ndim() - 2] {
-        return Err(Error::invalid(
-            OP,
-            format!(
-                "Last dimension of first input with shape {} must match second to last dimension of second input with shape {}.",
-                fmt_shape(x.shape()),
-                fmt_shape(y.shape())
-            ),
-        ));
-    }
+    let (x, y) = as_matrices(a, b, OP)?;
     if !out_type.is_float() {
         return Err(Error::invalid(
             OP,

@@ -5,28 +5,14 @@
 //! false block never enter the product — a NaN there stays out, as in MLX's kernels).
 
 use crate::array::Array;
-use crate::dtype::{promote_types, DType};
+use crate::dtype::DType;
 use crate::error::{Error, Result};
 use crate::ops;
 use crate::shape::{broadcast_shapes, fmt_shape};
 use alloc::format;
 use alloc::vec::Vec;
 
-fn real_float_type(a: &Array, b: &Array, op: &'static str) -> Result<DType> {
-    let out = promote_types(a.dtype(), b.dtype());
-    if !out.is_float() {
-        return Err(Error::invalid(
-            op,
-            format!(
-                "Only real floating point types are supported but {} and {} were provided which results in {}, which is not a real floating point type.",
-                a.dtype(),
-                b.dtype(),
-                out
-            ),
-        ));
-    }
-    Ok(out)
-}
+use crate::ops::linalg::{as_matrices, real_float_type};
 
 fn zero(dtype: DType) -> Result<Array> {
     ops::zeros(&[], dtype)
@@ -119,19 +105,8 @@ pub fn block_masked_mm(
         return Err(Error::invalid(OP, "Got 0 dimension input. Inputs must have at least one dimension."));
     }
     let (a_vec, b_vec) = (a.ndim() == 1, b.ndim() == 1);
-    let a = if a_vec { ops::expand_dims(a, &[0])? } else { a.clone() };
-    let b = if b_vec { ops::expand_dims(b, &[1])? } else { b.clone() };
+    let (a, b) = as_matrices(a, b, OP)?;
     let (an, bn) = (a.ndim(), b.ndim());
-    if a.shape()[an - 1] != b.shape()[bn - 2] {
-        return Err(Error::invalid(
-            OP,
-            format!(
-                "Last dimension of first input with shape {} must match second to last dimension of second input with shape {}.",
-                fmt_shape(a.shape()),
-                fmt_shape(b.shape())
-            ),
-        ));
-    }
     let out_type = real_float_type(&a, &b, OP)?;
     let (m, k, n) = (a.shape()[an - 2], a.shape()[an - 1], b.shape()[bn - 1]);
     let batch = broadcast_shapes(&a.shape()[..an - 2], &b.shape()[..bn - 2], OP)?;
