@@ -24,10 +24,14 @@ _PyBUF_FORMAT = 0x0004
 _PyBUF_ND = 0x0008
 _PyBUF_STRIDES = 0x0010 | _PyBUF_ND
 
-# struct's format characters per dtype name (MLX's buffer_format).
-FORMATS = {"bool": b"?", "uint8": b"B", "uint16": b"H", "uint32": b"I", "uint64": b"Q",
-           "int8": b"b", "int16": b"h", "int32": b"i", "int64": b"q", "float16": b"e",
-           "float32": b"f", "float64": b"d", "complex64": b"Zf", "bfloat16": b"bfloat16"}
+# The dtypes `struct` has no letter for, as MLX's buffer names them; the rest use the dtype
+# table's struct format (`Dtype._fmt`).
+_OWN_FORMATS = {"complex64": b"Zf", "bfloat16": b"bfloat16"}
+
+
+def buffer_format(dtype):
+    """The PEP 3118 format of ``dtype``'s buffer (MLX's: ``q``/``Q`` for 64-bit integers)."""
+    return dtype._fmt.encode() if dtype._fmt else _OWN_FORMATS[dtype.name]
 
 
 class _PyBuffer(ctypes.Structure):
@@ -78,7 +82,7 @@ def _fill(obj, view, flags):
     owner._shape = (ctypes.c_ssize_t * max(ndim, 1))(*iface["shape"])
     strides = iface["strides"]
     owner._strides = (ctypes.c_ssize_t * max(ndim, 1))(*strides) if strides is not None else None
-    owner._format = ctypes.create_string_buffer(FORMATS[obj.dtype.name])
+    owner._format = ctypes.create_string_buffer(buffer_format(obj.dtype))
 
     v = view.contents
     v.buf = iface["data"][0]
