@@ -15,6 +15,7 @@ pub mod elementwise;
 pub mod fast;
 pub mod fft;
 pub mod gemm;
+pub mod isa;
 pub mod index;
 pub mod linalg;
 pub mod math;

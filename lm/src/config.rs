@@ -1,0 +1,387 @@
+//! Model hyper-parameters, read from a GGUF file's metadata (`general.architecture` and the
+//! `<arch>.*` keys llama.cpp writes) or from a Hugging Face / MLX `config.json`. One struct
+//! for every Llama-family model; the architecture decides the few things that differ (QKV
+//! bias, the rotary layout).
+
+use alloc::format;
+use alloc::string::{String, ToString};
+use alloc::vec::Vec;
+
+use mlx_arm_core::io::gguf::{Array as GgufArray, Value};
+use mlx_arm_core::io::json::Json;
+use mlx_arm_core::{Error, Result};
+
+const OP: &str = "load_model";
+
+/// The model families this crate runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Arch {
+    /// Llama 2/3, Mistral, SmolLM, TinyLlama (GGUF `llama`, HF `LlamaForCausalLM`/`MistralForCausalLM`).
+    Llama,
+    /// Qwen2 / Qwen2.5: Llama with biases on the q, k and v projections.
+    Qwen2,
+}
+
+impl Arch {
+    /// The GGUF `general.architecture` name.
+    pub fn gguf_name(self) -> &'static str {
+        match self {
+            Arch::Llama => "llama",
+            Arch::Qwen2 => "qwen2",
+        }
+    }
+}
+
+/// How rotary frequencies are scaled for long contexts.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum RopeScaling {
+    /// Plain RoPE.
+    None,
+    /// Positions divided by `factor` (`rope_scaling.type = "linear"`).
+    Linear {
+        /// The divisor of positions.
+        factor: f32,
+    },
+    /// Llama 3.1's frequency-dependent scaling.
+    Llama3 {
+        /// Scale of the low frequencies.
+        factor: f32,
+        /// Wavelength bound (as a fraction of the original context) below which nothing is scaled.
+        low_freq_factor: f32,
+        /// Wavelength bound above which frequencies are divided by `factor`.
+        high_freq_factor: f32,
+        /// The context length the model was trained at.
+        original_max_position_embeddings: f32,
+    },
+}
+
+/// Hyper-parameters of a Llama-family decoder.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ModelConfig {
+    /// The family.
+    pub arch: Arch,
+    /// Number of transformer blocks.
+    pub n_layers: usize,
+    /// Width of the residual stream.
+    pub hidden: usize,
+    /// Width of the SwiGLU hidden layer.
+    pub ffn: usize,
+    /// Query heads.
+    pub n_heads: usize,
+    /// Key/value heads (grouped-query attention when fewer than `n_heads`).
+    pub n_kv_heads: usize,
+    /// Features per head.
+    pub head_dim: usize,
+    /// Vocabulary size (rows of the embedding).
+    pub vocab_size: usize,
+    /// Longest context the model was trained for.
+    pub context_length: usize,
+    /// RMSNorm epsilon.
+    pub rms_eps: f32,
+    /// RoPE base frequency.
+    pub rope_theta: f32,
+    /// Features of each head that are rotated.
+    pub rope_dims: usize,
+    /// Whether rotated pairs are adjacent features (MLX's `traditional=True`, llama.cpp's
+    /// "normal" rope, which GGUF Llama files use because the converter permutes q and k) or
+    /// the two halves of the head (Hugging Face's layout, llama.cpp's "neox").
+    pub rope_traditional: bool,
+    /// Long-context scaling of the rotary frequencies.
+    pub rope_scaling: RopeScaling,
+    /// Biases on the q, k, v projections (Qwen2).
+    pub qkv_bias: bool,
+    /// Whether the output projection reuses the token embedding (decided at load when the
+    /// file has no separate output weight).
+    pub tie_embeddings: bool,
+}
+
+impl ModelConfig {
+    /// Checks the numbers are usable (positive, heads divide evenly), so a hostile file
+    /// gives an error here rather than a shape error deep in the forward pass.
+    pub fn validate(&self) -> Result<()> {
+        let pos = [
+            ("block count", self.n_layers),
+            ("embedding length", self.hidden),
+            ("feed-forward length", self.ffn),
+            ("head count", self.n_heads),
+            ("KV head count", self.n_kv_heads),
+            ("head dimension", self.head_dim),
+            ("vocabulary size", self.vocab_size),
+        ];
+        for (what, v) in pos {
+            if v == 0 {
+                return Err(Error::format(OP, format!("the model's {what} is 0")));
+            }
+        }
+        if self.n_heads % self.n_kv_heads != 0 {
+            return Err(Error::format(
+                OP,
+                format!("{} query heads are not a multiple of {} KV heads", self.n_heads, self.n_kv_heads),
+            ));
+        }
+        if self.rope_dims == 0 || self.rope_dims > self.head_dim || self.rope_dims % 2 != 0 {
+            return Err(Error::format(
+                OP,
+                format!("rotary dimension {} does not fit head dimension {}", self.rope_dims, self.head_dim),
+            ));
+        }
+        // Bounds that keep every derived size far from overflow on 32-bit targets too.
+        if self.hidden > 1 << 16 || self.ffn > 1 << 18 || self.n_layers > 1 << 10 || self.vocab_size > 1 << 22 {
+            return Err(Error::format(OP, "the model's sizes are implausibly large"));
+        }
+        if !(self.rms_eps.is_finite() && self.rms_eps >= 0.0 && self.rope_theta.is_finite() && self.rope_theta > 0.0) {
+            return Err(Error::format(OP, "the model's norm epsilon or rope base is not a positive number"));
+        }
+        Ok(())
+    }
+
+    /// Reads the hyper-parameters from GGUF metadata. `vocab_rows` is the embedding's row
+    /// count, used when the file omits `<arch>.vocab_size`.
+    pub fn from_gguf(metadata: &[(String, Value)], vocab_rows: usize) -> Result<ModelConfig> {
+        let get = |key: &str| metadata.iter().find(|(k, _)| k == key).map(|(_, v)| v);
+        let name = match get("general.architecture") {
+            Some(Value::String(s)) => s.clone(),
+            _ => return Err(Error::format(OP, "the GGUF file has no general.architecture")),
+        };
+        let arch = match name.as_str() {
+            "llama" | "mistral" => Arch::Llama,
+            "qwen2" => Arch::Qwen2,
+            other => {
+                return Err(Error::unsupported(
+                    OP,
+                    format!("architecture '{other}' is not supported (supported: llama, mistral, qwen2)"),
+                ))
+            }
+        };
+        let key = |k: &str| format!("{name}.{k}");
+        let uint = |k: &str| -> Result<usize> {
+            get(&key(k)).and_then(as_usize).ok_or_else(|| Error::format(OP, format!("missing or invalid {}", key(k))))
+        };
+        let opt_uint = |k: &str| get(&key(k)).and_then(as_usize);
+        let opt_f32 = |k: &str| get(&key(k)).and_then(as_f32);
+        let hidden = uint("embedding_length")?;
+        let n_heads = uint("attention.head_count")?;
+        let n_kv_heads = match get(&key("attention.head_count_kv")) {
+            None => n_heads,
+            Some(v) => as_usize(v).ok_or_else(|| Error::format(OP, format!("invalid {}", key("attention.head_count_kv"))))?,
+        };
+        let head_dim = opt_uint("attention.key_length").unwrap_or(if n_heads > 0 { hidden / n_heads } else { 0 });
+        let rope_scaling = match get(&key("rope.scaling.type")) {
+            Some(Value::String(t)) if t == "linear" => RopeScaling::Linear { factor: opt_f32("rope.scaling.factor").unwrap_or(1.0) },
+            Some(Value::String(t)) if t == "none" => RopeScaling::None,
+            Some(Value::String(t)) => return Err(Error::unsupported(OP, format!("rope scaling '{t}' is not supported"))),
+            _ => RopeScaling::None,
+        };
+        let cfg = ModelConfig {
+            arch,
+            n_layers: uint("block_count")?,
+            hidden,
+            ffn: uint("feed_forward_length")?,
+            n_heads,
+            n_kv_heads,
+            head_dim,
+            vocab_size: opt_uint("vocab_size").unwrap_or(vocab_rows),
+            context_length: opt_uint("context_length").unwrap_or(4096),
+            rms_eps: opt_f32("attention.layer_norm_rms_epsilon").unwrap_or(1e-5),
+            rope_theta: opt_f32("rope.freq_base").unwrap_or(10_000.0),
+            rope_dims: opt_uint("rope.dimension_count").unwrap_or(head_dim),
+            rope_traditional: arch == Arch::Llama,
+            rope_scaling,
+            qkv_bias: arch == Arch::Qwen2,
+            tie_embeddings: false,
+        };
+        cfg.validate()?;
+        Ok(cfg)
+    }
+
+    /// Reads a Hugging Face / MLX `config.json` (as `mlx_lm.load` accepts it).
+    pub fn from_hf_json(text: &[u8]) -> Result<ModelConfig> {
+        let json = mlx_arm_core::io::json::parse(OP, text)?;
+        let Json::Object(fields) = &json else {
+            return Err(Error::format(OP, "config.json is not a JSON object"));
+        };
+        let get = |k: &str| fields.iter().find(|(n, _)| n == k).map(|(_, v)| v);
+        let model_type = match get("model_type") {
+            Some(Json::Str(s)) => s.clone(),
+            _ => return Err(Error::format(OP, "config.json has no model_type")),
+        };
+        let arch = match model_type.as_str() {
+            "llama" | "mistral" => Arch::Llama,
+            "qwen2" => Arch::Qwen2,
+            other => {
+                return Err(Error::unsupported(
+                    OP,
+                    format!("model_type '{other}' is not supported (supported: llama, mistral, qwen2)"),
+                ))
+            }
+        };
+        let uint = |k: &str| -> Result<usize> {
+            get(k).and_then(json_usize).ok_or_else(|| Error::format(OP, format!("config.json: missing or invalid {k}")))
+        };
+        let hidden = uint("hidden_size")?;
+        let n_heads = uint("num_attention_heads")?;
+        let n_kv_heads = get("num_key_value_heads").and_then(json_usize).unwrap_or(n_heads);
+        let head_dim = get("head_dim").and_then(json_usize).unwrap_or(if n_heads > 0 { hidden / n_heads } else { 0 });
+        let rope_scaling = match get("rope_scaling") {
+            Some(Json::Object(rs)) => hf_rope_scaling(rs)?,
+            _ => RopeScaling::None,
+        };
+        let cfg = ModelConfig {
+            arch,
+            n_layers: uint("num_hidden_layers")?,
+            hidden,
+            ffn: uint("intermediate_size")?,
+            n_heads,
+            n_kv_heads,
+            head_dim,
+            vocab_size: uint("vocab_size")?,
+            context_length: get("max_position_embeddings").and_then(json_usize).unwrap_or(4096),
+            rms_eps: get("rms_norm_eps").and_then(json_f32).unwrap_or(1e-6),
+            rope_theta: get("rope_theta").and_then(json_f32).unwrap_or(10_000.0),
+            rope_dims: head_dim,
+            rope_traditional: matches!(get("rope_traditional"), Some(Json::Bool(true))),
+            rope_scaling,
+            qkv_bias: match get("attention_bias") {
+                Some(Json::Bool(b)) => *b,
+                _ => arch == Arch::Qwen2,
+            },
+            tie_embeddings: matches!(get("tie_word_embeddings"), Some(Json::Bool(true))),
+        };
+        cfg.validate()?;
+        Ok(cfg)
+    }
+}
+
+fn hf_rope_scaling(fields: &[(String, Json)]) -> Result<RopeScaling> {
+    let get = |k: &str| fields.iter().find(|(n, _)| n == k).map(|(_, v)| v);
+    let kind = match get("rope_type").or_else(|| get("type")) {
+        Some(Json::Str(s)) => s.to_string(),
+        _ => return Ok(RopeScaling::None),
+    };
+    let f = |k: &str, default: f32| get(k).and_then(json_f32).unwrap_or(default);
+    match kind.as_str() {
+        "default" => Ok(RopeScaling::None),
+        "linear" => Ok(RopeScaling::Linear { factor: f("factor", 1.0) }),
+        "llama3" => Ok(RopeScaling::Llama3 {
+            factor: f("factor", 8.0),
+            low_freq_factor: f("low_freq_factor", 1.0),
+            high_freq_factor: f("high_freq_factor", 4.0),
+            original_max_position_embeddings: f("original_max_position_embeddings", 8192.0),
+        }),
+        other => Err(Error::unsupported(OP, format!("rope scaling '{other}' is not supported"))),
+    }
+}
+
+/// A GGUF integer value that fits `usize`.
+pub fn as_usize(v: &Value) -> Option<usize> {
+    let u: u64 = match *v {
+        Value::U8(x) => x.into(),
+        Value::U16(x) => x.into(),
+        Value::U32(x) => x.into(),
+        Value::U64(x) => x,
+        Value::I8(x) => u64::try_from(x).ok()?,
+        Value::I16(x) => u64::try_from(x).ok()?,
+        Value::I32(x) => u64::try_from(x).ok()?,
+        Value::I64(x) => u64::try_from(x).ok()?,
+        _ => return None,
+    };
+    usize::try_from(u).ok()
+}
+
+/// A GGUF numeric value as `f32`.
+pub fn as_f32(v: &Value) -> Option<f32> {
+    match *v {
+        Value::F32(x) => Some(x),
+        Value::F64(x) => Some(x as f32),
+        _ => as_usize(v).map(|u| u as f32),
+    }
+}
+
+/// A GGUF array of strings.
+pub fn as_strings(v: &Value) -> Option<&Vec<String>> {
+    match v {
+        Value::Array(GgufArray::String(s)) => Some(s),
+        _ => None,
+    }
+}
+
+fn json_usize(v: &Json) -> Option<usize> {
+    match v {
+        Json::UInt(u) => usize::try_from(*u).ok(),
+        _ => None,
+    }
+}
+
+fn json_f32(v: &Json) -> Option<f32> {
+    match v {
+        Json::UInt(u) => Some(*u as f32),
+        Json::Number(s) => s.parse::<f32>().ok(),
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use alloc::vec;
+
+    fn smollm_meta() -> Vec<(String, Value)> {
+        let s = |k: &str, v: Value| (k.to_string(), v);
+        vec![
+            s("general.architecture", Value::String("llama".into())),
+            s("llama.block_count", Value::U32(30)),
+            s("llama.context_length", Value::U32(8192)),
+            s("llama.embedding_length", Value::U32(576)),
+            s("llama.feed_forward_length", Value::U32(1536)),
+            s("llama.attention.head_count", Value::U32(9)),
+            s("llama.attention.head_count_kv", Value::U32(3)),
+            s("llama.rope.freq_base", Value::F32(100000.0)),
+            s("llama.attention.layer_norm_rms_epsilon", Value::F32(1e-5)),
+            s("llama.rope.dimension_count", Value::U32(64)),
+        ]
+    }
+
+    #[test]
+    fn gguf_llama_metadata_gives_smollm2_shape() {
+        let c = ModelConfig::from_gguf(&smollm_meta(), 49152).unwrap();
+        assert_eq!((c.n_layers, c.hidden, c.ffn, c.n_heads, c.n_kv_heads, c.head_dim), (30, 576, 1536, 9, 3, 64));
+        assert_eq!(c.vocab_size, 49152);
+        assert!(c.rope_traditional && !c.qkv_bias);
+        assert_eq!(c.rope_theta, 100000.0);
+    }
+
+    #[test]
+    fn bad_gguf_metadata_is_a_clear_error() {
+        let mut m = smollm_meta();
+        m[0].1 = Value::String("mamba".into());
+        let e = ModelConfig::from_gguf(&m, 10).unwrap_err();
+        assert!(alloc::format!("{e}").contains("mamba"), "{e}");
+        let mut m = smollm_meta();
+        m.retain(|(k, _)| k != "llama.block_count");
+        assert!(alloc::format!("{}", ModelConfig::from_gguf(&m, 10).unwrap_err()).contains("block_count"));
+        let mut m = smollm_meta();
+        m[6].1 = Value::U32(4); // 9 heads over 4 KV heads
+        assert!(ModelConfig::from_gguf(&m, 10).is_err());
+        let mut m = smollm_meta();
+        m[5].1 = Value::U32(0);
+        assert!(ModelConfig::from_gguf(&m, 10).is_err());
+    }
+
+    #[test]
+    fn hf_config_json_with_llama3_rope_scaling() {
+        let text = br#"{"model_type":"llama","hidden_size":2048,"num_attention_heads":32,"num_key_value_heads":8,
+            "num_hidden_layers":16,"intermediate_size":8192,"vocab_size":128256,"rms_norm_eps":1e-05,
+            "rope_theta":500000.0,"tie_word_embeddings":true,"max_position_embeddings":131072,
+            "rope_scaling":{"factor":32.0,"high_freq_factor":4.0,"low_freq_factor":1.0,
+            "original_max_position_embeddings":8192,"rope_type":"llama3"}}"#;
+        let c = ModelConfig::from_hf_json(text).unwrap();
+        assert_eq!((c.head_dim, c.n_kv_heads, c.vocab_size), (64, 8, 128256));
+        assert!(c.tie_embeddings && !c.rope_traditional);
+        assert_eq!(
+            c.rope_scaling,
+            RopeScaling::Llama3 { factor: 32.0, low_freq_factor: 1.0, high_freq_factor: 4.0, original_max_position_embeddings: 8192.0 }
+        );
+        assert!(ModelConfig::from_hf_json(br#"{"model_type":"gpt2"}"#).is_err());
+        assert!(ModelConfig::from_hf_json(b"[1,2]").is_err());
+    }
+}
