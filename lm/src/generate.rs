@@ -1,0 +1,157 @@
+//! The generation loop over token ids: prefill the prompt in chunks (one graph per chunk,
+//! all positions at once), then decode one token per step, sampling each from the last
+//! logits, until a stop token or the token budget. Callers see each token as it is chosen
+//! (streaming) and get timing figures at the end. Text — tokenizing, detokenizing, stop
+//! strings, chat templates — lives a layer above, so this runs on firmware as well.
+
+use alloc::vec::Vec;
+
+use mlx_arm_core::{ops, Array, DType, Error, Result};
+
+use crate::kv_cache::KvCache;
+use crate::model::Model;
+use crate::sample::{Sampler, SamplerConfig};
+
+/// Prompt positions run through the model per graph: bounds the size of one prefill graph
+/// and its activations (mlx-lm's `prefill_step_size` plays the same role).
+pub const DEFAULT_PREFILL_CHUNK: usize = 512;
+
+/// Settings of one generation.
+#[derive(Clone, Debug)]
+pub struct GenerateConfig {
+    /// Most tokens to generate.
+    pub max_tokens: usize,
+    /// How tokens are chosen.
+    pub sampler: SamplerConfig,
+    /// Tokens that end generation (not emitted).
+    pub stop_ids: Vec<u32>,
+    /// Prompt positions per prefill graph.
+    pub prefill_chunk: usize,
+}
+
+impl Default for GenerateConfig {
+    fn default() -> Self {
+        GenerateConfig { max_tokens: 256, sampler: SamplerConfig::default(), stop_ids: Vec::new(), prefill_chunk: DEFAULT_PREFILL_CHUNK }
+    }
+}
+
+/// Why generation ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum StopReason {
+    /// A stop token was sampled.
+    Stop,
+    /// `max_tokens` were generated.
+    Length,
+    /// The caller's callback asked to stop (e.g. a stop string was printed).
+    Callback,
+    /// The model's context is full.
+    Context,
+}
+
+/// Figures of one generation, in seconds as measured by the caller's clock.
+#[derive(Clone, Debug, Default)]
+pub struct Stats {
+    /// Prompt tokens run.
+    pub prompt_tokens: usize,
+    /// Time to run the prompt (first token included: that is what a user waits for).
+    pub prompt_secs: f64,
+    /// Tokens generated (the first one included).
+    pub generated_tokens: usize,
+    /// Time from the first generated token to the last.
+    pub generation_secs: f64,
+}
+
+impl Stats {
+    /// Prompt tokens per second.
+    pub fn prompt_tps(&self) -> f64 {
+        if self.prompt_secs > 0.0 { self.prompt_tokens as f64 / self.prompt_secs } else { 0.0 }
+    }
+    /// Generated tokens per second, after the first.
+    pub fn generation_tps(&self) -> f64 {
+        let n = self.generated_tokens.saturating_sub(1);
+        if self.generation_secs > 0.0 { n as f64 / self.generation_secs } else { 0.0 }
+    }
+}
+
+/// The logits of the last position of `tokens` after running them through the model,
+/// evaluated, as host floats. Runs `tokens` in chunks of `chunk`.
+pub fn prefill(model: &Model, cache: &mut KvCache, tokens: &[u32], chunk: usize) -> Result<Vec<f32>> {
+    if tokens.is_empty() {
+        return Err(Error::invalid("generate", "the prompt has no tokens"));
+    }
+    let mut last = Vec::new();
+    let chunks: Vec<&[u32]> = tokens.chunks(chunk.max(1)).collect();
+    for (i, c) in chunks.iter().enumerate() {
+        let logits = step(model, cache, c)?;
+        if i + 1 == chunks.len() {
+            last = logits;
+        }
+    }
+    Ok(last)
+}
+
+/// Runs `tokens` at the cache's position and returns the last position's logits.
+pub fn step(model: &Model, cache: &mut KvCache, tokens: &[u32]) -> Result<Vec<f32>> {
+    let vocab = model.config.vocab_size;
+    if let Some(&bad) = tokens.iter().find(|&&t| t as usize >= vocab) {
+        return Err(Error::invalid("generate", alloc::format!("token id {bad} is outside the vocabulary of {vocab}")));
+    }
+    if cache.offset() + tokens.len() > model.config.context_length {
+        return Err(Error::invalid("generate", "the model's context length is exhausted"));
+    }
+    let ids: Vec<i32> = tokens.iter().map(|&t| t as i32).collect();
+    let x = Array::from_slice(&ids, &[1, ids.len()])?;
+    let logits = model.forward(&x, cache, true)?;
+    let logits = if logits.dtype() == DType::Float32 { logits } else { ops::astype(&logits, DType::Float32)? };
+    // Evaluate the logits and the cache together so the cache's buffers are materialized
+    // and the step's graph is released.
+    logits.to_vec::<f32>()
+}
+
+/// Generates after `prompt`: calls `on_token(id)` for every generated token (stop tokens
+/// excluded); `on_token` returns false to stop. `now` is a clock in seconds (with `std`:
+/// an `Instant`). Returns the generated ids, the reason and the figures.
+pub fn generate(
+    model: &Model,
+    cache: &mut KvCache,
+    prompt: &[u32],
+    cfg: &GenerateConfig,
+    now: &dyn Fn() -> f64,
+    on_token: &mut dyn FnMut(u32) -> bool,
+) -> Result<(Vec<u32>, StopReason, Stats)> {
+    let mut sampler = Sampler::new(cfg.sampler.clone())?;
+    let mut stats = Stats { prompt_tokens: prompt.len(), ..Default::default() };
+    let t0 = now();
+    let mut logits = prefill(model, cache, prompt, cfg.prefill_chunk)?;
+    let mut history: Vec<u32> = prompt.to_vec();
+    let mut out = Vec::new();
+    let mut t_first = t0;
+    let reason = loop {
+        if out.len() >= cfg.max_tokens {
+            break StopReason::Length;
+        }
+        let tok = sampler.sample(&logits, &history)?;
+        if out.is_empty() {
+            t_first = now();
+            stats.prompt_secs = t_first - t0;
+        }
+        stats.generated_tokens += 1;
+        if cfg.stop_ids.contains(&tok) {
+            break StopReason::Stop;
+        }
+        out.push(tok);
+        history.push(tok);
+        if !on_token(tok) {
+            break StopReason::Callback;
+        }
+        if out.len() >= cfg.max_tokens {
+            break StopReason::Length;
+        }
+        if cache.offset() + 1 > model.config.context_length {
+            break StopReason::Context;
+        }
+        logits = step(model, cache, &[tok])?;
+    };
+    stats.generation_secs = now() - t_first;
+    Ok((out, reason, stats))
+}

@@ -1,0 +1,105 @@
+//! A [`Model`] from Hugging Face / MLX tensors (`model.layers.N.self_attn.q_proj.weight` …):
+//! float weights as they are, or MLX affine-quantized triples (`.weight` packed uint32,
+//! `.scales`, `.biases`) as `mlx_lm` writes them with a `quantization` entry in config.json.
+
+use alloc::format;
+use alloc::string::String;
+use alloc::vec::Vec;
+
+use mlx_arm_core::io::json::Json;
+use mlx_arm_core::{Array, DType, Error, Result};
+
+use crate::config::ModelConfig;
+use crate::model::{llama3_rope_freqs, Layer, Model};
+use crate::weights::{vector, Weight};
+
+const OP: &str = "load_model";
+
+/// MLX's `quantization` settings from config.json.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Quantization {
+    /// Elements per group.
+    pub group_size: i64,
+    /// Bits per element.
+    pub bits: i64,
+}
+
+/// Reads `quantization` (or `quantization_config`) from config.json, if any.
+pub fn quantization(config_json: &[u8]) -> Result<Option<Quantization>> {
+    let Json::Object(fields) = mlx_arm_core::io::json::parse(OP, config_json)? else {
+        return Err(Error::format(OP, "config.json is not a JSON object"));
+    };
+    let Some((_, Json::Object(q))) = fields.iter().find(|(k, _)| k == "quantization" || k == "quantization_config") else {
+        return Ok(None);
+    };
+    let get = |k: &str| match q.iter().find(|(n, _)| n == k) {
+        Some((_, Json::UInt(u))) => i64::try_from(*u).ok(),
+        _ => None,
+    };
+    match (get("group_size"), get("bits")) {
+        (Some(group_size), Some(bits)) => Ok(Some(Quantization { group_size, bits })),
+        _ => Err(Error::format(OP, "config.json's quantization needs integer group_size and bits")),
+    }
+}
+
+/// Builds a model from named tensors; `get` returns the tensor of a name.
+pub fn model_from_tensors(
+    mut config: ModelConfig,
+    quant: Option<Quantization>,
+    get: &dyn Fn(&str) -> Option<Array>,
+) -> Result<Model> {
+    let need = |name: &str| get(name).ok_or_else(|| Error::format(OP, format!("the model has no tensor '{name}'")));
+    let weight = |prefix: &str| -> Result<Weight> {
+        let w = need(&format!("{prefix}.weight"))?;
+        match (quant, get(&format!("{prefix}.scales"))) {
+            (Some(q), Some(scales)) => {
+                if w.dtype() != DType::Uint32 {
+                    return Err(Error::format(OP, format!("quantized tensor '{prefix}.weight' must be uint32")));
+                }
+                let biases = need(&format!("{prefix}.biases"))?;
+                Ok(Weight::Affine { w, scales, biases, group_size: q.group_size, bits: q.bits })
+            }
+            _ => {
+                if w.ndim() != 2 || !w.dtype().is_float() {
+                    return Err(Error::format(OP, format!("tensor '{prefix}.weight' must be a 2-D float matrix")));
+                }
+                Ok(Weight::Dense(w))
+            }
+        }
+    };
+    let norm = |name: &str| -> Result<Array> { vector(&need(name)?, config.hidden, name, DType::Float32) };
+    let embed = weight("model.embed_tokens")?;
+    let output = if get("lm_head.weight").is_some() {
+        weight("lm_head")?
+    } else {
+        config.tie_embeddings = true;
+        embed.clone()
+    };
+    let (q, kv) = (config.n_heads * config.head_dim, config.n_kv_heads * config.head_dim);
+    let mut layers = Vec::with_capacity(config.n_layers);
+    for i in 0..config.n_layers {
+        let p = |s: &str| -> String { format!("model.layers.{i}.{s}") };
+        let qkv_bias = if config.qkv_bias {
+            let b = |s: &str, n: usize| vector(&need(&p(s))?, n, &p(s), DType::Float32);
+            Some([b("self_attn.q_proj.bias", q)?, b("self_attn.k_proj.bias", kv)?, b("self_attn.v_proj.bias", kv)?])
+        } else {
+            None
+        };
+        layers.push(Layer {
+            attn_norm: norm(&p("input_layernorm.weight"))?,
+            wq: weight(&p("self_attn.q_proj"))?,
+            wk: weight(&p("self_attn.k_proj"))?,
+            wv: weight(&p("self_attn.v_proj"))?,
+            qkv_bias,
+            wo: weight(&p("self_attn.o_proj"))?,
+            ffn_norm: norm(&p("post_attention_layernorm.weight"))?,
+            w_gate: weight(&p("mlp.gate_proj"))?,
+            w_up: weight(&p("mlp.up_proj"))?,
+            w_down: weight(&p("mlp.down_proj"))?,
+        });
+    }
+    let rope_freqs = llama3_rope_freqs(&config)?;
+    let model = Model { norm: norm("model.norm.weight")?, config, embed, layers, output, rope_freqs, dtype: DType::Float32 };
+    model.validate()?;
+    Ok(model)
+}

@@ -1,0 +1,205 @@
+//! The Llama-family decoder (Llama 2/3, Mistral, SmolLM, TinyLlama, Qwen2): token embedding,
+//! `n_layers` blocks of RMSNorm → grouped-query attention with RoPE → residual, RMSNorm →
+//! SwiGLU → residual, a final RMSNorm and the output projection. Written only with the public
+//! array API (`ops::*`, `fast` ops), so any backend that evaluates those runs it.
+
+use alloc::vec::Vec;
+
+use mlx_arm_core::ops::{self, RopeOffset, SdpaMask};
+use mlx_arm_core::{Array, DType, Error, Result};
+
+use crate::config::{ModelConfig, RopeScaling};
+use crate::kv_cache::KvCache;
+use crate::weights::Weight;
+
+/// One transformer block's weights.
+#[derive(Clone, Debug)]
+pub struct Layer {
+    /// RMSNorm weight before attention, `(hidden,)`.
+    pub attn_norm: Array,
+    /// Query projection `(n_heads·head_dim, hidden)`.
+    pub wq: Weight,
+    /// Key projection `(n_kv_heads·head_dim, hidden)`.
+    pub wk: Weight,
+    /// Value projection `(n_kv_heads·head_dim, hidden)`.
+    pub wv: Weight,
+    /// Query/key/value biases (Qwen2).
+    pub qkv_bias: Option<[Array; 3]>,
+    /// Attention output projection `(hidden, n_heads·head_dim)`.
+    pub wo: Weight,
+    /// RMSNorm weight before the feed-forward, `(hidden,)`.
+    pub ffn_norm: Array,
+    /// SwiGLU gate `(ffn, hidden)`.
+    pub w_gate: Weight,
+    /// SwiGLU up `(ffn, hidden)`.
+    pub w_up: Weight,
+    /// SwiGLU down `(hidden, ffn)`.
+    pub w_down: Weight,
+}
+
+/// A loaded decoder.
+#[derive(Clone, Debug)]
+pub struct Model {
+    /// Hyper-parameters.
+    pub config: ModelConfig,
+    /// Token embedding `(vocab, hidden)`.
+    pub embed: Weight,
+    /// The blocks.
+    pub layers: Vec<Layer>,
+    /// Final RMSNorm weight.
+    pub norm: Array,
+    /// Output projection `(vocab, hidden)`; the embedding itself when tied.
+    pub output: Weight,
+    /// Per-frequency divisors for RoPE (`fast.rope`'s `freqs`) when the model scales its
+    /// frequencies (Llama 3); `None` for plain RoPE from `rope_theta`.
+    pub rope_freqs: Option<Array>,
+    /// Activation dtype (float32: the quantized kernels accumulate in f32 anyway).
+    pub dtype: DType,
+}
+
+impl Model {
+    /// Checks every weight against the configuration, so a file with a wrong-sized tensor
+    /// fails at load with the tensor's name rather than during generation.
+    pub fn validate(&self) -> Result<()> {
+        let c = &self.config;
+        let (h, q, kv) = (c.hidden, c.n_heads * c.head_dim, c.n_kv_heads * c.head_dim);
+        self.embed.expect_shape("token_embd", c.vocab_size, h)?;
+        self.output.expect_shape("output", c.vocab_size, h)?;
+        if self.layers.len() != c.n_layers {
+            return Err(Error::format("load_model", alloc::format!("{} blocks found, {} expected", self.layers.len(), c.n_layers)));
+        }
+        for (i, l) in self.layers.iter().enumerate() {
+            let n = |s: &str| alloc::format!("blk.{i}.{s}");
+            l.wq.expect_shape(&n("attn_q"), q, h)?;
+            l.wk.expect_shape(&n("attn_k"), kv, h)?;
+            l.wv.expect_shape(&n("attn_v"), kv, h)?;
+            l.wo.expect_shape(&n("attn_output"), h, q)?;
+            l.w_gate.expect_shape(&n("ffn_gate"), c.ffn, h)?;
+            l.w_up.expect_shape(&n("ffn_up"), c.ffn, h)?;
+            l.w_down.expect_shape(&n("ffn_down"), h, c.ffn)?;
+            for (norm, name) in [(&l.attn_norm, "attn_norm"), (&l.ffn_norm, "ffn_norm")] {
+                if norm.shape() != [h] {
+                    return Err(Error::format("load_model", alloc::format!("tensor '{}' must have {h} elements", n(name))));
+                }
+            }
+            if let Some(b) = &l.qkv_bias {
+                if b[0].shape() != [q] || b[1].shape() != [kv] || b[2].shape() != [kv] {
+                    return Err(Error::format("load_model", alloc::format!("the q/k/v biases of block {i} have wrong sizes")));
+                }
+            }
+        }
+        if self.norm.shape() != [h] {
+            return Err(Error::format("load_model", "tensor 'output_norm' has the wrong size"));
+        }
+        Ok(())
+    }
+
+    /// A fresh KV cache for this model.
+    pub fn new_cache(&self) -> KvCache {
+        KvCache::new(self.config.n_layers, crate::kv_cache::DEFAULT_STEP)
+    }
+
+    /// Runs `tokens` (`(B, T)` integers) through the model at the cache's position, storing
+    /// their keys and values, and returns the logits `(B, T, vocab)` — or `(B, 1, vocab)` for
+    /// the last position only when `last_only` (what generation needs). Lazy: nothing is
+    /// computed until the result is evaluated.
+    pub fn forward(&self, tokens: &Array, cache: &mut KvCache, last_only: bool) -> Result<Array> {
+        let c = &self.config;
+        if tokens.ndim() != 2 {
+            return Err(Error::invalid("forward", "tokens must be a (batch, length) array"));
+        }
+        let (b, t) = (tokens.shape()[0], tokens.shape()[1]);
+        if t == 0 {
+            return Err(Error::invalid("forward", "no tokens to run"));
+        }
+        let offset = cache.offset();
+        let mut x = self.embed.lookup(tokens, self.dtype)?;
+        let scale = 1.0 / libm::sqrtf(c.head_dim as f32);
+        let mask = if t > 1 { SdpaMask::Causal } else { SdpaMask::None };
+        let (bi, ti) = (b as isize, t as isize);
+        for (i, l) in self.layers.iter().enumerate() {
+            let h = ops::rms_norm(&x, Some(&l.attn_norm), c.rms_eps)?;
+            let mut q = l.wq.project(&h)?;
+            let mut k = l.wk.project(&h)?;
+            let mut v = l.wv.project(&h)?;
+            if let Some([bq, bk, bv]) = &l.qkv_bias {
+                q = ops::add(&q, bq)?;
+                k = ops::add(&k, bk)?;
+                v = ops::add(&v, bv)?;
+            }
+            let heads = |a: &Array, n: usize| -> Result<Array> {
+                let a = ops::reshape(a, &[bi, ti, n as isize, c.head_dim as isize])?;
+                ops::transpose(&a, Some(&[0, 2, 1, 3]))
+            };
+            let q = self.rope(&heads(&q, c.n_heads)?, offset)?;
+            let k = self.rope(&heads(&k, c.n_kv_heads)?, offset)?;
+            let v = heads(&v, c.n_kv_heads)?;
+            let (keys, values) = cache.update(i, &k, &v)?;
+            let o = ops::scaled_dot_product_attention(&q, &keys, &values, scale, mask_ref(&mask))?;
+            let o = ops::reshape(&ops::transpose(&o, Some(&[0, 2, 1, 3]))?, &[bi, ti, (c.n_heads * c.head_dim) as isize])?;
+            x = ops::add(&x, &l.wo.project(&o)?)?;
+            let h = ops::rms_norm(&x, Some(&l.ffn_norm), c.rms_eps)?;
+            let g = l.w_gate.project(&h)?;
+            let u = l.w_up.project(&h)?;
+            let act = ops::multiply(&ops::multiply(&g, &ops::sigmoid(&g)?)?, &u)?;
+            x = ops::add(&x, &l.w_down.project(&act)?)?;
+        }
+        cache.advance(t);
+        if last_only && t > 1 {
+            let hd = c.hidden as isize;
+            x = ops::slice(&x, &[0, ti - 1, 0], &[bi, ti, hd], &[1, 1, 1])?;
+        }
+        let x = ops::rms_norm(&x, Some(&self.norm), c.rms_eps)?;
+        self.output.project(&x)
+    }
+
+    fn rope(&self, x: &Array, offset: usize) -> Result<Array> {
+        let c = &self.config;
+        let offset = i32::try_from(offset).map_err(|_| Error::invalid("forward", "position overflows int32"))?;
+        let (base, scale) = match c.rope_scaling {
+            RopeScaling::Linear { factor } if factor > 0.0 => (Some(c.rope_theta), 1.0 / factor),
+            _ => (Some(c.rope_theta), 1.0),
+        };
+        match &self.rope_freqs {
+            Some(f) => ops::rope(x, c.rope_dims as isize, c.rope_traditional, None, scale, RopeOffset::Int(offset), Some(f)),
+            None => ops::rope(x, c.rope_dims as isize, c.rope_traditional, base, scale, RopeOffset::Int(offset), None),
+        }
+    }
+}
+
+fn mask_ref<'a>(m: &'a SdpaMask<'a>) -> SdpaMask<'a> {
+    match m {
+        SdpaMask::None => SdpaMask::None,
+        SdpaMask::Causal => SdpaMask::Causal,
+        SdpaMask::Array(a) => SdpaMask::Array(a),
+    }
+}
+
+/// The `freqs` argument of `fast.rope` for Llama 3.1 scaling: each frequency's wavelength
+/// `base^(2i/d)`, multiplied by `factor` for long wavelengths, unchanged for short ones and
+/// interpolated smoothly between (Meta's reference recipe, as mlx-lm and llama.cpp apply it).
+pub fn llama3_rope_freqs(cfg: &ModelConfig) -> Result<Option<Array>> {
+    let RopeScaling::Llama3 { factor, low_freq_factor, high_freq_factor, original_max_position_embeddings: orig } =
+        cfg.rope_scaling
+    else {
+        return Ok(None);
+    };
+    let dims = cfg.rope_dims;
+    let low_wavelen = orig / low_freq_factor;
+    let high_wavelen = orig / high_freq_factor;
+    let mut freqs = Vec::with_capacity(dims / 2);
+    for i in 0..dims / 2 {
+        let f = libm::powf(cfg.rope_theta, (2 * i) as f32 / dims as f32);
+        let wavelen = 2.0 * core::f32::consts::PI * f;
+        let v = if wavelen < high_wavelen {
+            f
+        } else if wavelen > low_wavelen {
+            f * factor
+        } else {
+            let smooth = (orig / wavelen - low_freq_factor) / (high_freq_factor - low_freq_factor);
+            f / ((1.0 - smooth) / factor + smooth)
+        };
+        freqs.push(v);
+    }
+    Ok(Some(Array::from_slice(&freqs, &[dims / 2])?))
+}

@@ -1,0 +1,159 @@
+//! Weights kept in their file's format: GGUF blocks multiplied by `ggml_matmul`, MLX
+//! affine-quantized triples by `quantized_matmul`, plain float matrices by `matmul`. A weight
+//! is never dequantized whole: an embedding lookup takes the rows it needs and expands only
+//! those.
+
+use alloc::format;
+
+use mlx_arm_core::ops;
+use mlx_arm_core::quant::GgmlType;
+use mlx_arm_core::{Array, DType, Error, Result};
+
+/// A `(N, K)` weight matrix used as `x @ Wᵀ` (a projection) or row by row (an embedding).
+#[derive(Clone, Debug)]
+pub enum Weight {
+    /// GGUF blocks: a uint8 `(N, row_bytes(K))` array viewed in place in the file.
+    Ggml {
+        /// The block bytes.
+        blocks: Array,
+        /// Block type.
+        ty: GgmlType,
+        /// Elements per row.
+        k: usize,
+    },
+    /// A float `(N, K)` matrix.
+    Dense(Array),
+    /// MLX affine quantization (`mx.quantize` output): packed uint32 `(N, K·bits/32)`, scales
+    /// and biases `(N, K/group_size)`.
+    Affine {
+        /// Packed weights.
+        w: Array,
+        /// Per-group scales.
+        scales: Array,
+        /// Per-group biases.
+        biases: Array,
+        /// Elements per group.
+        group_size: i64,
+        /// Bits per element.
+        bits: i64,
+    },
+}
+
+impl Weight {
+    /// Output features `N`.
+    pub fn rows(&self) -> usize {
+        match self {
+            Weight::Ggml { blocks, .. } => blocks.shape()[0],
+            Weight::Dense(w) | Weight::Affine { w, .. } => w.shape()[0],
+        }
+    }
+
+    /// Input features `K`.
+    pub fn cols(&self) -> usize {
+        match self {
+            Weight::Ggml { k, .. } => *k,
+            Weight::Dense(w) => w.shape()[1],
+            Weight::Affine { w, bits, .. } => w.shape()[1] * 32 / (*bits).max(1) as usize,
+        }
+    }
+
+    /// Checks the weight is `(rows, cols)`; `name` goes into the error.
+    pub fn expect_shape(&self, name: &str, rows: usize, cols: usize) -> Result<()> {
+        if self.rows() != rows || self.cols() != cols {
+            return Err(Error::format(
+                "load_model",
+                format!("tensor '{name}' is {}x{} but the model needs {rows}x{cols}", self.rows(), self.cols()),
+            ));
+        }
+        Ok(())
+    }
+
+    /// `x @ Wᵀ` for `x` of shape `(..., K)`: the result is `(..., N)` in `x`'s dtype.
+    pub fn project(&self, x: &Array) -> Result<Array> {
+        match self {
+            Weight::Ggml { blocks, ty, k } => ops::ggml_matmul(x, blocks, *ty, *k),
+            // Half-precision weights multiply half-precision activations (as mlx-lm runs
+            // them) rather than being promoted to f32 — a copy of the whole matrix — per call.
+            Weight::Dense(w) if w.dtype() != x.dtype() => {
+                let y = ops::matmul(&ops::astype(x, w.dtype())?, &ops::transpose(w, None)?)?;
+                ops::astype(&y, x.dtype())
+            }
+            Weight::Dense(w) => ops::matmul(x, &ops::transpose(w, None)?),
+            Weight::Affine { w, scales, biases, group_size, bits } => ops::quantized_matmul(
+                x,
+                w,
+                scales,
+                Some(biases),
+                true,
+                Some(*group_size),
+                Some(*bits),
+                "affine",
+            ),
+        }
+    }
+
+    /// Rows `ids` (an integer array of any shape) expanded to `dtype`: shape `ids.shape + (K,)`.
+    pub fn lookup(&self, ids: &Array, dtype: DType) -> Result<Array> {
+        let flat = ops::reshape(ids, &[-1])?;
+        let rows = match self {
+            Weight::Ggml { blocks, ty, k } => {
+                let picked = ops::take(blocks, &flat, Some(0))?;
+                ops::ggml_dequantize(&picked, *ty, *k)?
+            }
+            Weight::Dense(w) => ops::take(w, &flat, Some(0))?,
+            Weight::Affine { w, scales, biases, group_size, bits } => ops::dequantize(
+                &ops::take(w, &flat, Some(0))?,
+                &ops::take(scales, &flat, Some(0))?,
+                Some(&ops::take(biases, &flat, Some(0))?),
+                Some(*group_size),
+                Some(*bits),
+                "affine",
+                None,
+                Some(dtype),
+            )?,
+        };
+        let mut shape: alloc::vec::Vec<isize> = ids.shape().iter().map(|&d| d as isize).collect();
+        shape.push(self.cols() as isize);
+        let rows = if rows.dtype() == dtype { rows } else { ops::astype(&rows, dtype)? };
+        ops::reshape(&rows, &shape)
+    }
+}
+
+/// A 1-D float vector (norm weights, biases) as `dtype`.
+pub fn vector(a: &Array, len: usize, name: &str, dtype: DType) -> Result<Array> {
+    if a.size() != len {
+        return Err(Error::format(
+            "load_model",
+            format!("tensor '{name}' has {} elements but the model needs {len}", a.size()),
+        ));
+    }
+    let v = ops::reshape(a, &[len as isize])?;
+    if v.dtype() == dtype {
+        Ok(v)
+    } else {
+        ops::astype(&v, dtype)
+    }
+}
+
+/// Reinterprets GGUF bytes of a plain float tensor (F32/F16/BF16) as a float array of
+/// `shape` — a view, no copy.
+pub fn plain_from_blocks(blocks: &Array, ty: GgmlType, shape: &[usize], name: &str) -> Result<Array> {
+    let dtype = match ty {
+        GgmlType::F32 => DType::Float32,
+        GgmlType::F16 => DType::Float16,
+        GgmlType::BF16 => DType::Bfloat16,
+        other => {
+            return Err(Error::format(
+                "load_model",
+                format!("tensor '{name}' must be F32, F16 or BF16 but is {}", other.name()),
+            ))
+        }
+    };
+    let flat = ops::reshape(blocks, &[-1])?;
+    let v = ops::view(&flat, dtype)?;
+    let shape: alloc::vec::Vec<isize> = shape.iter().map(|&d| d as isize).collect();
+    if v.size() != shape.iter().product::<isize>() as usize {
+        return Err(Error::format("load_model", format!("tensor '{name}' has the wrong number of bytes")));
+    }
+    ops::reshape(&v, &shape)
+}
