@@ -8,6 +8,8 @@
 
 extern crate alloc;
 
+#[cfg(feature = "std")]
+pub mod chat;
 pub mod config;
 pub mod generate;
 pub mod kv_cache;
