@@ -6,7 +6,7 @@ can tell a real disagreement from a near-tie."""
 import json, os, subprocess, sys, tempfile
 import numpy as np
 
-model, tokenize, anchor, out = sys.argv[1:5]
+model, tokenize, anchor, completion, out = sys.argv[1:6]
 N_GREEDY = 32
 PROMPTS = [
     "The capital of France is",
@@ -32,6 +32,11 @@ for p in PROMPTS:
         full = ids + greedy[:-1]
         subprocess.run([anchor, model, "0", npy] + [str(i) for i in full], check=True, capture_output=True, text=True)
         steps = np.load(npy)[len(ids) - 1:].astype(np.float64)
+    # The text llama.cpp's own CLI prints for the same greedy run (f32 KV, flash attention off
+    # like anchor_eval): the oracle of the `mlx-arm generate` text test.
+    text = subprocess.run([completion, "-m", model, "-p", p, "-n", str(N_GREEDY), "--temp", "0", "-ctk", "f32", "-ctv", "f32",
+                           "-fa", "off", "-no-cnv", "--simple-io", "--no-display-prompt", "-t", "2", "--no-warmup"],
+                          check=True, capture_output=True).stdout.decode("utf-8", "replace")
     top = np.argsort(-last, kind="stable")[:64]
     step_top2 = [np.argsort(-row, kind="stable")[:2] for row in steps]
     cases.append({
@@ -42,6 +47,7 @@ for p in PROMPTS:
         "last_top_logits": [float(last[i]) for i in top],
         "last_mean": float(last.mean()),
         "last_std": float(last.std()),
+        "completion_text": text,
         "step_top1": [int(t[0]) for t in step_top2],
         "step_top2": [int(t[1]) for t in step_top2],
         "step_margin": [float(row[t[0]] - row[t[1]]) for row, t in zip(steps, step_top2)],

@@ -21,4 +21,4 @@ grep -q 'cp.type_k = GGML_TYPE_F32' "$ROOT/anchor_eval_f32kv.cpp"
 g++ -std=c++17 -O2 -march=native -Iinclude -Iggml/include "$ROOT/anchor_eval_f32kv.cpp" \
     build/src/libllama.a build/ggml/src/libggml.a build/ggml/src/libggml-cpu.a build/ggml/src/libggml-base.a \
     -fopenmp -lpthread -o "$BIN"
-"$PY" "$HERE/gen_llamacpp_goldens.py" "$MODEL" "$ROOT/src/build/bin/llama-tokenize" "$BIN" "$HERE/llamacpp_goldens.json"
+"$PY" "$HERE/gen_llamacpp_goldens.py" "$MODEL" "$ROOT/src/build/bin/llama-tokenize" "$BIN" "$ROOT/src/build/bin/llama-completion" "$HERE/llamacpp_goldens.json"

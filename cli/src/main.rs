@@ -1,0 +1,374 @@
+//! `mlx-arm`: run language models from the command line.
+//!
+//! - `mlx-arm generate "prompt"` — one answer (the model's chat template applied unless
+//!   `--raw`), streamed as it is generated, with speed figures at the end;
+//! - `mlx-arm chat` — an interactive conversation that keeps the KV cache between turns;
+//! - `mlx-arm bench` — prompt-processing and generation speed, llama-bench style.
+//!
+//! With no `--model`, the default model that `scripts/setup.sh` installs is used.
+
+use std::io::{BufRead, Write};
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Instant;
+
+use clap::{Args, Parser, Subcommand};
+use mlx_arm_core::{Device, Error, Result};
+use mlx_arm_lm::chat::{self, Message};
+use mlx_arm_lm::generate::{self, GenerateConfig, Stats};
+use mlx_arm_lm::kv_cache::KvCache;
+use mlx_arm_lm::load::files::{self, LoadedModel, Origin};
+use mlx_arm_lm::sample::SamplerConfig;
+use mlx_arm_lm::text::generate_text;
+use mlx_arm_lm::tokenizer::Tokenizer;
+
+#[derive(Parser)]
+#[command(name = "mlx-arm", version, about = "Run language models with mlx-arm")]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Generate a reply to (or, with --raw, a continuation of) a prompt.
+    Generate(GenerateArgs),
+    /// Chat interactively; an empty line or end of input quits.
+    Chat(ChatArgs),
+    /// Measure prompt processing and generation speed.
+    Bench(BenchArgs),
+}
+
+#[derive(Args)]
+struct ModelArgs {
+    /// A .gguf file or an MLX / Hugging Face model directory [default: the default model]
+    #[arg(short, long)]
+    model: Option<PathBuf>,
+    /// Worker threads for the kernels [default: all cores]
+    #[arg(short, long)]
+    threads: Option<usize>,
+    /// cpu or gpu
+    #[arg(long, default_value = "cpu")]
+    device: String,
+}
+
+#[derive(Args)]
+struct SamplingArgs {
+    /// Most tokens to generate
+    #[arg(short = 'n', long, default_value_t = 256)]
+    max_tokens: usize,
+    /// Sampling temperature; 0 is greedy
+    #[arg(long = "temp", default_value_t = 0.0)]
+    temperature: f32,
+    /// Keep the k most likely tokens (0: all)
+    #[arg(long, default_value_t = 0)]
+    top_k: usize,
+    /// Nucleus sampling threshold
+    #[arg(long, default_value_t = 1.0)]
+    top_p: f32,
+    /// Drop tokens below min-p times the most likely one
+    #[arg(long, default_value_t = 0.0)]
+    min_p: f32,
+    /// Penalty for tokens seen in the last 64 (1: off)
+    #[arg(long, default_value_t = 1.0)]
+    repeat_penalty: f32,
+    /// Random seed
+    #[arg(long, default_value_t = 0)]
+    seed: u64,
+    /// Stop when this text is generated (repeatable)
+    #[arg(long)]
+    stop: Vec<String>,
+}
+
+impl SamplingArgs {
+    fn config(&self) -> GenerateConfig {
+        GenerateConfig {
+            max_tokens: self.max_tokens,
+            sampler: SamplerConfig {
+                temperature: self.temperature,
+                top_k: self.top_k,
+                top_p: self.top_p,
+                min_p: self.min_p,
+                repetition_penalty: self.repeat_penalty,
+                seed: self.seed,
+                ..Default::default()
+            },
+            ..Default::default()
+        }
+    }
+}
+
+#[derive(Args)]
+struct GenerateArgs {
+    /// The prompt ("-" reads it from standard input)
+    prompt: String,
+    #[command(flatten)]
+    model: ModelArgs,
+    #[command(flatten)]
+    sampling: SamplingArgs,
+    /// Continue the prompt as plain text instead of applying the chat template
+    #[arg(long)]
+    raw: bool,
+    /// A system message for the chat template
+    #[arg(long)]
+    system: Option<String>,
+    /// Print no figures at the end
+    #[arg(short, long)]
+    quiet: bool,
+}
+
+#[derive(Args)]
+struct ChatArgs {
+    #[command(flatten)]
+    model: ModelArgs,
+    #[command(flatten)]
+    sampling: SamplingArgs,
+    /// A system message
+    #[arg(long)]
+    system: Option<String>,
+}
+
+#[derive(Args)]
+struct BenchArgs {
+    #[command(flatten)]
+    model: ModelArgs,
+    /// Prompt tokens to process
+    #[arg(short = 'p', long, default_value_t = 128)]
+    prompt_tokens: usize,
+    /// Tokens to generate
+    #[arg(short = 'n', long, default_value_t = 64)]
+    gen_tokens: usize,
+    /// Repetitions (the median is reported)
+    #[arg(short, long, default_value_t = 3)]
+    reps: usize,
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Generate(a) => run_generate(a),
+        Command::Chat(a) => run_chat(a),
+        Command::Bench(a) => run_bench(a),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("mlx-arm: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// A model with its tokenizer, ready to run.
+struct Session {
+    loaded: LoadedModel,
+    tokenizer: Tokenizer,
+}
+
+fn open(args: &ModelArgs) -> Result<Session> {
+    if let Some(n) = args.threads {
+        mlx_arm_core::parallel::set_num_threads(n)?;
+    }
+    match args.device.as_str() {
+        "cpu" => mlx_arm_core::device::set_default_device(Device::CPU)?,
+        "gpu" => mlx_arm_core::device::set_default_device(Device::GPU)?,
+        other => return Err(Error::invalid("mlx-arm", format!("unknown device '{other}' (cpu or gpu)"))),
+    }
+    let path = match &args.model {
+        Some(p) => p.clone(),
+        None => {
+            let p = files::default_model_path();
+            if !p.exists() {
+                return Err(Error::invalid(
+                    "mlx-arm",
+                    format!(
+                        "the default model {} is not installed: run scripts/setup.sh, or pass --model FILE.gguf|DIR",
+                        p.display()
+                    ),
+                ));
+            }
+            p
+        }
+    };
+    let loaded = files::load_model(&path)?;
+    let tokenizer = match &loaded.origin {
+        Origin::Gguf { metadata, .. } => Tokenizer::from_gguf(metadata)?,
+        Origin::Dir(dir) => {
+            let read = |name: &str| std::fs::read(dir.join(name));
+            let tj = read("tokenizer.json")
+                .map_err(|e| Error::invalid("mlx-arm", format!("{}: tokenizer.json: {e}", dir.display())))?;
+            let tc = read("tokenizer_config.json").ok();
+            Tokenizer::from_hf_json(&tj, tc.as_deref())?
+        }
+    };
+    Ok(Session { loaded, tokenizer })
+}
+
+impl Session {
+    /// The prompt text for `messages`: the chat template's rendering (with the assistant's
+    /// turn opened), or the last message's text when the model has no template.
+    fn chat_prompt(&self, messages: &[Message]) -> Result<String> {
+        match self.tokenizer.chat_template() {
+            Some(t) => {
+                let bos = self.tokenizer.bos_id().map(|id| self.tokenizer.token_text(id)).transpose()?.unwrap_or_default();
+                let eos = self.tokenizer.eos_ids().first().map(|&id| self.tokenizer.token_text(id)).transpose()?.unwrap_or_default();
+                chat::render(t, messages, true, &bos, &eos)
+            }
+            None => Ok(messages.last().map(|m| m.content.clone()).unwrap_or_default()),
+        }
+    }
+}
+
+fn print_stats(stats: &Stats, cache: &KvCache) {
+    eprintln!(
+        "\n[prompt: {} tokens, {:.1} tok/s | generation: {} tokens, {:.1} tok/s | first token after {:.0} ms | peak memory {:.1} MB (KV cache {:.1} MB), peak RSS {}]",
+        stats.prompt_tokens,
+        stats.prompt_tps(),
+        stats.generated_tokens,
+        stats.generation_tps(),
+        stats.prompt_secs * 1e3,
+        mlx_arm_core::buffer::peak_memory() as f64 / 1e6,
+        cache.nbytes() as f64 / 1e6,
+        peak_rss().map_or_else(|| "n/a".to_string(), |kb| format!("{:.1} MB", kb as f64 / 1e3)),
+    );
+}
+
+/// The process's peak resident set (kB) from /proc (Linux).
+fn peak_rss() -> Option<u64> {
+    let s = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = s.lines().find(|l| l.starts_with("VmHWM:"))?;
+    line.split_whitespace().nth(1)?.parse().ok()
+}
+
+fn run_generate(a: GenerateArgs) -> Result<()> {
+    let prompt = if a.prompt == "-" {
+        let mut s = String::new();
+        std::io::Read::read_to_string(&mut std::io::stdin(), &mut s)
+            .map_err(|e| Error::runtime("mlx-arm", format!("reading the prompt: {e}")))?;
+        s
+    } else {
+        a.prompt.clone()
+    };
+    let s = open(&a.model)?;
+    let text = if a.raw {
+        prompt
+    } else {
+        let mut messages = Vec::new();
+        if let Some(sys) = &a.system {
+            messages.push(Message::new("system", sys));
+        }
+        messages.push(Message::new("user", &prompt));
+        s.chat_prompt(&messages)?
+    };
+    // A template already writes the special tokens it wants; a raw prompt gets the
+    // tokenizer's BOS rule.
+    let ids = s.tokenizer.encode(&text, true)?;
+    let mut cache = s.loaded.model.new_cache();
+    let start = Instant::now();
+    let now = || start.elapsed().as_secs_f64();
+    let mut out = std::io::stdout();
+    if a.raw {
+        print!("{text}");
+    }
+    let res = generate_text(&s.loaded.model, &s.tokenizer, &mut cache, &ids, &a.sampling.config(), &a.sampling.stop, &now, &mut |t| {
+        print!("{t}");
+        let _ = out.flush();
+        true
+    })?;
+    println!();
+    if !a.quiet {
+        print_stats(&res.stats, &cache);
+    }
+    Ok(())
+}
+
+fn run_chat(a: ChatArgs) -> Result<()> {
+    let s = open(&a.model)?;
+    let mut messages = Vec::new();
+    if let Some(sys) = &a.system {
+        messages.push(Message::new("system", sys));
+    }
+    let mut cache = s.loaded.model.new_cache();
+    // Ids the cache holds, to reuse the common prefix of the next turn's prompt.
+    let mut cached: Vec<u32> = Vec::new();
+    let stdin = std::io::stdin();
+    let mut out = std::io::stdout();
+    loop {
+        print!("> ");
+        let _ = out.flush();
+        let mut line = String::new();
+        let n = stdin.lock().read_line(&mut line).map_err(|e| Error::runtime("mlx-arm", format!("{e}")))?;
+        let line = line.trim_end_matches(['\n', '\r']);
+        if n == 0 || line.is_empty() {
+            return Ok(());
+        }
+        messages.push(Message::new("user", line));
+        let ids = s.tokenizer.encode(&s.chat_prompt(&messages)?, true)?;
+        let common = cached.iter().zip(&ids).take_while(|(a, b)| a == b).count().min(ids.len().saturating_sub(1));
+        cache.truncate(common);
+        let start = Instant::now();
+        let now = || start.elapsed().as_secs_f64();
+        let res = generate_text(&s.loaded.model, &s.tokenizer, &mut cache, &ids[common..], &a.sampling.config(), &a.sampling.stop, &now, &mut |t| {
+            print!("{t}");
+            let _ = out.flush();
+            true
+        })?;
+        println!();
+        cached = ids;
+        cached.extend(&res.ids);
+        cached.truncate(cache.offset());
+        messages.push(Message::new("assistant", &res.text));
+    }
+}
+
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(|a, b| a.total_cmp(b));
+    v.get(v.len() / 2).copied().unwrap_or(0.0)
+}
+
+fn run_bench(a: BenchArgs) -> Result<()> {
+    let s = open(&a.model)?;
+    let model = &s.loaded.model;
+    let vocab = model.config.vocab_size as u64;
+    // Token ids as llama-bench uses them: arbitrary but fixed (a simple LCG over the vocabulary).
+    let mut x = 12345u64;
+    let prompt: Vec<u32> = (0..a.prompt_tokens.max(1))
+        .map(|_| {
+            x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            ((x >> 33) % vocab) as u32
+        })
+        .collect();
+    let reps = a.reps.max(1);
+    let mut pp = Vec::new();
+    let mut tg = Vec::new();
+    // One untimed warm-up of each, as llama-bench does.
+    for rep in 0..=reps {
+        let mut cache = model.new_cache();
+        let t = Instant::now();
+        generate::prefill(model, &mut cache, &prompt, generate::DEFAULT_PREFILL_CHUNK)?;
+        let pp_s = t.elapsed().as_secs_f64();
+        let mut cache = model.new_cache();
+        let t = Instant::now();
+        let mut tok = prompt[0];
+        for _ in 0..a.gen_tokens {
+            let logits = generate::step(model, &mut cache, &[tok])?;
+            tok = mlx_arm_lm::sample::argmax(&logits);
+        }
+        let tg_s = t.elapsed().as_secs_f64();
+        if rep > 0 {
+            pp.push(prompt.len() as f64 / pp_s);
+            tg.push(a.gen_tokens as f64 / tg_s);
+        }
+    }
+    let threads = mlx_arm_core::parallel::num_threads();
+    println!("| model | size | threads | test | tok/s (median of {reps}) |");
+    println!("|---|---:|---:|---|---:|");
+    let name = match &s.loaded.origin {
+        Origin::Gguf { path, .. } => path.file_name().map(|f| f.to_string_lossy().into_owned()).unwrap_or_default(),
+        Origin::Dir(d) => d.display().to_string(),
+    };
+    let size = format!("{:.1} MiB", s.loaded.file_bytes as f64 / (1 << 20) as f64);
+    println!("| {name} | {size} | {threads} | pp{} | {:.1} |", prompt.len(), median(pp));
+    println!("| {name} | {size} | {threads} | tg{} | {:.1} |", a.gen_tokens, median(tg));
+    Ok(())
+}
