@@ -181,6 +181,8 @@ sec_nostd() {
   local target="$1"
   need_target "$target"
   cargo build -p "$CORE_PKG" --no-default-features --target "$target" "${PROFILE_ARGS[@]}"
+  # The language-model crate runs on firmware too.
+  cargo build -p mlx-arm-lm --no-default-features --target "$target" "${PROFILE_ARGS[@]}"
   # The C library as firmware links it: a no_std staticlib over the bare-metal hooks.
   cargo build -p mlx-arm-capi --no-default-features --features bare-metal --target "$target" "${PROFILE_ARGS[@]}"
   [ -f "$TARGET_DIR/$target/$PROFILE_DIR/libmlx_arm.a" ] || fail "no libmlx_arm.a for $target"
