@@ -10,5 +10,6 @@
 extern crate alloc;
 
 pub mod config;
+pub mod tokenizer;
 
 pub use mlx_arm_core::{Error, Result};
