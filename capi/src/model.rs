@@ -20,12 +20,12 @@ use crate::string::cstring;
 use crate::sync::Mutex;
 use crate::types::{mlx_string, mlx_vector_int};
 use alloc::sync::Arc;
-use core::ffi::{c_int, c_void};
-use mlx_arm_core::io::gguf::Value;
+use core::ffi::{c_char, c_int, c_void};
 use mlx_arm_core::{Error, Result};
 use mlx_arm_lm::generate::{GenerateConfig, Stats, StopReason};
 use mlx_arm_lm::model::Model;
 use mlx_arm_lm::sample::SamplerConfig;
+use mlx_arm_lm::tokenizer::Tokenizer;
 
 /// `mlx_arm_model`: a loaded model (`ctx == NULL` is the empty handle).
 #[repr(C)]
@@ -39,8 +39,9 @@ pub struct mlx_arm_model {
 pub(crate) struct ModelCtx {
     pub(crate) model: Model,
     /// GGUF metadata (vocabulary, chat template) when the model came from GGUF.
-    #[allow(dead_code)] // read by the tokenizer once it is built from it
-    pub(crate) metadata: Vec<(String, Value)>,
+    /// Its tokenizer, or why it has none (a firmware GGUF may carry no vocabulary: the
+    /// model still generates ids).
+    pub(crate) tokenizer: core::result::Result<Tokenizer, String>,
     /// Figures of the last generation (`mlx_arm_generate_stats`).
     last: Mutex<mlx_arm_generation_stats>,
 }
@@ -84,8 +85,18 @@ unsafe fn store(res: *mut mlx_arm_model, ctx: ModelCtx) -> Result<()> {
     Ok(())
 }
 
-fn new_ctx(model: Model, metadata: Vec<(String, Value)>) -> ModelCtx {
-    ModelCtx { model, metadata, last: Mutex::new(mlx_arm_generation_stats::default()) }
+fn new_ctx(model: Model, tokenizer: Result<Tokenizer>) -> ModelCtx {
+    let tokenizer = tokenizer.map_err(|e| e.to_string());
+    ModelCtx { model, tokenizer, last: Mutex::new(mlx_arm_generation_stats::default()) }
+}
+
+/// The tokenizer of a model directory: tokenizer.json, with tokenizer_config.json when present.
+#[cfg(feature = "std")]
+fn dir_tokenizer(dir: &std::path::Path) -> Result<Tokenizer> {
+    let tj = std::fs::read(dir.join("tokenizer.json"))
+        .map_err(|e| Error::runtime(WHAT, format!("{}: tokenizer.json: {e}", dir.display())))?;
+    let tc = std::fs::read(dir.join("tokenizer_config.json")).ok();
+    Tokenizer::from_hf_json(&tj, tc.as_deref())
 }
 
 /// `mlx_arm_model_new`: the empty model handle.
@@ -126,11 +137,11 @@ pub unsafe extern "C" fn mlx_arm_model_load(res: *mut mlx_arm_model, path: *cons
         }
         let path = arg::string(path, "path")?;
         let loaded = mlx_arm_lm::load::files::load_model(std::path::Path::new(path))?;
-        let metadata = match loaded.origin {
-            mlx_arm_lm::load::files::Origin::Gguf { metadata, .. } => metadata,
-            mlx_arm_lm::load::files::Origin::Dir(_) => Vec::new(),
+        let tokenizer = match &loaded.origin {
+            mlx_arm_lm::load::files::Origin::Gguf { metadata, .. } => Tokenizer::from_gguf(metadata),
+            mlx_arm_lm::load::files::Origin::Dir(dir) => dir_tokenizer(dir),
         };
-        store(res, new_ctx(loaded.model, metadata))
+        store(res, new_ctx(loaded.model, tokenizer))
     })
 }
 
@@ -153,7 +164,7 @@ pub unsafe extern "C" fn mlx_arm_model_load_gguf_bytes(res: *mut mlx_arm_model, 
         let bytes: &'static [u8] = arg::slice(data as *const u8, size, "data")?;
         let g = mlx_arm_core::io::arrays::load_gguf_native_bytes(bytes)?;
         let model = mlx_arm_lm::load::gguf::model_from_gguf(&g)?;
-        store(res, new_ctx(model, g.metadata))
+        store(res, new_ctx(model, Tokenizer::from_gguf(&g.metadata)))
     })
 }
 
@@ -224,8 +235,9 @@ pub extern "C" fn mlx_arm_generate_config_default() -> mlx_arm_generate_config {
     }
 }
 
-/// The Rust settings of a C config (NULL: the defaults), validated.
-unsafe fn config(cfg: *const mlx_arm_generate_config) -> Result<GenerateConfig> {
+/// The Rust settings of a C config (NULL: the defaults), validated; the tokenizer's
+/// end-of-generation ids stop generation.
+unsafe fn config(m: &ModelCtx, cfg: *const mlx_arm_generate_config) -> Result<GenerateConfig> {
     let c = if cfg.is_null() { mlx_arm_generate_config_default() } else { *cfg };
     let g = GenerateConfig {
         max_tokens: arg::count(c.max_tokens, "max_tokens")?,
@@ -238,6 +250,7 @@ unsafe fn config(cfg: *const mlx_arm_generate_config) -> Result<GenerateConfig> 
             repetition_context: arg::count(c.repetition_context, "repetition_context")?,
             seed: c.seed,
         },
+        stop_ids: m.tokenizer.as_ref().map(|t| t.eos_ids().to_vec()).unwrap_or_default(),
         ..Default::default()
     };
     g.sampler.validate()?;
@@ -307,14 +320,6 @@ fn clock() -> impl Fn() -> f64 {
     || 0.0
 }
 
-/// Prompt ids from C ints: negative ones are errors (the model checks the vocabulary bound).
-unsafe fn prompt_ids(prompt: *const c_int, n: usize) -> Result<Vec<u32>> {
-    arg::slice(prompt, n, "prompt")?
-        .iter()
-        .map(|&t| u32::try_from(t).map_err(|_| Error::invalid("mlx_arm_generate_ids", format!("token id {t} is negative"))))
-        .collect()
-}
-
 /// Runs one generation over ids and records its figures in the model.
 fn run(
     m: &ModelCtx,
@@ -348,9 +353,168 @@ pub unsafe extern "C" fn mlx_arm_generate_ids(
             return Err(Error::invalid("mlx_vector_int", "the result mlx_vector_int* is NULL"));
         }
         let m = lookup(model)?;
-        let ids = prompt_ids(prompt, n)?;
-        let cfg = config(cfg)?;
+        let ids = ids_arg(prompt, n, "prompt")?;
+        let cfg = config(&m, cfg)?;
         let out = run(&m, &ids, &cfg, &mut |_| true)?;
         handle::assign(res, out.into_iter().map(|t| t as c_int).collect())
     })
+}
+
+// ---- Text: the tokenizer, chat templates and streamed generation ----
+
+/// The model's tokenizer, or why there is none.
+fn tokenizer(m: &ModelCtx) -> Result<&Tokenizer> {
+    m.tokenizer.as_ref().map_err(|e| Error::invalid(WHAT, format!("the model has no usable tokenizer: {e}")))
+}
+
+/// Ids as `u32`, negative ones an error (the tokenizer checks the vocabulary bound).
+unsafe fn ids_arg(p: *const c_int, n: usize, name: &'static str) -> Result<Vec<u32>> {
+    arg::slice(p, n, name)?
+        .iter()
+        .map(|&t| u32::try_from(t).map_err(|_| Error::invalid(name, format!("token id {t} is negative"))))
+        .collect()
+}
+
+/// `mlx_arm_model_tokenize`: the ids of `text` (`add_special`: the tokenizer's BOS rule).
+///
+/// # Safety
+/// `res` points to a handle; `text` is NULL or NUL-terminated.
+#[no_mangle]
+pub unsafe extern "C" fn mlx_arm_model_tokenize(res: *mut mlx_vector_int, model: mlx_arm_model, text: *const c_char, add_special: bool) -> c_int {
+    status("mlx_arm_model_tokenize", || {
+        let m = lookup(model)?;
+        let text = arg::string(text, "text")?;
+        let ids = tokenizer(&m)?.encode(text, add_special)?;
+        handle::assign(res, ids.into_iter().map(|t| t as c_int).collect())
+    })
+}
+
+/// `mlx_arm_model_detokenize`: the text of `ids`.
+///
+/// # Safety
+/// `res` points to a handle; `ids` holds `ids_num` ints.
+#[no_mangle]
+pub unsafe extern "C" fn mlx_arm_model_detokenize(res: *mut mlx_string, model: mlx_arm_model, ids: *const c_int, ids_num: usize) -> c_int {
+    status("mlx_arm_model_detokenize", || {
+        let m = lookup(model)?;
+        let ids = ids_arg(ids, ids_num, "ids")?;
+        let text = tokenizer(&m)?.decode(&ids)?;
+        handle::assign(res, cstring(&text))
+    })
+}
+
+/// The prompt text for `messages`: the chat template's rendering with the assistant's turn
+/// opened, or the last message's text when the model has no template (as the CLI does).
+#[cfg(feature = "std")]
+fn render_chat(tok: &Tokenizer, messages: &[mlx_arm_lm::chat::Message], add_generation_prompt: bool) -> Result<String> {
+    match tok.chat_template() {
+        Some(t) => {
+            let bos = tok.bos_id().map(|id| tok.token_text(id)).transpose()?.unwrap_or_default();
+            let eos = tok.eos_ids().first().map(|&id| tok.token_text(id)).transpose()?.unwrap_or_default();
+            mlx_arm_lm::chat::render(t, messages, add_generation_prompt, &bos, &eos)
+        }
+        None => Ok(messages.last().map(|m| m.content.clone()).unwrap_or_default()),
+    }
+}
+
+/// `mlx_arm_model_apply_chat_template`: renders `num` messages (`roles[i]`, `contents[i]`)
+/// with the model's chat template.
+///
+/// # Safety
+/// `res` points to a handle; `roles` and `contents` hold `num` NUL-terminated strings.
+#[cfg(feature = "std")]
+#[no_mangle]
+pub unsafe extern "C" fn mlx_arm_model_apply_chat_template(
+    res: *mut mlx_string,
+    model: mlx_arm_model,
+    roles: *const *const c_char,
+    contents: *const *const c_char,
+    num: usize,
+    add_generation_prompt: bool,
+) -> c_int {
+    status("mlx_arm_model_apply_chat_template", || {
+        let m = lookup(model)?;
+        let tok = tokenizer(&m)?;
+        let roles = arg::slice(roles, num, "roles")?;
+        let contents = arg::slice(contents, num, "contents")?;
+        let mut messages = Vec::with_capacity(num);
+        for (&r, &c) in roles.iter().zip(contents) {
+            messages.push(mlx_arm_lm::chat::Message::new(arg::string(r, "role")?, arg::string(c, "content")?));
+        }
+        if tok.chat_template().is_none() {
+            return Err(Error::invalid("mlx_arm_model_apply_chat_template", "the model has no chat template"));
+        }
+        handle::assign(res, cstring(&render_chat(tok, &messages, add_generation_prompt)?))
+    })
+}
+
+/// `bool callback(const char* piece, int token, void* user)`: false stops the generation.
+pub type mlx_arm_generate_callback = Option<unsafe extern "C" fn(piece: *const c_char, token: c_int, user: *mut c_void) -> bool>;
+
+/// `mlx_arm_generate`: generates a reply to `prompt` (with the model's chat template applied
+/// as one user message when `apply_chat_template`; otherwise the text is continued), calling
+/// `callback` (may be NULL) with each token and the text it completes. `*res` receives the
+/// whole generated text.
+///
+/// # Safety
+/// `res` points to a handle; `prompt` is NULL or NUL-terminated; `cfg` is NULL or valid;
+/// `callback` is NULL or a function that does not unwind.
+#[no_mangle]
+pub unsafe extern "C" fn mlx_arm_generate(
+    res: *mut mlx_string,
+    model: mlx_arm_model,
+    prompt: *const c_char,
+    apply_chat_template: bool,
+    cfg: *const mlx_arm_generate_config,
+    callback: mlx_arm_generate_callback,
+    user: *mut c_void,
+) -> c_int {
+    status("mlx_arm_generate", || {
+        if res.is_null() {
+            return Err(Error::invalid("mlx_string", "the result mlx_string* is NULL"));
+        }
+        let m = lookup(model)?;
+        let tok = tokenizer(&m)?;
+        let prompt = arg::string(prompt, "prompt")?;
+        let cfg = config(&m, cfg)?;
+        let text = if apply_chat_template { chat_prompt(tok, prompt)? } else { String::from(prompt) };
+        let ids = tok.encode(&text, true)?;
+        let mut decoder = tok.stream_decoder(false);
+        let mut out = String::new();
+        let mut err = None;
+        let mut send = |piece: &str, id: c_int| -> bool {
+            out.push_str(piece);
+            match callback {
+                Some(f) => {
+                    let c = cstring(piece);
+                    f(c.as_ptr(), id, user)
+                }
+                None => true,
+            }
+        };
+        run(&m, &ids, &cfg, &mut |id| match decoder.push(id) {
+            Ok(piece) => send(&piece, id as c_int),
+            Err(e) => {
+                err = Some(e);
+                false
+            }
+        })?;
+        if let Some(e) = err {
+            return Err(e);
+        }
+        let rest = decoder.finish();
+        if !rest.is_empty() {
+            send(&rest, -1);
+        }
+        handle::assign(res, cstring(&out))
+    })
+}
+
+#[cfg(feature = "std")]
+fn chat_prompt(tok: &Tokenizer, prompt: &str) -> Result<String> {
+    render_chat(tok, &[mlx_arm_lm::chat::Message::new("user", prompt)], true)
+}
+#[cfg(not(feature = "std"))]
+fn chat_prompt(_tok: &Tokenizer, _prompt: &str) -> Result<String> {
+    Err(Error::unsupported("mlx_arm_generate", "chat templates need the hosted (std) build; pass apply_chat_template = false"))
 }

@@ -96,6 +96,98 @@ static void* read_file(const char* path, size_t* size) {
   return buf;
 }
 
+/* Collects what mlx_arm_generate streams. */
+typedef struct {
+  char text[4096];
+  int ids[64];
+  int n_ids;
+  int stop_after; /* return false after this many tokens (0: never) */
+} Collected;
+
+static bool collect(const char* piece, int token, void* user) {
+  Collected* c = (Collected*)user;
+  strncat(c->text, piece, sizeof c->text - strlen(c->text) - 1);
+  if (token >= 0 && c->n_ids < 64) c->ids[c->n_ids++] = token;
+  return c->stop_after == 0 || c->n_ids < c->stop_after;
+}
+
+/* Tokenizer, chat template and streamed text generation. */
+static void text_api(mlx_arm_model m) {
+  mlx_vector_int ids = mlx_vector_int_new();
+  CHECK_OK(mlx_arm_model_tokenize(&ids, m, "The capital of France is", true));
+  check_ids(ids, PROMPT_IDS, 5);
+  /* Special tokens written in the text are parsed (llama.cpp's ids for the chat prompt of
+   * the goldens' third case). */
+  static const int chat_ids[] = {1, 4093, 198, 1780, 314, 260, 3995, 3925, 281, 260, 3693, 817, 47, 2, 198, 1, 520, 9531, 198};
+  CHECK_OK(mlx_arm_model_tokenize(&ids, m,
+      "<|im_start|>user\nWhat is the largest planet in the solar system?<|im_end|>\n<|im_start|>assistant\n", true));
+  check_ids(ids, chat_ids, sizeof chat_ids / sizeof chat_ids[0]);
+
+  mlx_string want = mlx_string_new();
+  CHECK_OK(mlx_arm_model_detokenize(&want, m, GREEDY_IDS, 16));
+  mlx_string s = mlx_string_new();
+  CHECK_OK(mlx_arm_model_detokenize(&s, m, PROMPT_IDS, 5));
+  CHECK_STR(mlx_string_data(s), "The capital of France is");
+
+  /* The text API streams the same greedy tokens, and their text. */
+  mlx_arm_generate_config cfg = mlx_arm_generate_config_default();
+  cfg.max_tokens = 16;
+  Collected c;
+  memset(&c, 0, sizeof c);
+  CHECK_OK(mlx_arm_generate(&s, m, "The capital of France is", false, &cfg, collect, &c));
+  CHECK(c.n_ids == 16);
+  for (int i = 0; i < 16 && i < c.n_ids; i++) CHECK(c.ids[i] == GREEDY_IDS[i]);
+  CHECK_STR(c.text, mlx_string_data(want));
+  CHECK_STR(mlx_string_data(s), mlx_string_data(want));
+  CHECK_OK(mlx_arm_generate(&s, m, "The capital of France is", false, &cfg, NULL, NULL));
+  CHECK_STR(mlx_string_data(s), mlx_string_data(want));
+
+  /* A callback returning false stops at once. */
+  memset(&c, 0, sizeof c);
+  c.stop_after = 3;
+  CHECK_OK(mlx_arm_generate(&s, m, "The capital of France is", false, &cfg, collect, &c));
+  CHECK(c.n_ids == 3);
+  mlx_arm_generation_stats st;
+  CHECK_OK(mlx_arm_generate_stats(&st, m));
+  CHECK(st.stop_reason == 2 && st.generation_tokens == 3);
+
+  /* The chat template, as transformers' Jinja2 renders it
+   * (tests/python/golden/lm/chat_template.json, second case). */
+  const char* roles[] = {"system", "user"};
+  const char* contents[] = {"You are terse.", "Hi"};
+  CHECK_OK(mlx_arm_model_apply_chat_template(&s, m, roles, contents, 2, true));
+  CHECK_STR(mlx_string_data(s),
+            "<|im_start|>system\nYou are terse.<|im_end|>\n<|im_start|>user\nHi<|im_end|>\n<|im_start|>assistant\n");
+  /* A chat reply stops at the model's end-of-turn token: fewer than max_tokens. */
+  cfg.max_tokens = 200;
+  CHECK_OK(mlx_arm_generate(&s, m, "Hi", true, &cfg, NULL, NULL));
+  CHECK_OK(mlx_arm_generate_stats(&st, m));
+  CHECK(st.stop_reason == 0 && st.generation_tokens < 200 && st.prompt_tokens > 10);
+
+  /* Bad input. */
+  const int bad_ids[] = {504, 49152};
+  const int neg_ids[] = {-7};
+  CHECK_FAILS(mlx_arm_model_detokenize(&s, m, bad_ids, 2), "out of range");
+  CHECK_FAILS(mlx_arm_model_detokenize(&s, m, neg_ids, 1), "negative");
+  CHECK_FAILS(mlx_arm_model_detokenize(&s, m, NULL, 2), "NULL");
+  CHECK_FAILS(mlx_arm_model_tokenize(&ids, m, NULL, true), "text is NULL");
+  CHECK_FAILS(mlx_arm_model_tokenize(&ids, m, "\xff\xfe", true), "UTF-8");
+  CHECK_FAILS(mlx_arm_generate(&s, m, NULL, false, &cfg, NULL, NULL), "prompt is NULL");
+  CHECK_FAILS(mlx_arm_generate(&s, m, "\xc3", false, &cfg, NULL, NULL), "UTF-8");
+  CHECK_FAILS(mlx_arm_generate(NULL, m, "Hi", false, &cfg, NULL, NULL), "NULL");
+  CHECK_FAILS(mlx_arm_generate(&s, m, "", false, &cfg, NULL, NULL), "no tokens");
+  CHECK_FAILS(mlx_arm_model_apply_chat_template(&s, m, NULL, contents, 2, true), "roles is NULL");
+  const char* null_role[] = {NULL};
+  CHECK_FAILS(mlx_arm_model_apply_chat_template(&s, m, null_role, contents, 1, true), "role is NULL");
+  mlx_arm_model empty = mlx_arm_model_new();
+  CHECK_FAILS(mlx_arm_model_tokenize(&ids, empty, "x", true), "non-empty mlx_arm_model");
+  CHECK_FAILS(mlx_arm_generate(&s, empty, "x", false, &cfg, NULL, NULL), "non-empty mlx_arm_model");
+  CHECK_STR(mlx_string_data(want), mlx_string_data(want));
+  mlx_string_free(want);
+  mlx_string_free(s);
+  mlx_vector_int_free(ids);
+}
+
 static void with_model(const char* path) {
   mlx_arm_model m = mlx_arm_model_new();
   CHECK_OK(mlx_arm_model_load(&m, path));
@@ -159,6 +251,8 @@ static void with_model(const char* path) {
   }
   mlx_vector_int_free(s1);
   mlx_vector_int_free(s2);
+
+  text_api(m);
 
   /* The same model from bytes in memory gives the same ids. */
   size_t size = 0;

@@ -199,6 +199,46 @@ int mlx_arm_generate_ids(
     size_t prompt_num,
     const mlx_arm_generate_config* cfg);
 
+/** The ids of `text` (`add_special`: the tokenizer's BOS rule). Special tokens written in
+ *  the text (`<|im_start|>`) become their ids. */
+int mlx_arm_model_tokenize(mlx_vector_int* res, const mlx_arm_model model, const char* text, bool add_special);
+/** The text of `ids` (special tokens kept; broken UTF-8 becomes U+FFFD). Negative ids and
+ *  ids outside the vocabulary are errors. */
+int mlx_arm_model_detokenize(mlx_string* res, const mlx_arm_model model, const int* ids, size_t ids_num);
+/**
+ * The prompt text for `num` messages (`roles[i]`: "system", "user", "assistant";
+ * `contents[i]`), rendered with the model's Jinja chat template as Hugging Face's
+ * apply_chat_template renders it; `add_generation_prompt` opens the assistant's turn. An
+ * error when the model has no template. Hosted builds only.
+ */
+int mlx_arm_model_apply_chat_template(
+    mlx_string* res,
+    const mlx_arm_model model,
+    const char* const* roles,
+    const char* const* contents,
+    size_t num,
+    bool add_generation_prompt);
+
+/**
+ * Called for each generated token with the text it completes (`piece`, "" while a UTF-8
+ * character is incomplete; valid only during the call); `token` is -1 for text flushed at
+ * the end. Return false to stop.
+ */
+typedef bool (*mlx_arm_generate_callback)(const char* piece, int token, void* user);
+/**
+ * Generates a reply to `prompt`: with `apply_chat_template`, the model's template is applied
+ * to it as one user message (an error on bare metal); otherwise the text is continued.
+ * `callback` (may be NULL) streams the text; `*res` receives all of it. `cfg` may be NULL.
+ */
+int mlx_arm_generate(
+    mlx_string* res,
+    const mlx_arm_model model,
+    const char* prompt,
+    bool apply_chat_template,
+    const mlx_arm_generate_config* cfg,
+    mlx_arm_generate_callback callback,
+    void* user);
+
 /**@}*/
 
 #ifdef __cplusplus
