@@ -48,6 +48,7 @@ pub mod io_types;
 pub mod map;
 pub mod map_string;
 pub mod memory;
+pub mod model;
 mod prelude;
 pub mod stream;
 pub mod string;

@@ -12,7 +12,7 @@ use mlx_arm_core::Result;
 use crate::generate::{generate, GenerateConfig, Stats, StopReason};
 use crate::kv_cache::KvCache;
 use crate::model::Model;
-use crate::tokenizer::{StreamDecoder, Tokenizer};
+use crate::tokenizer::Tokenizer;
 
 /// What a text generation produced.
 #[derive(Clone, Debug)]
@@ -48,7 +48,7 @@ pub fn generate_text(
         }
     }
     let stops: Vec<&str> = stop_strings.iter().map(|s| s.as_str()).filter(|s| !s.is_empty()).collect();
-    let mut decoder = StreamDecoder::new(tokenizer);
+    let mut decoder = tokenizer.stream_decoder(false);
     let mut text = String::new();
     // Bytes of `text` already handed to the caller.
     let mut shown = 0usize;

@@ -76,6 +76,27 @@ for src in "${SRCS[@]}"; do
     echo "FAILED $name"; FAILED=1
   fi
 done
+# The examples: compiled like the tests; examples/c/generate.c runs a short raw greedy
+# generation with the default model when it is installed (tests/c/test_model.c checks the
+# same generation's ids against llama.cpp's, and reports a missing model).
+if [ "${MLX_ARM_C_AARCH64:-}" != only ]; then
+  for src in "$ROOT"/examples/c/*.c; do
+    name="example_$(basename "$src" .c)"
+    echo "== $name"
+    if ! "$CC" "${CFLAGS[@]}" "$src" "${LIBS[@]}" -o "$OUT/$name"; then
+      echo "FAILED to compile $name"; FAILED=1
+    fi
+  done
+  MODEL="${MLX_ARM_MODEL_DIR:-$HOME/.cache/mlx-arm/models}/SmolLM2-135M-Instruct.Q4_1.gguf"
+  if [ -x "$OUT/example_generate" ] && [ -f "$MODEL" ]; then
+    if ! (cd "$OUT" && "${VALGRIND[@]}" ./example_generate -m "$MODEL" -n 8 --raw "The capital of France is" >"$OUT/generate.out"); then
+      echo "FAILED example_generate"; FAILED=1
+    fi
+    cat "$OUT/generate.out"
+  elif [ -x "$OUT/example_generate" ]; then
+    echo "SKIPPED: example_generate run ($MODEL is not installed)"
+  fi
+fi
 if [ -n "${MLX_ARM_C_AARCH64:-}" ]; then
   # Cross: the same programs for aarch64 under qemu-user (cross linker and qemu runner as in
   # .cargo/config.toml; LD_LIBRARY_PATH pins the cross glibc).

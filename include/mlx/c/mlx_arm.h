@@ -5,6 +5,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "mlx/c/array.h"
 #include "mlx/c/io_types.h"
@@ -120,6 +121,123 @@ int mlx_arm_load_gguf(
 int mlx_arm_set_print_precision(int precision);
 /** The metadata keys of a GGUF object, sorted (mlx-c lists only its tensor keys; any build). */
 int mlx_arm_io_gguf_get_metadata_keys(mlx_vector_string* keys, mlx_io_gguf io);
+
+/**@}*/
+
+/**
+ * \defgroup mlx_arm_model Language models (Llama family: Llama 2/3, Mistral, SmolLM, Qwen2)
+ *
+ * A model handle owns the weights (GGUF blocks viewed in place, never expanded) and the
+ * tokenizer. Each generation makes its own KV cache, so calls are independent and several
+ * threads may generate with one model at once. Handles are checked: an empty, freed or
+ * made-up handle gives a non-zero status and a message. File loading and chat templates
+ * need an OS; the rest works in the bare-metal build too.
+ */
+/**@{*/
+
+/** A loaded model (`ctx == NULL` is the empty handle). */
+typedef struct mlx_arm_model_ {
+  void* ctx;
+} mlx_arm_model;
+
+/** The empty model handle (load into it; freeing it does nothing). */
+mlx_arm_model mlx_arm_model_new(void);
+/** Releases a model. A handle that is not live (freed already) is an error, not a crash. */
+int mlx_arm_model_free(mlx_arm_model model);
+/**
+ * A model from a `.gguf` file or a model directory (config.json, *.safetensors, tokenizer.json;
+ * MLX-quantized or not). Weights are memory-mapped, not copied. A model already in `*res` is
+ * freed. Hosted builds only.
+ */
+int mlx_arm_model_load(mlx_arm_model* res, const char* path);
+/**
+ * A model from GGUF bytes in memory (e.g. flash on firmware). The weights are viewed in
+ * place: `data` must stay valid and unchanged until the model is freed. A model already in
+ * `*res` is freed.
+ */
+int mlx_arm_model_load_gguf_bytes(mlx_arm_model* res, const void* data, size_t size);
+/** "key=value" lines: arch, layers, hidden, ffn, heads, kv_heads, head_dim, vocab, context,
+ *  rope_theta, tied_embeddings. */
+int mlx_arm_model_info(mlx_string* res, const mlx_arm_model model);
+
+/** Settings of one generation; start from mlx_arm_generate_config_default(). */
+typedef struct mlx_arm_generate_config_ {
+  int max_tokens;           /**< most tokens to generate (default 256) */
+  float temperature;        /**< 0: greedy (the default) */
+  int top_k;                /**< keep the k most likely tokens (0: all) */
+  float top_p;              /**< nucleus threshold in (0, 1] (1: off) */
+  float min_p;              /**< drop tokens below min_p times the best one (0: off) */
+  float repetition_penalty; /**< 1: off */
+  int repetition_context;   /**< recent tokens the penalty looks at (default 64) */
+  uint64_t seed;            /**< seed of the sampler's random stream */
+} mlx_arm_generate_config;
+/** Greedy decoding of up to 256 tokens. */
+mlx_arm_generate_config mlx_arm_generate_config_default(void);
+
+/** Figures of a generation. Without a clock (bare metal) the times and rates are 0. */
+typedef struct mlx_arm_generation_stats_ {
+  size_t prompt_tokens;      /**< prompt tokens run */
+  size_t generation_tokens;  /**< tokens generated (a final stop token included) */
+  double prompt_tps;         /**< prompt tokens per second */
+  double generation_tps;     /**< generated tokens per second after the first */
+  double prompt_seconds;     /**< time to the first generated token */
+  double generation_seconds; /**< time from the first generated token to the last */
+  int stop_reason;           /**< 0 stop token, 1 max_tokens, 2 callback, 3 context full */
+} mlx_arm_generation_stats;
+/** The figures of the model's last finished generation (zeros before the first). */
+int mlx_arm_generate_stats(mlx_arm_generation_stats* res, const mlx_arm_model model);
+
+/**
+ * Generates after the token ids `prompt` (`cfg` may be NULL: the defaults); `*res` receives
+ * the generated ids (the model's end-of-generation tokens stop it and are not included).
+ * Negative ids and ids outside the vocabulary are errors.
+ */
+int mlx_arm_generate_ids(
+    mlx_vector_int* res,
+    const mlx_arm_model model,
+    const int* prompt,
+    size_t prompt_num,
+    const mlx_arm_generate_config* cfg);
+
+/** The ids of `text` (`add_special`: the tokenizer's BOS rule). Special tokens written in
+ *  the text (`<|im_start|>`) become their ids. */
+int mlx_arm_model_tokenize(mlx_vector_int* res, const mlx_arm_model model, const char* text, bool add_special);
+/** The text of `ids` (special tokens kept; broken UTF-8 becomes U+FFFD). Negative ids and
+ *  ids outside the vocabulary are errors. */
+int mlx_arm_model_detokenize(mlx_string* res, const mlx_arm_model model, const int* ids, size_t ids_num);
+/**
+ * The prompt text for `num` messages (`roles[i]`: "system", "user", "assistant";
+ * `contents[i]`), rendered with the model's Jinja chat template as Hugging Face's
+ * apply_chat_template renders it; `add_generation_prompt` opens the assistant's turn. An
+ * error when the model has no template. Hosted builds only.
+ */
+int mlx_arm_model_apply_chat_template(
+    mlx_string* res,
+    const mlx_arm_model model,
+    const char* const* roles,
+    const char* const* contents,
+    size_t num,
+    bool add_generation_prompt);
+
+/**
+ * Called for each generated token with the text it completes (`piece`, "" while a UTF-8
+ * character is incomplete; valid only during the call); `token` is -1 for text flushed at
+ * the end. Return false to stop.
+ */
+typedef bool (*mlx_arm_generate_callback)(const char* piece, int token, void* user);
+/**
+ * Generates a reply to `prompt`: with `apply_chat_template`, the model's template is applied
+ * to it as one user message (an error on bare metal); otherwise the text is continued.
+ * `callback` (may be NULL) streams the text; `*res` receives all of it. `cfg` may be NULL.
+ */
+int mlx_arm_generate(
+    mlx_string* res,
+    const mlx_arm_model model,
+    const char* prompt,
+    bool apply_chat_template,
+    const mlx_arm_generate_config* cfg,
+    mlx_arm_generate_callback callback,
+    void* user);
 
 /**@}*/
 

@@ -8,14 +8,19 @@
   a uint8 array, with its type name and logical shape) and the metadata with its GGUF types;
   ``ggml_quantize``, ``ggml_dequantize`` and ``ggml_matmul`` work on such blocks (llama.cpp's
   formats: ``"q4_0"``, ``"q8_0"``, ``"q4_k"`` ...). ``mx.load`` keeps MLX's conversions.
+- Language models: ``Model.load(path=None)`` (a ``.gguf`` file or model directory; the
+  default model when None) with ``tokenize``, ``detokenize``, ``apply_chat_template`` and
+  ``generate`` (streamed through a callback or an iterator); ``python -m mlx.arm.generate``
+  is the command line (like ``python -m mlx_lm generate``).
 - GPU settings (``set_opencl_platform``, ``enable_kernel_cache``, ``set_shared_memory_mode``)
   act on GPU backends; this build has none, so they raise RuntimeError saying so.
 """
 import collections
 
-from .core._array import stream_handle, to_array
-from .core._extra import _res
-from .core._ffi import check, ffi, lib
+from ..core._array import stream_handle, to_array
+from ..core._extra import _res
+from ..core._ffi import check, ffi, lib
+from ._model import Model, default_model_path, model_dir  # noqa: F401
 
 # SIMD features worth reporting, by the names Linux uses in /proc/cpuinfo.
 _ARM_FEATURES = ("asimd", "asimddp", "i8mm", "sve", "sve2", "bf16", "fphp", "asimdhp")
@@ -117,7 +122,7 @@ def load_gguf(file, *, stream=None):
     :class:`GgufTensor` (a Q4_0 model stays 4.5 bits per weight); ``metadata`` holds numbers
     and numeric lists as arrays in their GGUF types (float64 stays float64), strings as str and
     lists of strings as lists."""
-    from .core import _io
+    from ..core import _io
 
     path = _io._path(file, "load_gguf")
     maps = [ffi.new("mlx_map_string_to_array*"), ffi.new("mlx_map_string_to_string*"),

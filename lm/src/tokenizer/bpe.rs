@@ -1,0 +1,204 @@
+//! The two merge loops: rank-ordered BPE (GPT-2 byte-level and Hugging Face `BPE` models) and
+//! score-ordered SentencePiece BPE (llama.cpp's `llama` GGUF vocabularies). Both keep the
+//! word's symbols in a linked list and candidate pairs in a binary heap, so a long word costs
+//! O(n log n) rather than a rescan of every pair after every merge.
+
+use alloc::collections::BinaryHeap;
+use alloc::string::String;
+use alloc::vec::Vec;
+use core::cmp::Reverse;
+
+const NONE: u32 = u32::MAX;
+
+/// Token-id lookup by text: ids sorted by their text, searched by binary search (no hashing,
+/// so a hostile vocabulary cannot make lookups degrade through collisions).
+pub(crate) struct Vocab {
+    pub(crate) texts: Vec<String>,
+    sorted: Vec<u32>,
+}
+
+impl Vocab {
+    pub(crate) fn new(texts: Vec<String>) -> Vocab {
+        let mut sorted: Vec<u32> = (0..texts.len() as u32).collect();
+        sorted.sort_by(|&a, &b| texts[a as usize].cmp(&texts[b as usize]).then(a.cmp(&b)));
+        Vocab { texts, sorted }
+    }
+
+    /// The id of `s`; with duplicate texts the largest id wins, as in llama.cpp's map, which
+    /// later entries overwrite.
+    pub(crate) fn id(&self, s: &str) -> Option<u32> {
+        let p = self.sorted.partition_point(|&id| self.texts[id as usize].as_str() <= s);
+        let id = *self.sorted.get(p.checked_sub(1)?)?;
+        (self.texts[id as usize] == s).then_some(id)
+    }
+
+    pub(crate) fn len(&self) -> usize {
+        self.texts.len()
+    }
+}
+
+/// Merge rules by the pair of token ids they join: `(left << 32 | right, rank, merged id)`,
+/// sorted by key.
+pub(crate) struct Merges {
+    table: Vec<(u64, u32, u32)>,
+}
+
+impl Merges {
+    /// From `(left, right, merged)` in priority order (index = rank). A repeated pair keeps
+    /// its first (best) rank.
+    pub(crate) fn new(rules: Vec<(u32, u32, u32)>) -> Merges {
+        let mut table: Vec<(u64, u32, u32)> =
+            rules.into_iter().enumerate().map(|(r, (a, b, m))| (((a as u64) << 32) | b as u64, r as u32, m)).collect();
+        table.sort_unstable();
+        table.dedup_by_key(|e| e.0);
+        Merges { table }
+    }
+
+    fn get(&self, a: u32, b: u32) -> Option<(u32, u32)> {
+        let key = ((a as u64) << 32) | b as u64;
+        let i = self.table.binary_search_by_key(&key, |e| e.0).ok()?;
+        Some((self.table[i].1, self.table[i].2))
+    }
+}
+
+struct Sym {
+    id: u32,
+    prev: u32,
+    next: u32,
+}
+
+/// Applies `merges` to the symbols `ids` by rank (lowest first, leftmost on ties) and
+/// appends the result to `out`.
+pub(crate) fn merge_by_rank(merges: &Merges, ids: &[u32], out: &mut Vec<u32>) {
+    if ids.len() < 2 {
+        out.extend_from_slice(ids);
+        return;
+    }
+    let n = ids.len() as u32;
+    let mut syms: Vec<Sym> = ids
+        .iter()
+        .enumerate()
+        .map(|(i, &id)| Sym { id, prev: if i == 0 { NONE } else { i as u32 - 1 }, next: if i as u32 + 1 == n { NONE } else { i as u32 + 1 } })
+        .collect();
+    // (rank, left position, left id, right id); a popped entry is applied only if the pair it
+    // names is still there (entries go stale when a neighbour merges first).
+    let mut heap: BinaryHeap<Reverse<(u32, u32, u32, u32)>> = BinaryHeap::new();
+    for i in 0..ids.len() - 1 {
+        if let Some((rank, _)) = merges.get(ids[i], ids[i + 1]) {
+            heap.push(Reverse((rank, i as u32, ids[i], ids[i + 1])));
+        }
+    }
+    let mut alive = alloc::vec![true; ids.len()];
+    while let Some(Reverse((_, pos, a, b))) = heap.pop() {
+        let p = pos as usize;
+        if !alive[p] || syms[p].id != a || syms[p].next == NONE {
+            continue;
+        }
+        let r = syms[p].next as usize;
+        if syms[r].id != b {
+            continue;
+        }
+        let Some((_, merged)) = merges.get(a, b) else { continue };
+        syms[p].id = merged;
+        alive[r] = false;
+        let after = syms[r].next;
+        syms[p].next = after;
+        if after != NONE {
+            syms[after as usize].prev = pos;
+            if let Some((rank, _)) = merges.get(merged, syms[after as usize].id) {
+                heap.push(Reverse((rank, pos, merged, syms[after as usize].id)));
+            }
+        }
+        let before = syms[p].prev;
+        if before != NONE {
+            if let Some((rank, _)) = merges.get(syms[before as usize].id, merged) {
+                heap.push(Reverse((rank, before, syms[before as usize].id, merged)));
+            }
+        }
+    }
+    let mut i = 0u32;
+    while i != NONE {
+        out.push(syms[i as usize].id);
+        i = syms[i as usize].next;
+    }
+}
+
+/// A score as an integer with the same order as `f32::total_cmp` (NaNs from a hostile file
+/// sort deterministically instead of breaking the heap's order).
+fn score_key(f: f32) -> i32 {
+    let b = f.to_bits() as i32;
+    b ^ ((((b >> 31) as u32) >> 1) as i32)
+}
+
+/// SentencePiece BPE as llama.cpp runs it on `llama` vocabularies: start from the UTF-8
+/// characters of `text`, repeatedly join the adjacent pair whose concatenation is the
+/// highest-scoring token (leftmost on ties), then emit each symbol's token or, for a
+/// character the vocabulary lacks, its bytes' `<0xXX>` tokens (`byte_ids`), else `unk`.
+/// Returns an error message for a byte with neither.
+pub(crate) fn merge_by_score(
+    vocab: &Vocab,
+    scores: &[f32],
+    byte_ids: &[Option<u32>; 256],
+    unk: Option<u32>,
+    text: &str,
+    out: &mut Vec<u32>,
+) -> Result<(), u8> {
+    // Symbols as byte ranges of `text`.
+    let mut start: Vec<usize> = text.char_indices().map(|(i, _)| i).collect();
+    let n = start.len();
+    if n == 0 {
+        return Ok(());
+    }
+    let mut end: Vec<usize> = start[1..].to_vec();
+    end.push(text.len());
+    let mut next: Vec<u32> = (1..=n as u32).map(|i| if i as usize == n { NONE } else { i }).collect();
+    let mut prev: Vec<u32> = (0..n as u32).map(|i| if i == 0 { NONE } else { i - 1 }).collect();
+    let mut alive = alloc::vec![true; n];
+    // (score, earlier left wins, left, right, joined length)
+    let mut heap: BinaryHeap<(i32, Reverse<u32>, u32, usize)> = BinaryHeap::new();
+    let score_of = |id: u32| scores.get(id as usize).copied().unwrap_or(0.0);
+    let try_pair = |heap: &mut BinaryHeap<(i32, Reverse<u32>, u32, usize)>, l: u32, r: u32, start: &[usize], end: &[usize]| {
+        if l == NONE || r == NONE {
+            return;
+        }
+        let (s, e) = (start[l as usize], end[r as usize]);
+        if let Some(id) = vocab.id(&text[s..e]) {
+            heap.push((score_key(score_of(id)), Reverse(l), r, e - s));
+        }
+    };
+    for i in 0..n - 1 {
+        try_pair(&mut heap, i as u32, i as u32 + 1, &start, &end);
+    }
+    while let Some((_, Reverse(l), r, len)) = heap.pop() {
+        let (li, ri) = (l as usize, r as usize);
+        if !alive[li] || !alive[ri] || next[li] != r || end[ri] - start[li] != len {
+            continue;
+        }
+        end[li] = end[ri];
+        alive[ri] = false;
+        next[li] = next[ri];
+        if next[ri] != NONE {
+            prev[next[ri] as usize] = l;
+        }
+        try_pair(&mut heap, prev[li], l, &start, &end);
+        try_pair(&mut heap, l, next[li], &start, &end);
+    }
+    let mut i = 0u32;
+    while i != NONE {
+        let piece = &text[start[i as usize]..end[i as usize]];
+        match vocab.id(piece) {
+            Some(id) => out.push(id),
+            None => {
+                for &b in piece.as_bytes() {
+                    match byte_ids[b as usize].or(unk) {
+                        Some(id) => out.push(id),
+                        None => return Err(b),
+                    }
+                }
+            }
+        }
+        i = next[i as usize];
+    }
+    start.clear();
+    Ok(())
+}
