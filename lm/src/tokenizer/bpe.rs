@@ -144,7 +144,7 @@ pub(crate) fn merge_by_score(
     out: &mut Vec<u32>,
 ) -> Result<(), u8> {
     // Symbols as byte ranges of `text`.
-    let mut start: Vec<usize> = text.char_indices().map(|(i, _)| i).collect();
+    let start: Vec<usize> = text.char_indices().map(|(i, _)| i).collect();
     let n = start.len();
     if n == 0 {
         return Ok(());
@@ -199,6 +199,5 @@ pub(crate) fn merge_by_score(
         }
         i = next[i as usize];
     }
-    start.clear();
     Ok(())
 }

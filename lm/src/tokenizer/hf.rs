@@ -9,7 +9,7 @@ use mlx_arm_core::io::json::{parse, Json};
 use super::bpe::{Merges, Vocab};
 use super::gguf::MAX_TOKENS;
 use super::pretok::Stage;
-use super::{end_of_generation, parse_byte_token, Model, Prefix, Strip, SpecialMatcher, TokenKind, Tokenizer, BYTE_LEVEL, METASPACE, OP};
+use super::{end_of_generation, parse_byte_token, Model, Prefix, Strip, SpecialMatcher, TokenKind, Tokenizer, BYTE_LEVEL, OP};
 use crate::{Error, Result};
 
 /// The Split regexes of the model families supported (as their tokenizer.json files spell them).
@@ -340,7 +340,6 @@ impl Tokenizer {
             &vocab,
             (0..n as u32).filter(|&i| matches!(kinds[i as usize], TokenKind::UserDefined | TokenKind::Control)),
         );
-        let _ = METASPACE;
         Ok(Tokenizer {
             model: model_kind,
             vocab,

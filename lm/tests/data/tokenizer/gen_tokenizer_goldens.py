@@ -26,7 +26,6 @@ import subprocess
 import sys
 import tempfile
 
-import numpy as np
 import gguf
 from tokenizers import Tokenizer, decoders, models, normalizers, pre_tokenizers, trainers, Regex
 
