@@ -222,10 +222,21 @@ impl ModelConfig {
         let n_heads = uint("num_attention_heads")?;
         let n_kv_heads = get("num_key_value_heads").and_then(json_usize).unwrap_or(n_heads);
         let head_dim = get("head_dim").and_then(json_usize).unwrap_or(if n_heads > 0 { hidden / n_heads } else { 0 });
-        let rope_scaling = match get("rope_scaling") {
-            Some(Json::Object(rs)) => hf_rope_scaling(rs)?,
+        // transformers ≥ 5 writes the rotary settings as `rope_parameters` {rope_theta,
+        // rope_type, factor …}; older files have top-level `rope_theta` and `rope_scaling`.
+        let rope_params = match get("rope_parameters") {
+            Some(Json::Object(rp)) => Some(rp.as_slice()),
+            _ => None,
+        };
+        let rope_scaling = match (get("rope_scaling"), rope_params) {
+            (Some(Json::Object(rs)), _) => hf_rope_scaling(rs)?,
+            (_, Some(rp)) => hf_rope_scaling(rp)?,
             _ => RopeScaling::None,
         };
+        let rope_theta = get("rope_theta")
+            .or_else(|| rope_params.and_then(|rp| rp.iter().find(|(n, _)| n == "rope_theta").map(|(_, v)| v)))
+            .and_then(json_f32)
+            .unwrap_or(10_000.0);
         let cfg = ModelConfig {
             arch,
             n_layers: uint("num_hidden_layers")?,
@@ -237,7 +248,7 @@ impl ModelConfig {
             vocab_size: uint("vocab_size")?,
             context_length: get("max_position_embeddings").and_then(json_usize).unwrap_or(4096),
             rms_eps: get("rms_norm_eps").and_then(json_f32).unwrap_or(1e-6),
-            rope_theta: get("rope_theta").and_then(json_f32).unwrap_or(10_000.0),
+            rope_theta,
             rope_dims: head_dim,
             rope_traditional: matches!(get("rope_traditional"), Some(Json::Bool(true))),
             rope_scaling,
@@ -382,6 +393,16 @@ mod tests {
             RopeScaling::Llama3 { factor: 32.0, low_freq_factor: 1.0, high_freq_factor: 4.0, original_max_position_embeddings: 8192.0 }
         );
         assert!(ModelConfig::from_hf_json(br#"{"model_type":"gpt2"}"#).is_err());
+        // transformers 5's form of the same settings.
+        let v5 = br#"{"model_type":"llama","hidden_size":2048,"num_attention_heads":32,"num_hidden_layers":16,
+            "intermediate_size":8192,"vocab_size":128256,"rope_parameters":{"rope_theta":500000.0,"factor":32.0,
+            "high_freq_factor":4.0,"low_freq_factor":1.0,"original_max_position_embeddings":8192,"rope_type":"llama3"}}"#;
+        let c5 = ModelConfig::from_hf_json(v5).unwrap();
+        assert_eq!((c5.rope_theta, c5.rope_scaling), (500000.0, c.rope_scaling));
+        let plain = br#"{"model_type":"qwen2","hidden_size":64,"num_attention_heads":4,"num_hidden_layers":2,
+            "intermediate_size":128,"vocab_size":320,"rope_parameters":{"rope_theta":1000000.0,"rope_type":"default"}}"#;
+        let cp = ModelConfig::from_hf_json(plain).unwrap();
+        assert_eq!((cp.rope_theta, cp.rope_scaling), (1_000_000.0, RopeScaling::None));
         assert!(ModelConfig::from_hf_json(b"[1,2]").is_err());
     }
 }

@@ -61,15 +61,25 @@ impl Model {
     /// Checks every weight against the configuration, so a file with a wrong-sized tensor
     /// fails at load with the tensor's name rather than during generation.
     pub fn validate(&self) -> Result<()> {
+        self.validate_named(&|block, s| match block {
+            Some(i) => alloc::format!("blk.{i}.{s}"),
+            None => s.into(),
+        })
+    }
+
+    /// [`Model::validate`] with the file's own tensor names in errors: `name(block, gguf_name)`
+    /// turns a GGUF-style name (`token_embd`, `output`, `attn_q` … of block `i`, or
+    /// `output_norm`) into the name the file uses.
+    pub fn validate_named(&self, name: &dyn Fn(Option<usize>, &str) -> alloc::string::String) -> Result<()> {
         let c = &self.config;
         let (h, q, kv) = (c.hidden, c.n_heads * c.head_dim, c.n_kv_heads * c.head_dim);
-        self.embed.expect_shape("token_embd", c.vocab_size, h)?;
-        self.output.expect_shape("output", c.vocab_size, h)?;
+        self.embed.expect_shape(&name(None, "token_embd"), c.vocab_size, h)?;
+        self.output.expect_shape(&name(None, "output"), c.vocab_size, h)?;
         if self.layers.len() != c.n_layers {
             return Err(Error::format("load_model", alloc::format!("{} blocks found, {} expected", self.layers.len(), c.n_layers)));
         }
         for (i, l) in self.layers.iter().enumerate() {
-            let n = |s: &str| alloc::format!("blk.{i}.{s}");
+            let n = |s: &str| name(Some(i), s);
             l.wq.expect_shape(&n("attn_q"), q, h)?;
             l.wk.expect_shape(&n("attn_k"), kv, h)?;
             l.wv.expect_shape(&n("attn_v"), kv, h)?;
@@ -89,7 +99,7 @@ impl Model {
             }
         }
         if self.norm.shape() != [h] {
-            return Err(Error::format("load_model", "tensor 'output_norm' has the wrong size"));
+            return Err(Error::format("load_model", alloc::format!("tensor '{}' has the wrong size", name(None, "output_norm"))));
         }
         Ok(())
     }

@@ -100,6 +100,31 @@ pub fn model_from_tensors(
     }
     let rope_freqs = llama3_rope_freqs(&config)?;
     let model = Model { norm: norm("model.norm.weight")?, config, embed, layers, output, rope_freqs, dtype: DType::Float32 };
-    model.validate()?;
+    let tied = model.config.tie_embeddings;
+    model.validate_named(&|block, s| hf_name(block, s, tied))?;
     Ok(model)
+}
+
+/// The Hugging Face name of a tensor that [`Model::validate_named`] calls by its GGUF name.
+fn hf_name(block: Option<usize>, gguf: &str, tied: bool) -> String {
+    let part = match gguf {
+        "token_embd" => return "model.embed_tokens.weight".into(),
+        "output" if tied => return "model.embed_tokens.weight (tied output)".into(),
+        "output" => return "lm_head.weight".into(),
+        "output_norm" => return "model.norm.weight".into(),
+        "attn_q" => "self_attn.q_proj.weight",
+        "attn_k" => "self_attn.k_proj.weight",
+        "attn_v" => "self_attn.v_proj.weight",
+        "attn_output" => "self_attn.o_proj.weight",
+        "ffn_gate" => "mlp.gate_proj.weight",
+        "ffn_up" => "mlp.up_proj.weight",
+        "ffn_down" => "mlp.down_proj.weight",
+        "attn_norm" => "input_layernorm.weight",
+        "ffn_norm" => "post_attention_layernorm.weight",
+        other => other,
+    };
+    match block {
+        Some(i) => format!("model.layers.{i}.{part}"),
+        None => part.into(),
+    }
 }
