@@ -202,7 +202,9 @@ def tree_merge(tree_a: Any, tree_b: Any, merge_fn: Optional[Callable] = None) ->
     if isinstance(a, (list, tuple)) and isinstance(b, (list, tuple)):
         return _rebuild(a, [tree_merge(x, y, merge_fn) for x, y in zip_longest(a, b)])
     if isinstance(a, dict) and isinstance(b, dict):
-        return {k: tree_merge(a.get(k), b.get(k), merge_fn) for k in set(a) | set(b)}
+        # Keys of a, then those only in b (MLX iterates a set here, so its order varies).
+        keys = list(a) + [k for k in b if k not in a]
+        return {k: tree_merge(a.get(k), b.get(k), merge_fn) for k in keys}
     if merge_fn is None:
         raise ValueError(
             "Trees contain elements at the same locations but no merge function was provided"
