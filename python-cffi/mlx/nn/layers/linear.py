@@ -4,7 +4,7 @@ from typing import Any, Optional
 
 import mlx.core as mx
 from mlx.nn.layers.base import Module
-from mlx.nn.layers.quantized import QuantizedLinear
+from mlx.nn.layers.quantized import QQLinear, QuantizedLinear
 
 
 class Identity(Module):
@@ -52,9 +52,7 @@ class Linear(Module):
                 raise ValueError(
                     f"Quantized activations are only supported for 'nvfp4' and 'mxfp8' modes, got {mode}."
                 )
-            raise NotImplementedError(
-                "QQLinear (quantized activations, mx.qqmm) is not available in mlx-arm yet"
-            )
+            return QQLinear.from_linear(self, group_size, bits, mode)
         return QuantizedLinear.from_linear(self, group_size, bits, mode)
 
 

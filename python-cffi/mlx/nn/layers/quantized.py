@@ -166,10 +166,68 @@ class QuantizedLinear(Module):
 
 
 class QQLinear(Module):
-    """Linear layer with quantized weights *and* activations (MLX's ``mx.qqmm``), which
-    mlx-arm does not provide yet: constructing one raises NotImplementedError."""
+    """A linear layer (no bias) whose weights *and* inputs are quantized (``mx.qqmm``,
+    modes ``'nvfp4'`` / ``'mxfp8'``).
 
-    def __init__(self, *args, **kwargs):
-        raise NotImplementedError(
-            "QQLinear needs mx.qqmm (quantized activations), which mlx-arm does not provide yet"
+    In training mode the weight is kept in floating point (quantized on the fly by
+    ``mx.qqmm``); switching to eval mode quantizes it once (``weight`` + ``scales``), and
+    back to training mode dequantizes it.
+    """
+
+    def __init__(self, input_dims: int, output_dims: int, group_size: int = None, bits: int = None, mode: str = "nvfp4"):
+        super().__init__()
+        self.group_size, self.bits = _defaults_for_mode(mode, group_size, bits)
+        self.mode = mode
+        k = math.sqrt(1 / input_dims)
+        self.weight = mx.random.uniform(low=-k, high=k, shape=(output_dims, input_dims))
+        self._quantized = False
+
+    def _extra_repr(self):
+        out_dims, in_dims = self.weight.shape
+        if self.weight.dtype == mx.uint32:
+            in_dims = in_dims * 32 // self.bits
+        return (
+            f"input_dims={in_dims}, output_dims={out_dims}, group_size={self.group_size}, "
+            f"bits={self.bits}, mode={self.mode}"
         )
+
+    def quantize(self):
+        """Store the weight quantized (no-op if it already is)."""
+        if self._quantized:
+            return
+        self.weight, self.scales = mx.quantize(self.weight, self.group_size, self.bits, mode=self.mode)
+        self._quantized = True
+
+    def dequantize(self):
+        """Store the weight in floating point again (no-op if it is)."""
+        if not self._quantized:
+            return
+        self.weight = mx.dequantize(
+            self.weight, scales=self.scales, group_size=self.group_size, bits=self.bits, mode=self.mode
+        )
+        del self.scales
+        self._quantized = False
+
+    def _set_training_mode(self, mode: bool):
+        super()._set_training_mode(mode)
+        if mode:
+            self.dequantize()
+        else:
+            self.quantize()
+
+    def __call__(self, x):
+        return mx.qqmm(
+            x, self["weight"], scales=self.get("scales"), group_size=self.group_size, bits=self.bits, mode=self.mode
+        )
+
+    @classmethod
+    def from_linear(cls, linear_layer: Module, group_size: int = None, bits: int = None, mode: str = "nvfp4"):
+        """A QQLinear holding a bias-free :class:`Linear`'s weight (in the linear layer's
+        training mode)."""
+        out_dims, in_dims = linear_layer.weight.shape
+        if linear_layer.get("bias") is not None:
+            raise NotImplementedError("QQLinear does not support bias yet.")
+        q = cls(in_dims, out_dims, group_size, bits, mode=mode)
+        q.weight = linear_layer.weight
+        q.train(linear_layer.training)
+        return q

@@ -183,6 +183,10 @@ case("quant", "nn_quantize", f"model = nn.Sequential(nn.Linear(64, 32), nn.ReLU(
 case("quant", "nn_quantize_predicate", f"model = nn.Sequential(nn.Linear(64, 64), nn.Linear(64, 32))\nnn.quantize(model, class_predicate=lambda p, m: {{'group_size': 32, 'bits': 8}} if p == 'layers.1' else False)\nout = {{'repr': repr(model), 'y': model({_x((2, 64))})}}", rtol=1e-4)
 case("quant", "nn_quantize_bad_predicate", "model = nn.Sequential(nn.Linear(64, 64))\nout = nn.quantize(model, class_predicate=lambda p, m: 3)")
 case("quant", "nn_quantize_not_quantizable", "model = nn.Sequential(nn.LayerNorm(64))\nout = nn.quantize(model, class_predicate=lambda p, m: True)")
+case("quant", "qqlinear_modes", "lin = nn.Linear(64, 32, bias=False)\nq = lin.to_quantized(mode='mxfp8', quantize_input=True)\na = [repr(q), q.training, sorted(q.keys()), str(q.weight.dtype)]\nq.eval()\nb = [repr(q), sorted(q.keys()), q.weight, q.scales]\nq.train()\nout = [a, b, sorted(q.keys()), q.weight]", rtol=1e-4)
+case("quant", "qqlinear_quantize", "m = nn.Sequential(nn.Linear(64, 32, bias=False), nn.Linear(32, 16, bias=False))\nm.eval()\nnn.quantize(m, group_size=16, mode='nvfp4', quantize_input=True)\nout = [repr(m), m.layers[0].weight, m.layers[1].scales]")
+case("quant", "qqlinear_bias", "out = nn.Linear(64, 32).to_quantized(mode='nvfp4', quantize_input=True)")
+case("quant", "qqlinear_bad_mode", "out = nn.Linear(64, 32).to_quantized(mode='affine', quantize_input=True)")
 case("quant", "bad_mode", "out = nn.QuantizedLinear(64, 8, mode='int3')")
 case("quant", "embedding_quantize_input", "out = nn.Embedding(4, 64).to_quantized(quantize_input=True)")
 
