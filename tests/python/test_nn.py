@@ -69,3 +69,10 @@ def test_value_and_grad_without_autograd_is_clear():
     else:
         loss, grads = fn(mx.ones((3, 2)))
         assert set(grads) == {"weight", "bias"}
+
+
+def test_distributed_layers_are_named_not_yet():
+    with pytest.raises(NotImplementedError, match="AllToShardedLinear"):
+        nn.AllToShardedLinear
+    with pytest.raises(AttributeError):
+        nn.NoSuchLayer
