@@ -76,3 +76,29 @@ def test_distributed_layers_are_named_not_yet():
         nn.AllToShardedLinear
     with pytest.raises(AttributeError):
         nn.NoSuchLayer
+
+
+def test_value_and_grad_plumbing(monkeypatch):
+    """nn.value_and_grad hands model.trainable_parameters() to mx.value_and_grad and the
+    transformed function puts them into the model before calling the loss (checked with a
+    stand-in for mx.value_and_grad that records what it gets; frozen parameters stay out)."""
+    from mlx.utils import tree_flatten, tree_map
+    seen = {}
+
+    def fake_value_and_grad(fn):
+        def run(params, *args, **kwargs):
+            seen["params"] = [k for k, _ in tree_flatten(params)]
+            shifted = tree_map(lambda p: p + 1, params)
+            return fn(shifted, *args, **kwargs), tree_map(mx.zeros_like, params)
+        return run
+
+    monkeypatch.setitem(mx.__dict__, "value_and_grad", fake_value_and_grad)
+    mx.random.seed(0)
+    model = nn.Sequential(nn.Linear(2, 3), nn.LayerNorm(3))
+    model.layers[1].freeze()
+    before = np.array(model.layers[0].weight)
+    loss, grads = nn.value_and_grad(model, lambda x: model(x).sum())(mx.ones((1, 2)))
+    assert seen["params"] == ["layers.0.weight", "layers.0.bias"]
+    np.testing.assert_allclose(np.array(model.layers[0].weight), before + 1)
+    assert [k for k, _ in tree_flatten(grads)] == seen["params"]
+    assert loss.shape == ()
