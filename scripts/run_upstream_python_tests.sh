@@ -9,7 +9,8 @@
 # Usage: scripts/run_upstream_python_tests.sh [-m MLX_GIT_DIR] [-c REV] [-p PYTHON] [-s] [-r] [files...]
 #   files: test_array test_ops ... (default: the eight files issue 6 names — test_array test_ops
 #          test_reduce test_random test_fast test_quantized test_load test_einsum — then every other
-#          file that needs neither mlx.nn/optimizers nor distributed: see docs/COMPAT.md)
+#          file that needs no distributed, autograd-only or compile-only machinery, the mlx.nn /
+#          mlx.optimizers / mlx.utils files last: see docs/COMPAT.md)
 #   -s: test the source tree (python-cffi/ on PYTHONPATH; MLX_ARM_LIBRARY or a cargo target dir
 #       must hold libmlx_arm.so) instead of the package installed in PYTHON's venv
 #   -r: after each file, print its failures grouped by reason (python-cffi/tools/upstream_report.py)
@@ -33,7 +34,8 @@ shift $((OPTIND - 1))
 FILES=("$@")
 [ "${#FILES[@]}" -gt 0 ] || FILES=(test_array test_ops test_reduce test_random test_fast test_quantized test_load test_einsum
   test_linalg test_fft test_conv test_conv_transpose test_blas test_bf16 test_double test_constants test_device
-  test_eval test_fast_sdpa test_graph test_memory test_threads test_zero_copy)
+  test_eval test_fast_sdpa test_graph test_memory test_threads test_zero_copy
+  test_nn test_losses test_init test_optimizers test_upsample test_tree)
 [ "$SOURCE" = 1 ] && export PYTHONPATH="$REPO_ROOT/python-cffi${PYTHONPATH:+:$PYTHONPATH}"
 
 if [ -z "$MIRROR" ] || ! git --git-dir="$MIRROR" rev-parse --verify -q "$REV^{commit}" >/dev/null; then

@@ -44,3 +44,21 @@ fn every_malformed_file_is_refused_with_its_defect_named() {
     assert_eq!(seen, expect.len());
     assert!(seen >= 90, "corpus has {seen} files");
 }
+
+/// Real MLX writes `"__metadata__":null` when a file has no metadata (e.g.
+/// `nn.Module.save_weights`): that is valid and means no metadata.
+#[test]
+fn null_metadata_is_no_metadata() {
+    let header = br#"{"__metadata__":null,"w":{"data_offsets":[0,8],"dtype":"F32","shape":[2]}}"#;
+    let mut buf = (header.len() as u64).to_le_bytes().to_vec();
+    buf.extend_from_slice(header);
+    buf.extend_from_slice(&[0u8; 8]);
+    let st = safetensors::parse(&buf).expect("null __metadata__ parses");
+    assert!(st.metadata.is_empty());
+    assert_eq!(st.tensors.len(), 1);
+    // Any other non-object is still refused.
+    let bad = br#"{"__metadata__":3}"#;
+    let mut buf = (bad.len() as u64).to_le_bytes().to_vec();
+    buf.extend_from_slice(bad);
+    assert!(safetensors::parse(&buf).is_err());
+}

@@ -109,6 +109,10 @@ pub fn parse(buf: &[u8]) -> Result<Safetensors> {
     let mut ranges: Vec<(usize, usize, usize)> = Vec::new(); // (begin, end, tensor index)
     for (name, v) in entries {
         if name == "__metadata__" {
+            // MLX writes `"__metadata__":null` when a file has no metadata.
+            if matches!(v, Json::Null) {
+                continue;
+            }
             let Json::Object(m) = v else {
                 return Err(ferr("__metadata__ is not an object"));
             };
