@@ -148,6 +148,18 @@ pub(crate) struct Node {
     shape: Vec<usize>,
     dtype: DType,
     pub(crate) state: spin::Mutex<State>,
+    /// Set on the stand-ins a transform traces with and on everything computed from them:
+    /// while a trace is running ([`crate::transforms::tracing`]), evaluating such a node keeps
+    /// its op (in `kept`) so the vjp can still walk the graph afterwards.
+    pub(crate) tracer: bool,
+    /// The op of an evaluated tracer node (evaluation otherwise drops it).
+    pub(crate) kept: spin::Mutex<Option<Arc<Op>>>,
+}
+
+impl Node {
+    fn new(shape: Vec<usize>, dtype: DType, state: State, tracer: bool) -> Node {
+        Node { shape, dtype, state: spin::Mutex::new(state), tracer, kept: spin::Mutex::new(None) }
+    }
 }
 
 /// A recorded operation: the primitive, its inputs and its (sibling) outputs.
@@ -157,6 +169,8 @@ pub(crate) struct Op {
     pub(crate) outputs: spin::Mutex<Vec<Weak<Node>>>,
     pub(crate) metas: Vec<(Vec<usize>, DType)>,
     pub(crate) stream: Stream,
+    /// An input was a tracer when the op was recorded: evaluation keeps the inputs.
+    pub(crate) tracer: bool,
 }
 
 impl Drop for Op {
@@ -166,10 +180,15 @@ impl Drop for Op {
         let mut stack = mem::take(self.inputs.get_mut());
         while let Some(arr) = stack.pop() {
             if let Some(node) = Arc::into_inner(arr.node) {
-                if let State::Pending(op) = node.state.into_inner() {
-                    if let Some(mut op) = Arc::into_inner(op) {
-                        stack.append(op.inputs.get_mut());
-                    }
+                // An evaluated tracer keeps its op too: unlink it here as well, or a long
+                // traced chain would drop recursively.
+                let Node { state, kept, .. } = node;
+                let op = match (state.into_inner(), kept.into_inner()) {
+                    (State::Pending(op), _) => Some(op),
+                    (_, kept) => kept,
+                };
+                if let Some(mut op) = op.and_then(Arc::into_inner) {
+                    stack.append(op.inputs.get_mut());
                 }
             }
         }
@@ -194,13 +213,13 @@ impl Array {
 
     /// A ready array over existing data (the data must cover `shape` with its strides).
     pub(crate) fn from_data(shape: Vec<usize>, dtype: DType, data: Data) -> Array {
-        Array { node: Arc::new(Node { shape, dtype, state: spin::Mutex::new(State::Ready(data)) }) }
+        Array { node: Arc::new(Node::new(shape, dtype, State::Ready(data), false)) }
     }
 
     /// An array whose evaluation fails with `err` (and so does every array computed from it):
     /// for defects MLX reports lazily, at `eval`, such as a `.npy` whose data is cut short.
     pub(crate) fn failed(shape: Vec<usize>, dtype: DType, err: Error) -> Array {
-        Array { node: Arc::new(Node { shape, dtype, state: spin::Mutex::new(State::Failed(err)) }) }
+        Array { node: Arc::new(Node::new(shape, dtype, State::Failed(err), false)) }
     }
 
     /// Records a single-output operation.
@@ -211,7 +230,14 @@ impl Array {
 
     /// Records an operation with several outputs (siblings that are computed together).
     pub(crate) fn from_op_multi(prim: Primitive, inputs: Vec<Array>, metas: Vec<(Vec<usize>, DType)>) -> Vec<Array> {
+        let tracer = inputs.iter().any(Array::is_tracer);
+        Array::from_op_traced(prim, inputs, metas, tracer)
+    }
+
+    /// [`Array::from_op_multi`] with the tracer flag given (transforms mark their stand-ins).
+    pub(crate) fn from_op_traced(prim: Primitive, inputs: Vec<Array>, metas: Vec<(Vec<usize>, DType)>, tracer: bool) -> Vec<Array> {
         let op = Arc::new(Op {
+            tracer,
             prim,
             inputs: spin::Mutex::new(inputs),
             outputs: spin::Mutex::new(Vec::new()),
@@ -221,7 +247,7 @@ impl Array {
         let outs: Vec<Array> = metas
             .into_iter()
             .map(|(shape, dtype)| Array {
-                node: Arc::new(Node { shape, dtype, state: spin::Mutex::new(State::Pending(op.clone())) }),
+                node: Arc::new(Node::new(shape, dtype, State::Pending(op.clone()), tracer)),
             })
             .collect();
         *op.outputs.lock() = outs.iter().map(|a| Arc::downgrade(&a.node)).collect();
@@ -360,6 +386,20 @@ impl Array {
             State::Failed(e) => Some(e.clone()),
             _ => None,
         }
+    }
+
+    /// True for a tracer node while some trace is running (as MLX's `is_tracer`): once every
+    /// trace has ended, arrays that came out of one evaluate and detach like any other.
+    pub fn is_tracer(&self) -> bool {
+        self.node.tracer && crate::transforms::tracing()
+    }
+
+    /// The op that computed this node: the pending one, or the one an evaluated tracer kept.
+    pub(crate) fn graph_op(&self) -> Option<Arc<Op>> {
+        if let Some(op) = self.pending_op() {
+            return Some(op);
+        }
+        self.node.kept.lock().clone()
     }
 
     pub(crate) fn pending_op(&self) -> Option<Arc<Op>> {

@@ -65,7 +65,10 @@ fn build_tape(outputs: &[Array]) -> Vec<Arc<Op>> {
 }
 
 fn run(op: Arc<Op>) -> Result<()> {
-    let inputs = core::mem::take(&mut *op.inputs.lock());
+    // A traced op keeps its inputs (and its outputs keep the op) so that a vjp can still walk
+    // the graph after the traced function evaluated something; others free them now.
+    let keep = op.tracer && crate::transforms::tracing();
+    let inputs = if keep { op.inputs.lock().clone() } else { core::mem::take(&mut *op.inputs.lock()) };
     let result = check_inputs(&inputs).and_then(|_| crate::backend::dispatch(op.stream, &op.prim, inputs, &op.metas));
     let outputs = op.outputs.lock();
     match result {
@@ -77,6 +80,9 @@ fn run(op: Arc<Op>) -> Result<()> {
             }
             for (w, d) in outputs.iter().zip(datas) {
                 if let Some(node) = w.upgrade() {
+                    if keep {
+                        *node.kept.lock() = Some(op.clone());
+                    }
                     *node.state.lock() = State::Ready(d);
                 }
             }

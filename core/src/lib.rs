@@ -35,6 +35,7 @@ pub mod registry;
 pub mod io;
 pub mod random;
 pub mod shape;
+pub mod transforms;
 
 pub use array::Array;
 pub use device::{Device, DeviceType, Stream};

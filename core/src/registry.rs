@@ -275,6 +275,12 @@ core_api! {
     "mx.linalg.cross" => crate::ops::cross,
     "mx.hadamard_transform" => crate::ops::hadamard_transform,
     "mx.depends" => crate::ops::depends,
+    // transforms (core/src/transforms; per-primitive rules beside each op family)
+    "mx.stop_gradient" => crate::ops::stop_gradient,
+    "mx.vjp" => crate::transforms::vjp,
+    "mx.jvp" => crate::transforms::jvp,
+    "mx.value_and_grad" => crate::transforms::value_and_grad,
+    "mx.grad" => crate::transforms::grad,
 }
 
 /// Implemented names whose Rust item is generic (`impl Into<…>` parameters), which the

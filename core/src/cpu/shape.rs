@@ -53,6 +53,7 @@ pub fn eval(op: &ShapeOp, inputs: Vec<Array>, outputs: &[OutMeta]) -> Result<Vec
             Data { offset: off, strides: strides.clone(), ..base }
         }
         ShapeOp::Copy => dense_copy(a, &d, name)?,
+        ShapeOp::StopGradient => d,
         ShapeOp::Diagonal { offset, axis1, axis2 } => {
             let (s1, s2) = (d.strides[*axis1], d.strides[*axis2]);
             let mut strides: Vec<isize> =

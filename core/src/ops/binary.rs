@@ -1,5 +1,6 @@
 //! Elementwise ops of two broadcast inputs, plus `where`. The op list is one table.
 
+pub(crate) mod grad;
 use crate::array::Array;
 use crate::dtype::{promote_types, DType, Kind};
 use crate::error::{Error, Result};

@@ -67,3 +67,18 @@ pub fn view(a: &Array, dtype: DType) -> Result<Array> {
     }
     Ok(Array::from_op(Primitive::Cast(CastOp::View), alloc::vec![a.clone()], shape, dtype))
 }
+
+/// vjp of the cast family: `astype` casts the cotangent back to a floating input's dtype
+/// (integer inputs receive none); `view` reinterprets bits and has no gradient rule.
+pub(crate) fn vjp(op: &CastOp, inputs: &[Array], g: &Array) -> Result<alloc::vec::Vec<Option<Array>>> {
+    match op {
+        CastOp::AsType => {
+            let x = &inputs[0];
+            if !x.dtype().is_inexact() || !g.dtype().is_inexact() {
+                return Ok(alloc::vec![None]);
+            }
+            Ok(alloc::vec![Some(astype(g, x.dtype())?)])
+        }
+        CastOp::View => Err(crate::transforms::rules::unsupported("view")),
+    }
+}

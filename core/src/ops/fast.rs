@@ -6,6 +6,8 @@
 //! its arithmetic (f32 compute, rounding to the output dtype at the same steps) and tests check
 //! fused == fallback tightly and both against MLX goldens.
 
+pub(crate) mod grad;
+
 use crate::array::Array;
 use crate::dtype::{finfo, promote_types, result_type, DType};
 use crate::error::{Error, Result};

@@ -6,6 +6,7 @@
 //! the array). Here a negative index wraps once (`i + dim`, as MLX does) and any index still
 //! outside its axis makes evaluation fail with an `Index` error — never an out-of-bounds access.
 
+pub(crate) mod grad;
 mod getitem;
 pub use getitem::*;
 

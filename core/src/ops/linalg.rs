@@ -3,6 +3,7 @@
 //! from them — inner, outer, tensordot, einsum, trace, kron, `linalg.norm`. Shapes, dtype rules
 //! and error wording follow MLX 0.32 (`mlx/ops.cpp`, `mlx/einsum.cpp`, `mlx/linalg.cpp`).
 
+pub(crate) mod grad;
 mod conv;
 mod conv_transpose;
 mod convolve;

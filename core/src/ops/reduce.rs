@@ -3,6 +3,7 @@
 //! count_nonzero, minmax) are composed from them as MLX composes them, so dtypes, NaN and
 //! empty-array behaviour follow MLX 0.32.
 
+pub(crate) mod grad;
 use crate::array::Array;
 use crate::dtype::DType;
 use crate::element::Value;

@@ -2,6 +2,7 @@
 //! Views share their input's buffer (new strides/offset); the rest copy. Ops composed from
 //! these primitives (concatenate, split, tile, pad, …) live in the submodules.
 
+pub(crate) mod grad;
 mod compose;
 mod dynamic;
 mod pad;
@@ -74,6 +75,8 @@ pub enum ShapeOp {
     /// `mx.depends`: outputs are views of the first `n` inputs; the inputs after them are
     /// only evaluated first (ordering dependencies), never read.
     Depends(usize),
+    /// `mx.stop_gradient`: the input unchanged (a view) through which no gradient flows.
+    StopGradient,
 }
 
 impl ShapeOp {
@@ -92,6 +95,7 @@ impl ShapeOp {
             ShapeOp::DynamicSlice { .. } => "slice",
             ShapeOp::DynamicSliceUpdate { .. } => "slice_update",
             ShapeOp::Depends(_) => "depends",
+            ShapeOp::StopGradient => "stop_gradient",
         }
     }
 }
@@ -312,6 +316,11 @@ pub fn as_strided(a: &Array, shape: &[usize], strides: &[isize], offset: usize) 
     }
     checked_size(shape, "as_strided")?;
     Ok(record(ShapeOp::AsStrided { strides: strides.to_vec(), offset }, a, shape.to_vec()))
+}
+
+/// `mx.stop_gradient(a)`: the same values; transforms treat the result as a constant.
+pub fn stop_gradient(a: &Array) -> Result<Array> {
+    Ok(record(ShapeOp::StopGradient, a, a.shape().to_vec()))
 }
 
 /// `mx.contiguous(a)`: a dense row-major copy.

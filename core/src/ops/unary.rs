@@ -1,6 +1,7 @@
 //! Elementwise ops of one input. The op list is one table ([`unary_ops!`]) that yields the
 //! enum, the names and the public functions.
 
+pub(crate) mod grad;
 use crate::array::Array;
 use crate::dtype::{DType, Kind};
 use crate::error::{Error, Result};

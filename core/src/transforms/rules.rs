@@ -1,0 +1,106 @@
+//! Dispatch of the per-primitive vjp rules (written beside each op family in
+//! `ops/<family>/grad.rs`), plus the table `docs/GRAD.md` is generated from.
+//!
+//! A rule gets the op's inputs, its output, the output's cotangent and which inputs need a
+//! cotangent; it returns one optional cotangent per input (`None`: nothing flows there, e.g.
+//! index or boolean inputs). Rules are built from ordinary ops, so they are differentiable in
+//! turn wherever their ops have rules (second derivatives, `jvp`).
+
+use crate::array::Array;
+use crate::element::Value;
+use crate::error::{Error, Result};
+use crate::ops;
+use crate::ops::shape::ShapeOp;
+use crate::primitive::Primitive;
+use alloc::format;
+use alloc::vec::Vec;
+
+/// Cotangents for an op's inputs: one entry per input.
+pub(crate) type Grads = Vec<Option<Array>>;
+
+/// The error for a primitive without a rule (never a silent zero or wrong gradient).
+pub(crate) fn unsupported(name: &'static str) -> Error {
+    Error::unsupported(name, format!("[{name}] The vjp (gradient) of {name} is not supported yet."))
+}
+
+/// A 0-d constant of `like`'s dtype (so rules do not promote float16 cotangents to float32).
+pub(crate) fn scalar(v: f64, like: &Array) -> Result<Array> {
+    Array::from_value(Value::F(v), like.dtype())
+}
+
+/// The vjp of one recorded op. `outputs` and `cotangents` have one entry per output of the op
+/// (`None`: the output is gone or receives nothing).
+pub(crate) fn vjp(
+    prim: &Primitive,
+    inputs: &[Array],
+    outputs: &[Option<Array>],
+    cotangents: &[Option<Array>],
+    needs: &[bool],
+) -> Result<Grads> {
+    // Multi-output primitives first.
+    if let Primitive::Shape(ShapeOp::Depends(n)) = prim {
+        // Outputs are the first n inputs unchanged; the rest are ordering-only.
+        let mut g: Grads = cotangents.iter().take(*n).cloned().collect();
+        g.resize(inputs.len(), None);
+        return Ok(g);
+    }
+    if outputs.len() != 1 {
+        return Err(unsupported(prim.name()));
+    }
+    let (Some(out), Some(cot)) = (&outputs[0], &cotangents[0]) else {
+        return Ok(alloc::vec![None; inputs.len()]);
+    };
+    match prim {
+        Primitive::Unary(op) => ops::unary::grad::vjp(*op, inputs, out, cot),
+        Primitive::Binary(op) => ops::binary::grad::vjp(*op, inputs, out, cot, needs),
+        Primitive::Select => ops::binary::grad::select_vjp(inputs, cot),
+        Primitive::Cast(op) => ops::cast::vjp(op, inputs, cot),
+        Primitive::Reduce(op) => ops::reduce::grad::vjp(op, inputs, out, cot),
+        Primitive::Shape(op) => ops::shape::grad::vjp(op, inputs, out, cot, needs),
+        Primitive::Index(op) => ops::index::grad::vjp(op, inputs, cot, needs),
+        Primitive::Linalg(op) => ops::linalg::grad::vjp(op, inputs, cot, needs),
+        Primitive::Fast(op) => ops::fast::grad::vjp(op, inputs, cot, needs),
+        // Outputs of these carry no gradient back to float inputs (creation has no inputs;
+        // random draws depend on their key only; sort/fft/quantized have no rule yet).
+        Primitive::Creation(_) => Ok(alloc::vec![None; inputs.len()]),
+        Primitive::Random(_) => Ok(alloc::vec![None; inputs.len()]),
+        Primitive::Sort(_) | Primitive::Quantized(_) | Primitive::Fft(_) => Err(unsupported(prim.name())),
+    }
+}
+
+/// Whether a gradient rule exists, per primitive name: `(family, name, vjp, jvp)`. `jvp` is
+/// available wherever the vjp exists and is itself differentiable — it is computed by
+/// transposing the vjp (see [`crate::transforms::jvp`]). `docs/GRAD.md` is generated from it.
+pub fn table() -> Vec<(&'static str, &'static str, &'static str)> {
+    let mut t = Vec::new();
+    for op in ops::unary::UnaryOp::ALL {
+        t.push(("unary", op.name(), ops::unary::grad::status(*op)));
+    }
+    for op in ops::binary::BinaryOp::ALL {
+        t.push(("binary", op.name(), ops::binary::grad::status(*op)));
+    }
+    t.push(("binary", "select (where)", "yes"));
+    t.push(("cast", "astype", "yes (to floating inputs; none to integers)"));
+    t.push(("cast", "view", "no"));
+    for (name, s) in ops::reduce::grad::STATUS {
+        t.push(("reduce", name, s));
+    }
+    for (name, s) in ops::shape::grad::STATUS {
+        t.push(("shape", name, s));
+    }
+    for (name, s) in ops::index::grad::STATUS {
+        t.push(("index", name, s));
+    }
+    for (name, s) in ops::linalg::grad::STATUS {
+        t.push(("linalg", name, s));
+    }
+    for (name, s) in ops::fast::grad::STATUS {
+        t.push(("fast", name, s));
+    }
+    t.push(("creation", "arange …", "zero (no float inputs)"));
+    t.push(("random", "bits …", "zero (depends on the key only)"));
+    t.push(("sort", "sort, argsort, partition, argpartition, searchsorted", "no"));
+    t.push(("fft", "fft family", "no"));
+    t.push(("quantized", "quantized_matmul, quantize, dequantize …", "no"));
+    t
+}

@@ -1,0 +1,436 @@
+//! Reverse-mode autodiff (`transforms`): every vjp rule against central finite differences in
+//! float64 with random inputs, plus compositions (grad of grad, argnums, aux outputs, jvp),
+//! tracing through `eval`, deep graphs, and the errors.
+//!
+//! The checked quantity is `L(x) = sum(f(x) · w)` with a fixed random `w`, so every output
+//! element's cotangent differs (a plain sum would hide transposed or misplaced cotangents).
+
+use mlx_arm_core::ops::{self, PadMode, SplitSpec};
+use mlx_arm_core::transforms::{grad, jvp, value_and_grad, vjp};
+use mlx_arm_core::{Array, DType, ErrorKind, Result};
+
+/// Deterministic uniform numbers in [lo, hi) (xorshift), so failures reproduce.
+fn rnd(n: usize, lo: f64, hi: f64, seed: u64) -> Vec<f64> {
+    let mut s = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
+    (0..n)
+        .map(|_| {
+            s ^= s << 13;
+            s ^= s >> 7;
+            s ^= s << 17;
+            lo + (hi - lo) * ((s >> 11) as f64 / (1u64 << 53) as f64)
+        })
+        .collect()
+}
+
+fn arr(v: &[f64], shape: &[usize]) -> Array {
+    Array::from_slice(v, shape).unwrap()
+}
+
+fn vals(a: &Array) -> Vec<f64> {
+    ops::astype(a, DType::Float64).unwrap().to_vec::<f64>().unwrap()
+}
+
+type F = dyn Fn(&[Array]) -> Result<Array>;
+
+/// `sum(f(x) · w)` as a scalar function of the inputs.
+fn loss<'a>(f: &'a F, w: &'a Array) -> impl Fn(&[Array]) -> Result<Vec<Array>> + 'a {
+    move |x: &[Array]| {
+        let y = f(x)?;
+        let y = ops::astype(&y, DType::Float64)?;
+        Ok(vec![ops::sum(&ops::multiply(&y, w)?, None, false)?])
+    }
+}
+
+/// Checks the gradient of `sum(f(x)·w)` with respect to every input against central
+/// differences with step `h`.
+fn check_fd(name: &str, f: &F, inputs: &[Array], h: f64, tol: f64) {
+    let y = f(inputs).unwrap_or_else(|e| panic!("{name}: forward: {e}"));
+    let w = arr(&rnd(y.size(), -1.0, 1.0, 99), y.shape());
+    let l = loss(f, &w);
+    let argnums: Vec<usize> = (0..inputs.len()).collect();
+    let (val, grads) = value_and_grad(&l, inputs, &argnums).unwrap_or_else(|e| panic!("{name}: grad: {e}"));
+    assert_eq!(grads.len(), inputs.len());
+    let base = vals(&val[0])[0];
+    assert!(base.is_finite(), "{name}: loss {base}");
+    for (k, x) in inputs.iter().enumerate() {
+        assert_eq!(grads[k].shape(), x.shape(), "{name}: grad {k} shape");
+        assert_eq!(grads[k].dtype(), x.dtype(), "{name}: grad {k} dtype");
+        let g = vals(&grads[k]);
+        let xv = vals(x);
+        for i in 0..xv.len() {
+            let eval_at = |d: f64| {
+                let mut p = xv.clone();
+                p[i] += d;
+                let mut ins = inputs.to_vec();
+                ins[k] = ops::astype(&arr(&p, x.shape()), x.dtype()).unwrap();
+                vals(&l(&ins).unwrap()[0])[0]
+            };
+            let fd = (eval_at(h) - eval_at(-h)) / (2.0 * h);
+            let err = (g[i] - fd).abs();
+            assert!(err <= tol * (1.0 + fd.abs()), "{name}: d/dx{k}[{i}]: vjp {} vs finite difference {fd}", g[i]);
+        }
+    }
+}
+
+fn fd(name: &str, f: &F, inputs: &[Array]) {
+    check_fd(name, f, inputs, 1e-6, 1e-6);
+}
+
+#[test]
+fn unary_rules_match_finite_differences() {
+    let shape = [2, 3];
+    let any = arr(&rnd(6, -2.0, 2.0, 1), &shape);
+    let pos = arr(&rnd(6, 0.3, 3.0, 2), &shape);
+    let unit = arr(&rnd(6, -0.8, 0.8, 3), &shape);
+    let big = arr(&rnd(6, 1.2, 3.0, 4), &shape);
+    let cases: Vec<(&str, fn(&Array) -> Result<Array>, &Array)> = vec![
+        ("abs", ops::abs, &any),
+        ("negative", ops::negative, &any),
+        ("square", ops::square, &any),
+        ("sqrt", ops::sqrt, &pos),
+        ("rsqrt", ops::rsqrt, &pos),
+        ("reciprocal", ops::reciprocal, &pos),
+        ("exp", ops::exp, &any),
+        ("expm1", ops::expm1, &any),
+        ("log", ops::log, &pos),
+        ("log1p", ops::log1p, &pos),
+        ("log2", ops::log2, &pos),
+        ("log10", ops::log10, &pos),
+        ("sin", ops::sin, &any),
+        ("cos", ops::cos, &any),
+        ("tan", ops::tan, &unit),
+        ("arcsin", ops::arcsin, &unit),
+        ("arccos", ops::arccos, &unit),
+        ("arctan", ops::arctan, &any),
+        ("sinh", ops::sinh, &any),
+        ("cosh", ops::cosh, &any),
+        ("tanh", ops::tanh, &any),
+        ("arcsinh", ops::arcsinh, &any),
+        ("arccosh", ops::arccosh, &big),
+        ("arctanh", ops::arctanh, &unit),
+        ("erf", ops::erf, &any),
+        ("sigmoid", ops::sigmoid, &any),
+        ("degrees", ops::degrees, &any),
+        ("radians", ops::radians, &any),
+        ("floor", ops::floor, &any),
+        ("sign", ops::sign, &any),
+    ];
+    for (name, op, x) in cases {
+        fd(name, &move |v: &[Array]| op(&v[0]), &[x.clone()]);
+    }
+    // erfinv's kernel is accurate to about float32 precision even in float64: coarser step.
+    check_fd("erfinv", &|v: &[Array]| ops::erfinv(&v[0]), &[unit.clone()], 1e-3, 1e-4);
+}
+
+#[test]
+fn binary_rules_with_broadcasting_match_finite_differences() {
+    // a: [3, 1], b: [4] broadcast to [3, 4]: the cotangents must be summed back.
+    let a = arr(&rnd(3, 0.5, 2.0, 5), &[3, 1]);
+    let b = arr(&rnd(4, 0.5, 2.0, 6), &[4]);
+    let s = arr(&rnd(4, -2.0, 2.0, 7), &[4]);
+    let cases: Vec<(&str, fn(&Array, &Array) -> Result<Array>, &Array)> = vec![
+        ("add", ops::add, &b),
+        ("subtract", ops::subtract, &b),
+        ("multiply", ops::multiply, &s),
+        ("divide", ops::divide, &b),
+        ("power", ops::power, &s),
+        ("maximum", ops::maximum, &b),
+        ("minimum", ops::minimum, &b),
+        ("arctan2", ops::arctan2, &s),
+        ("logaddexp", ops::logaddexp, &s),
+        ("remainder", ops::remainder, &b),
+    ];
+    for (name, op, y) in cases {
+        fd(name, &move |v: &[Array]| op(&v[0], &v[1]), &[a.clone(), y.clone()]);
+    }
+    // A scalar operand of another dtype: the cast and the broadcast both reverse.
+    let x32 = ops::astype(&arr(&rnd(6, -1.0, 1.0, 8), &[2, 3]), DType::Float32).unwrap();
+    let scale = Array::scalar(1.5f64).unwrap();
+    check_fd("multiply f32*f64 scalar", &|v: &[Array]| ops::multiply(&v[0], &v[1]), &[x32, scale], 1e-3, 2e-3);
+}
+
+#[test]
+fn where_and_comparisons() {
+    let x = arr(&rnd(6, -1.0, 1.0, 9), &[2, 3]);
+    let y = arr(&rnd(3, -1.0, 1.0, 10), &[3]);
+    fd("where", &|v: &[Array]| ops::where_(&ops::greater(&v[0], &Array::scalar(0.0f64)?)?, &v[0], &v[1]), &[x.clone(), y]);
+    fd("clip", &|v: &[Array]| ops::clip(&v[0], Some(&Array::scalar(-0.5f64)?), Some(&Array::scalar(0.5f64)?)), &[x]);
+}
+
+#[test]
+fn reductions_match_finite_differences() {
+    let x = arr(&rnd(24, -2.0, 2.0, 11), &[2, 3, 4]);
+    let p = arr(&rnd(24, 0.5, 1.5, 12), &[2, 3, 4]);
+    fd("sum axis", &|v: &[Array]| ops::sum(&v[0], Some(&[1]), false), &[x.clone()]);
+    fd("sum all keepdims", &|v: &[Array]| ops::sum(&v[0], None, true), &[x.clone()]);
+    fd("mean", &|v: &[Array]| ops::mean(&v[0], Some(&[0, 2]), false), &[x.clone()]);
+    fd("var", &|v: &[Array]| ops::var(&v[0], Some(&[-1]), false, 1), &[x.clone()]);
+    fd("std", &|v: &[Array]| ops::std(&v[0], Some(&[-1]), true, 0), &[x.clone()]);
+    fd("max", &|v: &[Array]| ops::max(&v[0], Some(&[2]), false), &[x.clone()]);
+    fd("min", &|v: &[Array]| ops::min(&v[0], Some(&[0, 1]), true), &[x.clone()]);
+    fd("prod", &|v: &[Array]| ops::prod(&v[0], Some(&[0, 2]), false), &[p.clone()]);
+    fd("logsumexp", &|v: &[Array]| ops::logsumexp(&v[0], Some(&[-1]), false), &[x.clone()]);
+    fd("softmax", &|v: &[Array]| ops::softmax(&v[0], Some(&[-1]), false), &[x.clone()]);
+    fd("cumsum", &|v: &[Array]| ops::cumsum(&v[0], Some(1), false, true, None), &[x.clone()]);
+    fd("cumsum reverse exclusive", &|v: &[Array]| ops::cumsum(&v[0], Some(2), true, false, None), &[x.clone()]);
+    // precise=True computes in float32: coarser step and tolerance.
+    check_fd("softmax precise", &|v: &[Array]| ops::softmax(&v[0], Some(&[1]), true), &[x], 1e-3, 1e-3);
+}
+
+#[test]
+fn prod_with_zeros_is_exact() {
+    // d/dx_i prod(x) = product of the others: with one zero only its own gradient is non-zero.
+    let x = arr(&[2.0, 0.0, 3.0, 4.0], &[4]);
+    let g = grad(&|v: &[Array]| Ok(vec![ops::prod(&v[0], None, false)?]), &[x], &[0]).unwrap();
+    assert_eq!(vals(&g[0]), vec![0.0, 24.0, 0.0, 0.0]);
+}
+
+#[test]
+fn max_ties_share_the_cotangent() {
+    let x = arr(&[1.0, 3.0, 3.0, 2.0], &[4]);
+    let g = grad(&|v: &[Array]| Ok(vec![ops::max(&v[0], None, false)?]), &[x], &[0]).unwrap();
+    assert_eq!(vals(&g[0]), vec![0.0, 0.5, 0.5, 0.0]);
+}
+
+#[test]
+fn shape_ops_match_finite_differences() {
+    let x = arr(&rnd(24, -2.0, 2.0, 13), &[2, 3, 4]);
+    let y = arr(&rnd(8, -2.0, 2.0, 14), &[2, 1, 4]);
+    fd("reshape", &|v: &[Array]| ops::reshape(&v[0], &[4, 6]), &[x.clone()]);
+    fd("transpose", &|v: &[Array]| ops::transpose(&v[0], Some(&[2, 0, 1])), &[x.clone()]);
+    fd("broadcast_to", &|v: &[Array]| ops::broadcast_to(&v[0], &[3, 2, 3, 4]), &[y.clone()]);
+    fd("slice step", &|v: &[Array]| ops::slice(&v[0], &[0, 1, 3], &[2, 3, -5], &[1, 1, -2]), &[x.clone()]);
+    fd("squeeze/expand_dims", &|v: &[Array]| ops::expand_dims(&ops::squeeze(&v[0], None)?, &[0]), &[y.clone()]);
+    fd("concatenate", &|v: &[Array]| ops::concatenate(&[v[0].clone(), v[1].clone(), v[0].clone()], Some(1)), &[x.clone(), y.clone()]);
+    fd("stack", &|v: &[Array]| ops::stack(&[v[0].clone(), v[0].clone()], 1), &[y.clone()]);
+    fd("split", &|v: &[Array]| {
+        let parts = ops::split(&v[0], SplitSpec::Indices(&[1, 3]), -1)?;
+        ops::concatenate(&[ops::multiply(&parts[0], &parts[0])?, ops::exp(&parts[1])?, parts[2].clone()], Some(-1))
+    }, &[x.clone()]);
+    let zero = Array::scalar(0.0f64).unwrap();
+    fd("pad constant", &move |v: &[Array]| ops::pad(&v[0], &[(1, 2), (0, 1), (2, 0)], PadMode::Constant, &zero), &[x.clone()]);
+    fd("pad reflect", &|v: &[Array]| ops::pad(&v[0], &[(0, 0), (1, 1), (2, 1)], PadMode::Reflect, &Array::scalar(0.0f64)?), &[x.clone()]);
+    fd("tile", &|v: &[Array]| ops::tile(&v[0], &[2, 1, 2]), &[y.clone()]);
+    fd("repeat", &|v: &[Array]| ops::repeat(&v[0], 2, Some(1)), &[x.clone()]);
+    fd("flip/roll", &|v: &[Array]| ops::roll(&ops::flip(&v[0], Some(&[1]))?, &[2], Some(&[2])), &[x.clone()]);
+    fd("contiguous", &|v: &[Array]| ops::contiguous(&ops::transpose(&v[0], None)?), &[x.clone()]);
+    fd("diagonal/trace", &|v: &[Array]| ops::trace(&v[0], 1, 1, 2, None), &[x.clone()]);
+    fd("diagonal neg offset", &|v: &[Array]| ops::diagonal(&v[0], -1, 0, 2), &[x.clone()]);
+    fd("tril", &|v: &[Array]| ops::tril(&v[0], 0), &[x.clone()]);
+    fd("slice_update", &|v: &[Array]| ops::slice_update(&v[0], &ops::exp(&v[1])?, &[0, 0, 0], &[2, 1, 4], &[1, 1, 1]), &[x.clone(), y.clone()]);
+    check_fd("astype roundtrip", &|v: &[Array]| ops::astype(&ops::astype(&v[0], DType::Float32)?, DType::Float64), &[x], 1e-3, 1e-4);
+}
+
+#[test]
+fn dynamic_slices() {
+    let x = arr(&rnd(12, -2.0, 2.0, 15), &[3, 4]);
+    let u = arr(&rnd(4, -2.0, 2.0, 16), &[2, 2]);
+    fd("slice_at", &|v: &[Array]| ops::slice_at(&v[0], &Array::from_slice(&[1i32, 2], &[2])?, &[0, 1], &[2, 2]), &[x.clone()]);
+    fd("slice_update_at", &|v: &[Array]| ops::slice_update_at(&v[0], &v[1], &Array::from_slice(&[1i32], &[1])?, &[1]), &[x, u]);
+}
+
+#[test]
+fn indexing_matches_finite_differences() {
+    let x = arr(&rnd(12, -2.0, 2.0, 17), &[3, 4]);
+    // Repeated indices: the gather's cotangent must accumulate.
+    fd("take", &|v: &[Array]| ops::take(&v[0], &Array::from_slice(&[2i32, 0, 2, 1], &[2, 2])?, Some(1)), &[x.clone()]);
+    fd("take flat", &|v: &[Array]| ops::take(&v[0], &Array::from_slice(&[5i32, 5, 11], &[3])?, None), &[x.clone()]);
+    fd("take_along_axis", &|v: &[Array]| {
+        ops::take_along_axis(&v[0], &Array::from_slice(&[0i32, 3, 3, 1, 2, 2], &[3, 2])?, Some(1))
+    }, &[x.clone()]);
+    let u = arr(&rnd(3, -2.0, 2.0, 18), &[3, 1]);
+    fd("put_along_axis", &|v: &[Array]| {
+        ops::put_along_axis(&v[0], &Array::from_slice(&[1i32, 0, 3], &[3, 1])?, &v[1], Some(1))
+    }, &[x.clone(), u.clone()]);
+    fd("at add", &|v: &[Array]| ops::at_add(&v[0], &[ops::Index::Array(Array::from_slice(&[0i32, 0, 2], &[3])?)], &v[1]), &[x.clone(), u]);
+}
+
+#[test]
+fn matmul_family_matches_finite_differences() {
+    let a = arr(&rnd(12, -1.0, 1.0, 19), &[2, 2, 3]);
+    let b = arr(&rnd(12, -1.0, 1.0, 20), &[3, 4]);
+    let c = arr(&rnd(4, -1.0, 1.0, 21), &[4]);
+    let v = arr(&rnd(3, -1.0, 1.0, 22), &[3]);
+    fd("matmul batched x broadcast", &|x: &[Array]| ops::matmul(&x[0], &x[1]), &[a.clone(), b.clone()]);
+    fd("matmul vector", &|x: &[Array]| ops::matmul(&x[0], &x[1]), &[v.clone(), b.clone()]);
+    fd("addmm", &|x: &[Array]| ops::addmm(&x[2], &x[0], &x[1], 0.5, 2.0), &[a.clone(), b.clone(), c]);
+    fd("outer/inner", &|x: &[Array]| ops::outer(&ops::inner(&x[0], &x[1])?, &x[0]), &[v.clone(), v]);
+    fd("einsum", &|x: &[Array]| ops::linalg::einsum("bij,jk->bk", &[x[0].clone(), x[1].clone()]), &[a, b]);
+}
+
+#[test]
+fn fast_ops_through_their_fallbacks() {
+    // The fused ops compute in float32: finite differences with a coarser step and tolerance.
+    let f32a = |n: usize, shape: &[usize], seed: u64| ops::astype(&arr(&rnd(n, -1.0, 1.0, seed), shape), DType::Float32).unwrap();
+    let x = f32a(24, &[2, 3, 4], 23);
+    let w = f32a(4, &[4], 24);
+    let b = f32a(4, &[4], 25);
+    let (h, tol) = (1e-2, 2e-2);
+    check_fd("rms_norm", &|v: &[Array]| ops::rms_norm(&v[0], Some(&v[1]), 1e-5), &[x.clone(), w.clone()], h, tol);
+    check_fd("layer_norm", &|v: &[Array]| ops::layer_norm(&v[0], Some(&v[1]), Some(&v[2]), 1e-5), &[x.clone(), w, b], h, tol);
+    let xr = f32a(48, &[1, 2, 3, 8], 26);
+    check_fd("rope", &|v: &[Array]| ops::rope(&v[0], 8, false, Some(10000.0), 1.0, ops::RopeOffset::Int(2), None), &[xr.clone()], h, tol);
+    check_fd("rope traditional partial", &|v: &[Array]| ops::rope(&v[0], 4, true, Some(10000.0), 1.0, ops::RopeOffset::Int(0), None), &[xr], h, tol);
+    let q = f32a(24, &[1, 2, 3, 4], 27);
+    let k = f32a(40, &[1, 2, 5, 4], 28);
+    let vv = f32a(40, &[1, 2, 5, 4], 29);
+    check_fd("sdpa", &|v: &[Array]| ops::scaled_dot_product_attention(&v[0], &v[1], &v[2], 0.5, ops::SdpaMask::None), &[q.clone(), k.clone(), vv.clone()], h, tol);
+    check_fd("sdpa causal", &|v: &[Array]| ops::scaled_dot_product_attention(&v[0], &v[1], &v[2], 0.5, ops::SdpaMask::Causal), &[q, k, vv], h, tol);
+}
+
+#[test]
+fn second_derivatives() {
+    let xs = rnd(5, 0.2, 1.5, 30);
+    let x = arr(&xs, &[5]);
+    // d²/dx² of sum(f(x)) against the closed form, through grad of grad.
+    let cases: Vec<(&str, fn(&Array) -> Result<Array>, fn(f64) -> f64)> = vec![
+        ("sin", ops::sin, |x| -x.sin()),
+        ("exp", ops::exp, |x| x.exp()),
+        ("log", ops::log, |x| -1.0 / (x * x)),
+        ("tanh", ops::tanh, |x| {
+            let t = x.tanh();
+            -2.0 * t * (1.0 - t * t)
+        }),
+        ("sqrt", ops::sqrt, |x| -0.25 * x.powf(-1.5)),
+        ("sigmoid", ops::sigmoid, |x| {
+            let s = 1.0 / (1.0 + (-x).exp());
+            s * (1.0 - s) * (1.0 - 2.0 * s)
+        }),
+    ];
+    for (name, op, d2) in cases {
+        let g1 = move |v: &[Array]| -> Result<Vec<Array>> {
+            let g = grad(&|u: &[Array]| Ok(vec![ops::sum(&op(&u[0])?, None, false)?]), v, &[0])?;
+            Ok(vec![ops::sum(&g[0], None, false)?])
+        };
+        let g2 = grad(&g1, &[x.clone()], &[0]).unwrap();
+        for (i, (&xi, gi)) in xs.iter().zip(vals(&g2[0])).enumerate() {
+            assert!((gi - d2(xi)).abs() < 1e-10 * (1.0 + d2(xi).abs()), "{name}'' [{i}]: {gi} vs {}", d2(xi));
+        }
+    }
+}
+
+#[test]
+fn argnums_aux_and_vjp() {
+    let a = arr(&[1.0, 2.0], &[2]);
+    let b = arr(&[3.0, 5.0], &[2]);
+    let f = |v: &[Array]| -> Result<Vec<Array>> {
+        let p = ops::multiply(&v[0], &v[1])?;
+        // Output 0 is the loss; output 1 is auxiliary (returned, not differentiated).
+        Ok(vec![ops::sum(&ops::multiply(&p, &v[0])?, None, false)?, p])
+    };
+    let (outs, g) = value_and_grad(&f, &[a.clone(), b.clone()], &[1]).unwrap();
+    assert_eq!(vals(&outs[0]), vec![1.0 * 3.0 + 4.0 * 5.0]);
+    assert_eq!(vals(&outs[1]), vec![3.0, 10.0]);
+    assert_eq!(g.len(), 1);
+    assert_eq!(vals(&g[0]), vec![1.0, 4.0]); // d/db sum(a²b) = a²
+    let (_, g) = value_and_grad(&f, &[a.clone(), b.clone()], &[1, 0]).unwrap();
+    assert_eq!(vals(&g[1]), vec![6.0, 20.0]); // d/da = 2ab
+    // vjp with a cotangent per output.
+    let h = |v: &[Array]| -> Result<Vec<Array>> { Ok(vec![ops::multiply(&v[0], &v[1])?, ops::exp(&v[0])?]) };
+    let ct = [arr(&[1.0, -1.0], &[2]), arr(&[0.5, 0.0], &[2])];
+    let (outs, vj) = vjp(&h, &[a.clone(), b.clone()], &ct).unwrap();
+    assert_eq!(vals(&outs[0]), vec![3.0, 10.0]);
+    let e1 = 1f64.exp();
+    let va = vals(&vj[0]);
+    assert!((va[0] - (3.0 + 0.5 * e1)).abs() < 1e-12 && (va[1] + 5.0).abs() < 1e-12, "{va:?}");
+    assert_eq!(vals(&vj[1]), vec![1.0, -2.0]);
+    // An unused input gets zeros; an output that is an input passes the cotangent through.
+    let (_, vj) = vjp(&|v: &[Array]| Ok(vec![v[0].clone()]), &[a.clone(), b.clone()], &[arr(&[7.0, 8.0], &[2])]).unwrap();
+    assert_eq!(vals(&vj[0]), vec![7.0, 8.0]);
+    assert_eq!(vals(&vj[1]), vec![0.0, 0.0]);
+}
+
+#[test]
+fn jvp_by_transposition() {
+    let x = arr(&rnd(4, 0.5, 1.5, 31), &[4]);
+    let y = arr(&rnd(4, 0.5, 1.5, 32), &[4]);
+    let t = [arr(&[1.0, 0.0, -1.0, 2.0], &[4]), arr(&[0.5, 0.5, 0.5, 0.5], &[4])];
+    let f = |v: &[Array]| -> Result<Vec<Array>> { Ok(vec![ops::multiply(&ops::sin(&v[0])?, &v[1])?]) };
+    let (outs, tan) = jvp(&f, &[x.clone(), y.clone()], &t).unwrap();
+    let (xv, yv, t0, t1) = (vals(&x), vals(&y), vals(&t[0]), vals(&t[1]));
+    let o = vals(&outs[0]);
+    let tv = vals(&tan[0]);
+    for i in 0..4 {
+        assert!((o[i] - xv[i].sin() * yv[i]).abs() < 1e-12);
+        let want = xv[i].cos() * yv[i] * t0[i] + xv[i].sin() * t1[i];
+        assert!((tv[i] - want).abs() < 1e-12, "jvp[{i}]: {} vs {want}", tv[i]);
+    }
+}
+
+#[test]
+fn stop_gradient_and_constants() {
+    let x = arr(&[1.0, 2.0, 3.0], &[3]);
+    let c = arr(&[10.0, 20.0, 30.0], &[3]);
+    let f = move |v: &[Array]| -> Result<Vec<Array>> {
+        let s = ops::stop_gradient(&v[0])?;
+        Ok(vec![ops::sum(&ops::add(&ops::multiply(&s, &v[0])?, &ops::multiply(&c, &v[0])?)?, None, false)?])
+    };
+    let g = grad(&f, &[x], &[0]).unwrap();
+    assert_eq!(vals(&g[0]), vec![11.0, 22.0, 33.0]);
+}
+
+#[test]
+fn eval_inside_the_traced_function_keeps_the_graph() {
+    let x = arr(&[0.5, 1.0], &[2]);
+    let f = |v: &[Array]| -> Result<Vec<Array>> {
+        let y = ops::exp(&v[0])?;
+        y.eval()?; // evaluated during the trace: must not detach from the tracer
+        let _ = y.to_vec::<f64>()?;
+        Ok(vec![ops::sum(&ops::multiply(&y, &v[0])?, None, false)?])
+    };
+    let g = vals(&grad(&f, &[x], &[0]).unwrap()[0]);
+    for (xi, gi) in [0.5f64, 1.0].iter().zip(g) {
+        assert!((gi - xi.exp() * (1.0 + xi)).abs() < 1e-12);
+    }
+    // After the trace, arrays evaluate and detach as usual (no graph kept alive).
+    let y = ops::exp(&arr(&[1.0], &[1])).unwrap();
+    y.eval().unwrap();
+    assert!(!y.is_tracer());
+}
+
+#[test]
+fn deep_graph_does_not_overflow_the_stack() {
+    // 10^5 chained ops: tape building, the reverse walk and the drop are all iterative.
+    let n = 100_000;
+    let x = Array::scalar(1.0f64).unwrap();
+    let step = Array::scalar(1e-6f64).unwrap();
+    let f = move |v: &[Array]| -> Result<Vec<Array>> {
+        let mut y = v[0].clone();
+        for _ in 0..n {
+            y = ops::add(&y, &ops::multiply(&y, &step)?)?;
+        }
+        Ok(vec![y])
+    };
+    let handle = std::thread::Builder::new()
+        .stack_size(256 * 1024)
+        .spawn(move || {
+            let g = grad(&f, &[x], &[0]).unwrap();
+            vals(&g[0])[0]
+        })
+        .unwrap();
+    let g = handle.join().unwrap();
+    let want = (1.0f64 + 1e-6).powi(n as i32);
+    assert!((g - want).abs() < 1e-9 * want, "{g} vs {want}");
+}
+
+#[test]
+fn errors_are_reported_not_wrong_gradients() {
+    let x = arr(&[3.0, 1.0, 2.0], &[3]);
+    // No rule: a clear error naming the primitive.
+    let e = grad(&|v: &[Array]| Ok(vec![ops::sum(&ops::sort(&v[0], Some(0))?, None, false)?]), &[x.clone()], &[0]).unwrap_err();
+    assert_eq!(e.kind, ErrorKind::Unsupported);
+    assert!(e.to_string().contains("sort"), "{e}");
+    let e = grad(&|v: &[Array]| Ok(vec![ops::sum(&ops::cumprod(&v[0], None, false, true, None)?, None, false)?]), &[x.clone()], &[0]).unwrap_err();
+    assert!(e.to_string().contains("cumprod"), "{e}");
+    // A non-scalar loss.
+    let e = grad(&|v: &[Array]| Ok(vec![v[0].clone()]), &[x.clone()], &[0]).unwrap_err();
+    assert!(e.to_string().contains("scalar"), "{e}");
+    // Bad argnums, wrong cotangent count and shape.
+    assert!(grad(&|v: &[Array]| Ok(vec![ops::sum(&v[0], None, false)?]), &[x.clone()], &[1]).is_err());
+    assert!(grad(&|v: &[Array]| Ok(vec![ops::sum(&v[0], None, false)?]), &[x.clone(), x.clone()], &[0, 0]).is_err());
+    assert!(vjp(&|v: &[Array]| Ok(vec![v[0].clone()]), &[x.clone()], &[]).is_err());
+    assert!(vjp(&|v: &[Array]| Ok(vec![v[0].clone()]), &[x.clone()], &[arr(&[1.0], &[1])]).is_err());
+    // An error inside the function comes out as is, and tracing ends.
+    let e = grad(&|v: &[Array]| Ok(vec![ops::reshape(&v[0], &[7])?]), &[x], &[0]).unwrap_err();
+    assert!(e.to_string().contains("reshape"), "{e}");
+}
