@@ -6,7 +6,7 @@
 //!   product either kernel rounds (only the float summation order differs; integer parts are
 //!   exact), on 1, 2 and 7 blocks, random quant bytes (every bit pattern, −128 activations
 //!   included), and NaN/Inf scales (a non-finite portable result is non-finite in every
-//!   variant; a portable NaN is NaN).
+//!   variant, NaN and ±Inf may trade places).
 //!
 //! Under qemu-user (scripts/test.sh "aarch64") the same file checks the NEON/dotprod kernels.
 
@@ -155,10 +155,9 @@ fn dot_products_match_portable_at_every_level() {
                     let got = vec_dot_at(level, ty, &w, &y, n).unwrap();
                     let what = format!("{} {ty:?} {blocks} blocks case {case}: {got} vs {want}", level.name());
                     if !want.is_finite() {
+                        // NaN vs ±Inf may differ: a kernel that multiplies a zero lane partial by
+                        // an Inf scale gets NaN where one that sums the block first gets ±Inf.
                         assert!(!got.is_finite(), "{what}");
-                        if want.is_nan() {
-                            assert!(got.is_nan(), "{what}");
-                        }
                         continue;
                     }
                     let mag = magnitude(ty, &w, bt, &y, n);
