@@ -1,8 +1,11 @@
 //! Parallelism without threads in `core`: kernels split work into ranges and hand them to a
 //! registered `parallel_for`. The default runs ranges one after another; the `std` feature
-//! installs a thread-based one; firmware or an RTOS can register its own.
+//! installs a persistent thread pool ([`pool`]); firmware or an RTOS can register its own.
 
 use core::ops::Range;
+
+#[cfg(feature = "std")]
+pub mod pool;
 
 /// Runs `body` over `0..n`, possibly in parallel chunks; must return once all chunks are done.
 pub type ParallelFor = fn(n: usize, grain: usize, body: &(dyn Fn(Range<usize>) + Sync));
@@ -23,32 +26,29 @@ pub fn parallel_for(n: usize, grain: usize, body: &(dyn Fn(Range<usize>) + Sync)
     match hook {
         Some(f) if n > grain => f(n, grain.max(1), body),
         #[cfg(feature = "std")]
-        None if n > grain => std_pool::run(n, grain.max(1), body),
+        None if n > grain => pool::run(n, grain.max(1), body),
         _ => body(0..n),
     }
 }
 
-#[cfg(feature = "std")]
-mod std_pool {
-    use core::ops::Range;
-    extern crate std;
-
-    /// Scoped threads, one chunk per available core.
-    pub fn run(n: usize, grain: usize, body: &(dyn Fn(Range<usize>) + Sync)) {
-        let cores = std::thread::available_parallelism().map_or(1, |c| c.get());
-        let chunks = cores.min(n.div_ceil(grain)).max(1);
-        if chunks == 1 {
-            return body(0..n);
-        }
-        let per = n.div_ceil(chunks);
-        std::thread::scope(|s| {
-            for c in 1..chunks {
-                let r = (c * per).min(n)..((c + 1) * per).min(n);
-                if !r.is_empty() {
-                    s.spawn(move || body(r));
-                }
-            }
-            body(0..per.min(n));
-        });
+/// Threads the built-in pool uses (the calling thread included): `MLX_ARM_NUM_THREADS` if
+/// set, else the available cores, else what [`set_num_threads`] chose. 1 without `std`.
+pub fn num_threads() -> usize {
+    #[cfg(feature = "std")]
+    {
+        pool::num_threads()
     }
+    #[cfg(not(feature = "std"))]
+    {
+        1
+    }
+}
+
+/// Sets how many threads (the caller included) the built-in pool uses from the next call on;
+/// 0 restores the default. Without `std` there is no pool and this does nothing.
+pub fn set_num_threads(n: usize) {
+    #[cfg(feature = "std")]
+    pool::set_num_threads(n);
+    #[cfg(not(feature = "std"))]
+    let _ = n;
 }

@@ -164,6 +164,35 @@ pub fn set_isa(level: Isa) -> Result<()> {
     Ok(())
 }
 
+/// Whether the 8-bit dot-product instructions of AVX-512 VNNI (`vpdpbusd`, `vpdpwssd` on
+/// 256-bit registers, i.e. with AVX-512 VL) exist here. Asked separately from [`Isa::Avx512`]
+/// because Skylake-X has AVX-512 without VNNI; kernels use it only when [`Isa::Avx512`] is allowed.
+pub fn has_avx512_vnni() -> bool {
+    #[cfg(all(target_arch = "x86_64", feature = "std"))]
+    {
+        extern crate std;
+        // 0 = unknown, 1 = no, 2 = yes.
+        static VNNI: AtomicU8 = AtomicU8::new(0);
+        match VNNI.load(Ordering::Relaxed) {
+            1 => false,
+            2 => true,
+            _ => {
+                let yes = std::is_x86_feature_detected!("avx512vnni") && std::is_x86_feature_detected!("avx512vl");
+                VNNI.store(if yes { 2 } else { 1 }, Ordering::Relaxed);
+                yes
+            }
+        }
+    }
+    #[cfg(all(target_arch = "x86_64", not(feature = "std")))]
+    {
+        cfg!(all(target_feature = "avx512vnni", target_feature = "avx512vl"))
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        false
+    }
+}
+
 /// Every level this machine can run, lowest first (what a kernel test iterates over).
 pub fn available() -> alloc::vec::Vec<Isa> {
     Isa::ALL.into_iter().filter(|i| i.is_available()).collect()

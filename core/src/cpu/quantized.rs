@@ -21,6 +21,9 @@ use alloc::vec::Vec;
 
 /// Multiply-adds per parallel chunk: below this, threads cost more than they save.
 const GRAIN_MACS: usize = 1 << 16;
+/// Per-task work of `ggml_matmul` (its SIMD dot products run ~10x faster than the kernels
+/// `GRAIN_MACS` was chosen for).
+const GGML_GRAIN_MACS: usize = 1 << 18;
 
 /// Runs `body` with `T` bound to the kernel float type of `dtype`.
 macro_rules! float3 {
@@ -450,7 +453,10 @@ fn ggml_matmul<T: QFloat + Element>(ty: GgmlType, k: usize, inputs: &[Array], o:
     };
     let errs = FirstError::new();
     let ptr = OutPtr(res.as_mut_ptr());
-    let grain = (GRAIN_MACS / (m * k).max(1)).max(1);
+    // Weight rows per task: at least GGML_GRAIN_MACS multiply-adds, so waking the pool
+    // (microseconds) stays small beside the SIMD work it shares out; decode (m = 1) GEMVs of a
+    // few hundred thousand MACs then run on the caller alone.
+    let grain = (GGML_GRAIN_MACS / (m * k).max(1)).max(1);
     parallel_for(n, grain, &|r| {
         let width = r.end - r.start;
         if m == 1 {

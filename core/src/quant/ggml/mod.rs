@@ -23,13 +23,14 @@ pub mod legacy;
 pub mod mxfp4;
 pub mod plain;
 pub mod ternary;
-mod util;
+pub(crate) mod util;
 
 use alloc::vec::Vec;
 use core::ops::Range;
 
 pub use block::Block;
 
+use crate::cpu::isa::Isa;
 use crate::error::{Error, Result};
 use crate::quant::GgmlType;
 
@@ -49,6 +50,28 @@ struct Kernels {
 }
 
 fn kernels(ty: GgmlType) -> Kernels {
+    kernels_at(ty, crate::cpu::isa::isa())
+}
+
+/// The kernels of `ty` at instruction-set level `level`: the portable ones, with the dot
+/// product and quantizer replaced by `cpu::arch`'s SIMD versions where that level has them
+/// (they are only handed out when this CPU can run them).
+fn kernels_at(ty: GgmlType, level: Isa) -> Kernels {
+    let mut k = portable_kernels(ty);
+    if let Some((bt, _)) = k.dot {
+        if let Some(f) = crate::cpu::arch::quant_dot(ty, level) {
+            k.dot = Some((bt, f));
+        }
+    }
+    if k.quantize.is_some() {
+        if let Some(f) = crate::cpu::arch::quant_quantize(ty, level) {
+            k.quantize = Some(f);
+        }
+    }
+    k
+}
+
+fn portable_kernels(ty: GgmlType) -> Kernels {
     use GgmlType as T;
     let k = |q: QuantizeFn, d: DequantizeFn, dot: Option<(GgmlType, DotFn)>| Kernels {
         quantize: Some(q),
@@ -232,6 +255,36 @@ pub fn vec_dot(ty: GgmlType, a: &[u8], b: &[u8], n: usize) -> Result<f32> {
     Ok(f(a, b))
 }
 
+/// [`vec_dot`] with the kernel of instruction-set level `level` instead of the active one
+/// (tests and benchmarks compare every level against [`Isa::Portable`] without touching the
+/// global setting). An error if this machine cannot run `level`.
+pub fn vec_dot_at(level: Isa, ty: GgmlType, a: &[u8], b: &[u8], n: usize) -> Result<f32> {
+    const OP: &str = "ggml_vec_dot";
+    if !level.is_available() {
+        return Err(Error::invalid(OP, alloc::format!("This CPU cannot run {} kernels.", level.name())));
+    }
+    let (bt, f) = kernels_at(ty, level).dot.ok_or_else(|| unsupported(OP, ty))?;
+    expect_len(OP, "weight row", a.len(), row_bytes(OP, ty, n)?)?;
+    expect_len(OP, "activation row", b.len(), row_bytes(OP, bt, n)?)?;
+    Ok(f(a, b))
+}
+
+/// [`quantize_row`] with the quantizer of level `level` (see [`vec_dot_at`]).
+pub fn quantize_row_at(level: Isa, ty: GgmlType, src: &[f32], dst: &mut [u8]) -> Result<()> {
+    const OP: &str = "ggml_quantize";
+    if !level.is_available() {
+        return Err(Error::invalid(OP, alloc::format!("This CPU cannot run {} kernels.", level.name())));
+    }
+    let f = kernels_at(ty, level).quantize.ok_or_else(|| unsupported(OP, ty))?;
+    let bytes = row_bytes(OP, ty, src.len())?;
+    expect_len(OP, "destination", dst.len(), bytes)?;
+    f(src, dst);
+    Ok(())
+}
+
+/// Weight bytes per tile of [`qmatmul_rows_quantized`] (fits L2 beside an activation tile).
+const W_TILE_BYTES: usize = 64 * 1024;
+
 /// Activations `x` (`m` rows of `k` floats) quantized once to the partner type of weight
 /// type `ty`, ready for [`qmatmul_rows_quantized`]; shared by every worker of one matmul.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -334,11 +387,21 @@ pub fn qmatmul_rows_quantized(
         return Ok(());
     }
     let w_rows = w.get(rows.start * wrb..rows.end * wrb).unwrap_or(&[]);
-    // Weight row outer, activation rows inner: each weight row is read once from memory.
-    for (j, wr) in w_rows.chunks_exact(wrb).enumerate() {
-        for (i, xr) in xq.data.chunks_exact(xrb).enumerate() {
-            if let Some(o) = out.get_mut(i * width + j) {
-                *o = dot(wr, xr);
+    // Tiles of about 64 KiB of weight rows × 16 activation rows: the weight tile stays in L2
+    // while every activation tile passes over it, and one activation tile (16 rows, ~70 KiB at
+    // k = 4096) stays hot across the weight rows of the tile. For m = 1 this is the plain
+    // row loop. Each output is still one dot product, so results do not depend on the tiling.
+    const X_TILE: usize = 16;
+    let w_tile = (W_TILE_BYTES / wrb).clamp(1, 256);
+    for (jb, wblk) in w_rows.chunks(w_tile * wrb).enumerate() {
+        for (ib, xblk) in xq.data.chunks(X_TILE * xrb).enumerate() {
+            for (jj, wr) in wblk.chunks_exact(wrb).enumerate() {
+                let j = jb * w_tile + jj;
+                for (ii, xr) in xblk.chunks_exact(xrb).enumerate() {
+                    if let Some(o) = out.get_mut((ib * X_TILE + ii) * width + j) {
+                        *o = dot(wr, xr);
+                    }
+                }
             }
         }
     }

@@ -1,0 +1,2 @@
+//! aarch64 kernels (NEON, dotprod).
+pub mod quant;

@@ -1,0 +1,39 @@
+//! Per-ISA micro-kernels, one directory per architecture and one file per kernel family
+//! (DESIGN.md "Wave 2"). The portable kernels stay in their family's file and remain the
+//! reference; each family's table asks the lookup functions here for a faster variant at the
+//! active [`Isa`] level and keeps the portable one when there is none.
+
+use crate::cpu::isa::Isa;
+use crate::quant::GgmlType;
+
+#[cfg(target_arch = "aarch64")]
+pub mod aarch64;
+#[cfg(target_arch = "x86_64")]
+pub mod x86_64;
+
+/// A GGUF dot kernel (weight row · activation row).
+pub(crate) type QuantDotFn = fn(&[u8], &[u8]) -> f32;
+/// A GGUF row quantizer.
+pub(crate) type QuantizeFn = fn(&[f32], &mut [u8]);
+
+/// The SIMD dot kernel for weight type `ty` at `level`, if one exists and this CPU runs it.
+#[allow(unused_variables)]
+pub(crate) fn quant_dot(ty: GgmlType, level: Isa) -> Option<QuantDotFn> {
+    #[cfg(target_arch = "x86_64")]
+    return x86_64::quant::dot_for(ty, level);
+    #[cfg(target_arch = "aarch64")]
+    return aarch64::quant::dot_for(ty, level);
+    #[allow(unreachable_code)]
+    None
+}
+
+/// The SIMD quantizer for `ty` at `level`, if one exists and this CPU runs it.
+#[allow(unused_variables)]
+pub(crate) fn quant_quantize(ty: GgmlType, level: Isa) -> Option<QuantizeFn> {
+    #[cfg(target_arch = "x86_64")]
+    return x86_64::quant::quantize_for(ty, level);
+    #[cfg(target_arch = "aarch64")]
+    return aarch64::quant::quantize_for(ty, level);
+    #[allow(unreachable_code)]
+    None
+}

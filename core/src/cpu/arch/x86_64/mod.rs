@@ -1,0 +1,2 @@
+//! x86-64 kernels (AVX2, AVX-512 VNNI).
+pub mod quant;

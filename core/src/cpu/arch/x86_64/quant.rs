@@ -1,0 +1,496 @@
+//! x86-64 kernels for the GGUF dot products (weight row · activation row) and the activation
+//! quantizers, at two levels: AVX2 (+FMA, F16C) and AVX-512 VNNI (`vpdpbusd` on 256-bit
+//! registers; Zen 4 runs 512-bit integer ops as two 256-bit halves, so the gain of that level is
+//! the fused u8·i8 dot, not the width).
+//!
+//! Integer parts are exact: unsigned nibbles (0..15, 0..31, 0..63) times i8 activations through
+//! `vpmaddubsw` (pairs stay far below i16 saturation) or `vpdpbusd`, offsets (`q − 8`, `q − 16`,
+//! `q − 32`) subtracted as a second dot with the constant, Q8_0·Q8_0 widened to i16 — so even
+//! an activation byte of −128 (which our quantizers never write) gives the portable sum. Only the
+//! float accumulation order differs from the portable kernels: per-block lane sums are scaled
+//! and accumulated in eight f32 lanes, summed at the end (see docs/QUANT.md for the bound).
+//!
+//! The quantizers write the same bytes as the portable ones: rounding is done with the same
+//! float operations (`roundf` as trunc + half-away adjustment, `nearest_int` as
+//! round-to-nearest-even conversion), and blocks holding NaN/Inf go to the portable code.
+//!
+//! Every function here is `unsafe` because it needs its target features; the safe wrappers at
+//! the bottom are handed out only by [`dot_for`] / [`quantize_for`], which check the CPU first.
+
+use core::arch::asm;
+use core::arch::x86_64::*;
+
+use crate::cpu::isa::{self, Isa};
+use crate::quant::ggml::k_quants::{self, scale_min_k4};
+use crate::quant::ggml::legacy;
+use crate::quant::GgmlType;
+
+type DotFn = fn(&[u8], &[u8]) -> f32;
+type QuantizeFn = fn(&[f32], &mut [u8]);
+
+// ------------------------------------------------------------------ shared helpers
+
+#[target_feature(enable = "avx2,fma,f16c")]
+#[inline]
+unsafe fn f16_at(p: *const u8) -> f32 {
+    let bits = u16::from_le_bytes([*p, *p.add(1)]);
+    _mm_cvtss_f32(_mm_cvtph_ps(_mm_cvtsi32_si128(bits as i32)))
+}
+
+#[inline]
+unsafe fn f32_at(p: *const u8) -> f32 {
+    f32::from_le_bytes([*p, *p.add(1), *p.add(2), *p.add(3)])
+}
+
+#[inline]
+unsafe fn i16_at(p: *const u8) -> i32 {
+    i16::from_le_bytes([*p, *p.add(1)]) as i32
+}
+
+#[target_feature(enable = "avx2,fma,f16c")]
+#[inline]
+unsafe fn load(p: *const u8) -> __m256i {
+    _mm256_loadu_si256(p as *const __m256i)
+}
+
+#[target_feature(enable = "avx2,fma,f16c")]
+#[inline]
+unsafe fn hsum_ps(v: __m256) -> f32 {
+    let s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+    let s = _mm_add_ps(s, _mm_movehl_ps(s, s));
+    _mm_cvtss_f32(_mm_add_ss(s, _mm_movehdup_ps(s)))
+}
+
+/// 16 bytes of packed nibbles → 32 bytes: low nibbles (elements 0..16) in the low lane, high
+/// nibbles (elements 16..32) in the high lane — the legacy formats' element order.
+#[target_feature(enable = "avx2,fma,f16c")]
+#[inline]
+unsafe fn nibbles(p: *const u8) -> __m256i {
+    let t = _mm_loadu_si128(p as *const __m128i);
+    let v = _mm256_set_m128i(_mm_srli_epi16(t, 4), t);
+    _mm256_and_si256(v, _mm256_set1_epi8(0x0F))
+}
+
+/// `0x10` in byte j where bit j of `qh` is set (the fifth bit of Q5_0/Q5_1).
+#[target_feature(enable = "avx2,fma,f16c")]
+#[inline]
+unsafe fn fifth_bits(qh: u32) -> __m256i {
+    let v = _mm256_set1_epi32(qh as i32);
+    let idx = _mm256_setr_epi8(
+        0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1, 2, 2, 2, 2, 2, 2, 2, 2, 3, 3, 3, 3, 3, 3, 3, 3,
+    );
+    let bits = _mm256_set1_epi64x(0x8040_2010_0804_0201u64 as i64);
+    let m = _mm256_cmpeq_epi8(_mm256_and_si256(_mm256_shuffle_epi8(v, idx), bits), bits);
+    _mm256_and_si256(m, _mm256_set1_epi8(0x10))
+}
+
+// ------------------------------------------------------------------ the two u8·i8 dots
+
+/// The dot kernels, written once over a `dot(u8 × i8 → i32 lanes)` primitive.
+macro_rules! kernels {
+    ($feat:literal, $dot:ident) => {
+        #[target_feature(enable = $feat)]
+        pub(super) unsafe fn q4_0_q8_0(w: &[u8], a: &[u8]) -> f32 {
+            let nb = (w.len() / 18).min(a.len() / 34);
+            let (wp, ap) = (w.as_ptr(), a.as_ptr());
+            let eight = _mm256_set1_epi8(8);
+            let mut acc = _mm256_setzero_ps();
+            for i in 0..nb {
+                let (x, y) = (wp.add(i * 18), ap.add(i * 34));
+                let d = _mm256_set1_ps(f16_at(x) * f16_at(y));
+                let q = load(y.add(2));
+                let p = _mm256_sub_epi32($dot(nibbles(x.add(2)), q), $dot(eight, q));
+                acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(p), d, acc);
+            }
+            hsum_ps(acc)
+        }
+
+        #[target_feature(enable = $feat)]
+        pub(super) unsafe fn q4_1_q8_1(w: &[u8], a: &[u8]) -> f32 {
+            let nb = (w.len() / 20).min(a.len() / 36);
+            let (wp, ap) = (w.as_ptr(), a.as_ptr());
+            let mut acc = _mm256_setzero_ps();
+            let mut mins = 0.0f32;
+            for i in 0..nb {
+                let (x, y) = (wp.add(i * 20), ap.add(i * 36));
+                let d = _mm256_set1_ps(f16_at(x) * f16_at(y));
+                mins += f16_at(x.add(2)) * f16_at(y.add(2));
+                let p = $dot(nibbles(x.add(4)), load(y.add(4)));
+                acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(p), d, acc);
+            }
+            hsum_ps(acc) + mins
+        }
+
+        #[target_feature(enable = $feat)]
+        pub(super) unsafe fn q5_0_q8_0(w: &[u8], a: &[u8]) -> f32 {
+            let nb = (w.len() / 22).min(a.len() / 34);
+            let (wp, ap) = (w.as_ptr(), a.as_ptr());
+            let sixteen = _mm256_set1_epi8(16);
+            let mut acc = _mm256_setzero_ps();
+            for i in 0..nb {
+                let (x, y) = (wp.add(i * 22), ap.add(i * 34));
+                let d = _mm256_set1_ps(f16_at(x) * f16_at(y));
+                let qh = u32::from_le_bytes([*x.add(2), *x.add(3), *x.add(4), *x.add(5)]);
+                let u = _mm256_or_si256(nibbles(x.add(6)), fifth_bits(qh));
+                let q = load(y.add(2));
+                let p = _mm256_sub_epi32($dot(u, q), $dot(sixteen, q));
+                acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(p), d, acc);
+            }
+            hsum_ps(acc)
+        }
+
+        #[target_feature(enable = $feat)]
+        pub(super) unsafe fn q5_1_q8_1(w: &[u8], a: &[u8]) -> f32 {
+            let nb = (w.len() / 24).min(a.len() / 36);
+            let (wp, ap) = (w.as_ptr(), a.as_ptr());
+            let mut acc = _mm256_setzero_ps();
+            let mut mins = 0.0f32;
+            for i in 0..nb {
+                let (x, y) = (wp.add(i * 24), ap.add(i * 36));
+                let d = _mm256_set1_ps(f16_at(x) * f16_at(y));
+                mins += f16_at(x.add(2)) * f16_at(y.add(2));
+                let qh = u32::from_le_bytes([*x.add(4), *x.add(5), *x.add(6), *x.add(7)]);
+                let u = _mm256_or_si256(nibbles(x.add(8)), fifth_bits(qh));
+                let p = $dot(u, load(y.add(4)));
+                acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(p), d, acc);
+            }
+            hsum_ps(acc) + mins
+        }
+
+        /// Signed × signed: widened to i16 so every byte pair (−128·−128 included) is exact.
+        #[target_feature(enable = $feat)]
+        pub(super) unsafe fn q8_0_q8_0(w: &[u8], a: &[u8]) -> f32 {
+            let nb = (w.len() / 34).min(a.len() / 34);
+            let (wp, ap) = (w.as_ptr(), a.as_ptr());
+            let mut acc = _mm256_setzero_ps();
+            for i in 0..nb {
+                let (x, y) = (wp.add(i * 34), ap.add(i * 34));
+                let d = _mm256_set1_ps(f16_at(x) * f16_at(y));
+                let w16 = |p: *const u8| _mm256_cvtepi8_epi16(_mm_loadu_si128(p as *const __m128i));
+                let p0 = _mm256_madd_epi16(w16(x.add(2)), w16(y.add(2)));
+                let p1 = _mm256_madd_epi16(w16(x.add(18)), w16(y.add(18)));
+                acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(_mm256_add_epi32(p0, p1)), d, acc);
+            }
+            hsum_ps(acc)
+        }
+
+        #[target_feature(enable = $feat)]
+        pub(super) unsafe fn q4_k_q8_k(w: &[u8], a: &[u8]) -> f32 {
+            let nb = (w.len() / 144).min(a.len() / 292);
+            let (wp, ap) = (w.as_ptr(), a.as_ptr());
+            let m4 = _mm256_set1_epi8(0x0F);
+            let mut acc = _mm256_setzero_ps();
+            let mut summ = 0.0f32;
+            for i in 0..nb {
+                let (x, y) = (wp.add(i * 144), ap.add(i * 292));
+                let yd = f32_at(y);
+                let mut sc = [0u8; 12];
+                core::ptr::copy_nonoverlapping(x.add(4), sc.as_mut_ptr(), 12);
+                let mut scales = [0i32; 8];
+                let mut mins = 0i32;
+                for (j, s) in scales.iter_mut().enumerate() {
+                    let (scale, min) = scale_min_k4(j, &sc);
+                    *s = scale as i32;
+                    let bs = i16_at(y.add(260 + 4 * j)) + i16_at(y.add(262 + 4 * j));
+                    mins += min as i32 * bs;
+                }
+                let mut sumi = _mm256_setzero_si256();
+                for h in 0..4 {
+                    let q = load(x.add(16 + 32 * h));
+                    let lo = _mm256_and_si256(q, m4);
+                    let hi = _mm256_and_si256(_mm256_srli_epi16(q, 4), m4);
+                    let p0 = $dot(lo, load(y.add(4 + 64 * h)));
+                    let p1 = $dot(hi, load(y.add(36 + 64 * h)));
+                    sumi = _mm256_add_epi32(sumi, _mm256_mullo_epi32(p0, _mm256_set1_epi32(scales[2 * h])));
+                    sumi = _mm256_add_epi32(sumi, _mm256_mullo_epi32(p1, _mm256_set1_epi32(scales[2 * h + 1])));
+                }
+                acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(sumi), _mm256_set1_ps(f16_at(x) * yd), acc);
+                summ += f16_at(x.add(2)) * yd * mins as f32;
+            }
+            hsum_ps(acc) - summ
+        }
+
+        #[target_feature(enable = $feat)]
+        pub(super) unsafe fn q6_k_q8_k(w: &[u8], a: &[u8]) -> f32 {
+            let nb = (w.len() / 210).min(a.len() / 292);
+            let (wp, ap) = (w.as_ptr(), a.as_ptr());
+            let m4 = _mm256_set1_epi8(0x0F);
+            let m2 = _mm256_set1_epi8(0x03);
+            let off = _mm256_set1_epi8(32);
+            let mut acc = _mm256_setzero_ps();
+            for i in 0..nb {
+                let (x, y) = (wp.add(i * 210), ap.add(i * 292));
+                let d = f16_at(x.add(208)) * f32_at(y);
+                let sc = x.add(192) as *const i8;
+                let mut sumi = _mm256_setzero_si256();
+                for h in 0..2 {
+                    let qa = load(x.add(64 * h));
+                    let qb = load(x.add(64 * h + 32));
+                    let qh = load(x.add(128 + 32 * h));
+                    for k in 0..4 {
+                        let l4 = match k {
+                            0 => _mm256_and_si256(qa, m4),
+                            1 => _mm256_and_si256(qb, m4),
+                            2 => _mm256_and_si256(_mm256_srli_epi16(qa, 4), m4),
+                            _ => _mm256_and_si256(_mm256_srli_epi16(qb, 4), m4),
+                        };
+                        let h2 = _mm256_and_si256(_mm256_srl_epi16(qh, _mm_cvtsi32_si128(2 * k as i32)), m2);
+                        let u = _mm256_or_si256(l4, _mm256_slli_epi16(h2, 4));
+                        let q = load(y.add(4 + 128 * h + 32 * k));
+                        let p = _mm256_sub_epi32($dot(u, q), $dot(off, q));
+                        // Elements 0..16 of these 32 are sub-block s, 16..32 sub-block s + 1.
+                        let s = 8 * h + 2 * k;
+                        let (a0, a1) = (*sc.add(s) as i32, *sc.add(s + 1) as i32);
+                        let scv = _mm256_setr_epi32(a0, a0, a0, a0, a1, a1, a1, a1);
+                        sumi = _mm256_add_epi32(sumi, _mm256_mullo_epi32(p, scv));
+                    }
+                }
+                acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(sumi), _mm256_set1_ps(d), acc);
+            }
+            hsum_ps(acc)
+        }
+    };
+}
+
+
+mod avx2 {
+    use super::*;
+
+    /// Σ of 4 adjacent `u[i]·s[i]` per i32 lane (u unsigned ≤ 63, so no i16 saturation).
+    #[target_feature(enable = "avx2,fma,f16c")]
+    #[inline]
+    pub(super) unsafe fn dot(u: __m256i, s: __m256i) -> __m256i {
+        _mm256_madd_epi16(_mm256_maddubs_epi16(u, s), _mm256_set1_epi16(1))
+    }
+
+    kernels!("avx2,fma,f16c", dot);
+}
+
+mod vnni {
+    use super::*;
+
+    /// `vpdpbusd` with a zero accumulator: Σ of 4 adjacent `u[i]·s[i]` per i32 lane, exact.
+    #[target_feature(enable = "avx2,fma,f16c")]
+    #[inline]
+    pub(super) unsafe fn dot(u: __m256i, s: __m256i) -> __m256i {
+        let mut acc = _mm256_setzero_si256();
+        // SAFETY: callers run only where AVX-512 VNNI + VL exist (checked by `dot_for`);
+        // register-only instruction. Inline asm keeps the crate's minimum Rust version
+        // (the AVX-512 intrinsics and target features are newer than it).
+        asm!(
+            "vpdpbusd {acc}, {u}, {s}",
+            acc = inout(ymm_reg) acc,
+            u = in(ymm_reg) u,
+            s = in(ymm_reg) s,
+            options(pure, nomem, nostack, preserves_flags),
+        );
+        acc
+    }
+
+    kernels!("avx2,fma,f16c", dot);
+}
+
+
+// ------------------------------------------------------------------ activation quantizers
+
+/// Whether all 32·`n` floats at `x` are finite (NaN/Inf blocks take the portable path, whose
+/// C-cast emulation decides their bytes).
+#[target_feature(enable = "avx2,fma,f16c")]
+#[inline]
+unsafe fn all_finite(x: *const f32, n: usize) -> bool {
+    let inf = _mm256_set1_ps(f32::INFINITY);
+    let abs = _mm256_castsi256_ps(_mm256_set1_epi32(0x7FFF_FFFF));
+    let mut ok = _mm256_castsi256_ps(_mm256_set1_epi32(-1));
+    for i in 0..n {
+        let v = _mm256_and_ps(_mm256_loadu_ps(x.add(8 * i)), abs);
+        ok = _mm256_and_ps(ok, _mm256_cmp_ps(v, inf, _CMP_LT_OQ));
+    }
+    _mm256_movemask_ps(ok) == 0xFF
+}
+
+/// C's `roundf` (half away from zero), exactly: trunc, then ±1 where |frac| ≥ 0.5.
+#[target_feature(enable = "avx2,fma,f16c")]
+#[inline]
+unsafe fn round_away(t: __m256) -> __m256 {
+    let sign = _mm256_castsi256_ps(_mm256_set1_epi32(i32::MIN));
+    let tr = _mm256_round_ps(t, _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC);
+    let frac = _mm256_andnot_ps(sign, _mm256_sub_ps(t, tr));
+    let ge = _mm256_cmp_ps(frac, _mm256_set1_ps(0.5), _CMP_GE_OQ);
+    let one = _mm256_or_ps(_mm256_and_ps(t, sign), _mm256_set1_ps(1.0));
+    _mm256_add_ps(tr, _mm256_and_ps(ge, one))
+}
+
+/// Four vectors of i32 (each in i8 range) → 32 bytes in element order.
+#[target_feature(enable = "avx2,fma,f16c")]
+#[inline]
+unsafe fn pack_i8(i: [__m256i; 4], out: *mut u8) {
+    let a = _mm256_packs_epi32(i[0], i[1]);
+    let b = _mm256_packs_epi32(i[2], i[3]);
+    let p = _mm256_packs_epi16(a, b);
+    // packs works per 128-bit lane: dwords come out as 0,2,4,6,1,3,5,7 of the wanted order.
+    let p = _mm256_permutevar8x32_epi32(p, _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7));
+    _mm256_storeu_si256(out as *mut __m256i, p);
+}
+
+/// One finite Q8_0/Q8_1 block: writes the 32 quants, returns (d, Σq).
+#[target_feature(enable = "avx2,fma,f16c")]
+unsafe fn q8_block(x: *const f32, qs: *mut u8) -> (f32, i32) {
+    let abs = _mm256_castsi256_ps(_mm256_set1_epi32(0x7FFF_FFFF));
+    let v = [0, 1, 2, 3].map(|i| _mm256_loadu_ps(x.add(8 * i)));
+    let m = v.iter().fold(_mm256_setzero_ps(), |m, &vi| _mm256_max_ps(m, _mm256_and_ps(vi, abs)));
+    let m = _mm_max_ps(_mm256_castps256_ps128(m), _mm256_extractf128_ps(m, 1));
+    let m = _mm_max_ps(m, _mm_movehl_ps(m, m));
+    let amax = _mm_cvtss_f32(_mm_max_ss(m, _mm_movehdup_ps(m)));
+    let d = amax / 127.0;
+    let id = if d != 0.0 { 1.0 / d } else { 0.0 };
+    let idv = _mm256_set1_ps(id);
+    let q = v.map(|vi| _mm256_cvttps_epi32(round_away(_mm256_mul_ps(vi, idv))));
+    pack_i8(q, qs);
+    let s = _mm256_add_epi32(_mm256_add_epi32(q[0], q[1]), _mm256_add_epi32(q[2], q[3]));
+    let s = _mm_add_epi32(_mm256_castsi256_si128(s), _mm256_extracti128_si256(s, 1));
+    let s = _mm_add_epi32(s, _mm_shuffle_epi32(s, 0b01_00_11_10));
+    let s = _mm_add_epi32(s, _mm_shuffle_epi32(s, 0b10_11_00_01));
+    (d, _mm_cvtsi128_si32(s))
+}
+
+#[target_feature(enable = "avx2,fma,f16c")]
+unsafe fn quantize_q8_0_avx2(src: &[f32], dst: &mut [u8]) {
+    for (x, y) in src.chunks_exact(32).zip(dst.chunks_exact_mut(34)) {
+        if !all_finite(x.as_ptr(), 4) {
+            legacy::quantize_q8_0(x, y);
+            continue;
+        }
+        let (d, _) = q8_block(x.as_ptr(), y.as_mut_ptr().add(2));
+        y[..2].copy_from_slice(&crate::quant::ggml::util::f32_to_f16(d));
+    }
+}
+
+#[target_feature(enable = "avx2,fma,f16c")]
+unsafe fn quantize_q8_1_avx2(src: &[f32], dst: &mut [u8]) {
+    use crate::quant::ggml::util::f32_to_f16;
+    for (x, y) in src.chunks_exact(32).zip(dst.chunks_exact_mut(36)) {
+        if !all_finite(x.as_ptr(), 4) {
+            legacy::quantize_q8_1(x, y);
+            continue;
+        }
+        let (d, sum) = q8_block(x.as_ptr(), y.as_mut_ptr().add(4));
+        y[..2].copy_from_slice(&f32_to_f16(d));
+        y[2..4].copy_from_slice(&f32_to_f16(sum as f32 * d));
+    }
+}
+
+#[target_feature(enable = "avx2,fma,f16c")]
+unsafe fn quantize_q8_k_avx2(src: &[f32], dst: &mut [u8]) {
+    let abs = _mm256_castsi256_ps(_mm256_set1_epi32(0x7FFF_FFFF));
+    for (x, y) in src.chunks_exact(256).zip(dst.chunks_exact_mut(292)) {
+        let xp = x.as_ptr();
+        if !all_finite(xp, 32) {
+            k_quants::quantize_q8_k(x, y);
+            continue;
+        }
+        let mut m = _mm256_setzero_ps();
+        for i in 0..32 {
+            m = _mm256_max_ps(m, _mm256_and_ps(_mm256_loadu_ps(xp.add(8 * i)), abs));
+        }
+        let m = _mm_max_ps(_mm256_castps256_ps128(m), _mm256_extractf128_ps(m, 1));
+        let m = _mm_max_ps(m, _mm_movehl_ps(m, m));
+        let amax = _mm_cvtss_f32(_mm_max_ss(m, _mm_movehdup_ps(m)));
+        if amax == 0.0 {
+            y.iter_mut().for_each(|b| *b = 0);
+            continue;
+        }
+        // The signed value: the first element of largest magnitude, as the portable scan finds.
+        let max = x.iter().copied().find(|v| v.abs() == amax).unwrap_or(amax);
+        let iscale = -127.0 / max;
+        let is = _mm256_set1_ps(iscale);
+        let qs = y.as_mut_ptr().add(4);
+        for c in 0..8 {
+            // Round-to-nearest-even conversion = ggml's `nearest_int` in this range (|·| ≤ 127).
+            let q = [0, 1, 2, 3].map(|i| _mm256_cvtps_epi32(_mm256_mul_ps(is, _mm256_loadu_ps(xp.add(32 * c + 8 * i)))));
+            pack_i8(q, qs.add(32 * c));
+        }
+        for g in 0..16 {
+            let s: i32 = y[4 + 16 * g..4 + 16 * g + 16].iter().map(|&q| (q as i8) as i32).sum();
+            y[260 + 2 * g..262 + 2 * g].copy_from_slice(&(s as i16).to_le_bytes());
+        }
+        y[..4].copy_from_slice(&(1.0 / iscale).to_le_bytes());
+    }
+}
+
+// ------------------------------------------------------------------ safe table entries
+
+macro_rules! safe {
+    ($name:ident, $inner:path) => {
+        fn $name(w: &[u8], a: &[u8]) -> f32 {
+            // SAFETY: reachable only through `dot_for`, which hands this out only when the
+            // CPU has the features `$inner` is compiled for; bounds are checked inside.
+            unsafe { $inner(w, a) }
+        }
+    };
+}
+safe!(q4_0_avx2, avx2::q4_0_q8_0);
+safe!(q4_1_avx2, avx2::q4_1_q8_1);
+safe!(q5_0_avx2, avx2::q5_0_q8_0);
+safe!(q5_1_avx2, avx2::q5_1_q8_1);
+safe!(q8_0_avx2, avx2::q8_0_q8_0);
+safe!(q4_k_avx2, avx2::q4_k_q8_k);
+safe!(q6_k_avx2, avx2::q6_k_q8_k);
+safe!(q4_0_vnni, vnni::q4_0_q8_0);
+safe!(q4_1_vnni, vnni::q4_1_q8_1);
+safe!(q5_0_vnni, vnni::q5_0_q8_0);
+safe!(q5_1_vnni, vnni::q5_1_q8_1);
+safe!(q8_0_vnni, vnni::q8_0_q8_0);
+safe!(q4_k_vnni, vnni::q4_k_q8_k);
+safe!(q6_k_vnni, vnni::q6_k_q8_k);
+
+macro_rules! safe_q {
+    ($name:ident, $inner:ident) => {
+        fn $name(src: &[f32], dst: &mut [u8]) {
+            // SAFETY: reachable only through `quantize_for`, which checks AVX2/FMA/F16C first.
+            unsafe { $inner(src, dst) }
+        }
+    };
+}
+safe_q!(q8_0_quant, quantize_q8_0_avx2);
+safe_q!(q8_1_quant, quantize_q8_1_avx2);
+safe_q!(q8_k_quant, quantize_q8_k_avx2);
+
+/// The dot kernel of weight type `ty` for `level`, if this file has one and the CPU runs it.
+pub(crate) fn dot_for(ty: GgmlType, level: Isa) -> Option<DotFn> {
+    use GgmlType as T;
+    if !level.allows(Isa::Avx2) || level == Isa::Portable || !Isa::Avx2.is_available() {
+        return None;
+    }
+    let vnni = level.allows(Isa::Avx512) && Isa::Avx512.is_available() && isa::has_avx512_vnni();
+    Some(match (ty, vnni) {
+        (T::Q4_0, false) => q4_0_avx2,
+        (T::Q4_1, false) => q4_1_avx2,
+        (T::Q5_0, false) => q5_0_avx2,
+        (T::Q5_1, false) => q5_1_avx2,
+        (T::Q8_0, false) => q8_0_avx2,
+        (T::Q4_K, false) => q4_k_avx2,
+        (T::Q6_K, false) => q6_k_avx2,
+        (T::Q4_0, true) => q4_0_vnni,
+        (T::Q4_1, true) => q4_1_vnni,
+        (T::Q5_0, true) => q5_0_vnni,
+        (T::Q5_1, true) => q5_1_vnni,
+        (T::Q8_0, true) => q8_0_vnni,
+        (T::Q4_K, true) => q4_k_vnni,
+        (T::Q6_K, true) => q6_k_vnni,
+        _ => return None,
+    })
+}
+
+/// The quantizer of (activation) type `ty` for `level`, if this file has one.
+pub(crate) fn quantize_for(ty: GgmlType, level: Isa) -> Option<QuantizeFn> {
+    use GgmlType as T;
+    if !level.allows(Isa::Avx2) || level == Isa::Portable || !Isa::Avx2.is_available() {
+        return None;
+    }
+    match ty {
+        T::Q8_0 => Some(q8_0_quant),
+        T::Q8_1 => Some(q8_1_quant),
+        T::Q8_K => Some(q8_k_quant),
+        _ => None,
+    }
+}

@@ -1,0 +1,373 @@
+//! The `std` thread pool behind [`parallel_for`](super::parallel_for): worker threads are
+//! created once and woken per call, because decode issues thousands of small kernels a second
+//! and spawning threads per call (what scoped threads do) costs more than many of them.
+//!
+//! One call at a time owns the pool ("job"): the caller publishes the job, takes chunks
+//! itself, and waits for the chunks the workers took. Chunks are claimed dynamically from one
+//! atomic word, so a worker that the OS deschedules (the machine is shared) delays the call by
+//! at most one chunk. Idle workers spin a few tens of microseconds (the next kernel usually
+//! arrives within that), then yield, then sleep on a condition variable.
+//!
+//! Rules that keep it from deadlocking: a `parallel_for` from inside a task (a worker, or the
+//! caller while it runs a chunk) runs serially on that thread; a second caller that finds the
+//! pool busy runs its whole range itself instead of waiting. A task that panics is caught, the
+//! other chunks still run, and the panic is re-raised on the caller once the job is finished,
+//! so the pool is never left half-way through a job.
+
+extern crate std;
+
+use core::ops::Range;
+use core::sync::atomic::{AtomicBool, AtomicPtr, AtomicU64, AtomicUsize, Ordering};
+use std::any::Any;
+use std::boxed::Box;
+use std::cell::Cell;
+use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
+use std::sync::{Condvar, Mutex, OnceLock};
+use std::thread::{self, Thread};
+use std::time::{Duration, Instant};
+
+/// Most threads the pool will use (caller included).
+pub const MAX_THREADS: usize = 256;
+/// Chunks per thread: more than one so a descheduled thread holds back little work.
+const CHUNKS_PER_THREAD: usize = 4;
+/// How long an idle worker spins, then yields, before it sleeps.
+const SPIN: Duration = Duration::from_micros(30);
+const YIELD: Duration = Duration::from_micros(200);
+
+std::thread_local! {
+    /// Set while this thread runs a pool task (always on workers): nested calls run serially.
+    static IN_TASK: Cell<bool> = const { Cell::new(false) };
+}
+
+/// 0 = default ([`default_threads`]).
+static REQUESTED: AtomicUsize = AtomicUsize::new(0);
+
+fn default_threads() -> usize {
+    static D: OnceLock<usize> = OnceLock::new();
+    *D.get_or_init(|| {
+        std::env::var("MLX_ARM_NUM_THREADS")
+            .ok()
+            .and_then(|v| v.trim().parse::<usize>().ok())
+            .filter(|&n| n > 0)
+            .unwrap_or_else(|| thread::available_parallelism().map_or(1, |c| c.get()))
+            .min(MAX_THREADS)
+    })
+}
+
+/// Threads a call uses (the caller included).
+pub fn num_threads() -> usize {
+    match REQUESTED.load(Ordering::Relaxed) {
+        0 => default_threads(),
+        n => n,
+    }
+}
+
+/// Sets the threads a call uses (the caller included) from the next call on; 0 restores the
+/// default (`MLX_ARM_NUM_THREADS`, else the available cores). Capped at [`MAX_THREADS`].
+pub fn set_num_threads(n: usize) {
+    REQUESTED.store(n.min(MAX_THREADS), Ordering::Relaxed);
+}
+
+/// One `parallel_for` call, on its caller's stack. Workers reach it only through a chunk they
+/// claimed, and the caller does not return before every claimed chunk is counted in `done`.
+struct Job<'a> {
+    body: &'a (dyn Fn(Range<usize>) + Sync),
+    n: usize,
+    per: usize,
+    chunks: usize,
+    done: AtomicUsize,
+    panic: spin::Mutex<Option<Box<dyn Any + Send>>>,
+    caller: Thread,
+}
+
+struct Shared {
+    /// `epoch << 32 | chunks << 16 | next`: which job is current, how many chunks it has and
+    /// the next unclaimed one. One word, so a claim (compare-exchange) can only succeed for the
+    /// job whose pointer the claimer read.
+    state: AtomicU64,
+    job: AtomicPtr<Job<'static>>,
+    /// Workers with an index below this take part in the current job.
+    helpers: AtomicUsize,
+    sleepers: AtomicUsize,
+    lock: Mutex<()>,
+    wake: Condvar,
+    /// Held by the caller that owns the pool.
+    busy: AtomicBool,
+    spawned: Mutex<usize>,
+}
+
+static SHARED: Shared = Shared {
+    state: AtomicU64::new(0),
+    job: AtomicPtr::new(core::ptr::null_mut()),
+    helpers: AtomicUsize::new(0),
+    sleepers: AtomicUsize::new(0),
+    lock: Mutex::new(()),
+    wake: Condvar::new(),
+    busy: AtomicBool::new(false),
+    spawned: Mutex::new(0),
+};
+
+#[inline]
+fn pack(epoch: u32, chunks: usize, next: usize) -> u64 {
+    ((epoch as u64) << 32) | ((chunks as u64 & 0xFFFF) << 16) | (next as u64 & 0xFFFF)
+}
+
+#[inline]
+fn unpack(s: u64) -> (u32, usize, usize) {
+    ((s >> 32) as u32, ((s >> 16) & 0xFFFF) as usize, (s & 0xFFFF) as usize)
+}
+
+/// Runs `body` over `0..n` in chunks of at least `grain`, on the pool.
+pub fn run(n: usize, grain: usize, body: &(dyn Fn(Range<usize>) + Sync)) {
+    if IN_TASK.with(|t| t.get()) {
+        return body(0..n);
+    }
+    let threads = num_threads();
+    let chunks = n.div_ceil(grain.max(1)).min(threads * CHUNKS_PER_THREAD);
+    if threads <= 1 || chunks <= 1 {
+        return body(0..n);
+    }
+    let sh = &SHARED;
+    if sh
+        .busy
+        .compare_exchange(false, true, Ordering::Acquire, Ordering::Relaxed)
+        .is_err()
+    {
+        // Another thread's call owns the pool: doing our share alone beats queueing behind it.
+        return body(0..n);
+    }
+    struct Release;
+    impl Drop for Release {
+        fn drop(&mut self) {
+            SHARED.busy.store(false, Ordering::Release);
+        }
+    }
+    let _release = Release;
+    let helpers = ensure_workers(threads - 1);
+    if helpers == 0 {
+        return body(0..n);
+    }
+    let per = n.div_ceil(chunks);
+    let chunks = n.div_ceil(per);
+    let job = Job {
+        body,
+        n,
+        per,
+        chunks,
+        done: AtomicUsize::new(0),
+        panic: spin::Mutex::new(None),
+        caller: thread::current(),
+    };
+    let (old_epoch, _, _) = unpack(sh.state.load(Ordering::Relaxed));
+    let epoch = old_epoch.wrapping_add(1);
+    sh.helpers.store(helpers, Ordering::Relaxed);
+    // The pointer is only dereferenced by a claimer whose claim of this epoch succeeded, and
+    // we wait below until every claimed chunk is done, so it never outlives `job`.
+    sh.job.store(&job as *const Job<'_> as *mut Job<'static>, Ordering::Relaxed);
+    // SeqCst pairs with the sleepers' SeqCst increment-then-check (no lost wake-up).
+    sh.state.store(pack(epoch, chunks, 0), Ordering::SeqCst);
+    if sh.sleepers.load(Ordering::SeqCst) > 0 {
+        let _g = sh.lock.lock().unwrap_or_else(|e| e.into_inner());
+        sh.wake.notify_all();
+    }
+    take_chunks(sh, epoch);
+    let start = Instant::now();
+    while job.done.load(Ordering::Acquire) < chunks {
+        if start.elapsed() < SPIN {
+            core::hint::spin_loop();
+        } else {
+            // The worker finishing the last chunk unparks us; the timeout is a safety net.
+            thread::park_timeout(Duration::from_millis(1));
+        }
+    }
+    let payload = job.panic.lock().take();
+    if let Some(p) = payload {
+        drop(_release);
+        resume_unwind(p);
+    }
+}
+
+/// Claims and runs chunks of job `epoch` until none is left (or a newer job is current).
+fn take_chunks(sh: &Shared, epoch: u32) {
+    loop {
+        let s = sh.state.load(Ordering::Acquire);
+        let (e, chunks, next) = unpack(s);
+        if e != epoch || next >= chunks {
+            return;
+        }
+        let job = sh.job.load(Ordering::Relaxed);
+        if sh
+            .state
+            .compare_exchange_weak(s, s + 1, Ordering::AcqRel, Ordering::Relaxed)
+            .is_err()
+        {
+            continue;
+        }
+        // SAFETY: the claim succeeded with `state` unchanged since we read it, so `job` is the
+        // pointer of this (unfinished) job, and its caller waits for this chunk before the
+        // `Job` goes out of scope.
+        let job = unsafe { &*job };
+        run_chunk(job, next);
+    }
+}
+
+fn run_chunk(job: &Job<'_>, i: usize) {
+    let start = i * job.per;
+    let end = (start + job.per).min(job.n);
+    let was = IN_TASK.with(|t| t.replace(true));
+    let r = catch_unwind(AssertUnwindSafe(|| (job.body)(start..end)));
+    IN_TASK.with(|t| t.set(was));
+    if let Err(p) = r {
+        let mut slot = job.panic.lock();
+        if slot.is_none() {
+            *slot = Some(p);
+        }
+    }
+    // Copied out first: once `done` reaches `chunks` the caller may drop the job.
+    let caller = job.caller.clone();
+    if job.done.fetch_add(1, Ordering::AcqRel) + 1 == job.chunks {
+        caller.unpark();
+    }
+}
+
+/// Spawns workers up to `want`; returns how many exist (fewer if the OS refuses threads).
+fn ensure_workers(want: usize) -> usize {
+    let mut spawned = SHARED.spawned.lock().unwrap_or_else(|e| e.into_inner());
+    while *spawned < want {
+        let index = *spawned;
+        let ok = thread::Builder::new()
+            .name(std::format!("mlx-arm-pool-{index}"))
+            .spawn(move || worker(index))
+            .is_ok();
+        if !ok {
+            break;
+        }
+        *spawned += 1;
+    }
+    (*spawned).min(want)
+}
+
+fn worker(index: usize) {
+    IN_TASK.with(|t| t.set(true));
+    let sh = &SHARED;
+    let mut seen = unpack(sh.state.load(Ordering::Acquire)).0;
+    loop {
+        let idle = Instant::now();
+        loop {
+            let e = unpack(sh.state.load(Ordering::Acquire)).0;
+            if e != seen {
+                seen = e;
+                if index < sh.helpers.load(Ordering::Relaxed) {
+                    break;
+                }
+            }
+            let t = idle.elapsed();
+            if t < SPIN {
+                core::hint::spin_loop();
+            } else if t < YIELD {
+                thread::yield_now();
+            } else {
+                let mut g = sh.lock.lock().unwrap_or_else(|e| e.into_inner());
+                sh.sleepers.fetch_add(1, Ordering::SeqCst);
+                while unpack(sh.state.load(Ordering::SeqCst)).0 == seen {
+                    g = sh.wake.wait(g).unwrap_or_else(|e| e.into_inner());
+                }
+                sh.sleepers.fetch_sub(1, Ordering::SeqCst);
+                drop(g);
+                // Back to the top: the new epoch is picked up there.
+            }
+        }
+        take_chunks(sh, seen);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::parallel::parallel_for;
+    use std::vec::Vec;
+
+    fn squares(n: usize, grain: usize) -> Vec<u64> {
+        let out: Vec<AtomicU64> = (0..n).map(|_| AtomicU64::new(0)).collect();
+        parallel_for(n, grain, &|r| {
+            for i in r {
+                out[i].fetch_add((i as u64) * (i as u64), Ordering::Relaxed);
+            }
+        });
+        out.into_iter().map(|a| a.into_inner()).collect()
+    }
+
+    #[test]
+    fn results_equal_serial_and_each_index_runs_once() {
+        let want: Vec<u64> = (0..10_007u64).map(|i| i * i).collect();
+        for grain in [1, 3, 64, 5000, 20_000] {
+            assert_eq!(squares(10_007, grain), want);
+        }
+    }
+
+    #[test]
+    fn many_tiny_calls() {
+        for i in 0..20_000usize {
+            let n = 2 + i % 7;
+            let v = squares(n, 1);
+            assert_eq!(v.len(), n);
+            assert!(v.iter().enumerate().all(|(j, &x)| x == (j * j) as u64));
+        }
+    }
+
+    #[test]
+    fn nested_calls_run_and_finish() {
+        let total = AtomicU64::new(0);
+        parallel_for(64, 1, &|r| {
+            for _ in r {
+                parallel_for(100, 1, &|r2| {
+                    total.fetch_add(r2.len() as u64, Ordering::Relaxed);
+                });
+            }
+        });
+        assert_eq!(total.load(Ordering::Relaxed), 6400);
+    }
+
+    #[test]
+    fn concurrent_callers() {
+        std::thread::scope(|s| {
+            for t in 0..4u64 {
+                s.spawn(move || {
+                    for _ in 0..500 {
+                        let sum = AtomicU64::new(0);
+                        parallel_for(1000, 10, &|r| {
+                            sum.fetch_add(r.map(|i| i as u64 + t).sum::<u64>(), Ordering::Relaxed);
+                        });
+                        assert_eq!(sum.load(Ordering::Relaxed), 499_500 + 1000 * t);
+                    }
+                });
+            }
+        });
+    }
+
+    #[test]
+    fn a_panicking_task_is_reraised_and_the_pool_keeps_working() {
+        for _ in 0..20 {
+            let r = catch_unwind(|| {
+                parallel_for(100, 1, &|r| {
+                    if r.contains(&57) {
+                        panic!("task failure (expected by the test)");
+                    }
+                });
+            });
+            assert!(r.is_err());
+            assert_eq!(squares(1000, 1)[999], 999 * 999);
+        }
+    }
+
+    #[test]
+    fn thread_count_is_settable() {
+        let before = REQUESTED.load(Ordering::Relaxed);
+        assert!(num_threads() >= 1);
+        // Forcing 3 threads on any machine must still give serial results.
+        set_num_threads(3);
+        assert_eq!(num_threads(), 3);
+        assert_eq!(squares(999, 1)[998], 998 * 998);
+        REQUESTED.store(before, Ordering::Relaxed);
+    }
+}

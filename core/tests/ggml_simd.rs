@@ -1,0 +1,185 @@
+//! Every SIMD variant of the GGUF kernels this machine can run (`isa::available()`) against the
+//! portable reference, without touching the global ISA setting (`vec_dot_at` /
+//! `quantize_row_at` take the level):
+//! - activation quantizers (Q8_0, Q8_1, Q8_K) write the same bytes, NaN/Inf blocks included;
+//! - dot products agree within `4·(blocks + 16)·ε·Σ|terms|`, where Σ|terms| bounds every float
+//!   product either kernel rounds (only the float summation order differs; integer parts are
+//!   exact), on 1, 2 and 7 blocks, random quant bytes (every bit pattern, −128 activations
+//!   included), and NaN/Inf scales (a non-finite portable result is non-finite in every
+//!   variant, NaN and ±Inf may trade places).
+//!
+//! Under qemu-user (scripts/test.sh "aarch64") the same file checks the NEON/dotprod kernels.
+
+use mlx_arm_core::cpu::isa::{self, Isa};
+use mlx_arm_core::quant::ggml::{dequantize_row, quantize_row_at, vec_dot_at, vec_dot_type};
+use mlx_arm_core::quant::GgmlType as T;
+
+struct Rng(u64);
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+    fn f32(&mut self) -> f32 {
+        (self.next() >> 40) as f32 / (1u64 << 24) as f32 * 2.0 - 1.0
+    }
+    fn row(&mut self, n: usize, scale: f32) -> Vec<f32> {
+        (0..n).map(|_| self.f32() * scale).collect()
+    }
+}
+
+/// Byte ranges of the quants in one block (the rest are scales/mins), per weight type.
+fn quant_ranges(ty: T) -> &'static [(usize, usize)] {
+    match ty {
+        T::Q4_0 => &[(2, 18)],
+        T::Q4_1 => &[(4, 20)],
+        T::Q5_0 => &[(2, 22)],
+        T::Q5_1 => &[(4, 24)],
+        T::Q8_0 => &[(2, 34)],
+        T::Q2_K => &[(16, 80)],
+        T::Q3_K => &[(0, 96)],
+        T::Q4_K => &[(16, 144)],
+        T::Q5_K => &[(16, 176)],
+        T::Q6_K => &[(0, 192)],
+        T::Q8_1 => &[(4, 36)],
+        T::Q8_K => &[(4, 260)],
+        _ => &[],
+    }
+}
+
+fn map_quants(ty: T, row: &mut [u8], mut f: impl FnMut(&mut u8)) {
+    for blk in row.chunks_exact_mut(ty.block_bytes()) {
+        for &(a, b) in quant_ranges(ty) {
+            blk[a..b].iter_mut().for_each(&mut f);
+        }
+    }
+}
+
+/// Σ_e (|w_e| + |w0_e|)·|y_e|, w0 = the row with its quants zeroed: bounds |scale·q·y| and the
+/// min/offset terms, i.e. every float product the kernels round.
+fn magnitude(ty: T, w: &[u8], bt: T, y: &[u8], n: usize) -> f64 {
+    let mut wf = vec![0f32; n];
+    let mut w0f = vec![0f32; n];
+    let mut yf = vec![0f32; n];
+    dequantize_row(ty, w, &mut wf).unwrap();
+    let mut w0 = w.to_vec();
+    map_quants(ty, &mut w0, |b| *b = 0);
+    dequantize_row(ty, &w0, &mut w0f).unwrap();
+    dequantize_row(bt, y, &mut yf).unwrap();
+    (0..n).map(|e| (wf[e].abs() as f64 + w0f[e].abs() as f64) * yf[e].abs() as f64).sum()
+}
+
+fn set_f16(row: &mut [u8], ty: T, block: usize, offset: usize, bits: u16) {
+    let at = block * ty.block_bytes() + offset;
+    row[at..at + 2].copy_from_slice(&bits.to_le_bytes());
+}
+
+/// Offset of the f16 super-scale `d` in a block.
+fn d_offset(ty: T) -> usize {
+    match ty {
+        T::Q2_K => 80,
+        T::Q3_K => 108,
+        T::Q6_K => 208,
+        _ => 0,
+    }
+}
+
+const WEIGHTS: [T; 10] = [T::Q4_0, T::Q4_1, T::Q5_0, T::Q5_1, T::Q8_0, T::Q2_K, T::Q3_K, T::Q4_K, T::Q5_K, T::Q6_K];
+
+#[test]
+fn quantizers_write_the_portable_bytes_at_every_level() {
+    let mut rng = Rng(0x9E37_79B9_7F4A_7C15);
+    for level in isa::available() {
+        for ty in [T::Q8_0, T::Q8_1, T::Q8_K] {
+            for blocks in [1usize, 2, 7] {
+                let n = blocks * ty.block_len();
+                for case in 0..6 {
+                    let mut x = rng.row(n, [1.0, 1e-3, 300.0, 1.0, 1.0, 1.0][case]);
+                    match case {
+                        3 => x[n / 2] = f32::NAN,
+                        4 => x[0] = f32::INFINITY,
+                        5 => x.iter_mut().take(ty.block_len()).for_each(|v| *v = 0.0),
+                        _ => {}
+                    }
+                    if case == 0 {
+                        // Ties between v and −v: the first one decides Q8_K's sign.
+                        x[1] = 0.75;
+                        x[2] = -0.75;
+                        x[3] = 1.5;
+                        x[4] = -1.5;
+                    }
+                    let bytes = ty.row_bytes(n).unwrap();
+                    let (mut want, mut got) = (vec![0u8; bytes], vec![0u8; bytes]);
+                    quantize_row_at(Isa::Portable, ty, &x, &mut want).unwrap();
+                    quantize_row_at(level, ty, &x, &mut got).unwrap();
+                    assert_eq!(got, want, "{} {ty:?} {blocks} blocks case {case}", level.name());
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn dot_products_match_portable_at_every_level() {
+    let mut rng = Rng(0x1234_5678_9ABC_DEF1);
+    for level in isa::available() {
+        for ty in WEIGHTS {
+            let bt = vec_dot_type(ty).unwrap();
+            for blocks in [1usize, 2, 7] {
+                let n = blocks * ty.block_len();
+                for case in 0..8 {
+                    let mut w = vec![0u8; ty.row_bytes(n).unwrap()];
+                    let mut y = vec![0u8; bt.row_bytes(n).unwrap()];
+                    quantize_row_at(Isa::Portable, ty, &rng.row(n, 2.0), &mut w).unwrap();
+                    quantize_row_at(Isa::Portable, bt, &rng.row(n, 1.0), &mut y).unwrap();
+                    if case >= 2 {
+                        // Every bit pattern in the quants (keeping finite scales).
+                        map_quants(ty, &mut w, |b| *b = rng.next() as u8);
+                    }
+                    if case >= 4 {
+                        map_quants(bt, &mut y, |b| *b = rng.next() as u8);
+                    }
+                    if case == 5 {
+                        map_quants(bt, &mut y, |b| *b = 0x80);
+                        map_quants(ty, &mut w, |b| *b = 0x80 | (*b & 1));
+                    }
+                    if case == 6 {
+                        set_f16(&mut w, ty, blocks - 1, d_offset(ty), 0x7C00); // +Inf
+                    }
+                    if case == 7 {
+                        set_f16(&mut w, ty, blocks / 2, d_offset(ty), 0x7E00); // NaN
+                    }
+                    let want = vec_dot_at(Isa::Portable, ty, &w, &y, n).unwrap();
+                    let got = vec_dot_at(level, ty, &w, &y, n).unwrap();
+                    let what = format!("{} {ty:?} {blocks} blocks case {case}: {got} vs {want}", level.name());
+                    if !want.is_finite() {
+                        // NaN vs ±Inf may differ: a kernel that multiplies a zero lane partial by
+                        // an Inf scale gets NaN where one that sums the block first gets ±Inf.
+                        assert!(!got.is_finite(), "{what}");
+                        continue;
+                    }
+                    let mag = magnitude(ty, &w, bt, &y, n);
+                    let tol = 4.0 * (blocks as f64 + 16.0) * f32::EPSILON as f64 * mag + 1e-30;
+                    assert!(
+                        ((got as f64) - (want as f64)).abs() <= tol,
+                        "{what} (tolerance {tol:e}, Σ|terms| {mag:e})"
+                    );
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn every_level_reports_and_odd_lengths_are_errors() {
+    assert!(isa::available().contains(&Isa::Portable));
+    for level in isa::available() {
+        // 33 elements is not a whole Q4_0 block: an error at every level, never a panic.
+        assert!(vec_dot_at(level, T::Q4_0, &[0; 18], &[0; 34], 33).is_err());
+        assert!(vec_dot_at(level, T::Q4_0, &[0; 17], &[0; 34], 32).is_err());
+    }
+    let foreign = if cfg!(target_arch = "aarch64") { Isa::Avx2 } else { Isa::Neon };
+    assert!(vec_dot_at(foreign, T::Q4_0, &[0; 18], &[0; 34], 32).is_err());
+}
