@@ -693,6 +693,45 @@ unsafe fn gemv_axpys<S: Widen>(kern: &F32Kernels, j0: usize, j1: usize, k: usize
     }
 }
 
+/// `out[j] = Σ_p w[j·ld + p]·x[p]` for j < out.len() (p < x.len()), on the GEMV dot kernel of
+/// the active level (a plain loop where it has none). Single-threaded: callers split work.
+/// Rows that do not fit in `w` are left untouched rather than read out of bounds.
+pub(crate) fn dot_rows(w: &[f32], ld: usize, x: &[f32], out: &mut [f32]) {
+    let k = x.len();
+    // Rows j with j·ld + k ≤ w.len() are inside `w`.
+    let fit = if k == 0 { out.len() } else if w.len() < k { 0 } else { ((w.len() - k) / ld.max(1) + 1).min(out.len()) };
+    out[..fit].iter_mut().for_each(|o| *o = 0.0);
+    match f32_kernels(isa()) {
+        // SAFETY: rows j < fit hold k floats at j·ld (checked above); x holds k, out fit.
+        Some(kern) => unsafe { (kern.dots)(fit, k, w.as_ptr(), ld as isize, x.as_ptr(), out.as_mut_ptr()) },
+        None => {
+            for (j, o) in out[..fit].iter_mut().enumerate() {
+                *o = w[j * ld..j * ld + k].iter().zip(x).map(|(a, b)| a * b).sum();
+            }
+        }
+    }
+}
+
+/// `y[j] += Σ_p x[p]·w[p·ld + j]` for j < y.len(), p < x.len(), on the GEMV axpy kernel of the
+/// active level. Single-threaded. Does nothing if `w` is too short for that shape.
+pub(crate) fn axpy_rows(w: &[f32], ld: usize, x: &[f32], y: &mut [f32]) {
+    let (k, n) = (x.len(), y.len());
+    if k == 0 || n == 0 || (k - 1).saturating_mul(ld).saturating_add(n) > w.len() {
+        return;
+    }
+    match f32_kernels(isa()) {
+        // SAFETY: rows p < k hold n floats at p·ld (checked above).
+        Some(kern) => unsafe { (kern.axpys)(n, k, w.as_ptr(), ld as isize, x.as_ptr(), y.as_mut_ptr()) },
+        None => {
+            for (p, &xp) in x.iter().enumerate() {
+                for (yj, &wj) in y.iter_mut().zip(&w[p * ld..p * ld + n]) {
+                    *yj += xp * wj;
+                }
+            }
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
