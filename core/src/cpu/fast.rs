@@ -29,6 +29,7 @@ pub fn eval(op: &FastOp, inputs: Vec<Array>, outputs: &[OutMeta]) -> Result<Vec<
         FastOp::Rope { dims, traditional, base, scale } => {
             float!(T => rope::<T>(&inputs, *dims, *traditional, base.get() as f32, scale.get() as f32, &shape, &out))?
         }
+        FastOp::Sdpa { scale, causal } if dtype == DType::Float32 => sdpa_f32(&inputs, scale.get() as f32, *causal, &shape, &out)?,
         FastOp::Sdpa { scale, causal } => float!(T => sdpa::<T>(&inputs, scale.get() as f32, *causal, &shape, &out))?,
     }
     Ok(alloc::vec![out])
@@ -254,6 +255,91 @@ fn sdpa<T: Store>(inputs: &[Array], scale: f32, causal: bool, shape: &[usize], o
             for (y, &a) in o.iter_mut().zip(&acc) {
                 *y = T::from_f(a);
             }
+        }
+    });
+    Ok(())
+}
+
+/// float32 attention without copies of K and V (contiguous inputs are read in place): per
+/// query row, the scores are one GEMV over K's rows (`gemm::dot_rows`) and the output one
+/// GEMV over V's rows (`gemm::axpy_rows`), both on the SIMD kernels of the active level, so a
+/// decode step streams K and V once per query head. Rows (batch × head × query) are split
+/// across threads; grouped-query heads share their K/V head. Same arithmetic as [`sdpa`]
+/// (f32 rounding is the identity) up to summation order.
+fn sdpa_f32(inputs: &[Array], scale: f32, causal: bool, shape: &[usize], out: &Data) -> Result<()> {
+    const OP: &str = "scaled_dot_product_attention";
+    let (q, k, v) = (super::input(inputs, 0, OP)?, super::input(inputs, 1, OP)?, super::input(inputs, 2, OP)?);
+    let (b, hq, l, dv) = (shape[0], shape[1], shape[2], shape[3]);
+    let (hkv, s, dk) = (k.shape()[1], k.shape()[2], k.shape()[3]);
+    if hkv == 0 || hq % hkv != 0 || v.shape()[2] != s || q.shape()[3] != dk || v.shape()[3] != dv {
+        return Err(Error::runtime(OP, "Attention inputs have inconsistent shapes."));
+    }
+    let reps = hq / hkv;
+    let (qd, kd, vd) = (q.data()?, k.data()?, v.data()?);
+    let (qv, kv, vv) = (qd.read::<f32>(q.shape())?, kd.read::<f32>(k.shape())?, vd.read::<f32>(v.shape())?);
+    if qv.len() < b * hq * l * dk || kv.len() < b * hkv * s * dk || vv.len() < b * hkv * s * dv {
+        return Err(Error::runtime(OP, "Attention inputs have inconsistent shapes."));
+    }
+    let mshape = [b, hq, l, s];
+    enum Mask<'a> {
+        None,
+        Keep(alloc::borrow::Cow<'a, [bool]>),
+        Add(alloc::borrow::Cow<'a, [f32]>),
+    }
+    let md = inputs.get(3).map(|m| m.data()).transpose()?;
+    let mask = match (inputs.get(3), &md) {
+        (Some(m), Some(d)) if m.dtype() == DType::Bool => Mask::Keep(d.read::<bool>(&mshape)?),
+        (Some(_), Some(d)) => Mask::Add(d.read::<f32>(&mshape)?),
+        _ => Mask::None,
+    };
+    let lowest = f32::MIN;
+    let causal_off = s as isize - l as isize;
+    let n_rows = b * hq * l;
+    if n_rows == 0 || dv == 0 {
+        return Ok(());
+    }
+    let p = OutPtr(out.buf.as_mut_ptr() as *mut f32);
+    let grain = (super::elementwise::GRAIN / (s * (dk + dv)).max(1)).max(1);
+    parallel_for(n_rows, grain, &|r| {
+        let p = &p;
+        let mut scores = alloc::vec![0f32; s];
+        let mut qs = alloc::vec![0f32; dk];
+        for row in r {
+            let (bh, i) = (row / l, row % l);
+            let (bi, h) = (bh / hq, bh % hq);
+            let kvh = bi * hkv + h / reps;
+            for (d, &x) in qs.iter_mut().zip(&qv[row * dk..(row + 1) * dk]) {
+                *d = scale * x;
+            }
+            super::gemm::dot_rows(&kv[kvh * s * dk..(kvh + 1) * s * dk], dk, &qs, &mut scores);
+            for (j, x) in scores.iter_mut().enumerate() {
+                let m_idx = row * s + j;
+                match &mask {
+                    Mask::None => {}
+                    Mask::Keep(keep) => {
+                        if !keep[m_idx] {
+                            *x = lowest;
+                        }
+                    }
+                    Mask::Add(add) => *x += add[m_idx],
+                }
+                if causal && (i as isize + causal_off) < j as isize {
+                    *x = lowest;
+                }
+            }
+            let mx = scores.iter().copied().fold(f32::NEG_INFINITY, |a, b| if b > a || b.is_nan() { b } else { a });
+            let mut total = 0f32;
+            for sj in scores.iter_mut() {
+                *sj = Float::exp(*sj - mx);
+                total += *sj;
+            }
+            let inv = 1.0 / total;
+            scores.iter_mut().for_each(|e| *e *= inv);
+            // SAFETY: row `row` of the fresh output, written by this chunk only.
+            let rg = row * dv..(row + 1) * dv;
+            let o = unsafe { p.chunk(&rg) };
+            o.iter_mut().for_each(|y| *y = 0.0);
+            super::gemm::axpy_rows(&vv[kvh * s * dv..(kvh + 1) * s * dv], dv, &scores, o);
         }
     });
     Ok(())

@@ -8,8 +8,15 @@
 //! `NC`-wide slice of B, B is packed once into `NR`-wide column panels; row blocks of `MC` rows
 //! of A are packed into `MR`-tall row panels (per worker) and an `MR×NR` register tile is
 //! computed by the micro-kernel. The micro-kernel is plain Rust over fixed-size arrays, which
-//! the compiler vectorizes; per-ISA SIMD micro-kernels slot in at [`micro`] later.
+//! the compiler vectorizes. It is the reference every SIMD variant is tested against.
+//!
+//! The SIMD path ([`fast_f32`], f32/f16/bf16 inputs with f32 accumulation) keeps the same
+//! structure with per-ISA register tiles from `arch/<cpu>/gemm.rs` (AVX2 6×16, AVX-512 14×32,
+//! NEON 8×12) and a work split over (row block × column block) tasks so a short, wide product
+//! (e.g. 64×4096×4096) still feeds every core; f16/bf16 are widened while packing. Products
+//! with one row or one column take a GEMV path that streams the matrix once.
 
+use super::isa::{isa, Isa};
 use crate::parallel::parallel_for;
 use alloc::vec::Vec;
 use half::{bf16, f16};
@@ -45,11 +52,23 @@ impl Acc for f64 {
 pub trait GemmIn<A: Acc>: Copy + Send + Sync + 'static {
     /// Widen.
     fn load(self) -> A;
+    /// Runs the product on the SIMD f32 path of `level` if this input type has one there;
+    /// false leaves it to the portable kernel.
+    ///
+    /// # Safety
+    /// As [`gemm`].
+    #[allow(clippy::too_many_arguments)]
+    unsafe fn fast(_level: Isa, _m: usize, _n: usize, _k: usize, _alpha: A, _a: MatRef<Self>, _b: MatRef<Self>, _beta: A, _c: MatMut<A>, _parallel: bool) -> bool {
+        false
+    }
 }
 impl GemmIn<f32> for f32 {
     #[inline(always)]
     fn load(self) -> f32 {
         self
+    }
+    unsafe fn fast(level: Isa, m: usize, n: usize, k: usize, alpha: f32, a: MatRef<Self>, b: MatRef<Self>, beta: f32, c: MatMut<f32>, parallel: bool) -> bool {
+        fast_f32(level, m, n, k, alpha, a, b, beta, c, parallel)
     }
 }
 impl GemmIn<f32> for f16 {
@@ -57,11 +76,17 @@ impl GemmIn<f32> for f16 {
     fn load(self) -> f32 {
         self.to_f32()
     }
+    unsafe fn fast(level: Isa, m: usize, n: usize, k: usize, alpha: f32, a: MatRef<Self>, b: MatRef<Self>, beta: f32, c: MatMut<f32>, parallel: bool) -> bool {
+        fast_f32(level, m, n, k, alpha, a, b, beta, c, parallel)
+    }
 }
 impl GemmIn<f32> for bf16 {
     #[inline(always)]
     fn load(self) -> f32 {
         self.to_f32()
+    }
+    unsafe fn fast(level: Isa, m: usize, n: usize, k: usize, alpha: f32, a: MatRef<Self>, b: MatRef<Self>, beta: f32, c: MatMut<f32>, parallel: bool) -> bool {
+        fast_f32(level, m, n, k, alpha, a, b, beta, c, parallel)
     }
 }
 impl GemmIn<f64> for f64 {
@@ -135,7 +160,31 @@ pub unsafe fn gemm<S: GemmIn<A>, A: Acc>(
     c: MatMut<A>,
     parallel: bool,
 ) {
+    gemm_at(isa(), m, n, k, alpha, a, b, beta, c, parallel)
+}
+
+/// [`gemm`] with the kernels of `level` (an available level; tests run every one). Levels
+/// without SIMD kernels for this input type, and f64, run the portable kernel.
+///
+/// # Safety
+/// As [`gemm`].
+#[allow(clippy::too_many_arguments)]
+pub unsafe fn gemm_at<S: GemmIn<A>, A: Acc>(
+    level: Isa,
+    m: usize,
+    n: usize,
+    k: usize,
+    alpha: A,
+    a: MatRef<S>,
+    b: MatRef<S>,
+    beta: A,
+    c: MatMut<A>,
+    parallel: bool,
+) {
     if m == 0 || n == 0 {
+        return;
+    }
+    if k > 0 && S::fast(level, m, n, k, alpha, a, b, beta, c, parallel) {
         return;
     }
     if k == 0 {
@@ -265,9 +314,527 @@ fn micro<A: Acc>(kc: usize, ap: &[A], bp: &[A]) -> [[A; NR]; MR] {
     acc
 }
 
+// ---------------------------------------------------------------------------------------------
+// SIMD f32 path.
+
+#[cfg(target_arch = "x86_64")]
+#[path = "arch/x86_64/gemm.rs"]
+mod x86;
+
+#[cfg(target_arch = "aarch64")]
+#[path = "arch/aarch64/gemm.rs"]
+mod arm;
+
+/// One ISA's f32 kernels (see `arch/<cpu>/gemm.rs`). Strides are in elements.
+pub(crate) struct F32Kernels {
+    /// Rows of the register tile.
+    pub mr: usize,
+    /// Columns of the register tile.
+    pub nr: usize,
+    /// `C[mr×nr] (row stride ldc) = alpha·Σ_p ap[p·mr + r]·bp[p·nr + c] + beta·C`; C is not
+    /// read when beta == 0.
+    pub micro: unsafe fn(kc: usize, ap: *const f32, bp: *const f32, c: *mut f32, ldc: usize, alpha: f32, beta: f32),
+    /// `out[j] += Σ_p x[p]·w[j·ld + p]`, j < n (rows of W contiguous).
+    pub dots: unsafe fn(n: usize, k: usize, w: *const f32, ld: isize, x: *const f32, out: *mut f32),
+    /// `y[j] += Σ_p x[p]·w[p·ld + j]`, j < n (columns of W contiguous).
+    pub axpys: unsafe fn(n: usize, k: usize, w: *const f32, ld: isize, x: *const f32, y: *mut f32),
+    /// Widens n f16 (as bits) to f32.
+    pub widen_f16: unsafe fn(src: *const u16, dst: *mut f32, n: usize),
+}
+
+/// The largest register tile of any kernel set (for edge-tile scratch).
+const MAX_TILE: usize = 14 * 32;
+
+/// The f32 kernel set `level` runs, if it has one.
+#[allow(unused_variables)]
+fn f32_kernels(level: Isa) -> Option<&'static F32Kernels> {
+    #[cfg(target_arch = "x86_64")]
+    {
+        if level == Isa::Avx512 {
+            return Some(&x86::AVX512);
+        }
+        if level == Isa::Avx2 {
+            return Some(&x86::AVX2);
+        }
+    }
+    #[cfg(target_arch = "aarch64")]
+    {
+        if level != Isa::Portable && level.allows(Isa::Neon) {
+            return Some(&arm::NEON);
+        }
+    }
+    None
+}
+
+/// An input type of the SIMD path: widens contiguous runs to f32.
+trait Widen: GemmIn<f32> {
+    /// `dst[i] = src[i]` widened, i < n.
+    ///
+    /// # Safety
+    /// `src` holds n elements, `dst` n floats.
+    unsafe fn widen(kern: &F32Kernels, src: *const Self, dst: *mut f32, n: usize);
+    /// Whether the element already is an f32 (no conversion pass needed).
+    const IS_F32: bool = false;
+}
+impl Widen for f32 {
+    const IS_F32: bool = true;
+    unsafe fn widen(_: &F32Kernels, src: *const f32, dst: *mut f32, n: usize) {
+        core::ptr::copy_nonoverlapping(src, dst, n);
+    }
+}
+impl Widen for f16 {
+    unsafe fn widen(kern: &F32Kernels, src: *const f16, dst: *mut f32, n: usize) {
+        (kern.widen_f16)(src as *const u16, dst, n)
+    }
+}
+impl Widen for bf16 {
+    unsafe fn widen(_: &F32Kernels, src: *const bf16, dst: *mut f32, n: usize) {
+        // bf16 is the top half of an f32: a shift the compiler vectorizes.
+        let (s, d) = (core::slice::from_raw_parts(src as *const u16, n), core::slice::from_raw_parts_mut(dst, n));
+        for (o, &h) in d.iter_mut().zip(s) {
+            *o = f32::from_bits((h as u32) << 16);
+        }
+    }
+}
+
+/// A raw pointer handed to workers that write disjoint parts.
+#[derive(Clone, Copy)]
+struct SyncPtr<T>(*mut T);
+// SAFETY: every use writes (or reads) regions no other worker touches during the call.
+unsafe impl<T> Send for SyncPtr<T> {}
+unsafe impl<T> Sync for SyncPtr<T> {}
+
+/// A 64-byte aligned scratch region inside `buf` of at least `len` floats (contents unspecified).
+fn aligned(buf: &mut Vec<f32>, len: usize) -> *mut f32 {
+    if buf.len() < len + 16 {
+        buf.resize(len + 16, 0.0);
+    }
+    let p = buf.as_mut_ptr();
+    let skew = (p as usize / 4) % 16;
+    // SAFETY: at most 15 floats of slack are skipped, and len + 16 are there.
+    unsafe { p.add((16 - skew) % 16) }
+}
+
+/// Depth of one packed slice: an A micro-panel (≤ 14·256 floats = 14 KiB) stays in L1.
+const KCF: usize = 256;
+/// Columns of B packed at once (bounds the packed B to KCF·NCF floats = 4 MiB).
+const NCF: usize = 4096;
+/// Register-tile rows per task (an A block of 8 panels stays in L2).
+const TASK_PANELS_M: usize = 8;
+/// Register-tile columns per task (a B block of ≤ 16 panels, ≤ 512 KiB, stays in L2).
+const TASK_PANELS_N: usize = 16;
+/// Below this many multiply-adds a product runs on one thread.
+const PAR_MIN_FLOPS: usize = 1 << 18;
+
+/// The SIMD f32 product: false if `level` has no kernels (or the layout is not handled),
+/// leaving the work to the portable kernel.
+///
+/// # Safety
+/// As [`gemm`]; k > 0, m > 0, n > 0.
+#[allow(clippy::too_many_arguments)]
+unsafe fn fast_f32<S: Widen>(level: Isa, m: usize, n: usize, k: usize, alpha: f32, a: MatRef<S>, b: MatRef<S>, beta: f32, c: MatMut<f32>, parallel: bool) -> bool {
+    let Some(kern) = f32_kernels(level) else { return false };
+    if (m == 1 || n == 1) && gemv(kern, m, n, k, alpha, a, b, beta, c, parallel) {
+        return true;
+    }
+    blocked(kern, m, n, k, alpha, a, b, beta, c, parallel);
+    true
+}
+
+/// The general case: Goto-style packing, tasks over (row block × column block).
+#[allow(clippy::too_many_arguments)]
+unsafe fn blocked<S: Widen>(kern: &F32Kernels, m: usize, n: usize, k: usize, alpha: f32, a: MatRef<S>, b: MatRef<S>, beta: f32, c: MatMut<f32>, parallel: bool) {
+    let (mr, nr) = (kern.mr, kern.nr);
+    let par = parallel && m.saturating_mul(n).saturating_mul(k) >= PAR_MIN_FLOPS;
+    let mpanels = m.div_ceil(mr);
+    let mut abuf: Vec<f32> = Vec::new();
+    let mut bbuf: Vec<f32> = Vec::new();
+    let mut pc = 0;
+    while pc < k {
+        let kc = KCF.min(k - pc);
+        let beta_here = if pc == 0 { beta } else { 1.0 };
+        let ap = SyncPtr(aligned(&mut abuf, mpanels * mr * kc));
+        // Pack all of A's rows for this slice (each panel independently, so in parallel).
+        let grain = if par && m * kc >= 1 << 15 { 1 } else { mpanels };
+        parallel_for(mpanels, grain, &|r| {
+            let ap = ap;
+            let mut scratch = Vec::new();
+            for pnl in r {
+                let rows = mr.min(m - pnl * mr);
+                // SAFETY: panel `pnl` of the packed buffer belongs to this worker.
+                unsafe { pack_a_panel(kern, ap.0.add(pnl * mr * kc), a, pnl * mr, rows, mr, pc, kc, &mut scratch) };
+            }
+        });
+        let mut jc = 0;
+        while jc < n {
+            let nc = NCF.min(n - jc);
+            let npanels = nc.div_ceil(nr);
+            let bp = SyncPtr(aligned(&mut bbuf, npanels * nr * kc));
+            let grain = if par && nc * kc >= 1 << 15 { 1 } else { npanels };
+            parallel_for(npanels, grain, &|r| {
+                let bp = bp;
+                let mut scratch = Vec::new();
+                for pnl in r {
+                    let cols = nr.min(nc - pnl * nr);
+                    // SAFETY: panel `pnl` of the packed buffer belongs to this worker.
+                    unsafe { pack_b_panel(kern, bp.0.add(pnl * nr * kc), b, jc + pnl * nr, cols, nr, pc, kc, &mut scratch) };
+                }
+            });
+            let (tm, tn) = (mpanels.div_ceil(TASK_PANELS_M), npanels.div_ceil(TASK_PANELS_N));
+            let cp = SyncPtr(c.ptr);
+            parallel_for(tm * tn, if par { 1 } else { tm * tn }, &|r| {
+                let (ap, bp, cp) = (ap, bp, cp);
+                for t in r {
+                    let (ti, tj) = (t / tn, t % tn);
+                    let ip_end = ((ti + 1) * TASK_PANELS_M).min(mpanels);
+                    let jp_end = ((tj + 1) * TASK_PANELS_N).min(npanels);
+                    for ip in ti * TASK_PANELS_M..ip_end {
+                        // A micro-panel stays in L1 while B micro-panels stream from L2.
+                        for jp in tj * TASK_PANELS_N..jp_end {
+                            let (i, j) = (ip * mr, jc + jp * nr);
+                            // SAFETY: the packed panels hold mr·kc / nr·kc floats; tile
+                            // (i, j) of C belongs to this task alone.
+                            unsafe {
+                                tile(kern, kc, ap.0.add(ip * mr * kc), bp.0.add(jp * nr * kc), cp.0, c.ldc, i, j, mr.min(m - i), nr.min(n - j), alpha, beta_here)
+                            };
+                        }
+                    }
+                }
+            });
+            jc += nc;
+        }
+        pc += kc;
+    }
+}
+
+/// One register tile at C(i, j) with `rows × cols` valid; edge tiles go through scratch so
+/// the kernel never writes outside C.
+#[allow(clippy::too_many_arguments)]
+#[inline(always)]
+unsafe fn tile(kern: &F32Kernels, kc: usize, ap: *const f32, bp: *const f32, c: *mut f32, ldc: usize, i: usize, j: usize, rows: usize, cols: usize, alpha: f32, beta: f32) {
+    let dst = c.add(i * ldc + j);
+    if rows == kern.mr && cols == kern.nr {
+        (kern.micro)(kc, ap, bp, dst, ldc, alpha, beta);
+        return;
+    }
+    let mut t = [0f32; MAX_TILE];
+    (kern.micro)(kc, ap, bp, t.as_mut_ptr(), kern.nr, 1.0, 0.0);
+    for r in 0..rows {
+        let row = dst.add(r * ldc);
+        for cc in 0..cols {
+            let v = alpha * t[r * kern.nr + cc];
+            *row.add(cc) = if beta == 0.0 { v } else { v + beta * *row.add(cc) };
+        }
+    }
+}
+
+/// Packs rows `i0..i0+rows` of A over `pc..pc+kc` into one `[p][r]` panel of `mr` rows
+/// (zero rows past the edge).
+#[allow(clippy::too_many_arguments)]
+unsafe fn pack_a_panel<S: Widen>(kern: &F32Kernels, dst: *mut f32, a: MatRef<S>, i0: usize, rows: usize, mr: usize, pc: usize, kc: usize, scratch: &mut Vec<f32>) {
+    if rows < mr {
+        core::ptr::write_bytes(dst, 0, mr * kc);
+    }
+    if a.rs == 1 {
+        // Column-major A (a transposed view): each step of p is a contiguous run of rows.
+        for p in 0..kc {
+            S::widen(kern, a.ptr.offset(i0 as isize + (pc + p) as isize * a.cs), dst.add(p * mr), rows);
+        }
+    } else if a.cs == 1 {
+        // Row-major A: widen each row's run, then transpose it into the panel.
+        if scratch.len() < kc {
+            scratch.resize(kc, 0.0);
+        }
+        for r in 0..rows {
+            let src = a.ptr.offset((i0 + r) as isize * a.rs + pc as isize);
+            let run: *const f32 = if S::IS_F32 {
+                src as *const f32
+            } else {
+                S::widen(kern, src, scratch.as_mut_ptr(), kc);
+                scratch.as_ptr()
+            };
+            for p in 0..kc {
+                *dst.add(p * mr + r) = *run.add(p);
+            }
+        }
+    } else {
+        for p in 0..kc {
+            for r in 0..rows {
+                *dst.add(p * mr + r) = a.at(i0 + r, pc + p).load();
+            }
+        }
+    }
+}
+
+/// Packs columns `j0..j0+cols` of B over `pc..pc+kc` into one `[p][c]` panel of `nr`
+/// columns (zero columns past the edge).
+#[allow(clippy::too_many_arguments)]
+unsafe fn pack_b_panel<S: Widen>(kern: &F32Kernels, dst: *mut f32, b: MatRef<S>, j0: usize, cols: usize, nr: usize, pc: usize, kc: usize, scratch: &mut Vec<f32>) {
+    if cols < nr {
+        core::ptr::write_bytes(dst, 0, nr * kc);
+    }
+    if b.cs == 1 {
+        // Row-major B: each row's run of columns is contiguous.
+        for p in 0..kc {
+            S::widen(kern, b.ptr.offset((pc + p) as isize * b.rs + j0 as isize), dst.add(p * nr), cols);
+        }
+    } else if b.rs == 1 {
+        // B = Wᵀ with W row-major (the Linear layer layout): each column is a contiguous run.
+        if scratch.len() < kc {
+            scratch.resize(kc, 0.0);
+        }
+        for cc in 0..cols {
+            let src = b.ptr.offset((j0 + cc) as isize * b.cs + pc as isize);
+            let run: *const f32 = if S::IS_F32 {
+                src as *const f32
+            } else {
+                S::widen(kern, src, scratch.as_mut_ptr(), kc);
+                scratch.as_ptr()
+            };
+            for p in 0..kc {
+                *dst.add(p * nr + cc) = *run.add(p);
+            }
+        }
+    } else {
+        for p in 0..kc {
+            for cc in 0..cols {
+                *dst.add(p * nr + cc) = b.at(pc + p, j0 + cc).load();
+            }
+        }
+    }
+}
+
+/// Elements of a converted (f16/bf16) matrix tile handled at once by the GEMV (16 KiB of f32).
+const GEMV_TILE: usize = 4096;
+/// Output elements per GEMV work item.
+const GEMV_CHUNK: usize = 64;
+
+/// One output row or column: `y = alpha·W·x + beta·y` where W is A (n == 1) or Bᵀ (m == 1).
+/// False when W has no unit stride (the blocked path packs it instead).
+#[allow(clippy::too_many_arguments)]
+unsafe fn gemv<S: Widen>(kern: &F32Kernels, m: usize, n: usize, k: usize, alpha: f32, a: MatRef<S>, b: MatRef<S>, beta: f32, c: MatMut<f32>, parallel: bool) -> bool {
+    // W(j, p) at w + j·wj + p·wp; x(p) at xv + p·xs; y(j) at c + j·ys.
+    let (len, w, wj, wp, xv, xs, ys) = if m == 1 { (n, b.ptr, b.cs, b.rs, a.ptr, a.cs, 1) } else { (m, a.ptr, a.rs, a.cs, b.ptr, b.rs, c.ldc) };
+    let rows_contiguous = wp == 1;
+    if !rows_contiguous && wj != 1 {
+        return false;
+    }
+    let x: Vec<f32> = (0..k).map(|p| core::ptr::read_unaligned(xv.offset(p as isize * xs)).load()).collect();
+    let mut y = alloc::vec![0f32; len];
+    let (xp, yp, wp_) = (SyncPtr(x.as_ptr() as *mut f32), SyncPtr(y.as_mut_ptr()), SyncPtr(w as *mut S));
+    let chunks = len.div_ceil(GEMV_CHUNK);
+    let per_chunk = GEMV_CHUNK.saturating_mul(k);
+    let grain = if parallel && len.saturating_mul(k) >= 1 << 16 { (1usize << 15).div_ceil(per_chunk).max(1) } else { chunks };
+    parallel_for(chunks, grain, &|r| {
+        let (xp, yp, w) = (xp, yp, wp_);
+        let (j0, j1) = (r.start * GEMV_CHUNK, (r.end * GEMV_CHUNK).min(len));
+        let mut scratch: Vec<f32> = Vec::new();
+        // SAFETY: outputs j0..j1 belong to this worker; W and x are read within their views.
+        unsafe {
+            if rows_contiguous {
+                gemv_dots::<S>(kern, j0, j1, k, w.0, wj, xp.0, yp.0, &mut scratch)
+            } else {
+                gemv_axpys::<S>(kern, j0, j1, k, w.0, wp, xp.0, yp.0, &mut scratch)
+            }
+        }
+    });
+    for (j, &v) in y.iter().enumerate() {
+        let o = c.ptr.add(j * ys);
+        *o = if beta == 0.0 { alpha * v } else { alpha * v + beta * *o };
+    }
+    true
+}
+
+/// `y[j] += Σ_p W(j, p)·x[p]` for j in j0..j1, rows of W contiguous (stride wj).
+#[allow(clippy::too_many_arguments)]
+unsafe fn gemv_dots<S: Widen>(kern: &F32Kernels, j0: usize, j1: usize, k: usize, w: *const S, wj: isize, x: *const f32, y: *mut f32, scratch: &mut Vec<f32>) {
+    if S::IS_F32 {
+        (kern.dots)(j1 - j0, k, w.offset(j0 as isize * wj) as *const f32, wj, x, y.add(j0));
+        return;
+    }
+    // Widen a few rows × a run of k at a time into an L1-sized tile, then dot it.
+    let kt = k.min(GEMV_TILE);
+    let rt = (GEMV_TILE / kt).max(1);
+    scratch.resize(rt * kt, 0.0);
+    let mut j = j0;
+    while j < j1 {
+        let rows = rt.min(j1 - j);
+        let mut p = 0;
+        while p < k {
+            let kk = kt.min(k - p);
+            for r in 0..rows {
+                S::widen(kern, w.offset((j + r) as isize * wj + p as isize), scratch.as_mut_ptr().add(r * kk), kk);
+            }
+            (kern.dots)(rows, kk, scratch.as_ptr(), kk as isize, x.add(p), y.add(j));
+            p += kk;
+        }
+        j += rows;
+    }
+}
+
+/// `y[j] += Σ_p W(j, p)·x[p]` for j in j0..j1, columns of W contiguous (row p of Wᵀ at p·wp).
+#[allow(clippy::too_many_arguments)]
+unsafe fn gemv_axpys<S: Widen>(kern: &F32Kernels, j0: usize, j1: usize, k: usize, w: *const S, wp: isize, x: *const f32, y: *mut f32, scratch: &mut Vec<f32>) {
+    let jn = j1 - j0;
+    if S::IS_F32 {
+        (kern.axpys)(jn, k, w.add(j0) as *const f32, wp, x, y.add(j0));
+        return;
+    }
+    let pt = (GEMV_TILE / jn).max(1);
+    scratch.resize(pt * jn, 0.0);
+    let mut p = 0;
+    while p < k {
+        let pp = pt.min(k - p);
+        for q in 0..pp {
+            S::widen(kern, w.offset((p + q) as isize * wp + j0 as isize), scratch.as_mut_ptr().add(q * jn), jn);
+        }
+        (kern.axpys)(jn, pp, scratch.as_ptr(), jn as isize, x.add(p), y.add(j0));
+        p += pp;
+    }
+}
+
+/// `out[j] = Σ_p w[j·ld + p]·x[p]` for j < out.len() (p < x.len()), on the GEMV dot kernel of
+/// the active level (a plain loop where it has none). Single-threaded: callers split work.
+/// Rows that do not fit in `w` are left untouched rather than read out of bounds.
+pub(crate) fn dot_rows(w: &[f32], ld: usize, x: &[f32], out: &mut [f32]) {
+    let k = x.len();
+    // Rows j with j·ld + k ≤ w.len() are inside `w`.
+    let fit = if k == 0 { out.len() } else if w.len() < k { 0 } else { ((w.len() - k) / ld.max(1) + 1).min(out.len()) };
+    out[..fit].iter_mut().for_each(|o| *o = 0.0);
+    match f32_kernels(isa()) {
+        // SAFETY: rows j < fit hold k floats at j·ld (checked above); x holds k, out fit.
+        Some(kern) => unsafe { (kern.dots)(fit, k, w.as_ptr(), ld as isize, x.as_ptr(), out.as_mut_ptr()) },
+        None => {
+            for (j, o) in out[..fit].iter_mut().enumerate() {
+                *o = w[j * ld..j * ld + k].iter().zip(x).map(|(a, b)| a * b).sum();
+            }
+        }
+    }
+}
+
+/// `y[j] += Σ_p x[p]·w[p·ld + j]` for j < y.len(), p < x.len(), on the GEMV axpy kernel of the
+/// active level. Single-threaded. Does nothing if `w` is too short for that shape.
+pub(crate) fn axpy_rows(w: &[f32], ld: usize, x: &[f32], y: &mut [f32]) {
+    let (k, n) = (x.len(), y.len());
+    if k == 0 || n == 0 || (k - 1).saturating_mul(ld).saturating_add(n) > w.len() {
+        return;
+    }
+    match f32_kernels(isa()) {
+        // SAFETY: rows p < k hold n floats at p·ld (checked above).
+        Some(kern) => unsafe { (kern.axpys)(n, k, w.as_ptr(), ld as isize, x.as_ptr(), y.as_mut_ptr()) },
+        None => {
+            for (p, &xp) in x.iter().enumerate() {
+                for (yj, &wj) in y.iter_mut().zip(&w[p * ld..p * ld + n]) {
+                    *yj += xp * wj;
+                }
+            }
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+    use alloc::vec;
+
+    /// Deterministic values in [-2, 2) with awkward mantissas (exact in f16 and bf16 after
+    /// rounding, since the reference uses the rounded inputs).
+    fn vals(n: usize, seed: u64) -> Vec<f32> {
+        let mut s = seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1;
+        (0..n)
+            .map(|_| {
+                s ^= s << 13;
+                s ^= s >> 7;
+                s ^= s << 17;
+                ((s >> 40) as f32 / (1u64 << 24) as f32) * 4.0 - 2.0
+            })
+            .collect()
+    }
+
+    /// Runs `C = alpha·A·B + beta·C` at `level` for A and B stored in each of four layouts
+    /// (row-major, column-major, and padded strides in both axes so neither is unit) and checks
+    /// every element against an f64 reference over the same (rounded) inputs. Bound: the
+    /// standard dot-product error `|ĉ − c| ≤ γ·(|alpha|·Σ_p |a_ip·b_pj| + |beta·c_ij|)` with
+    /// γ = (k + 2)·2⁻²³ (f32 accumulation, one rounding per FMA plus the alpha/beta update).
+    fn check<S: GemmIn<f32> + Widen>(level: Isa, m: usize, n: usize, k: usize, from: fn(f32) -> S) {
+        let (alpha, beta) = (1.5f32, -0.5f32);
+        let av: Vec<S> = vals(m * k, 1 + m as u64 * 31 + k as u64).into_iter().map(from).collect();
+        let bv: Vec<S> = vals(k * n, 7 + n as u64 * 17 + k as u64).into_iter().map(from).collect();
+        let c0 = vals(m * n, 99);
+        // (row stride, col stride) for an r×c matrix in each layout; padded ones leave gaps.
+        let layouts = |r: usize, c: usize| [(c as isize, 1isize), (1, r as isize), (2 * c as isize + 3, 2), (2, 2 * r as isize + 1)];
+        for (la, &(ars, acs)) in layouts(m, k).iter().enumerate() {
+            for (lb, &(brs, bcs)) in layouts(k, n).iter().enumerate() {
+                let span = |r: usize, c: usize, rs: isize, cs: isize| (r.max(1) - 1) * rs as usize + (c.max(1) - 1) * cs as usize + 1;
+                let mut ab = vec![from(f32::NAN); span(m, k, ars, acs)];
+                let mut bb = vec![from(f32::NAN); span(k, n, brs, bcs)];
+                for i in 0..m {
+                    for p in 0..k {
+                        ab[i * ars as usize + p * acs as usize] = av[i * k + p];
+                    }
+                }
+                for p in 0..k {
+                    for j in 0..n {
+                        bb[p * brs as usize + j * bcs as usize] = bv[p * n + j];
+                    }
+                }
+                for &bet in &[0.0f32, beta] {
+                    // A NaN output buffer must not leak through beta = 0.
+                    let mut c: Vec<f32> = if bet == 0.0 { vec![f32::NAN; m * n] } else { c0.clone() };
+                    unsafe {
+                        gemm_at(level, m, n, k, alpha, MatRef::new(ab.as_ptr(), ars, acs), MatRef::new(bb.as_ptr(), brs, bcs), bet, MatMut::new(c.as_mut_ptr(), n), true);
+                    }
+                    let gamma = (k as f64 + 2.0) * f64::powi(2.0, -23);
+                    for i in 0..m {
+                        for j in 0..n {
+                            let (mut s, mut mag) = (0f64, 0f64);
+                            for p in 0..k {
+                                let t = av[i * k + p].load() as f64 * bv[p * n + j].load() as f64;
+                                s += t;
+                                mag += t.abs();
+                            }
+                            let cin = if bet == 0.0 { 0.0 } else { c0[i * n + j] as f64 };
+                            let want = alpha as f64 * s + bet as f64 * cin;
+                            let bound = gamma * (alpha.abs() as f64 * mag + (bet as f64 * cin).abs()) + 1e-30;
+                            let got = c[i * n + j] as f64;
+                            assert!(
+                                (got - want).abs() <= bound,
+                                "{level:?} {m}x{n}x{k} layouts {la}/{lb} beta {bet} at ({i},{j}): {got} vs {want} (bound {bound})"
+                            );
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /// Sizes that hit every tail of every tile (MR ∈ {6, 8, 14}, NR ∈ {12, 16, 32}).
+    const EDGES: [usize; 8] = [1, 2, 3, 7, 15, 16, 17, 33];
+
+    /// One test per input type: every available level (portable included) on every
+    /// combination of edge sizes, plus sizes crossing the KC slice and the task blocks.
+    macro_rules! kernel_test {
+        ($name:ident, $t:ty, $from:expr) => {
+            #[test]
+            fn $name() {
+                for level in crate::cpu::isa::available() {
+                    for &m in &EDGES {
+                        for &n in &EDGES {
+                            for &k in &EDGES {
+                                check::<$t>(level, m, n, k, $from);
+                            }
+                        }
+                    }
+                    for &(m, n, k) in &[(120, 530, 300), (1, 300, 530), (300, 1, 257), (29, 45, 600), (2, 4101, 3)] {
+                        check::<$t>(level, m, n, k, $from);
+                    }
+                }
+            }
+        };
+    }
+    kernel_test!(every_level_f32, f32, |x| x);
+    kernel_test!(every_level_f16, f16, f16::from_f32);
+    kernel_test!(every_level_bf16, bf16, bf16::from_f32);
 
     /// The blocked GEMM equals a direct triple loop (f64 reference) on awkward sizes and strides.
     #[test]
