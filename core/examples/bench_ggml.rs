@@ -1,0 +1,141 @@
+//! GGUF quantized matmul (`ops::ggml_matmul`, f32 activations) per weight type, shape, thread
+//! count and ISA level: GEMV (m = 1) and GEMM (m = 128 / 512), printing GB/s of weight bytes
+//! and GFLOP/s beside llama.cpp's test-backend-ops MUL_MAT anchor (quoted from
+//! shared/anchors/llamacpp/RESULTS.md, 2 threads, same machine kind). If the anchor binary
+//! exists it is run in the same invocation (`--anchor PATH`, default
+//! /tmp/llama/anchor-bin/test-backend-ops-anchor) and its lines are printed too.
+//!
+//! `cargo run --release -p mlx-arm-core --example bench_ggml [-- --quick] [--gemm-m 512]`
+//! `--quick`: 4096×4096 and the SmolLM shapes only, GEMM at the best ISA only.
+
+#[path = "common/mod.rs"]
+mod common;
+use mlx_arm_core::cpu::isa::{self, Isa};
+use mlx_arm_core::parallel::set_num_threads;
+use mlx_arm_core::quant::ggml::quantize_row;
+use mlx_arm_core::quant::GgmlType as T;
+use mlx_arm_core::{ops, Array, DType};
+
+fn fill(n: usize, seed: u32) -> Vec<f32> {
+    (0..n as u32).map(|i| ((i.wrapping_mul(2654435761) ^ seed) % 2001) as f32 / 1000.0 - 1.0).collect()
+}
+
+/// `n` rows of `k`: 16 distinct quantized rows repeated (quantizing a whole 4096×14336 matrix
+/// with the portable K-quant search takes longer than the benchmark).
+fn weights(ty: T, n: usize, k: usize) -> Array {
+    let rb = ty.row_bytes(k).unwrap();
+    let mut distinct = vec![0u8; 16 * rb];
+    for (r, dst) in distinct.chunks_exact_mut(rb).enumerate() {
+        quantize_row(ty, &fill(k, 11 + r as u32), dst).unwrap();
+    }
+    let mut all = Vec::with_capacity(n * rb);
+    for r in 0..n {
+        all.extend_from_slice(&distinct[(r % 16) * rb..(r % 16 + 1) * rb]);
+    }
+    let a = Array::from_bytes(&all, &[n, rb], DType::Uint8).unwrap();
+    a.eval().unwrap();
+    a
+}
+
+/// llama.cpp MUL_MAT GFLOP/s at 2 threads (RESULTS.md): (GEMV, GEMM n=512) for k = 4096 and
+/// k = 14336 (weights 4096 × k).
+fn anchor(ty: T, k: usize) -> Option<(f64, f64)> {
+    match (ty, k) {
+        (T::Q4_0, 4096) => Some((69.0, 131.0)),
+        (T::Q8_0, 4096) => Some((80.2, 188.0)),
+        (T::Q4_K, 4096) => Some((128.0, 435.0)),
+        (T::Q4_0, 14336) => Some((47.6, 149.0)),
+        (T::Q8_0, 14336) => Some((38.3, 176.0)),
+        (T::Q4_K, 14336) => Some((46.4, 515.0)),
+        _ => None,
+    }
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    let arg = |k: &str| args.iter().position(|a| a == k).and_then(|i| args.get(i + 1)).cloned();
+    let quick = args.iter().any(|a| a == "--quick");
+    let gemm_m: usize = arg("--gemm-m").and_then(|s| s.parse().ok()).unwrap_or(128);
+    let anchor_bin = arg("--anchor").unwrap_or_else(|| "/tmp/llama/anchor-bin/test-backend-ops-anchor".into());
+
+    let mut shapes = vec![(4096usize, 4096usize), (1536, 576), (576, 1536)];
+    if !quick {
+        shapes.insert(1, (4096, 14336));
+    }
+    let levels = isa::available();
+    let best = *levels.last().unwrap();
+    println!("ggml_matmul, f32 activations; weights n×k; ISA levels here: {:?}", levels.iter().map(|l| l.name()).collect::<Vec<_>>());
+    println!(
+        "{:<6} {:>11} {:>5} {:>9} {:>3} | {:>9} {:>8} {:>9} | {:>8} {:>7}",
+        "type", "n×k", "m", "isa", "thr", "ms", "GB/s", "GFLOP/s", "anchor", "ratio"
+    );
+    for ty in [T::Q4_0, T::Q4_1, T::Q8_0, T::Q4_K, T::Q6_K] {
+        for &(n, k) in &shapes {
+            if k % ty.block_len() != 0 {
+                continue; // K-quants need k % 256 == 0 (SmolLM's 576 is not)
+            }
+            let w = weights(ty, n, k);
+            let bytes = (ty.row_bytes(k).unwrap() * n) as f64;
+            let mut ms = vec![1usize];
+            if n * k >= 4096 * 4096 {
+                ms.push(gemm_m);
+            }
+            for &m in &ms {
+                let x = Array::from_slice(&fill(m * k, 5), &[m, k]).unwrap();
+                x.eval().unwrap();
+                for &level in &levels {
+                    if m > 1 && (quick || level == Isa::Portable) && level != best {
+                        continue;
+                    }
+                    isa::set_isa(level).unwrap();
+                    for threads in [1usize, 2] {
+                        if m > 1 && level == Isa::Portable && threads == 1 {
+                            continue;
+                        }
+                        set_num_threads(threads);
+                        let runs = if m == 1 { 15 } else { 3 };
+                        let t = common::median_seconds(1, runs, || ops::ggml_matmul(&x, &w, ty, k).unwrap().eval().unwrap());
+                        let gflops = 2.0 * (m * n * k) as f64 / t / 1e9;
+                        let (a, ratio) = match (anchor(ty, k), threads == 2 && n == 4096, m) {
+                            (Some((g1, _)), true, 1) => (format!("{g1:.1}"), format!("{:.2}", gflops / g1)),
+                            (Some((_, gm)), true, _) => (format!("{gm:.0}*"), format!("{:.2}", gflops / gm)),
+                            _ => ("–".into(), "–".into()),
+                        };
+                        println!(
+                            "{:<6} {:>11} {:>5} {:>9} {:>3} | {:>9.3} {:>8.2} {:>9.1} | {:>8} {:>7}",
+                            ty.name(),
+                            format!("{n}×{k}"),
+                            m,
+                            level.name(),
+                            threads,
+                            t * 1e3,
+                            bytes / t / 1e9,
+                            gflops,
+                            a,
+                            ratio
+                        );
+                    }
+                }
+            }
+        }
+    }
+    set_num_threads(0);
+    println!("anchor = llama.cpp test-backend-ops MUL_MAT GFLOP/s, 2 threads (RESULTS.md); * = its GEMM is n=512");
+    if std::path::Path::new(&anchor_bin).exists() {
+        println!("\n--- {anchor_bin} perf -o MUL_MAT -b CPU (GGML_N_THREADS=2), this run:");
+        match std::process::Command::new(&anchor_bin)
+            .args(["perf", "-o", "MUL_MAT", "-b", "CPU"])
+            .env("GGML_N_THREADS", "2")
+            .output()
+        {
+            Ok(out) => {
+                for line in String::from_utf8_lossy(&out.stdout).lines() {
+                    if line.contains("MUL_MAT") && (line.contains("q4_0") || line.contains("q8_0") || line.contains("q4_K") || line.contains("q4_1") || line.contains("q6_K")) {
+                        println!("{line}");
+                    }
+                }
+            }
+            Err(e) => println!("(could not run: {e})"),
+        }
+    }
+}
