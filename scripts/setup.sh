@@ -157,4 +157,15 @@ PY
 fi
 step_done "default model"
 
+# --- The mlx-arm command ----------------------------------------------------------------------------
+# A release build of the CLI, linked into ~/.cargo/bin (on PATH once rustup is) so that the
+# README's `mlx-arm generate "…"` works as written.
+step "mlx-arm command"
+TARGET_DIR="${CARGO_TARGET_DIR:-$REPO_ROOT/target}"
+(cd "$REPO_ROOT" && cargo build --release -q -p mlx-arm-cli)
+mkdir -p "$HOME/.cargo/bin"
+ln -sf "$TARGET_DIR/release/mlx-arm" "$HOME/.cargo/bin/mlx-arm"
+echo "mlx-arm -> $TARGET_DIR/release/mlx-arm"
+step_done "mlx-arm command"
+
 printf '\n==== setup: total %ss\n' "$((SECONDS - SETUP_START))"

@@ -167,7 +167,10 @@ struct Session {
 
 fn open(args: &ModelArgs) -> Result<Session> {
     if let Some(n) = args.threads {
-        mlx_arm_core::parallel::set_num_threads(n)?;
+        if n == 0 {
+            return Err(Error::invalid("mlx-arm", "--threads must be at least 1"));
+        }
+        mlx_arm_core::parallel::set_num_threads(n);
     }
     match args.device.as_str() {
         "cpu" => mlx_arm_core::device::set_default_device(Device::CPU)?,
@@ -210,8 +213,8 @@ impl Session {
     fn chat_prompt(&self, messages: &[Message]) -> Result<String> {
         match self.tokenizer.chat_template() {
             Some(t) => {
-                let bos = self.tokenizer.bos_id().map(|id| self.tokenizer.token_text(id)).transpose()?.unwrap_or_default();
-                let eos = self.tokenizer.eos_ids().first().map(|&id| self.tokenizer.token_text(id)).transpose()?.unwrap_or_default();
+                let bos = self.tokenizer.bos_id().map(|id| self.tokenizer.token_text(id)).transpose()?.unwrap_or_default().to_string();
+                let eos = self.tokenizer.eos_ids().first().map(|&id| self.tokenizer.token_text(id)).transpose()?.unwrap_or_default().to_string();
                 chat::render(t, messages, true, &bos, &eos)
             }
             None => Ok(messages.last().map(|m| m.content.clone()).unwrap_or_default()),
