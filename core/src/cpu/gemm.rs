@@ -491,11 +491,12 @@ unsafe fn blocked<S: Widen>(kern: &F32Kernels, m: usize, n: usize, k: usize, alp
                     for ip in ti * TASK_PANELS_M..ip_end {
                         // A micro-panel stays in L1 while B micro-panels stream from L2.
                         for jp in tj * TASK_PANELS_N..jp_end {
+                            // Columns end at this NCF block's end (nr need not divide NCF).
                             let (i, j) = (ip * mr, jc + jp * nr);
                             // SAFETY: the packed panels hold mr·kc / nr·kc floats; tile
                             // (i, j) of C belongs to this task alone.
                             unsafe {
-                                tile(kern, kc, ap.0.add(ip * mr * kc), bp.0.add(jp * nr * kc), cp.0, c.ldc, i, j, mr.min(m - i), nr.min(n - j), alpha, beta_here)
+                                tile(kern, kc, ap.0.add(ip * mr * kc), bp.0.add(jp * nr * kc), cp.0, c.ldc, i, j, mr.min(m - i), nr.min(jc + nc - j), alpha, beta_here)
                             };
                         }
                     }
@@ -825,7 +826,7 @@ mod tests {
                             }
                         }
                     }
-                    for &(m, n, k) in &[(120, 530, 300), (1, 300, 530), (300, 1, 257), (29, 45, 600), (2, 4101, 3)] {
+                    for &(m, n, k) in &[(120, 530, 300), (1, 300, 530), (300, 1, 257), (29, 45, 600), (2, 4101, 3), (3, 8200, 2)] {
                         check::<$t>(level, m, n, k, $from);
                     }
                 }
