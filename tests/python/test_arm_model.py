@@ -58,7 +58,7 @@ def test_greedy_ids_equal_llamacpp(model, goldens):
     assert case["prompt"] == "The capital of France is"
     assert model.generate_ids(case["ids"], max_tokens=5) == case["greedy"][:5]
     st = model.stats
-    assert st["prompt_tokens"] == len(case["ids"]) and st["generation_tokens"] == 16
+    assert st["prompt_tokens"] == len(case["ids"]) and st["generation_tokens"] == 5
     assert st["stop_reason"] == "length" and st["generation_tps"] > 0
 
 
