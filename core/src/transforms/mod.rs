@@ -55,10 +55,10 @@ pub type Fun<'a> = &'a dyn Fn(&[Array]) -> Result<Vec<Array>>;
 
 /// A stand-in for `p`: the same values through an identity op, marked as tracer. The op links
 /// the tracer to `p`, so a transform of a transform (grad of grad) differentiates through it.
-fn make_tracer(p: &Array) -> Array {
+fn make_tracer(p: &Array) -> Result<Array> {
     let shape = p.shape().to_vec();
     let mut v = Array::from_op_traced(Primitive::Shape(ShapeOp::Reshape), vec![p.clone()], vec![(shape, p.dtype())], true);
-    v.pop().expect("one output was requested")
+    v.pop().ok_or_else(|| Error::runtime("vjp", "tracer op made no output"))
 }
 
 fn node_key(a: &Array) -> usize {
@@ -146,7 +146,7 @@ fn trace_inputs(primals: &[Array], argnums: &[usize], op: &'static str) -> Resul
     let mut inputs = primals.to_vec();
     let mut tracers = Vec::with_capacity(argnums.len());
     for &i in argnums {
-        let t = make_tracer(&primals[i]);
+        let t = make_tracer(&primals[i])?;
         inputs[i] = t.clone();
         tracers.push(t);
     }
