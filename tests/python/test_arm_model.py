@@ -31,13 +31,9 @@ def _model_or_skip():
     return path
 
 
-from mlx.core._ffi import exported  # noqa: E402
 
 # The text functions arrive with the tokenizer (lm/src/tokenizer); until the library exports
 # them, the tests that need text are skipped with this reason.
-needs_text = pytest.mark.skipif(not exported("mlx_arm_model_tokenize"),
-                                reason="SKIPPED: this libmlx_arm has no tokenizer functions yet")
-
 
 @pytest.fixture(scope="module")
 def model():
@@ -62,14 +58,12 @@ def test_greedy_ids_equal_llamacpp(model, goldens):
     assert st["stop_reason"] == "length" and st["generation_tps"] > 0
 
 
-@needs_text
 def test_tokenize_equals_llamacpp(model, goldens):
     for case in goldens:
         assert model.tokenize(case["prompt"]) == case["ids"], case["prompt"]
         assert model.detokenize(case["ids"]) == case["prompt"]
 
 
-@needs_text
 def test_generate_text_greedy_is_the_golden_text(model, goldens):
     case = goldens[0]
     want = model.detokenize(case["greedy"][:5])
@@ -80,7 +74,6 @@ def test_generate_text_greedy_is_the_golden_text(model, goldens):
     assert model.generate(case["prompt"], max_tokens=5, chat=False) == want
 
 
-@needs_text
 def test_stream_stops_early(model):
     seen = []
     text = model.generate("The capital of France is", max_tokens=5, chat=False,
@@ -93,7 +86,6 @@ def test_stream_stops_early(model):
     assert first
 
 
-@needs_text
 def test_callback_exception_propagates(model):
     def boom(piece):
         raise KeyError("from the callback")
@@ -102,7 +94,6 @@ def test_callback_exception_propagates(model):
         model.generate("Hi", max_tokens=4, chat=False, stream=boom)
 
 
-@needs_text
 def test_chat_template_equals_jinja2(model):
     with open(CHAT, encoding="utf-8") as f:
         g = json.load(f)
@@ -116,7 +107,6 @@ def test_chat_template_equals_jinja2(model):
     assert model.generate(msgs[0]["content"], max_tokens=8) == model.detokenize(model.generate_ids(ids, max_tokens=8))
 
 
-@needs_text
 def test_sampling_is_seeded(model):
     kw = dict(max_tokens=6, temp=0.9, top_k=50, top_p=0.95, chat=False)
     a = model.generate("Once upon a time", seed=3, **kw)
@@ -129,7 +119,6 @@ def test_info(model):
         ("llama", 30, 576, 9, 3, 49152, 8192)
 
 
-@needs_text
 def test_errors(model, tmp_path):
     with pytest.raises(FileNotFoundError):
         arm.Model.load(str(tmp_path / "missing.gguf"))
@@ -173,7 +162,6 @@ def test_from_gguf_bytes_matches_file(model, goldens):
         assert m.generate_ids(goldens[0]["ids"], max_tokens=4) == goldens[0]["greedy"][:4]
 
 
-@needs_text
 def test_command_line(model):
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join([p for p in sys.path if p])
