@@ -31,10 +31,6 @@ def _model_or_skip():
     return path
 
 
-
-# The text functions arrive with the tokenizer (lm/src/tokenizer); until the library exports
-# them, the tests that need text are skipped with this reason.
-
 @pytest.fixture(scope="module")
 def model():
     _model_or_skip()
