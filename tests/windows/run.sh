@@ -19,6 +19,9 @@ CC=x86_64-w64-mingw32-gcc
 WINE="${WINE:-/usr/lib/wine/wine64}"
 export WINEPREFIX="${MLX_ARM_WINEPREFIX:-/tmp/mlx-arm-wine-$(id -u)}"
 export WINEDEBUG=-all WINEDLLOVERRIDES="mscoree,mshtml="  # no Mono/Gecko install prompts
+# Wine does not pass $HOME on, so test_model is told where setup.sh put the default model,
+# as a Windows path on wine's Z: drive (the Unix root).
+export MLX_ARM_MODEL_DIR="Z:${MLX_ARM_MODEL_DIR:-$HOME/.cache/mlx-arm/models}"
 
 fail() { echo "windows: FAIL: $1" >&2; exit 1; }
 
