@@ -752,16 +752,32 @@ mod tests {
             .collect()
     }
 
-    /// Runs `C = alpha·A·B + beta·C` at `level` for A and B stored in each of four layouts
-    /// (row-major, column-major, and padded strides in both axes so neither is unit) and checks
-    /// every element against an f64 reference over the same (rounded) inputs. Bound: the
-    /// standard dot-product error `|ĉ − c| ≤ γ·(|alpha|·Σ_p |a_ip·b_pj| + |beta·c_ij|)` with
+    /// Runs `C = alpha·A·B + beta·C` at every level of `levels` for A and B stored in each of
+    /// four layouts (row-major, column-major, and padded strides in both axes so neither is unit)
+    /// and checks every element against an f64 reference over the same (rounded) inputs. Bound:
+    /// the standard dot-product error `|ĉ − c| ≤ γ·(|alpha|·Σ_p |a_ip·b_pj| + |beta·c_ij|)` with
     /// γ = (k + 2)·2⁻²³ (f32 accumulation, one rounding per FMA plus the alpha/beta update).
-    fn check<S: GemmIn<f32> + Widen>(level: Isa, m: usize, n: usize, k: usize, from: fn(f32) -> S) {
+    /// The reference sums depend only on the shape, so they are computed once: the test's cost
+    /// stays the kernels' own even under qemu.
+    fn check<S: GemmIn<f32> + Widen>(levels: &[Isa], m: usize, n: usize, k: usize, from: fn(f32) -> S) {
         let (alpha, beta) = (1.5f32, -0.5f32);
         let av: Vec<S> = vals(m * k, 1 + m as u64 * 31 + k as u64).into_iter().map(from).collect();
         let bv: Vec<S> = vals(k * n, 7 + n as u64 * 17 + k as u64).into_iter().map(from).collect();
         let c0 = vals(m * n, 99);
+        // Σ_p a_ip·b_pj and Σ_p |a_ip·b_pj| for each (i, j).
+        let mut reference = vec![(0f64, 0f64); m * n];
+        for i in 0..m {
+            for p in 0..k {
+                let a = av[i * k + p].load() as f64;
+                for j in 0..n {
+                    let t = a * bv[p * n + j].load() as f64;
+                    let r = &mut reference[i * n + j];
+                    r.0 += t;
+                    r.1 += t.abs();
+                }
+            }
+        }
+        let gamma = (k as f64 + 2.0) * f64::powi(2.0, -23);
         // (row stride, col stride) for an r×c matrix in each layout; padded ones leave gaps.
         let layouts = |r: usize, c: usize| [(c as isize, 1isize), (1, r as isize), (2 * c as isize + 3, 2), (2, 2 * r as isize + 1)];
         for (la, &(ars, acs)) in layouts(m, k).iter().enumerate() {
@@ -779,27 +795,20 @@ mod tests {
                         bb[p * brs as usize + j * bcs as usize] = bv[p * n + j];
                     }
                 }
-                for &bet in &[0.0f32, beta] {
-                    // A NaN output buffer must not leak through beta = 0.
-                    let mut c: Vec<f32> = if bet == 0.0 { vec![f32::NAN; m * n] } else { c0.clone() };
-                    unsafe {
-                        gemm_at(level, m, n, k, alpha, MatRef::new(ab.as_ptr(), ars, acs), MatRef::new(bb.as_ptr(), brs, bcs), bet, MatMut::new(c.as_mut_ptr(), n), true);
-                    }
-                    let gamma = (k as f64 + 2.0) * f64::powi(2.0, -23);
-                    for i in 0..m {
-                        for j in 0..n {
-                            let (mut s, mut mag) = (0f64, 0f64);
-                            for p in 0..k {
-                                let t = av[i * k + p].load() as f64 * bv[p * n + j].load() as f64;
-                                s += t;
-                                mag += t.abs();
-                            }
-                            let cin = if bet == 0.0 { 0.0 } else { c0[i * n + j] as f64 };
+                for &level in levels {
+                    for &bet in &[0.0f32, beta] {
+                        // A NaN output buffer must not leak through beta = 0.
+                        let mut c: Vec<f32> = if bet == 0.0 { vec![f32::NAN; m * n] } else { c0.clone() };
+                        unsafe {
+                            gemm_at(level, m, n, k, alpha, MatRef::new(ab.as_ptr(), ars, acs), MatRef::new(bb.as_ptr(), brs, bcs), bet, MatMut::new(c.as_mut_ptr(), n), true);
+                        }
+                        for (idx, (&got, &(s, mag))) in c.iter().zip(&reference).enumerate() {
+                            let cin = if bet == 0.0 { 0.0 } else { c0[idx] as f64 };
                             let want = alpha as f64 * s + bet as f64 * cin;
                             let bound = gamma * (alpha.abs() as f64 * mag + (bet as f64 * cin).abs()) + 1e-30;
-                            let got = c[i * n + j] as f64;
+                            let (i, j) = (idx / n.max(1), idx % n.max(1));
                             assert!(
-                                (got - want).abs() <= bound,
+                                (got as f64 - want).abs() <= bound,
                                 "{level:?} {m}x{n}x{k} layouts {la}/{lb} beta {bet} at ({i},{j}): {got} vs {want} (bound {bound})"
                             );
                         }
@@ -818,17 +827,16 @@ mod tests {
         ($name:ident, $t:ty, $from:expr) => {
             #[test]
             fn $name() {
-                for level in crate::cpu::isa::available() {
-                    for &m in &EDGES {
-                        for &n in &EDGES {
-                            for &k in &EDGES {
-                                check::<$t>(level, m, n, k, $from);
-                            }
+                let levels = crate::cpu::isa::available();
+                for &m in &EDGES {
+                    for &n in &EDGES {
+                        for &k in &EDGES {
+                            check::<$t>(&levels, m, n, k, $from);
                         }
                     }
-                    for &(m, n, k) in &[(120, 530, 300), (1, 300, 530), (300, 1, 257), (29, 45, 600), (2, 4101, 3), (3, 8200, 2)] {
-                        check::<$t>(level, m, n, k, $from);
-                    }
+                }
+                for &(m, n, k) in &[(120, 530, 300), (1, 300, 530), (300, 1, 257), (29, 45, 600), (2, 4101, 3), (3, 8200, 2)] {
+                    check::<$t>(&levels, m, n, k, $from);
                 }
             }
         };
