@@ -248,7 +248,7 @@ sec_windows() {
 }
 
 # Fuzz targets (fuzz/, cargo-fuzz on nightly): build them, then run each for FUZZ_SECONDS
-# (default 20) on a fresh corpus seeded by fuzz/make_seeds.py. They build into
+# (default 10) on a fresh corpus seeded by fuzz/make_seeds.py. They build into
 # $TARGET_DIR/x86_64-unknown-linux-gnu (cargo-fuzz always names the triple, so the
 # instrumented build never mixes with the host build in $TARGET_DIR/debug). A crash, an allocation over
 # 512 MB or an input slower than 10 s fails the section; reproducers are kept under
@@ -258,7 +258,7 @@ sec_fuzz() {
   need_tool python3
   rustup toolchain list 2>/dev/null | grep -q '^nightly' || missing_dep "rust nightly toolchain"
   cargo fuzz --version >/dev/null 2>&1 || missing_dep "cargo-fuzz"
-  local secs="${FUZZ_SECONDS:-20}" work="$STATE_DIR/fuzz" arts="$TARGET_DIR/fuzz-artifacts" t failed=()
+  local secs="${FUZZ_SECONDS:-10}" work="$STATE_DIR/fuzz" arts="$TARGET_DIR/fuzz-artifacts" t failed=()
   local fz=(cargo +nightly fuzz)
   python3 fuzz/make_seeds.py "$work/seeds"
   "${fz[@]}" build --target-dir "$TARGET_DIR"
