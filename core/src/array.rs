@@ -364,8 +364,17 @@ impl Array {
         crate::eval::eval(core::slice::from_ref(self))
     }
 
-    /// The materialized data, evaluating first if needed.
+    /// The materialized data, evaluating first if needed, with its host bytes current (a
+    /// buffer a backend keeps on its device is brought to the host: see docs/GPU.md).
     pub fn data(&self) -> Result<Data> {
+        let d = self.data_on_device()?;
+        d.buf.ensure_host()?;
+        Ok(d)
+    }
+
+    /// The materialized data, evaluating first if needed, wherever its buffer lives: for
+    /// backends, which read their own device buffers without moving them to the host.
+    pub fn data_on_device(&self) -> Result<Data> {
         if let Some(d) = self.ready_data() {
             return Ok(d);
         }
@@ -455,6 +464,7 @@ impl Array {
                 d.offset == 0
                     && d.buf.len() == nbytes
                     && !d.buf.is_external()
+                    && d.buf.is_host()
                     && Arc::strong_count(&d.buf) == 1
                     && d.is_row_contiguous(&self.node.shape)
             }

@@ -1,13 +1,19 @@
 //! Refcounted memory: [`Buffer`]s come from a pluggable [`Allocator`] (64-byte aligned host memory
 //! by default) or wrap external bytes (a memory-mapped file, a firmware flash region) without a copy.
 //! Active/peak statistics and a memory limit that turns into an error, never an abort.
+//!
+//! A backend may also own a buffer's storage ([`DeviceMemory`], see docs/GPU.md): then the host
+//! bytes are either the backend's mapping (unified memory) or a mirror filled on demand by
+//! [`Buffer::ensure_host`], and every real copy between host and device is counted
+//! ([`transfer_stats`]).
 
+use crate::device::Device;
 use crate::error::{Error, Result};
 use alloc::boxed::Box;
 use alloc::sync::Arc;
 use core::alloc::Layout;
 use core::ptr::NonNull;
-use core::sync::atomic::{AtomicUsize, Ordering};
+use core::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
 /// Alignment of every host allocation: a cache line, and enough for any SIMD load.
 pub const ALIGN: usize = 64;
@@ -165,10 +171,87 @@ impl ExternalBytes for alloc::vec::Vec<u8> {
     }
 }
 
+/// Memory a backend owns for a buffer: device-local, or shared with the host.
+pub trait DeviceMemory: Send + Sync {
+    /// The device the memory belongs to.
+    fn device(&self) -> Device;
+    /// The host address of the bytes when the CPU can read and write them in place
+    /// (host-visible, coherent memory); `None` when they must be copied.
+    fn host_ptr(&self) -> Option<NonNull<u8>>;
+    /// Finishes the device's pending writes to this memory and, when `mirror` is given (the
+    /// memory is not mapped), copies the bytes into it.
+    fn sync_to_host(&self, mirror: Option<&mut [u8]>) -> Result<()>;
+    /// Lets a backend recognise its own memory.
+    fn as_any(&self) -> &dyn core::any::Any;
+}
+
+/// Which way a transfer went.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Direction {
+    /// Host memory copied to a device.
+    HostToDevice,
+    /// Device memory copied to the host.
+    DeviceToHost,
+}
+
+/// Counts of real copies between host and devices (in-place reads of shared memory are free
+/// and not counted).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct TransferStats {
+    /// Copies host → device.
+    pub host_to_device: usize,
+    /// Bytes host → device.
+    pub host_to_device_bytes: usize,
+    /// Copies device → host.
+    pub device_to_host: usize,
+    /// Bytes device → host.
+    pub device_to_host_bytes: usize,
+}
+
+static H2D: AtomicUsize = AtomicUsize::new(0);
+static H2D_BYTES: AtomicUsize = AtomicUsize::new(0);
+static D2H: AtomicUsize = AtomicUsize::new(0);
+static D2H_BYTES: AtomicUsize = AtomicUsize::new(0);
+static DEVICE_ACTIVE: AtomicUsize = AtomicUsize::new(0);
+
+/// Records one copy of `bytes` (backends call this for every upload or download they make).
+pub fn record_transfer(direction: Direction, bytes: usize) {
+    let (n, b) = match direction {
+        Direction::HostToDevice => (&H2D, &H2D_BYTES),
+        Direction::DeviceToHost => (&D2H, &D2H_BYTES),
+    };
+    n.fetch_add(1, Ordering::Relaxed);
+    b.fetch_add(bytes, Ordering::Relaxed);
+}
+
+/// Transfers since start or the last [`reset_transfer_stats`].
+pub fn transfer_stats() -> TransferStats {
+    TransferStats {
+        host_to_device: H2D.load(Ordering::Relaxed),
+        host_to_device_bytes: H2D_BYTES.load(Ordering::Relaxed),
+        device_to_host: D2H.load(Ordering::Relaxed),
+        device_to_host_bytes: D2H_BYTES.load(Ordering::Relaxed),
+    }
+}
+
+/// Zeroes the transfer counters.
+pub fn reset_transfer_stats() {
+    for c in [&H2D, &H2D_BYTES, &D2H, &D2H_BYTES] {
+        c.store(0, Ordering::Relaxed);
+    }
+}
+
+/// Bytes held by live buffers whose storage a backend owns.
+pub fn device_active_memory() -> usize {
+    DEVICE_ACTIVE.load(Ordering::Relaxed)
+}
+
 enum Backing {
     Owned { allocator: &'static dyn Allocator, align: usize },
     /// Held only to keep the external owner (mapping, static region) alive.
     External(#[allow(dead_code)] Box<dyn ExternalBytes>),
+    /// Owned by a backend; `mirror` is the host copy when the memory is not mapped.
+    Device { mem: Box<dyn DeviceMemory>, mirror: Option<NonNull<u8>> },
 }
 
 /// A block of element memory. Shared through `Arc<Buffer>` by every view of it.
@@ -176,6 +259,14 @@ pub struct Buffer {
     ptr: NonNull<u8>,
     len: usize,
     backing: Backing,
+    /// False while a device buffer's host bytes are stale; always true for host buffers.
+    host_current: AtomicBool,
+    /// Serialises [`Buffer::ensure_host`] so one download fills the mirror.
+    sync_lock: spin::Mutex<()>,
+    /// A backend's copy of a host buffer's bytes (uploaded once, dropped on host writes).
+    mirror: spin::Mutex<Option<Arc<dyn DeviceMemory>>>,
+    /// Whether `mirror` may be set: lets host writes skip the lock.
+    has_mirror: AtomicBool,
 }
 
 // SAFETY: a Buffer owns its memory (or keeps its external owner alive); access discipline
@@ -228,14 +319,107 @@ impl Buffer {
             }
         };
         PEAK.fetch_max(active, Ordering::Relaxed);
-        Ok(Arc::new(Buffer { ptr, len, backing: Backing::Owned { allocator: a, align: ALIGN } }))
+        Ok(Arc::new(Buffer::with_backing(ptr, len, Backing::Owned { allocator: a, align: ALIGN }, true)))
+    }
+
+    fn with_backing(ptr: NonNull<u8>, len: usize, backing: Backing, host_current: bool) -> Buffer {
+        Buffer {
+            ptr,
+            len,
+            backing,
+            host_current: AtomicBool::new(host_current),
+            sync_lock: spin::Mutex::new(()),
+            mirror: spin::Mutex::new(None),
+            has_mirror: AtomicBool::new(false),
+        }
     }
 
     /// Wraps external bytes without copying.
     pub fn external(bytes: Box<dyn ExternalBytes>) -> Arc<Buffer> {
         let s = bytes.bytes();
         let (ptr, len) = (NonNull::from(s).cast::<u8>(), s.len());
-        Arc::new(Buffer { ptr, len, backing: Backing::External(bytes) })
+        Arc::new(Buffer::with_backing(ptr, len, Backing::External(bytes), true))
+    }
+
+    /// A buffer of `len` bytes whose storage `mem` a backend owns. `pending`: the device still
+    /// writes it, so the host bytes are stale until [`Buffer::ensure_host`]. Memory the CPU
+    /// cannot map gets a host mirror from the host allocator (counted in [`active_memory`]).
+    pub fn from_device(mem: Box<dyn DeviceMemory>, len: usize, pending: bool, op: &'static str) -> Result<Arc<Buffer>> {
+        let (ptr, mirror) = match mem.host_ptr() {
+            Some(p) => (p, None),
+            None => {
+                let active = ACTIVE.fetch_add(len, Ordering::Relaxed).saturating_add(len);
+                let p = (active <= memory_limit()).then(|| HOST.alloc(len, ALIGN)).flatten();
+                let Some(p) = p else {
+                    ACTIVE.fetch_sub(len, Ordering::Relaxed);
+                    return Err(Error::out_of_memory(op, len));
+                };
+                PEAK.fetch_max(active, Ordering::Relaxed);
+                (p, Some(p))
+            }
+        };
+        DEVICE_ACTIVE.fetch_add(len, Ordering::Relaxed);
+        Ok(Arc::new(Buffer::with_backing(ptr, len, Backing::Device { mem, mirror }, !pending)))
+    }
+
+    /// The backend memory that owns this buffer, if a backend does.
+    pub fn device_memory(&self) -> Option<&dyn DeviceMemory> {
+        match &self.backing {
+            Backing::Device { mem, .. } => Some(&**mem),
+            _ => None,
+        }
+    }
+
+    /// True when the bytes live in host memory (allocator-owned or external).
+    pub fn is_host(&self) -> bool {
+        !matches!(self.backing, Backing::Device { .. })
+    }
+
+    /// Makes the host bytes current: finishes the device's pending writes and copies into the
+    /// host mirror when the memory is not mapped (a counted transfer). Free for host buffers.
+    #[inline]
+    pub fn ensure_host(&self) -> Result<()> {
+        if self.host_current.load(Ordering::Acquire) {
+            return Ok(());
+        }
+        self.sync_host_slow()
+    }
+
+    #[cold]
+    fn sync_host_slow(&self) -> Result<()> {
+        let _guard = self.sync_lock.lock();
+        if self.host_current.load(Ordering::Acquire) {
+            return Ok(());
+        }
+        if let Backing::Device { mem, mirror } = &self.backing {
+            match mirror {
+                Some(p) => {
+                    // SAFETY: the mirror holds len bytes and only this (locked) sync writes it
+                    // while the host copy is stale.
+                    let dst = unsafe { core::slice::from_raw_parts_mut(p.as_ptr(), self.len) };
+                    mem.sync_to_host(Some(dst))?;
+                    record_transfer(Direction::DeviceToHost, self.len);
+                }
+                None => mem.sync_to_host(None)?,
+            }
+        }
+        self.host_current.store(true, Ordering::Release);
+        Ok(())
+    }
+
+    /// A backend's copy of this (host) buffer on its device, if one was kept.
+    pub fn device_mirror(&self) -> Option<Arc<dyn DeviceMemory>> {
+        if !self.has_mirror.load(Ordering::Acquire) {
+            return None;
+        }
+        self.mirror.lock().clone()
+    }
+
+    /// Keeps `mem` as this buffer's device copy; host writes through [`Buffer::as_mut_ptr`]
+    /// drop it again.
+    pub fn set_device_mirror(&self, mem: Arc<dyn DeviceMemory>) {
+        *self.mirror.lock() = Some(mem);
+        self.has_mirror.store(true, Ordering::Release);
     }
 
     /// Length in bytes.
@@ -253,7 +437,16 @@ impl Buffer {
     /// Start of the memory, for writing. Callers must hold the only reference, or write
     /// disjoint ranges (see the array layer).
     pub fn as_mut_ptr(&self) -> *mut u8 {
+        if self.has_mirror.load(Ordering::Relaxed) {
+            self.drop_mirror();
+        }
         self.ptr.as_ptr()
+    }
+
+    #[cold]
+    fn drop_mirror(&self) {
+        *self.mirror.lock() = None;
+        self.has_mirror.store(false, Ordering::Release);
     }
     /// Whether the bytes live outside the allocator (mapped or static).
     pub fn is_external(&self) -> bool {
@@ -268,12 +461,23 @@ impl Buffer {
 
 impl Drop for Buffer {
     fn drop(&mut self) {
-        if let Backing::Owned { allocator, align } = self.backing {
-            ACTIVE.fetch_sub(self.len, Ordering::Relaxed);
-            if let Some((ptr, len)) = give_back(self.ptr, self.len, allocator) {
-                // SAFETY: allocated by this allocator with this size and alignment.
-                unsafe { allocator.free(ptr, len, align) };
+        match &self.backing {
+            Backing::Owned { allocator, align } => {
+                ACTIVE.fetch_sub(self.len, Ordering::Relaxed);
+                if let Some((ptr, len)) = give_back(self.ptr, self.len, *allocator) {
+                    // SAFETY: allocated by this allocator with this size and alignment.
+                    unsafe { allocator.free(ptr, len, *align) };
+                }
             }
+            Backing::Device { mirror, .. } => {
+                DEVICE_ACTIVE.fetch_sub(self.len, Ordering::Relaxed);
+                if let Some(p) = mirror {
+                    ACTIVE.fetch_sub(self.len, Ordering::Relaxed);
+                    // SAFETY: the mirror came from HOST with this size and ALIGN.
+                    unsafe { HOST.free(*p, self.len, ALIGN) };
+                }
+            }
+            Backing::External(_) => {}
         }
     }
 }

@@ -1,0 +1,123 @@
+//! Vulkan kernels beside our CPU path (and PyTorch on CUDA when `--torch PYTHON` is given and
+//! works): matmul f32/f16 n×n, softmax and rms_norm over rows×rows, add of `elems` floats (defaults
+//! 1024, 4096, 2^24).
+//! GPU times include recording, submission and waiting for completion; inputs are already
+//! device-resident (uploaded before timing), as weights and activations are in a model.
+//!
+//! `cargo run --release --manifest-path backends/vulkan/Cargo.toml --example bench_vulkan -- [--n N] [--rows R] [--elems E] [--torch PYTHON [--torch-script PATH]] [--no-cpu]`
+
+use mlx_arm_core::{device, ops, Array, DType, Device};
+use std::time::Instant;
+
+fn median(warmup: usize, runs: usize, mut f: impl FnMut()) -> f64 {
+    for _ in 0..warmup {
+        f();
+    }
+    let mut s: Vec<f64> = (0..runs)
+        .map(|_| {
+            let t = Instant::now();
+            f();
+            t.elapsed().as_secs_f64()
+        })
+        .collect();
+    s.sort_by(|a, b| a.total_cmp(b));
+    s[s.len() / 2]
+}
+
+fn random(shape: &[usize], seed: u32, dt: DType) -> Array {
+    let n: usize = shape.iter().product();
+    let v: Vec<f32> = (0..n as u32).map(|i| ((i.wrapping_mul(2654435761) ^ seed) % 2000) as f32 / 1000.0 - 1.0).collect();
+    ops::astype(&Array::from_slice(&v, shape).unwrap(), dt).unwrap()
+}
+
+type Op = fn(&[Array]) -> Array;
+
+fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    let arg = |k: &str| args.iter().position(|a| a == k).and_then(|i| args.get(i + 1)).cloned();
+    let n: usize = arg("--n").and_then(|v| v.parse().ok()).unwrap_or(1024);
+    let rows: usize = arg("--rows").and_then(|v| v.parse().ok()).unwrap_or(4096);
+    let elems: usize = arg("--elems").and_then(|v| v.parse().ok()).unwrap_or(1 << 24);
+    let no_cpu = args.iter().any(|a| a == "--no-cpu");
+    let info = match mlx_arm_vulkan::init() {
+        Ok(i) => i,
+        Err(e) => {
+            eprintln!("{e}");
+            std::process::exit(1);
+        }
+    };
+    println!("device: {} ({}), shared memory: {}, f16: {}", info.name, info.kind, info.shared_memory, info.f16);
+    let gpu_stream = device::default_stream(Device::GPU).unwrap();
+
+    let mut cases: Vec<(String, Vec<Array>, Op, f64)> = Vec::new();
+    let flops = 2.0 * (n * n * n) as f64;
+    cases.push((format!("matmul_f32_{n}"), vec![random(&[n, n], 1, DType::Float32), random(&[n, n], 2, DType::Float32)], |x| ops::matmul(&x[0], &x[1]).unwrap(), flops));
+    if info.f16 {
+        cases.push((format!("matmul_f16_{n}"), vec![random(&[n, n], 1, DType::Float16), random(&[n, n], 2, DType::Float16)], |x| ops::matmul(&x[0], &x[1]).unwrap(), flops));
+    }
+    let dim = rows;
+    cases.push((format!("softmax_f32_{rows}x{dim}"), vec![random(&[rows, dim], 3, DType::Float32)], |x| ops::softmax(&x[0], Some(&[-1]), false).unwrap(), 0.0));
+    cases.push((
+        format!("rms_norm_f32_{rows}x{dim}"),
+        vec![random(&[rows, dim], 4, DType::Float32), random(&[dim], 5, DType::Float32)],
+        |x| ops::fast::rms_norm(&x[0], Some(&x[1]), 1e-5).unwrap(),
+        0.0,
+    ));
+    cases.push((format!("add_f32_{elems}"), vec![random(&[elems], 6, DType::Float32)], |x| ops::add(&x[0], &x[0]).unwrap(), 0.0));
+
+    let torch: Option<serde_like::Map> = arg("--torch").and_then(|py| {
+        let script = arg("--torch-script").unwrap_or_else(|| concat!(env!("CARGO_MANIFEST_DIR"), "/../../benchmarks/torch_gpu_ref.py").into());
+        let out = std::process::Command::new(py).arg(script).args([n, rows, elems].map(|v| v.to_string())).output().ok()?;
+        if !out.status.success() {
+            eprintln!("PyTorch reference not measured: {}", String::from_utf8_lossy(&out.stderr).lines().last().unwrap_or(""));
+            return None;
+        }
+        serde_like::parse(&String::from_utf8_lossy(&out.stdout))
+    });
+
+    println!("{:<26} {:>11} {:>11} {:>9} {:>11} {:>9} {:>10}", "case", "cpu ms", "vulkan ms", "vs cpu", "torch ms", "vs torch", "GFLOP/s");
+    for (name, inputs, op, fl) in &cases {
+        for a in inputs {
+            a.eval().unwrap();
+        }
+        let cpu = (!no_cpu).then(|| median(1, 3, || op(inputs).eval().unwrap()));
+        // Device-resident inputs: one GPU copy each, done before timing.
+        device::set_default_device(Device::GPU).unwrap();
+        let dev_inputs: Vec<Array> = inputs.iter().map(|a| ops::multiply(a, &Array::from_value(mlx_arm_core::Value::F(1.0), a.dtype()).unwrap()).unwrap()).collect();
+        mlx_arm_core::eval(&dev_inputs).unwrap();
+        device::synchronize(gpu_stream).unwrap();
+        let gpu = median(2, 7, || {
+            op(&dev_inputs).eval().unwrap();
+            device::synchronize(gpu_stream).unwrap();
+        });
+        device::set_default_device(Device::CPU).unwrap();
+        let t = torch.as_ref().and_then(|m| m.get(name));
+        let ms = |s: f64| format!("{:.3}", s * 1e3);
+        println!(
+            "{:<26} {:>11} {:>11} {:>9} {:>11} {:>9} {:>10}",
+            name,
+            cpu.map(ms).unwrap_or("-".into()),
+            ms(gpu),
+            cpu.map(|c| format!("{:.2}x", c / gpu)).unwrap_or("-".into()),
+            t.map(|&t| ms(t)).unwrap_or("-".into()),
+            t.map(|t| format!("{:.3}x", t / gpu)).unwrap_or("-".into()),
+            if *fl > 0.0 { format!("{:.1}", fl / gpu / 1e9) } else { "-".into() },
+        );
+    }
+    let (d, b, s) = mlx_arm_vulkan::queue_stats();
+    println!("queue: {d} dispatches, {b} barriers, {s} submits");
+}
+
+/// A tiny reader for the flat {"name": number} JSON the reference script prints.
+mod serde_like {
+    pub type Map = std::collections::HashMap<String, f64>;
+    pub fn parse(s: &str) -> Option<Map> {
+        let body = s.trim().strip_prefix('{')?.strip_suffix('}')?;
+        body.split(',')
+            .map(|kv| {
+                let (k, v) = kv.split_once(':')?;
+                Some((k.trim().trim_matches('"').to_string(), v.trim().parse().ok()?))
+            })
+            .collect()
+    }
+}

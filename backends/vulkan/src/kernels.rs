@@ -1,0 +1,401 @@
+//! Each claimed op: checks that the GPU kernel covers the case (layout, rank, dtype), binds
+//! inputs (uploading host buffers once), allocates the output in device memory and records the
+//! dispatch. `Ok(None)` means "not covered": the caller runs the CPU kernel instead.
+
+use crate::memory::{self, Handle, VkMemory};
+use crate::pipelines::{self, Shader, PUSH_BYTES};
+use crate::queue::Recorder;
+use ash::vk;
+use gpu_allocator::MemoryLocation;
+use mlx_arm_core::array::Data;
+use mlx_arm_core::buffer::{self, Buffer, Direction};
+use mlx_arm_core::ops::binary::BinaryOp;
+use mlx_arm_core::ops::reduce::ReduceKind;
+use mlx_arm_core::ops::unary::UnaryOp;
+use mlx_arm_core::{DType, Error, Result};
+use std::sync::Arc;
+
+/// Axes a strided kernel takes at most (after merging contiguous axes).
+const MAXD: usize = 6;
+const GROUP: u32 = 256;
+
+/// Shader code of each unary op (unary.comp's switch). Code 0 is the identity (a copy).
+pub(crate) fn unary_code(op: UnaryOp) -> Option<u32> {
+    Some(match op {
+        UnaryOp::Abs => 1,
+        UnaryOp::Negative => 2,
+        UnaryOp::Sign => 3,
+        UnaryOp::Square => 4,
+        UnaryOp::Sqrt => 5,
+        UnaryOp::Rsqrt => 6,
+        UnaryOp::Reciprocal => 7,
+        UnaryOp::Exp => 8,
+        UnaryOp::Log => 9,
+        UnaryOp::Sin => 10,
+        UnaryOp::Cos => 11,
+        UnaryOp::Tanh => 12,
+        UnaryOp::Sigmoid => 13,
+        UnaryOp::Floor => 14,
+        UnaryOp::Ceil => 15,
+        _ => return None,
+    })
+}
+
+/// Shader code of each binary op (binary.comp's switch).
+pub(crate) fn binary_code(op: BinaryOp) -> Option<u32> {
+    Some(match op {
+        BinaryOp::Add => 0,
+        BinaryOp::Subtract => 1,
+        BinaryOp::Multiply => 2,
+        BinaryOp::Divide => 3,
+        BinaryOp::Maximum => 4,
+        BinaryOp::Minimum => 5,
+        _ => return None,
+    })
+}
+
+/// Shader code of each reduction (reduce.comp).
+pub(crate) fn reduce_code(kind: ReduceKind) -> Option<u32> {
+    Some(match kind {
+        ReduceKind::Sum => 0,
+        ReduceKind::Max => 1,
+        ReduceKind::Min => 2,
+        ReduceKind::Prod => 3,
+        _ => return None,
+    })
+}
+
+/// float16 (true) or float32 (false) kernels; other dtypes have none.
+pub(crate) fn variant(dt: DType) -> Option<bool> {
+    match dt {
+        DType::Float32 => Some(false),
+        DType::Float16 => Some(true),
+        _ => None,
+    }
+}
+
+pub(crate) fn row_major(shape: &[usize]) -> Vec<isize> {
+    let mut s = vec![0isize; shape.len()];
+    let mut acc = 1isize;
+    for i in (0..shape.len()).rev() {
+        s[i] = acc;
+        acc *= shape[i] as isize;
+    }
+    s
+}
+
+/// Strides of a view of `in_shape` broadcast (numpy rules, right-aligned) to `out_shape`.
+pub(crate) fn broadcast_strides(in_shape: &[usize], strides: &[isize], out_shape: &[usize]) -> Vec<isize> {
+    let lead = out_shape.len() - in_shape.len();
+    (0..out_shape.len())
+        .map(|i| if i < lead || in_shape[i - lead] == 1 { 0 } else { strides[i - lead] })
+        .collect()
+}
+
+/// Drops size-1 axes and merges neighbours that are contiguous in every operand, so most views
+/// fit in MAXD axes. Returns (shape, strides per operand).
+fn collapse(shape: &[usize], operands: &[Vec<isize>]) -> (Vec<usize>, Vec<Vec<isize>>) {
+    let mut sh: Vec<usize> = Vec::new();
+    let mut st: Vec<Vec<isize>> = vec![Vec::new(); operands.len()];
+    for i in 0..shape.len() {
+        if shape[i] == 1 {
+            continue;
+        }
+        if let Some(&last) = sh.last() {
+            let merge = operands.iter().enumerate().all(|(k, s)| st[k][st[k].len() - 1] == s[i] * shape[i] as isize);
+            if merge {
+                *sh.last_mut().unwrap() = last * shape[i];
+                for (k, s) in operands.iter().enumerate() {
+                    *st[k].last_mut().unwrap() = s[i];
+                }
+                continue;
+            }
+        }
+        sh.push(shape[i]);
+        for (k, s) in operands.iter().enumerate() {
+            st[k].push(s[i]);
+        }
+    }
+    (sh, st)
+}
+
+/// An input as the shader sees it: a buffer and the element offset of the view's first element.
+pub(crate) struct Bound {
+    pub mem: Arc<VkMemory>,
+    pub off: usize,
+}
+
+/// Binds `d` (a view of `shape` with `itemsize`-byte elements): our own memory as is; a host
+/// buffer is uploaded (counted) and, when the view covers most of it, kept as its device mirror
+/// so the next use needs no copy.
+pub(crate) fn bind(rec: &mut Recorder, d: &Data, shape: &[usize], itemsize: usize) -> Result<Bound> {
+    let aligned = d.offset % itemsize == 0;
+    if let Some(mem) = memory::of_buffer(&d.buf) {
+        if aligned {
+            return Ok(Bound { mem, off: d.offset / itemsize });
+        }
+        if d.buf.device_memory().is_some() {
+            // Views of one dtype always sit at whole elements; anything else is a bug upstream.
+            return Err(Error::runtime("vulkan", "A view of GPU memory does not start at a whole element."));
+        }
+    } else if d.buf.device_memory().is_some() {
+        return Err(Error::runtime("vulkan", "An input lives on another backend's device."));
+    }
+    // The bytes the view spans (strides are never negative).
+    let n: usize = shape.iter().product();
+    let span_elems = if n == 0 { 0 } else { 1 + shape.iter().zip(&d.strides).map(|(&s, &st)| (s - 1) as isize * st).sum::<isize>() as usize };
+    let span = span_elems * itemsize;
+    let whole = aligned && d.buf.len() <= 2 * span.max(1);
+    let (src, off): (&[u8], usize) = if whole {
+        (d.buf.bytes(), d.offset / itemsize)
+    } else {
+        (&d.buf.bytes()[d.offset..d.offset + span], 0)
+    };
+    let mem = upload(rec, src)?;
+    if whole {
+        d.buf.set_device_mirror(Arc::new(Handle(mem.clone())));
+    }
+    Ok(Bound { mem, off })
+}
+
+/// Copies host bytes into fresh device memory (a counted transfer).
+fn upload(rec: &mut Recorder, src: &[u8]) -> Result<Arc<VkMemory>> {
+    let ctx = rec.ctx();
+    buffer::record_transfer(Direction::HostToDevice, src.len());
+    if ctx.info.shared_memory {
+        let mem = VkMemory::new(ctx, src.len(), MemoryLocation::CpuToGpu, "upload")?;
+        if let Some(p) = mem.mapped() {
+            // SAFETY: fresh mapping of at least src.len() bytes, not yet used by the GPU.
+            unsafe { std::ptr::copy_nonoverlapping(src.as_ptr(), p.as_ptr(), src.len()) };
+            return Ok(mem);
+        }
+    }
+    let staging = VkMemory::new(ctx, src.len(), MemoryLocation::CpuToGpu, "upload")?;
+    let p = staging.mapped().ok_or_else(|| Error::runtime("upload", "Vulkan staging memory is not host-visible."))?;
+    // SAFETY: fresh mapping of at least src.len() bytes.
+    unsafe { std::ptr::copy_nonoverlapping(src.as_ptr(), p.as_ptr(), src.len()) };
+    let mem = VkMemory::new(ctx, src.len(), MemoryLocation::GpuOnly, "upload")?;
+    rec.copy(&staging, &mem, src.len())?;
+    Ok(mem)
+}
+
+/// A fresh dense output of `shape`, pending on the queue.
+pub(crate) fn output(rec: &Recorder, shape: &[usize], itemsize: usize, op: &'static str) -> Result<(Arc<VkMemory>, Data)> {
+    let ctx = rec.ctx();
+    let n = shape.iter().try_fold(1usize, |a, &b| a.checked_mul(b)).and_then(|n| n.checked_mul(itemsize));
+    let bytes = n.ok_or_else(|| Error::out_of_memory(op, usize::MAX))?;
+    let loc = if ctx.info.shared_memory { MemoryLocation::CpuToGpu } else { MemoryLocation::GpuOnly };
+    let mem = VkMemory::new(ctx, bytes, loc, op)?;
+    let buf = Buffer::from_device(Box::new(Handle(mem.clone())), bytes, true, op)?;
+    Ok((mem, Data { buf, offset: 0, strides: row_major(shape) }))
+}
+
+/// Records one dispatch of `shader`: `bufs[..reads]` are read, the rest written.
+fn dispatch(rec: &mut Recorder, shader: Shader, f16: bool, bufs: &[&Arc<VkMemory>], reads: usize, push: &[u32], groups: [u32; 3]) -> Result<()> {
+    let ctx = rec.ctx();
+    let p = pipelines::get(ctx, shader, f16)?;
+    let cb = rec.access(&bufs[..reads], &bufs[reads..])?;
+    let infos: Vec<[vk::DescriptorBufferInfo; 1]> =
+        bufs.iter().map(|m| [vk::DescriptorBufferInfo::default().buffer(m.buffer).offset(0).range(vk::WHOLE_SIZE)]).collect();
+    let writes: Vec<vk::WriteDescriptorSet> = infos
+        .iter()
+        .enumerate()
+        .map(|(i, info)| {
+            vk::WriteDescriptorSet::default()
+                .dst_binding(i as u32)
+                .descriptor_type(vk::DescriptorType::STORAGE_BUFFER)
+                .buffer_info(info)
+        })
+        .collect();
+    let mut bytes = [0u8; PUSH_BYTES as usize];
+    for (i, w) in push.iter().enumerate() {
+        bytes[4 * i..4 * i + 4].copy_from_slice(&w.to_ne_bytes());
+    }
+    let d = &ctx.device;
+    // SAFETY: recording into the open command buffer with objects that outlive the batch.
+    unsafe {
+        d.cmd_bind_pipeline(cb, vk::PipelineBindPoint::COMPUTE, p.pipeline);
+        ctx.push.cmd_push_descriptor_set(cb, vk::PipelineBindPoint::COMPUTE, p.layout, 0, &writes);
+        d.cmd_push_constants(cb, p.layout, vk::ShaderStageFlags::COMPUTE, 0, &bytes);
+        d.cmd_dispatch(cb, groups[0], groups[1], groups[2]);
+    }
+    rec.recorded()
+}
+
+/// A 2-D grid of `groups` workgroups (x is limited to 65535).
+fn grid(groups: usize) -> Result<[u32; 3]> {
+    let x = groups.clamp(1, 65535);
+    let y = groups.div_ceil(x);
+    if y > 65535 {
+        return Err(Error::invalid("vulkan", "Array too large for one GPU dispatch."));
+    }
+    Ok([x as u32, y as u32, 1])
+}
+
+fn pad(v: &[usize], n: usize, fill: u32) -> Vec<u32> {
+    let mut out: Vec<u32> = v.iter().map(|&x| x as u32).collect();
+    out.resize(n, fill);
+    out
+}
+
+fn pad_i(v: &[isize], n: usize) -> Vec<u32> {
+    let mut out: Vec<u32> = v.iter().map(|&x| x as i32 as u32).collect();
+    out.resize(n, 0);
+    out
+}
+
+fn fits_u32(n: usize) -> bool {
+    n < (1usize << 31)
+}
+
+/// `out = f(x)` for unary code `code` (0: copy), dense output of `shape`.
+pub(crate) fn unary(rec: &mut Recorder, code: u32, x: &Data, shape: &[usize], dt: DType) -> Result<Option<Data>> {
+    let Some(f16) = variant(dt) else { return Ok(None) };
+    let n: usize = shape.iter().product();
+    let (sh, st) = collapse(shape, &[x.strides.clone()]);
+    if sh.len() > MAXD || !fits_u32(x.buf.len() / dt.size() + 1) {
+        return Ok(None);
+    }
+    let a = bind(rec, x, shape, dt.size())?;
+    let (om, out) = output(rec, shape, dt.size(), "unary")?;
+    if n == 0 {
+        return Ok(Some(out));
+    }
+    let mut push = vec![n as u32, sh.len() as u32, a.off as u32, code];
+    push.extend(pad(&sh, MAXD, 1));
+    push.extend(pad_i(&st[0], MAXD));
+    dispatch(rec, Shader::Unary, f16, &[&a.mem, &om], 1, &push, grid(n.div_ceil(GROUP as usize))?)?;
+    Ok(Some(out))
+}
+
+/// `out = f(a, b)` with numpy broadcasting to `shape`.
+pub(crate) fn binary(rec: &mut Recorder, code: u32, a: (&Data, &[usize]), b: (&Data, &[usize]), shape: &[usize], dt: DType) -> Result<Option<Data>> {
+    let Some(f16) = variant(dt) else { return Ok(None) };
+    let n: usize = shape.iter().product();
+    let sa = broadcast_strides(a.1, &a.0.strides, shape);
+    let sb = broadcast_strides(b.1, &b.0.strides, shape);
+    let (sh, st) = collapse(shape, &[sa, sb]);
+    let big = a.0.buf.len().max(b.0.buf.len()) / dt.size() + 1;
+    if sh.len() > MAXD || !fits_u32(big) {
+        return Ok(None);
+    }
+    let ba = bind(rec, a.0, a.1, dt.size())?;
+    let bb = bind(rec, b.0, b.1, dt.size())?;
+    let (om, out) = output(rec, shape, dt.size(), "binary")?;
+    if n == 0 {
+        return Ok(Some(out));
+    }
+    let mut push = vec![n as u32, sh.len() as u32, ba.off as u32, bb.off as u32, code];
+    push.extend(pad(&sh, MAXD, 1));
+    push.extend(pad_i(&st[0], MAXD));
+    push.extend(pad_i(&st[1], MAXD));
+    dispatch(rec, Shader::Binary, f16, &[&ba.mem, &bb.mem, &om], 2, &push, grid(n.div_ceil(GROUP as usize))?)?;
+    Ok(Some(out))
+}
+
+/// Reduction of one `axis` of `x` (shape `shape`); the output keeps the axis as size 1.
+pub(crate) fn reduce(rec: &mut Recorder, code: u32, x: &Data, shape: &[usize], axis: usize, dt: DType) -> Result<Option<Data>> {
+    let Some(f16) = variant(dt) else { return Ok(None) };
+    let mut kept = shape.to_vec();
+    kept[axis] = 1;
+    let n: usize = kept.iter().product();
+    let (sh, st) = collapse(&kept, &[x.strides.clone()]);
+    if sh.len() > MAXD || !fits_u32(x.buf.len() / dt.size() + 1) {
+        return Ok(None);
+    }
+    let a = bind(rec, x, shape, dt.size())?;
+    let (om, out) = output(rec, &kept, dt.size(), "reduce")?;
+    if n == 0 {
+        return Ok(Some(out));
+    }
+    let mut push = vec![n as u32, sh.len() as u32, a.off as u32, code, shape[axis] as u32, x.strides[axis] as i32 as u32];
+    push.extend(pad(&sh, MAXD, 1));
+    push.extend(pad_i(&st[0], MAXD));
+    dispatch(rec, Shader::Reduce, f16, &[&a.mem, &om], 1, &push, grid(n)?)?;
+    Ok(Some(out))
+}
+
+/// rms_norm over the last axis of a dense `x`; `w` is a vector of the last axis or a scalar.
+pub(crate) fn rms_norm(rec: &mut Recorder, x: (&Data, &[usize]), w: (&Data, &[usize]), eps: f32, dt: DType) -> Result<Option<Data>> {
+    let Some(f16) = variant(dt) else { return Ok(None) };
+    let shape = x.1;
+    let dim = *shape.last().unwrap_or(&1);
+    let n: usize = shape.iter().product();
+    let w_step = match w.1 {
+        [] => 0,
+        [m] if *m == dim => w.0.strides[0],
+        [1] => 0,
+        _ => return Ok(None),
+    };
+    if !x.0.is_row_contiguous(shape) || !fits_u32(x.0.buf.len() / dt.size() + 1) || dim == 0 {
+        return Ok(None);
+    }
+    let bx = bind(rec, x.0, shape, dt.size())?;
+    let bw = bind(rec, w.0, w.1, dt.size())?;
+    let (om, out) = output(rec, shape, dt.size(), "rms_norm")?;
+    if n == 0 {
+        return Ok(Some(out));
+    }
+    let rows = n / dim;
+    let push = [rows as u32, dim as u32, bx.off as u32, bw.off as u32, w_step as u32, eps.to_bits()];
+    dispatch(rec, Shader::RmsNorm, f16, &[&bx.mem, &bw.mem, &om], 2, &push, grid(rows)?)?;
+    Ok(Some(out))
+}
+
+/// `a @ b`, `[..., M, K] × [..., K, N]` over equal batch axes.
+pub(crate) fn matmul(rec: &mut Recorder, a: (&Data, &[usize]), b: (&Data, &[usize]), dt: DType) -> Result<Option<Data>> {
+    let Some(f16) = variant(dt) else { return Ok(None) };
+    let (sa, sb) = (a.1, b.1);
+    let nd = sa.len();
+    if nd < 2 || sb.len() != nd || sa[..nd - 2] != sb[..nd - 2] || sa[nd - 1] != sb[nd - 2] {
+        return Ok(None);
+    }
+    let (m, k, n) = (sa[nd - 2], sa[nd - 1], sb[nd - 1]);
+    let batch: usize = sa[..nd - 2].iter().product();
+    // The batch axes, merged where both operands allow, must fit two (b0, b1).
+    let (bsh, bst) = collapse(&sa[..nd - 2], &[a.0.strides[..nd - 2].to_vec(), b.0.strides[..nd - 2].to_vec()]);
+    if bsh.len() > 2 {
+        return Ok(None);
+    }
+    // (outer, inner) batch strides of operand k; the inner axis has nb1 entries.
+    let strides = |k: usize| match bsh.len() {
+        2 => (bst[k][0], bst[k][1]),
+        1 => (0, bst[k][0]),
+        _ => (0, 0),
+    };
+    let nb1 = bsh.last().copied().unwrap_or(1);
+    let ((a_bs0, a_bs1), (b_bs0, b_bs1)) = (strides(0), strides(1));
+    let big = a.0.buf.len().max(b.0.buf.len()) / dt.size() + 1;
+    // k == 0 gives zeros: the CPU kernel's job (a fresh output is not cleared).
+    if k == 0 || batch > 65535 || !fits_u32(big) || !fits_u32(batch * m * n) || n.div_ceil(64) > 65535 || m.div_ceil(64) > 65535 {
+        return Ok(None);
+    }
+    let mut out_shape = sa[..nd - 1].to_vec();
+    out_shape.push(n);
+    let ba = bind(rec, a.0, sa, dt.size())?;
+    let bb = bind(rec, b.0, sb, dt.size())?;
+    let (om, out) = output(rec, &out_shape, dt.size(), "matmul")?;
+    if batch * m * n == 0 {
+        return Ok(Some(out));
+    }
+    let (ast, bst) = (&a.0.strides, &b.0.strides);
+    let push = [
+        m as u32,
+        n as u32,
+        k as u32,
+        ba.off as u32,
+        bb.off as u32,
+        ast[nd - 2] as i32 as u32,
+        ast[nd - 1] as i32 as u32,
+        bst[nd - 2] as i32 as u32,
+        bst[nd - 1] as i32 as u32,
+        nb1.max(1) as u32,
+        a_bs0 as i32 as u32,
+        a_bs1 as i32 as u32,
+        b_bs0 as i32 as u32,
+        b_bs1 as i32 as u32,
+    ];
+    let groups = [n.div_ceil(64) as u32, m.div_ceil(64) as u32, batch as u32];
+    dispatch(rec, Shader::Matmul, f16, &[&ba.mem, &bb.mem, &om], 2, &push, groups)?;
+    Ok(Some(out))
+}

@@ -1,0 +1,169 @@
+//! Vulkan compute backend for mlx-arm. [`init`] finds a device and registers it as core's `gpu`
+//! device; from then on ops recorded on a GPU stream run here when a kernel covers them and on
+//! the CPU otherwise (inputs brought over, counted). Design: docs/GPU.md.
+
+mod context;
+mod kernels;
+mod memory;
+mod pipelines;
+mod queue;
+
+pub use context::{DeviceInfo, DEVICE_ENV, MEMORY_ENV};
+pub use queue::stats as queue_stats;
+
+use context::Context;
+use mlx_arm_core::array::Data;
+use mlx_arm_core::backend::{self, Backend, OutMeta};
+use mlx_arm_core::ops::fast::FastOp;
+use mlx_arm_core::ops::linalg::LinalgOp;
+use mlx_arm_core::ops::reduce::ReduceOp;
+use mlx_arm_core::ops::shape::ShapeOp;
+use mlx_arm_core::primitive::Primitive;
+use mlx_arm_core::{Array, DType, Device, Error, Result, Stream};
+use std::sync::{Arc, OnceLock};
+
+static CTX: OnceLock<std::result::Result<&'static Context, Error>> = OnceLock::new();
+
+fn context() -> Result<&'static Context> {
+    CTX.get_or_init(|| {
+        let ctx: &'static Context = Box::leak(Box::new(Context::new()?));
+        queue::init(ctx)?;
+        backend::register(Arc::new(VulkanBackend { ctx }));
+        Ok(ctx)
+    })
+    .clone()
+}
+
+/// Finds a Vulkan device (see [`DEVICE_ENV`]) and registers it as the `gpu` device. Idempotent;
+/// without a loader, driver or usable device it returns the reason and registers nothing.
+pub fn init() -> Result<DeviceInfo> {
+    context().map(|c| c.info.clone())
+}
+
+/// The chosen device, once [`init`] succeeded.
+pub fn device_info() -> Option<DeviceInfo> {
+    match CTX.get() {
+        Some(Ok(c)) => Some(c.info.clone()),
+        _ => None,
+    }
+}
+
+/// Whether a GPU kernel exists for `prim` on inputs of `dtypes` (the conformance harness's list).
+pub fn claims(prim: &Primitive, dtypes: &[DType]) -> bool {
+    match CTX.get() {
+        Some(Ok(ctx)) => VulkanBackend { ctx }.supports(prim, dtypes),
+        _ => false,
+    }
+}
+
+struct VulkanBackend {
+    ctx: &'static Context,
+}
+
+impl VulkanBackend {
+    fn float_ok(&self, dtypes: &[DType]) -> bool {
+        let Some(&first) = dtypes.first() else { return false };
+        dtypes.iter().all(|&d| d == first) && (first == DType::Float32 || (first == DType::Float16 && self.ctx.info.f16))
+    }
+}
+
+/// A view op computed from strides alone (no data moves), or `None`.
+fn view(op: &ShapeOp, x: &Data, in_shape: &[usize], out_shape: &[usize], itemsize: usize) -> Option<Data> {
+    let d = |offset, strides| Some(Data { buf: x.buf.clone(), offset, strides });
+    match op {
+        ShapeOp::StopGradient => Some(x.clone()),
+        ShapeOp::Reshape if x.is_row_contiguous(in_shape) => d(x.offset, kernels::row_major(out_shape)),
+        ShapeOp::Transpose(perm) if perm.len() == x.strides.len() => d(x.offset, perm.iter().map(|&p| x.strides[p]).collect()),
+        ShapeOp::Broadcast => d(x.offset, kernels::broadcast_strides(in_shape, &x.strides, out_shape)),
+        ShapeOp::Slice { start, step } if step.iter().all(|&s| s > 0) && start.iter().all(|&s| s >= 0) => {
+            let skip: isize = start.iter().zip(&x.strides).map(|(&a, &s)| a * s).sum();
+            let strides = x.strides.iter().zip(step).map(|(&s, &k)| s * k).collect();
+            d(x.offset + skip as usize * itemsize, strides)
+        }
+        _ => None,
+    }
+}
+
+impl Backend for VulkanBackend {
+    fn name(&self) -> &str {
+        "vulkan"
+    }
+
+    fn device(&self) -> Device {
+        Device::GPU
+    }
+
+    fn supports(&self, prim: &Primitive, inputs: &[DType]) -> bool {
+        match prim {
+            Primitive::Shape(ShapeOp::Reshape | ShapeOp::Transpose(_) | ShapeOp::Broadcast | ShapeOp::Slice { .. } | ShapeOp::StopGradient) => {
+                inputs.len() == 1
+            }
+            Primitive::Shape(ShapeOp::Copy) => inputs.len() == 1 && self.float_ok(inputs),
+            Primitive::Unary(op) => kernels::unary_code(*op).is_some() && inputs.len() == 1 && self.float_ok(inputs),
+            Primitive::Binary(op) => kernels::binary_code(*op).is_some() && inputs.len() == 2 && self.float_ok(inputs),
+            Primitive::Reduce(ReduceOp::Reduce { kind, axes }) => {
+                kernels::reduce_code(*kind).is_some() && axes.len() == 1 && inputs.len() == 1 && self.float_ok(inputs)
+            }
+            Primitive::Fast(FastOp::RmsNorm { .. }) => inputs.len() == 2 && self.float_ok(inputs),
+            Primitive::Linalg(LinalgOp::Matmul) => inputs.len() == 2 && self.float_ok(inputs),
+            _ => false,
+        }
+    }
+
+    fn eval(&self, prim: &Primitive, inputs: Vec<Array>, outputs: &[OutMeta]) -> Result<Vec<Data>> {
+        // Input views first: never call into core while holding the recorder (a CPU read of a
+        // device buffer waits on the queue, which needs the recorder).
+        let datas: Vec<Data> = inputs.iter().map(|a| a.data_on_device()).collect::<Result<_>>()?;
+        let shapes: Vec<&[usize]> = inputs.iter().map(|a| a.shape()).collect();
+        let (out_shape, out_dt) = outputs.first().ok_or_else(|| Error::runtime("vulkan", "No output requested."))?;
+        let dt = inputs.first().map(|a| a.dtype()).unwrap_or(*out_dt);
+        if let Primitive::Shape(op) = prim {
+            if let Some(v) = view(op, &datas[0], shapes[0], out_shape, dt.size()) {
+                return Ok(vec![v]);
+            }
+        }
+        let done = {
+            let mut rec = queue::recorder()?;
+            let r = &mut *rec;
+            match prim {
+                Primitive::Shape(ShapeOp::Copy) => kernels::unary(r, 0, &datas[0], shapes[0], dt)?,
+                // A reshape of a strided view: a dense copy, then the reshape is free.
+                Primitive::Shape(ShapeOp::Reshape) => kernels::unary(r, 0, &datas[0], shapes[0], dt)?
+                    .map(|d| Data { strides: kernels::row_major(out_shape), ..d }),
+                Primitive::Unary(op) if *out_dt == dt => match kernels::unary_code(*op) {
+                    Some(code) => kernels::unary(r, code, &datas[0], shapes[0], dt)?,
+                    None => None,
+                },
+                Primitive::Binary(op) if *out_dt == dt => match kernels::binary_code(*op) {
+                    Some(code) => kernels::binary(r, code, (&datas[0], shapes[0]), (&datas[1], shapes[1]), out_shape, dt)?,
+                    None => None,
+                },
+                Primitive::Reduce(ReduceOp::Reduce { kind, axes }) if axes.len() == 1 && *out_dt == dt => {
+                    match kernels::reduce_code(*kind) {
+                        Some(code) => kernels::reduce(r, code, &datas[0], shapes[0], axes[0], dt)?,
+                        None => None,
+                    }
+                }
+                Primitive::Fast(FastOp::RmsNorm { eps }) if *out_dt == dt => {
+                    kernels::rms_norm(r, (&datas[0], shapes[0]), (&datas[1], shapes[1]), eps.get() as f32, dt)?
+                }
+                Primitive::Linalg(LinalgOp::Matmul) if *out_dt == dt => {
+                    kernels::matmul(r, (&datas[0], shapes[0]), (&datas[1], shapes[1]), dt)?
+                }
+                _ => None,
+            }
+        };
+        match done {
+            Some(d) => Ok(vec![d]),
+            // Not covered by a GPU kernel: the CPU kernel, which brings its inputs over.
+            None => {
+                drop(datas);
+                mlx_arm_core::cpu::eval(prim, inputs, outputs)
+            }
+        }
+    }
+
+    fn synchronize(&self, _stream: Stream) -> Result<()> {
+        queue::finish()
+    }
+}

@@ -1,0 +1,163 @@
+//! Buffers in device memory (sub-allocated by gpu-allocator) and their bridge to core's
+//! [`DeviceMemory`]: shared (host-visible) memory is read by the CPU in place once the queue
+//! is done with it; device-local memory is copied through a staging buffer.
+
+use crate::context::{vk_err, Context};
+use crate::queue;
+use ash::vk;
+use gpu_allocator::vulkan::{Allocation, AllocationCreateDesc, AllocationScheme};
+use gpu_allocator::MemoryLocation;
+use mlx_arm_core::buffer::DeviceMemory;
+use mlx_arm_core::{Device, Error, Result};
+use std::ptr::NonNull;
+use std::sync::{Arc, Mutex};
+
+/// One `VkBuffer` with its memory. Released when the last holder (a core buffer, a command
+/// batch that uses it) lets go, so memory in use by queued work is never released early.
+pub(crate) struct VkMemory {
+    ctx: &'static Context,
+    pub buffer: vk::Buffer,
+    pub size: usize,
+    location: MemoryLocation,
+    allocation: Mutex<Option<Allocation>>,
+    mapped: Option<NonNull<u8>>,
+}
+
+/// Released buffers kept for reuse by size and location: a model step allocates the same
+/// sizes every time, and creating a buffer (plus, past the allocator's block, device memory)
+/// costs far more than a kernel on a large GPU. Bounded by `POOL_BYTES`.
+struct Pooled {
+    buffer: vk::Buffer,
+    size: usize,
+    location: MemoryLocation,
+    allocation: Allocation,
+}
+// SAFETY: plain handles and an allocation record, owned by the pool alone.
+unsafe impl Send for Pooled {}
+
+static POOL: Mutex<(Vec<Pooled>, usize)> = Mutex::new((Vec::new(), 0));
+const POOL_BYTES: usize = 1 << 30;
+const POOL_ENTRIES: usize = 256;
+
+// SAFETY: the mapping is plain memory; access discipline comes from core's buffer rules and
+// the queue's fences.
+unsafe impl Send for VkMemory {}
+unsafe impl Sync for VkMemory {}
+
+impl VkMemory {
+    /// `size` bytes (at least 4: Vulkan has no empty buffers) in `location`.
+    pub fn new(ctx: &'static Context, size: usize, location: MemoryLocation, op: &'static str) -> Result<Arc<VkMemory>> {
+        {
+            let mut pool = POOL.lock().unwrap();
+            if let Some(i) = pool.0.iter().position(|p| p.size == size && p.location == location) {
+                let p = pool.0.swap_remove(i);
+                pool.1 -= size;
+                let mapped = p.allocation.mapped_ptr().map(|q| q.cast::<u8>()).filter(|_| location != MemoryLocation::GpuOnly);
+                return Ok(Arc::new(VkMemory { ctx, buffer: p.buffer, size, location, allocation: Mutex::new(Some(p.allocation)), mapped }));
+            }
+        }
+        let bytes = size.max(4) as u64;
+        let usage = vk::BufferUsageFlags::STORAGE_BUFFER | vk::BufferUsageFlags::TRANSFER_SRC | vk::BufferUsageFlags::TRANSFER_DST;
+        let bci = vk::BufferCreateInfo::default().size(bytes).usage(usage).sharing_mode(vk::SharingMode::EXCLUSIVE);
+        let d = &ctx.device;
+        // SAFETY: valid create info on a live device.
+        let buffer = unsafe { d.create_buffer(&bci, None) }.map_err(|r| vk_err(op, "vkCreateBuffer", r))?;
+        let requirements = unsafe { d.get_buffer_memory_requirements(buffer) };
+        let desc = AllocationCreateDesc {
+            name: "mlx-arm",
+            requirements,
+            location,
+            linear: true,
+            allocation_scheme: AllocationScheme::GpuAllocatorManaged,
+        };
+        let mut alloc = ctx.allocator.lock().unwrap().allocate(&desc);
+        if matches!(alloc, Err(gpu_allocator::AllocationError::OutOfMemory)) {
+            // Under pressure, give pooled buffers back and try once more.
+            drain_pool(ctx);
+            alloc = ctx.allocator.lock().unwrap().allocate(&desc);
+        }
+        let alloc = match alloc {
+            Ok(a) => a,
+            Err(e) => {
+                unsafe { d.destroy_buffer(buffer, None) };
+                return Err(match e {
+                    gpu_allocator::AllocationError::OutOfMemory => Error::out_of_memory(op, size),
+                    e => Error::runtime(op, format!("Vulkan allocation of {size} bytes failed: {e}.")),
+                });
+            }
+        };
+        // SAFETY: the allocation satisfies the buffer's requirements.
+        if let Err(r) = unsafe { d.bind_buffer_memory(buffer, alloc.memory(), alloc.offset()) } {
+            unsafe { d.destroy_buffer(buffer, None) };
+            let _ = ctx.allocator.lock().unwrap().free(alloc);
+            return Err(vk_err(op, "vkBindBufferMemory", r));
+        }
+        // Device-only memory is never read in place, even where the driver maps it anyway
+        // (lavapipe maps everything): the staged path is then the one a discrete GPU takes.
+        let mapped = alloc.mapped_ptr().map(|p| p.cast::<u8>()).filter(|_| location != MemoryLocation::GpuOnly);
+        Ok(Arc::new(VkMemory { ctx, buffer, size, location, allocation: Mutex::new(Some(alloc)), mapped }))
+    }
+
+    /// The host address, when the memory is host-visible.
+    pub fn mapped(&self) -> Option<NonNull<u8>> {
+        self.mapped
+    }
+}
+
+/// Destroys every pooled buffer and returns its memory.
+fn drain_pool(ctx: &Context) {
+    let drained = std::mem::take(&mut *POOL.lock().unwrap());
+    for p in drained.0 {
+        // SAFETY: pooled buffers are unused.
+        unsafe { ctx.device.destroy_buffer(p.buffer, None) };
+        let _ = ctx.allocator.lock().unwrap().free(p.allocation);
+    }
+}
+
+impl Drop for VkMemory {
+    fn drop(&mut self) {
+        // No queued work uses the buffer any more (batches hold an Arc until done).
+        let Some(allocation) = self.allocation.lock().unwrap().take() else { return };
+        {
+            let mut pool = POOL.lock().unwrap();
+            if pool.1 + self.size <= POOL_BYTES && pool.0.len() < POOL_ENTRIES {
+                pool.1 += self.size;
+                pool.0.push(Pooled { buffer: self.buffer, size: self.size, location: self.location, allocation });
+                return;
+            }
+        }
+        // SAFETY: the buffer is unused and not pooled.
+        unsafe { self.ctx.device.destroy_buffer(self.buffer, None) };
+        let _ = self.ctx.allocator.lock().unwrap().free(allocation);
+    }
+}
+
+/// Core's handle on a [`VkMemory`].
+pub(crate) struct Handle(pub Arc<VkMemory>);
+
+impl DeviceMemory for Handle {
+    fn device(&self) -> Device {
+        Device::GPU
+    }
+    fn host_ptr(&self) -> Option<NonNull<u8>> {
+        self.0.mapped()
+    }
+    fn sync_to_host(&self, mirror: Option<&mut [u8]>) -> Result<()> {
+        match mirror {
+            None => queue::finish(),
+            Some(dst) => queue::download(&self.0, dst),
+        }
+    }
+    fn as_any(&self) -> &dyn std::any::Any {
+        self
+    }
+}
+
+/// The Vulkan memory behind a core buffer, if it is ours.
+pub(crate) fn of_buffer(buf: &mlx_arm_core::buffer::Buffer) -> Option<Arc<VkMemory>> {
+    if let Some(m) = buf.device_memory() {
+        return m.as_any().downcast_ref::<Handle>().map(|h| h.0.clone());
+    }
+    let mirror = buf.device_mirror()?;
+    mirror.as_any().downcast_ref::<Handle>().map(|h| h.0.clone())
+}

@@ -1,0 +1,105 @@
+//! Compute pipelines, built once per (shader, element type) from the SPIR-V committed under
+//! `shaders/spv/`. Every shader binds storage buffers 0..n in set 0 through push descriptors
+//! (no descriptor pools to manage) and takes its parameters as push constants.
+
+use crate::context::{vk_err, Context, MAIN};
+use ash::vk;
+use mlx_arm_core::{Error, Result};
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+/// Push-constant bytes every pipeline layout declares (the guaranteed minimum, 128).
+pub(crate) const PUSH_BYTES: u32 = 128;
+
+/// A shader family and its storage-buffer count.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub(crate) enum Shader {
+    Unary,
+    Binary,
+    Reduce,
+    RmsNorm,
+    Matmul,
+}
+
+impl Shader {
+    fn bindings(self) -> u32 {
+        match self {
+            Shader::Unary | Shader::Reduce => 2,
+            Shader::Binary | Shader::RmsNorm | Shader::Matmul => 3,
+        }
+    }
+    /// The committed SPIR-V for (float32, float16).
+    pub(crate) fn spirv(self) -> (&'static [u8], &'static [u8]) {
+        macro_rules! spv {
+            ($n:literal) => {
+                (
+                    include_bytes!(concat!("../../../shaders/spv/", $n, ".f32.spv")).as_slice(),
+                    include_bytes!(concat!("../../../shaders/spv/", $n, ".f16.spv")).as_slice(),
+                )
+            };
+        }
+        match self {
+            Shader::Unary => spv!("unary"),
+            Shader::Binary => spv!("binary"),
+            Shader::Reduce => spv!("reduce"),
+            Shader::RmsNorm => spv!("rms_norm"),
+            Shader::Matmul => spv!("matmul"),
+        }
+    }
+}
+
+pub(crate) struct Pipeline {
+    pub pipeline: vk::Pipeline,
+    pub layout: vk::PipelineLayout,
+}
+
+static CACHE: Mutex<Option<HashMap<(Shader, bool), Arc<Pipeline>>>> = Mutex::new(None);
+
+/// The pipeline of `shader` for float16 (`f16`) or float32 elements.
+pub(crate) fn get(ctx: &'static Context, shader: Shader, f16: bool) -> Result<Arc<Pipeline>> {
+    let mut cache = CACHE.lock().unwrap();
+    let map = cache.get_or_insert_with(HashMap::new);
+    if let Some(p) = map.get(&(shader, f16)) {
+        return Ok(p.clone());
+    }
+    let p = Arc::new(build(ctx, shader, f16)?);
+    map.insert((shader, f16), p.clone());
+    Ok(p)
+}
+
+fn build(ctx: &Context, shader: Shader, f16: bool) -> Result<Pipeline> {
+    const OP: &str = "vulkan pipeline";
+    let d = &ctx.device;
+    let (s32, s16) = shader.spirv();
+    let bytes = if f16 { s16 } else { s32 };
+    let code = ash::util::read_spv(&mut std::io::Cursor::new(bytes))
+        .map_err(|e| Error::runtime(OP, format!("{shader:?}: bad SPIR-V: {e}.")))?;
+    let bindings: Vec<_> = (0..shader.bindings())
+        .map(|i| {
+            vk::DescriptorSetLayoutBinding::default()
+                .binding(i)
+                .descriptor_type(vk::DescriptorType::STORAGE_BUFFER)
+                .descriptor_count(1)
+                .stage_flags(vk::ShaderStageFlags::COMPUTE)
+        })
+        .collect();
+    let dsl = vk::DescriptorSetLayoutCreateInfo::default()
+        .flags(vk::DescriptorSetLayoutCreateFlags::PUSH_DESCRIPTOR_KHR)
+        .bindings(&bindings);
+    // SAFETY: plain object creation on a live device; objects live for the process.
+    unsafe {
+        let set_layout = d.create_descriptor_set_layout(&dsl, None).map_err(|r| vk_err(OP, "vkCreateDescriptorSetLayout", r))?;
+        let ranges = [vk::PushConstantRange::default().stage_flags(vk::ShaderStageFlags::COMPUTE).size(PUSH_BYTES)];
+        let layouts = [set_layout];
+        let pli = vk::PipelineLayoutCreateInfo::default().set_layouts(&layouts).push_constant_ranges(&ranges);
+        let layout = d.create_pipeline_layout(&pli, None).map_err(|r| vk_err(OP, "vkCreatePipelineLayout", r))?;
+        let smi = vk::ShaderModuleCreateInfo::default().code(&code);
+        let module = d.create_shader_module(&smi, None).map_err(|r| vk_err(OP, "vkCreateShaderModule", r))?;
+        let stage = vk::PipelineShaderStageCreateInfo::default().stage(vk::ShaderStageFlags::COMPUTE).module(module).name(MAIN);
+        let ci = [vk::ComputePipelineCreateInfo::default().stage(stage).layout(layout)];
+        let made = d.create_compute_pipelines(vk::PipelineCache::null(), &ci, None);
+        d.destroy_shader_module(module, None);
+        let pipeline = made.map_err(|(_, r)| vk_err(OP, "vkCreateComputePipelines", r))?[0];
+        Ok(Pipeline { pipeline, layout })
+    }
+}

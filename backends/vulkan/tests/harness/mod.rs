@@ -1,0 +1,155 @@
+//! Backend conformance (after ggml's test-backend-ops): one case list covering every op the
+//! Vulkan backend claims, each run for every dtype it claims on the GPU and on our CPU kernels
+//! (the oracle), compared by normalized error ‖gpu − cpu‖ / ‖cpu‖. Each case also asserts that
+//! the GPU really ran it (dispatches were recorded) and, for host inputs, that nothing was
+//! read back before the result was asked for.
+//! Runs on Mesa lavapipe in CI (scripts/test.sh, section `backend: vulkan`), once per memory
+//! model (tests/conformance.rs: the device's default; tests/conformance_device_memory.rs:
+//! device-local memory with staged copies, as on a discrete GPU).
+
+use mlx_arm_core::buffer;
+use mlx_arm_core::{device, ops, Array, DType, Device, Result};
+use mlx_arm_vulkan as vkb;
+
+type Build = fn(&[Array]) -> Result<Array>;
+
+struct Case {
+    name: &'static str,
+    shapes: &'static [&'static [usize]],
+    /// Input values are drawn from [lo, hi).
+    range: (f32, f32),
+    build: Build,
+    /// Does the GPU compute it (false: a CPU fallback case, still compared).
+    gpu: bool,
+}
+
+fn cases() -> Vec<Case> {
+    macro_rules! case {
+        ($name:literal, $shapes:expr, $range:expr, $gpu:expr, |$x:ident| $body:expr) => {
+            Case { name: $name, shapes: $shapes, range: $range, gpu: $gpu, build: |$x: &[Array]| $body }
+        };
+    }
+    const V: &[&[usize]] = &[&[3, 5, 7]];
+    const BIG: &[&[usize]] = &[&[1000, 300]];
+    vec![
+        case!("abs", V, (-2.0, 2.0), true, |x| ops::abs(&x[0])),
+        case!("negative", V, (-2.0, 2.0), true, |x| ops::negative(&x[0])),
+        case!("square", V, (-2.0, 2.0), true, |x| ops::square(&x[0])),
+        case!("sqrt", V, (0.1, 4.0), true, |x| ops::sqrt(&x[0])),
+        case!("rsqrt", V, (0.1, 4.0), true, |x| ops::rsqrt(&x[0])),
+        case!("reciprocal", V, (0.5, 4.0), true, |x| ops::reciprocal(&x[0])),
+        case!("exp", V, (-3.0, 3.0), true, |x| ops::exp(&x[0])),
+        case!("log", V, (0.1, 4.0), true, |x| ops::log(&x[0])),
+        case!("sin", V, (-3.0, 3.0), true, |x| ops::sin(&x[0])),
+        case!("cos", V, (-3.0, 3.0), true, |x| ops::cos(&x[0])),
+        case!("tanh", V, (-3.0, 3.0), true, |x| ops::tanh(&x[0])),
+        case!("sigmoid", V, (-5.0, 5.0), true, |x| ops::sigmoid(&x[0])),
+        case!("floor", V, (-3.0, 3.0), true, |x| ops::floor(&x[0])),
+        case!("ceil", V, (-3.0, 3.0), true, |x| ops::ceil(&x[0])),
+        case!("exp of a transposed view", V, (-2.0, 2.0), true, |x| ops::exp(&ops::transpose(&x[0], None)?)),
+        case!("copy of a sliced view", &[&[6, 8]], (-2.0, 2.0), true, |x| ops::contiguous(&ops::slice(&x[0], &[1, 2], &[5, 8], &[2, 3])?)),
+        case!("add", &[&[3, 5, 7], &[3, 5, 7]], (-2.0, 2.0), true, |x| ops::add(&x[0], &x[1])),
+        case!("add broadcast", &[&[4, 1, 7], &[5, 1]], (-2.0, 2.0), true, |x| ops::add(&x[0], &x[1])),
+        case!("subtract broadcast scalar", &[&[4, 6], &[]], (-2.0, 2.0), true, |x| ops::subtract(&x[0], &x[1])),
+        case!("multiply transposed", &[&[5, 9], &[9, 5]], (-2.0, 2.0), true, |x| ops::multiply(&x[0], &ops::transpose(&x[1], None)?)),
+        case!("divide", &[&[3, 5, 7], &[5, 7]], (0.5, 2.0), true, |x| ops::divide(&x[0], &x[1])),
+        case!("maximum", &[&[3, 5, 7], &[3, 5, 7]], (-2.0, 2.0), true, |x| ops::maximum(&x[0], &x[1])),
+        case!("minimum", &[&[3, 5, 7], &[7]], (-2.0, 2.0), true, |x| ops::minimum(&x[0], &x[1])),
+        case!("large add", &[&[1000, 300], &[300]], (-2.0, 2.0), true, |x| ops::add(&x[0], &x[1])),
+        case!("sum axis 0", V, (-2.0, 2.0), true, |x| ops::sum(&x[0], Some(&[0]), false)),
+        case!("sum axis 2 keepdims", V, (-2.0, 2.0), true, |x| ops::sum(&x[0], Some(&[2]), true)),
+        case!("sum long rows", BIG, (-1.0, 1.0), true, |x| ops::sum(&x[0], Some(&[1]), false)),
+        case!("max axis 1", V, (-2.0, 2.0), true, |x| ops::max(&x[0], Some(&[1]), false)),
+        case!("min axis 2", V, (-2.0, 2.0), true, |x| ops::min(&x[0], Some(&[2]), false)),
+        case!("prod axis 0", V, (0.5, 1.5), true, |x| ops::prod(&x[0], Some(&[0]), false)),
+        case!("sum of a transposed view", V, (-2.0, 2.0), true, |x| ops::sum(&ops::transpose(&x[0], None)?, Some(&[1]), false)),
+        case!("softmax last axis", &[&[4, 5, 33]], (-4.0, 4.0), true, |x| ops::softmax(&x[0], Some(&[-1]), false)),
+        case!("softmax axis 0", &[&[6, 5]], (-4.0, 4.0), true, |x| ops::softmax(&x[0], Some(&[0]), false)),
+        case!("rms_norm", &[&[3, 4, 96], &[96]], (-2.0, 2.0), true, |x| ops::fast::rms_norm(&x[0], Some(&x[1]), 1e-5)),
+        case!("rms_norm no weight", &[&[5, 300]], (-2.0, 2.0), true, |x| ops::fast::rms_norm(&x[0], None, 1e-6)),
+        case!("matmul", &[&[33, 65], &[65, 17]], (-1.0, 1.0), true, |x| ops::matmul(&x[0], &x[1])),
+        case!("matmul batched", &[&[3, 70, 40], &[3, 40, 130]], (-1.0, 1.0), true, |x| ops::matmul(&x[0], &x[1])),
+        case!("matmul a @ b.T", &[&[64, 128], &[96, 128]], (-1.0, 1.0), true, |x| ops::matmul(&x[0], &ops::transpose(&x[1], None)?)),
+        case!("matmul broadcast batch", &[&[2, 1, 9, 20], &[3, 20, 11]], (-1.0, 1.0), true, |x| ops::matmul(&x[0], &x[1])),
+        case!("matvec", &[&[1, 256], &[256, 300]], (-1.0, 1.0), true, |x| ops::matmul(&x[0], &x[1])),
+        // No GPU kernel: runs on the CPU behind a counted transfer, and must still agree.
+        case!("cumsum (CPU fallback)", V, (-2.0, 2.0), false, |x| ops::cumsum(&ops::exp(&x[0])?, Some(1), false, true, None)),
+    ]
+}
+
+fn values(n: usize, seed: u32, (lo, hi): (f32, f32)) -> Vec<f32> {
+    let mut s = seed.wrapping_mul(747796405).wrapping_add(2891336453);
+    (0..n)
+        .map(|_| {
+            s ^= s << 13;
+            s ^= s >> 17;
+            s ^= s << 5;
+            lo + (hi - lo) * ((s >> 8) as f32 / (1u32 << 24) as f32)
+        })
+        .collect()
+}
+
+fn as_f64(a: &Array) -> Vec<f64> {
+    let f = ops::astype(a, DType::Float32).unwrap();
+    f.to_vec::<f32>().unwrap().into_iter().map(f64::from).collect()
+}
+
+fn run(case: &Case, dt: DType, dev: Device) -> Array {
+    device::set_default_device(Device::CPU).unwrap();
+    let inputs: Vec<Array> = case
+        .shapes
+        .iter()
+        .enumerate()
+        .map(|(i, s)| {
+            let n: usize = s.iter().product();
+            let a = Array::from_slice(&values(n, 17 + i as u32, case.range), s).unwrap();
+            let a = ops::astype(&a, dt).unwrap();
+            a.eval().unwrap();
+            a
+        })
+        .collect();
+    device::set_default_device(dev).unwrap();
+    let out = (case.build)(&inputs).unwrap_or_else(|e| panic!("{}: {e}", case.name));
+    out.eval().unwrap_or_else(|e| panic!("{} on {dev:?}: {e}", case.name));
+    device::set_default_device(Device::CPU).unwrap();
+    out
+}
+
+/// Runs every case for every claimed dtype and fails with the list of mismatches.
+pub fn check_all() {
+    let info = vkb::init().expect("a Vulkan device (CI: Mesa lavapipe)");
+    eprintln!("device: {} ({}), shared memory: {}, f16: {}", info.name, info.kind, info.shared_memory, info.f16);
+    let mut dtypes = vec![(DType::Float32, 1e-5)];
+    if info.f16 {
+        dtypes.push((DType::Float16, 2e-3));
+    }
+    let mut failures = Vec::new();
+    for case in cases() {
+        for &(dt, tol) in &dtypes {
+            let want = run(&case, dt, Device::CPU);
+            let before = vkb::queue_stats().0;
+            buffer::reset_transfer_stats();
+            let got = run(&case, dt, Device::GPU);
+            let dispatched = vkb::queue_stats().0 - before;
+            let reads_before_ask = buffer::transfer_stats().device_to_host;
+            assert_eq!(got.shape(), want.shape(), "{} {dt}", case.name);
+            assert_eq!(got.dtype(), want.dtype(), "{} {dt}", case.name);
+            let (g, w) = (as_f64(&got), as_f64(&want));
+            let num: f64 = g.iter().zip(&w).map(|(a, b)| (a - b) * (a - b)).sum();
+            let den: f64 = w.iter().map(|b| b * b).sum::<f64>().max(1e-30);
+            let err = (num / den).sqrt();
+            let ok = err <= tol && g.iter().all(|v| v.is_finite());
+            eprintln!("{:<32} {:<8} err {:.2e} dispatches {}", case.name, dt.to_string(), err, dispatched);
+            if !ok {
+                failures.push(format!("{} {dt}: normalized error {err:.3e} > {tol:.0e}", case.name));
+            }
+            if case.gpu {
+                assert!(dispatched > 0, "{} {dt}: nothing ran on the GPU", case.name);
+                if !info.shared_memory {
+                    assert_eq!(reads_before_ask, 0, "{} {dt}: data came back before it was read", case.name);
+                }
+            }
+        }
+    }
+    assert!(failures.is_empty(), "{failures:#?}");
+}
