@@ -227,7 +227,12 @@ sec_backend() {
     vulkan) need_tool glslc /usr/share/vulkan/icd.d/lvp_icd.x86_64.json ;;
     opencl) need_tool /etc/OpenCL/vendors/pocl.icd ;;
   esac
-  cargo test --manifest-path "backends/$b/Cargo.toml" --no-fail-fast "${PROFILE_ARGS[@]}"
+  # A workspace member: reuses the host section's build (its own manifest if it is not one).
+  if grep -q "\"backends/$b\"" Cargo.toml; then
+    cargo test -p "$name" --no-fail-fast "${PROFILE_ARGS[@]}"
+  else
+    cargo test --manifest-path "backends/$b/Cargo.toml" --no-fail-fast "${PROFILE_ARGS[@]}"
+  fi
 }
 
 sec_firmware() {
