@@ -141,6 +141,9 @@ struct BenchArgs {
     /// Repetitions (the median is reported)
     #[arg(short, long, default_value_t = 3)]
     reps: usize,
+    /// Prompt tokens for the time-to-first-token row (0: skip it)
+    #[arg(long, default_value_t = 32)]
+    ttft_tokens: usize,
 }
 
 fn main() -> ExitCode {
@@ -363,6 +366,26 @@ fn run_bench(a: BenchArgs) -> Result<()> {
             tg.push(a.gen_tokens as f64 / tg_s);
         }
     }
+    // Time to first token: a fresh cache, the prompt, and the first token chosen (greedy).
+    let mut ttft = Vec::new();
+    let ttft_prompt = &prompt[..a.ttft_tokens.min(prompt.len())];
+    if !ttft_prompt.is_empty() {
+        for rep in 0..=reps {
+            let mut cache = model.new_cache();
+            let t = Instant::now();
+            let logits = generate::prefill(model, &mut cache, ttft_prompt, generate::DEFAULT_PREFILL_CHUNK)?;
+            std::hint::black_box(mlx_arm_lm::sample::argmax(&logits));
+            if rep > 0 {
+                ttft.push(t.elapsed().as_secs_f64() * 1e3);
+            }
+        }
+    }
+    // The KV cache of the longest context measured (the prompt), as the cache allocates it.
+    let kv_bytes = {
+        let mut cache = model.new_cache();
+        generate::prefill(model, &mut cache, &prompt, generate::DEFAULT_PREFILL_CHUNK)?;
+        cache.nbytes()
+    };
     let threads = mlx_arm_core::parallel::num_threads();
     println!("| model | size | threads | test | tok/s (median of {reps}) |");
     println!("|---|---:|---:|---|---:|");
@@ -373,5 +396,20 @@ fn run_bench(a: BenchArgs) -> Result<()> {
     let size = format!("{:.1} MiB", s.loaded.file_bytes as f64 / (1 << 20) as f64);
     println!("| {name} | {size} | {threads} | pp{} | {:.1} |", prompt.len(), median(pp));
     println!("| {name} | {size} | {threads} | tg{} | {:.1} |", a.gen_tokens, median(tg));
+    if !ttft.is_empty() {
+        println!("time to first token, {}-token prompt: {:.1} ms (median of {reps})", ttft_prompt.len(), median(ttft));
+    }
+    let mib = |b: f64| b / (1 << 20) as f64;
+    if let Some(kb) = peak_rss() {
+        let rss = kb as f64 * 1024.0;
+        let budget = s.loaded.file_bytes as f64 + kv_bytes as f64;
+        println!(
+            "peak RSS: {:.1} MiB = {:.3}x (file {:.1} MiB + KV cache {:.1} MiB)",
+            mib(rss),
+            rss / budget,
+            mib(s.loaded.file_bytes as f64),
+            mib(kv_bytes as f64)
+        );
+    }
     Ok(())
 }

@@ -81,13 +81,22 @@ impl Data {
             // SAFETY: n elements of T lie in the buffer from base (checked when the view was made).
             return Ok(Cow::Borrowed(unsafe { core::slice::from_raw_parts(base as *const T, n) }));
         }
-        let mut out = Vec::new();
+        let mut out: Vec<T> = Vec::new();
         out.try_reserve_exact(n).map_err(|_| Error::out_of_memory("read", n.saturating_mul(mem::size_of::<T>())))?;
-        let sz = mem::size_of::<T>() as isize;
-        self.for_each_offset(shape, |off| {
-            // SAFETY: every offset of the view lies inside the buffer; unaligned reads are allowed.
-            out.push(unsafe { core::ptr::read_unaligned(base.offset(off * sz) as *const T) });
+        let sz = mem::size_of::<T>();
+        // Whole runs of consecutive elements at a time (a KV-cache window, a row slice): one
+        // memcpy per run instead of one closure call per element.
+        let dst = out.as_mut_ptr() as *mut u8;
+        let mut k = 0usize;
+        for_each_run(shape, &self.strides, &mut |off, len| {
+            // SAFETY: every offset of the view lies inside the buffer (checked when the view was
+            // made); `k + len <= n`, the reserved capacity; byte copies need no alignment.
+            unsafe { core::ptr::copy_nonoverlapping(base.offset(off * sz as isize), dst.add(k * sz), len * sz) };
+            k += len;
         });
+        debug_assert_eq!(k, n);
+        // SAFETY: the runs cover the view's n elements exactly once, in row-major order.
+        unsafe { out.set_len(n) };
         Ok(Cow::Owned(out))
     }
 
@@ -99,6 +108,35 @@ impl Data {
     pub unsafe fn slice_mut<T: Element>(&self, n: usize) -> &mut [T] {
         core::slice::from_raw_parts_mut(self.buf.as_mut_ptr().add(self.offset) as *mut T, n)
     }
+}
+
+/// Calls `f(offset, len)` for runs of `len` consecutive elements (element offset of the run's
+/// first) that together cover a strided view in row-major order. Axes that continue each other
+/// in memory are merged first, so a dense view is one run and a window of a larger buffer (a
+/// slice of a KV cache) is one run per outer index.
+pub fn for_each_run(shape: &[usize], strides: &[isize], f: &mut impl FnMut(isize, usize)) {
+    if shape.iter().any(|&d| d == 0) {
+        return;
+    }
+    // Merge from the innermost axis outwards; size-1 axes drop out.
+    let mut dims: Vec<(usize, isize)> = Vec::with_capacity(shape.len());
+    for (&d, &s) in shape.iter().zip(strides).rev() {
+        if d == 1 {
+            continue;
+        }
+        match dims.last_mut() {
+            Some((id, is)) if *is * *id as isize == s => *id *= d,
+            _ => dims.push((d, s)),
+        }
+    }
+    dims.reverse();
+    let (run, outer) = match dims.last() {
+        Some(&(d, 1)) => (d, &dims[..dims.len() - 1]),
+        _ => (1, &dims[..]),
+    };
+    let oshape: Vec<usize> = outer.iter().map(|&(d, _)| d).collect();
+    let ostrides: Vec<isize> = outer.iter().map(|&(_, s)| s).collect();
+    for_each_strided(&oshape, &ostrides, &mut |off| f(off, run));
 }
 
 /// Iterates element offsets of a strided view in row-major order.
@@ -481,6 +519,34 @@ impl Array {
                 *self.node.state.lock() = other;
                 Err(self)
             }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Runs expand to exactly the offsets the element-by-element walk visits, in order.
+    #[test]
+    fn runs_cover_the_strided_walk() {
+        let cases: &[(&[usize], &[isize])] = &[
+            (&[1, 3, 5, 4], &[3 * 8 * 4, 8 * 4, 4, 1]), // a KV-cache window: 5 of 8 positions
+            (&[2, 3], &[3, 1]),                          // dense: one run
+            (&[3, 2], &[1, 3]),                          // transposed: runs of 1
+            (&[4, 1, 3], &[0, 7, 1]),                    // broadcast outer axis
+            (&[2, 2, 2], &[0, 0, 0]),                    // a broadcast scalar
+            (&[1, 1], &[5, 9]),                          // size-1 axes only
+            (&[3, 4], &[8, 2]),                          // stepped inner axis
+            (&[2, 3, 4], &[24, 8, 1]),                   // padded rows
+            (&[], &[]),                                  // 0-d
+        ];
+        for &(shape, strides) in cases {
+            let mut want = Vec::new();
+            for_each_strided(shape, strides, &mut |o| want.push(o));
+            let mut got = Vec::new();
+            for_each_run(shape, strides, &mut |o, len| got.extend((0..len as isize).map(|i| o + i)));
+            assert_eq!(got, want, "shape {shape:?} strides {strides:?}");
         }
     }
 }

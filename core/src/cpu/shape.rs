@@ -95,16 +95,25 @@ fn dynamic_slice_update(mut inputs: Vec<Array>, axes: &[usize], op: &'static str
 
 /// A dense row-major copy of `a`'s elements.
 pub(crate) fn dense_copy(a: &Array, d: &Data, op: &'static str) -> Result<Data> {
-    let out = Data::alloc(a.shape(), a.dtype(), op)?;
+    // Every byte is written below, so the fresh buffer is not zeroed first.
+    let out = Data::alloc_for_overwrite(a.shape(), a.dtype(), op)?;
     let sz = a.itemsize();
     let src = d.buf.bytes();
     // SAFETY: fresh buffer of exactly nbytes.
     let dst = unsafe { out.slice_mut::<u8>(a.nbytes()) };
+    if !dst.is_empty() && d.strides.iter().zip(a.shape()).all(|(&st, &n)| st == 0 || n == 1) {
+        // One element broadcast everywhere (`zeros`, `full`): a fill, not a walk.
+        let s = d.offset;
+        let elem = &src[s..s + sz];
+        dst.chunks_exact_mut(sz).for_each(|c| c.copy_from_slice(elem));
+        return Ok(out);
+    }
     let mut k = 0;
-    d.for_each_offset(a.shape(), |off| {
+    // Runs of consecutive elements are copied whole (a window of a larger buffer).
+    crate::array::for_each_run(a.shape(), &d.strides, &mut |off, len| {
         let s = (d.offset as isize + off * sz as isize) as usize;
-        dst[k..k + sz].copy_from_slice(&src[s..s + sz]);
-        k += sz;
+        dst[k..k + len * sz].copy_from_slice(&src[s..s + len * sz]);
+        k += len * sz;
     });
     Ok(out)
 }
