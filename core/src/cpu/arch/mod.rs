@@ -37,6 +37,8 @@ pub(crate) type QuantGemmFn = fn(w: &[u8], nw: usize, x: &[u8], nx: usize, out: 
 pub(crate) fn quant_gemm(ty: GgmlType, level: Isa) -> Option<QuantGemmFn> {
     #[cfg(target_arch = "x86_64")]
     return x86_64::quant::gemm_for(ty, level);
+    #[cfg(target_arch = "aarch64")]
+    return aarch64::quant::gemm_for(ty, level);
     #[allow(unreachable_code)]
     None
 }

@@ -133,6 +133,9 @@ const RN: usize = 2;
 /// tiles of RM × RN, edge tiles through smaller instances) and the GEMV dot (a 1×1 tile).
 macro_rules! tiles {
     ($feat:literal, $tile:ident, $gemm:ident, $dot1:ident, $wb:expr, $ab:expr) => {
+        tiles!($feat, $tile, $gemm, $dot1, $wb, $ab, RN);
+    };
+    ($feat:literal, $tile:ident, $gemm:ident, $dot1:ident, $wb:expr, $ab:expr, $rn:expr) => {
         /// # Safety
         /// `w` holds `nw` rows of `wrb` bytes, `a` `nx` rows of `arb` bytes, both at least
         /// `nb` blocks; `out[i·ldo + j]` is writable for i < nx, j < nw.
@@ -141,7 +144,7 @@ macro_rules! tiles {
             let nb = (g.wrb / $wb).min(g.arb / $ab);
             let mut j0 = 0;
             while j0 < g.nw {
-                let rn = (g.nw - j0).min(RN);
+                let rn = (g.nw - j0).min($rn);
                 let mut i0 = 0;
                 while i0 < g.nx {
                     let rm = (g.nx - i0).min(RM);
@@ -312,81 +315,107 @@ macro_rules! kernels {
             hsum_ps(acc)
         }
 
+        /// Q4_K · Q8_K on an `RM × RN` tile (RN = 1 here: the 8 unpacked quant vectors and
+        /// the decoded scales of one weight super-block serve `RM` activation rows).
         #[target_feature(enable = $feat)]
-        pub(super) unsafe fn q4_k_q8_k(w: &[u8], a: &[u8]) -> f32 {
-            let nb = (w.len() / 144).min(a.len() / 292);
-            let (wp, ap) = (w.as_ptr(), a.as_ptr());
+        pub(super) unsafe fn q4_k_tile<const RM: usize, const RN: usize>(t: &Tile) {
             let m4 = _mm256_set1_epi8(0x0F);
-            let mut acc = _mm256_setzero_ps();
-            let mut summ = 0.0f32;
-            for i in 0..nb {
-                let (x, y) = (wp.add(i * 144), ap.add(i * 292));
-                let yd = f32_at(y);
-                let mut sc = [0u8; 12];
-                core::ptr::copy_nonoverlapping(x.add(4), sc.as_mut_ptr(), 12);
-                let mut scales = [0i32; 8];
-                let mut mins = 0i32;
-                for (j, s) in scales.iter_mut().enumerate() {
-                    let (scale, min) = scale_min_k4(j, &sc);
-                    *s = scale as i32;
-                    let bs = i16_at(y.add(260 + 4 * j)) + i16_at(y.add(262 + 4 * j));
-                    mins += min as i32 * bs;
+            let mut acc = [[_mm256_setzero_ps(); RN]; RM];
+            let mut summ = [[0f32; RN]; RM];
+            for b in 0..t.nb {
+                for j in 0..RN {
+                    let x = t.w.add(j * t.wrb + b * 144);
+                    let mut sc = [0u8; 12];
+                    core::ptr::copy_nonoverlapping(x.add(4), sc.as_mut_ptr(), 12);
+                    let mut scales = [_mm256_setzero_si256(); 8];
+                    let mut mins = [0i32; 8];
+                    for (k, s) in scales.iter_mut().enumerate() {
+                        let (scale, min) = scale_min_k4(k, &sc);
+                        *s = _mm256_set1_epi32(scale as i32);
+                        mins[k] = min as i32;
+                    }
+                    let mut u = [_mm256_setzero_si256(); 8];
+                    for h in 0..4 {
+                        let q = load(x.add(16 + 32 * h));
+                        u[2 * h] = _mm256_and_si256(q, m4);
+                        u[2 * h + 1] = _mm256_and_si256(_mm256_srli_epi16(q, 4), m4);
+                    }
+                    let (dw, dmin) = (f16x8(x), f16_at(x.add(2)));
+                    for i in 0..RM {
+                        let y = t.a.add(i * t.arb + b * 292);
+                        let yd = f32_at(y);
+                        let mut m = 0i32;
+                        for (k, &mn) in mins.iter().enumerate() {
+                            m += mn * (i16_at(y.add(260 + 4 * k)) + i16_at(y.add(262 + 4 * k)));
+                        }
+                        let mut sumi = _mm256_setzero_si256();
+                        for (k, &uk) in u.iter().enumerate() {
+                            let p = $dot(uk, load(y.add(4 + 32 * k)));
+                            sumi = _mm256_add_epi32(sumi, _mm256_mullo_epi32(p, scales[k]));
+                        }
+                        acc[i][j] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(sumi), _mm256_mul_ps(dw, _mm256_set1_ps(yd)), acc[i][j]);
+                        summ[i][j] += dmin * yd * m as f32;
+                    }
                 }
-                let mut sumi = _mm256_setzero_si256();
-                for h in 0..4 {
-                    let q = load(x.add(16 + 32 * h));
-                    let lo = _mm256_and_si256(q, m4);
-                    let hi = _mm256_and_si256(_mm256_srli_epi16(q, 4), m4);
-                    let p0 = $dot(lo, load(y.add(4 + 64 * h)));
-                    let p1 = $dot(hi, load(y.add(36 + 64 * h)));
-                    sumi = _mm256_add_epi32(sumi, _mm256_mullo_epi32(p0, _mm256_set1_epi32(scales[2 * h])));
-                    sumi = _mm256_add_epi32(sumi, _mm256_mullo_epi32(p1, _mm256_set1_epi32(scales[2 * h + 1])));
-                }
-                acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(sumi), _mm256_mul_ps(f16x8(x), _mm256_set1_ps(yd)), acc);
-                summ += f16_at(x.add(2)) * yd * mins as f32;
             }
-            hsum_ps(acc) - summ
+            for i in 0..RM {
+                for j in 0..RN {
+                    *t.out.add(i * t.ldo + j) = hsum_ps(acc[i][j]) - summ[i][j];
+                }
+            }
         }
 
+        /// Q6_K · Q8_K tile (RN = 1: one unpacked weight super-block for `RM` activation rows).
         #[target_feature(enable = $feat)]
-        pub(super) unsafe fn q6_k_q8_k(w: &[u8], a: &[u8]) -> f32 {
-            let nb = (w.len() / 210).min(a.len() / 292);
-            let (wp, ap) = (w.as_ptr(), a.as_ptr());
+        pub(super) unsafe fn q6_k_tile<const RM: usize, const RN: usize>(t: &Tile) {
             let m4 = _mm256_set1_epi8(0x0F);
             let m2 = _mm256_set1_epi8(0x03);
             let off = _mm256_set1_epi8(32);
-            let mut acc = _mm256_setzero_ps();
-            for i in 0..nb {
-                let (x, y) = (wp.add(i * 210), ap.add(i * 292));
-                let d = _mm256_mul_ps(f16x8(x.add(208)), _mm256_set1_ps(f32_at(y)));
-                let sc = x.add(192) as *const i8;
-                let mut sumi = _mm256_setzero_si256();
-                for h in 0..2 {
-                    let qa = load(x.add(64 * h));
-                    let qb = load(x.add(64 * h + 32));
-                    let qh = load(x.add(128 + 32 * h));
-                    for k in 0..4 {
-                        let l4 = match k {
-                            0 => _mm256_and_si256(qa, m4),
-                            1 => _mm256_and_si256(qb, m4),
-                            2 => _mm256_and_si256(_mm256_srli_epi16(qa, 4), m4),
-                            _ => _mm256_and_si256(_mm256_srli_epi16(qb, 4), m4),
-                        };
-                        let h2 = _mm256_and_si256(_mm256_srl_epi16(qh, _mm_cvtsi32_si128(2 * k as i32)), m2);
-                        let u = _mm256_or_si256(l4, _mm256_slli_epi16(h2, 4));
-                        let q = load(y.add(4 + 128 * h + 32 * k));
-                        let p = _mm256_sub_epi32($dot(u, q), $dot(off, q));
-                        // Elements 0..16 of these 32 are sub-block s, 16..32 sub-block s + 1.
-                        let s = 8 * h + 2 * k;
-                        let (a0, a1) = (*sc.add(s) as i32, *sc.add(s + 1) as i32);
-                        let scv = _mm256_setr_epi32(a0, a0, a0, a0, a1, a1, a1, a1);
-                        sumi = _mm256_add_epi32(sumi, _mm256_mullo_epi32(p, scv));
+            let mut acc = [[_mm256_setzero_ps(); RN]; RM];
+            for b in 0..t.nb {
+                for j in 0..RN {
+                    let x = t.w.add(j * t.wrb + b * 210);
+                    let sc = x.add(192) as *const i8;
+                    // u[4h + k]: elements 128h + 32k .. +32 (sub-blocks 8h + 2k and 8h + 2k + 1).
+                    let mut u = [_mm256_setzero_si256(); 8];
+                    let mut scv = [_mm256_setzero_si256(); 8];
+                    for h in 0..2 {
+                        let qa = load(x.add(64 * h));
+                        let qb = load(x.add(64 * h + 32));
+                        let qh = load(x.add(128 + 32 * h));
+                        for k in 0..4 {
+                            let l4 = match k {
+                                0 => _mm256_and_si256(qa, m4),
+                                1 => _mm256_and_si256(qb, m4),
+                                2 => _mm256_and_si256(_mm256_srli_epi16(qa, 4), m4),
+                                _ => _mm256_and_si256(_mm256_srli_epi16(qb, 4), m4),
+                            };
+                            let h2 = _mm256_and_si256(_mm256_srl_epi16(qh, _mm_cvtsi32_si128(2 * k as i32)), m2);
+                            u[4 * h + k] = _mm256_or_si256(l4, _mm256_slli_epi16(h2, 4));
+                            let s = 8 * h + 2 * k;
+                            let (a0, a1) = (*sc.add(s) as i32, *sc.add(s + 1) as i32);
+                            scv[4 * h + k] = _mm256_setr_epi32(a0, a0, a0, a0, a1, a1, a1, a1);
+                        }
+                    }
+                    let dw = f16x8(x.add(208));
+                    for i in 0..RM {
+                        let y = t.a.add(i * t.arb + b * 292);
+                        let mut sumi = _mm256_setzero_si256();
+                        for k in 0..8 {
+                            let q = load(y.add(4 + 32 * k));
+                            let p = _mm256_sub_epi32($dot(u[k], q), $dot(off, q));
+                            sumi = _mm256_add_epi32(sumi, _mm256_mullo_epi32(p, scv[k]));
+                        }
+                        let d = _mm256_mul_ps(dw, _mm256_set1_ps(f32_at(y)));
+                        acc[i][j] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(sumi), d, acc[i][j]);
                     }
                 }
-                acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(sumi), d, acc);
             }
-            hsum_ps(acc)
+            store_tile(t, &acc);
         }
+
+        tiles!($feat, q4_k_tile, q4_k_gemm, q4_k_q8_k, 144, 292, 1);
+        tiles!($feat, q6_k_tile, q6_k_gemm, q6_k_q8_k, 210, 292, 1);
     };
 }
 
@@ -611,9 +640,13 @@ macro_rules! safe_gemm {
 safe_gemm!(q4_0_gemm_avx2, avx2::q4_0_gemm);
 safe_gemm!(q4_1_gemm_avx2, avx2::q4_1_gemm);
 safe_gemm!(q8_0_gemm_avx2, avx2::q8_0_gemm);
+safe_gemm!(q4_k_gemm_avx2, avx2::q4_k_gemm);
+safe_gemm!(q6_k_gemm_avx2, avx2::q6_k_gemm);
 safe_gemm!(q4_0_gemm_vnni, vnni::q4_0_gemm);
 safe_gemm!(q4_1_gemm_vnni, vnni::q4_1_gemm);
 safe_gemm!(q8_0_gemm_vnni, vnni::q8_0_gemm);
+safe_gemm!(q4_k_gemm_vnni, vnni::q4_k_gemm);
+safe_gemm!(q6_k_gemm_vnni, vnni::q6_k_gemm);
 
 /// The register-tiled GEMM of weight type `ty` for `level`, if this file has one.
 pub(crate) fn gemm_for(ty: GgmlType, level: Isa) -> Option<GemmFn> {
@@ -626,9 +659,13 @@ pub(crate) fn gemm_for(ty: GgmlType, level: Isa) -> Option<GemmFn> {
         (T::Q4_0, false) => q4_0_gemm_avx2,
         (T::Q4_1, false) => q4_1_gemm_avx2,
         (T::Q8_0, false) => q8_0_gemm_avx2,
+        (T::Q4_K, false) => q4_k_gemm_avx2,
+        (T::Q6_K, false) => q6_k_gemm_avx2,
         (T::Q4_0, true) => q4_0_gemm_vnni,
         (T::Q4_1, true) => q4_1_gemm_vnni,
         (T::Q8_0, true) => q8_0_gemm_vnni,
+        (T::Q4_K, true) => q4_k_gemm_vnni,
+        (T::Q6_K, true) => q6_k_gemm_vnni,
         _ => return None,
     })
 }
