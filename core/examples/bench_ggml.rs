@@ -6,7 +6,8 @@
 //! /tmp/llama/anchor-bin/test-backend-ops-anchor) and its lines are printed too.
 //!
 //! `cargo run --release -p mlx-arm-core --example bench_ggml [-- --quick] [--gemm-m 512]`
-//! `--quick`: 4096×4096 and the SmolLM shapes only, GEMM at the best ISA only.
+//! `--quick`: 4096×4096 and the SmolLM shapes only, GEMM at the best ISA only;
+//! `--types q4_0,q4_1`: only those weight types.
 
 #[path = "common/mod.rs"]
 mod common;
@@ -69,7 +70,12 @@ fn main() {
         "{:<6} {:>11} {:>5} {:>9} {:>3} | {:>9} {:>8} {:>9} | {:>8} {:>7}",
         "type", "n×k", "m", "isa", "thr", "ms", "GB/s", "GFLOP/s", "anchor", "ratio"
     );
+    // `--types q4_0,q8_0` limits the run to those weight types.
+    let only = arg("--types");
     for ty in [T::Q4_0, T::Q4_1, T::Q8_0, T::Q4_K, T::Q6_K] {
+        if only.as_ref().is_some_and(|o| !o.split(',').any(|t| t.eq_ignore_ascii_case(ty.name()))) {
+            continue;
+        }
         for &(n, k) in &shapes {
             if k % ty.block_len() != 0 {
                 continue; // K-quants need k % 256 == 0 (SmolLM's 576 is not)

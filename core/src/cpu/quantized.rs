@@ -456,7 +456,12 @@ fn ggml_matmul<T: QFloat + Element>(ty: GgmlType, k: usize, inputs: &[Array], o:
     // Weight rows per task: at least GGML_GRAIN_MACS multiply-adds, so waking the pool
     // (microseconds) stays small beside the SIMD work it shares out; decode (m = 1) GEMVs of a
     // few hundred thousand MACs then run on the caller alone.
-    let grain = (GGML_GRAIN_MACS / (m * k).max(1)).max(1);
+    let mut grain = (GGML_GRAIN_MACS / (m * k).max(1)).max(1);
+    if m > 1 {
+        // GEMM: at least 16 weight rows per task, so the tiled kernel reuses each activation
+        // tile across many weight rows instead of streaming all activations per row.
+        grain = grain.max(16);
+    }
     parallel_for(n, grain, &|r| {
         let width = r.end - r.start;
         if m == 1 {

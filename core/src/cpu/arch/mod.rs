@@ -27,6 +27,22 @@ pub(crate) fn quant_dot(ty: GgmlType, level: Isa) -> Option<QuantDotFn> {
     None
 }
 
+/// A register-tiled quantized GEMM block: `out[i·ldo + j] = W_j · X_i` for the `nw` weight
+/// rows in `w` and the `nx` activation rows (already in the partner type) in `x`, each output
+/// bit-identical to the same level's dot kernel on that pair.
+pub(crate) type QuantGemmFn = fn(w: &[u8], nw: usize, x: &[u8], nx: usize, out: &mut [f32], ldo: usize);
+
+/// The tiled GEMM for weight type `ty` at `level`, if one exists and this CPU runs it.
+#[allow(unused_variables)]
+pub(crate) fn quant_gemm(ty: GgmlType, level: Isa) -> Option<QuantGemmFn> {
+    #[cfg(target_arch = "x86_64")]
+    return x86_64::quant::gemm_for(ty, level);
+    #[cfg(target_arch = "aarch64")]
+    return aarch64::quant::gemm_for(ty, level);
+    #[allow(unreachable_code)]
+    None
+}
+
 /// The SIMD quantizer for `ty` at `level`, if one exists and this CPU runs it.
 #[allow(unused_variables)]
 pub(crate) fn quant_quantize(ty: GgmlType, level: Isa) -> Option<QuantizeFn> {

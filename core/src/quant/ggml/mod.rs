@@ -47,6 +47,9 @@ struct Kernels {
     dequantize: Option<DequantizeFn>,
     /// Activation type and dot kernel, for types usable as matmul weights.
     dot: Option<(GgmlType, DotFn)>,
+    /// A register-tiled GEMM over many rows, bit-identical to `dot` on each pair (SIMD levels
+    /// of some types only; elsewhere the matmul calls `dot` per pair).
+    gemm: Option<crate::cpu::arch::QuantGemmFn>,
 }
 
 fn kernels(ty: GgmlType) -> Kernels {
@@ -61,6 +64,7 @@ fn kernels_at(ty: GgmlType, level: Isa) -> Kernels {
     if let Some((bt, _)) = k.dot {
         if let Some(f) = crate::cpu::arch::quant_dot(ty, level) {
             k.dot = Some((bt, f));
+            k.gemm = crate::cpu::arch::quant_gemm(ty, level);
         }
     }
     if k.quantize.is_some() {
@@ -77,6 +81,7 @@ fn portable_kernels(ty: GgmlType) -> Kernels {
         quantize: Some(q),
         dequantize: Some(d),
         dot,
+        gemm: None,
     };
     match ty {
         T::F32 => k(
@@ -165,6 +170,7 @@ fn portable_kernels(ty: GgmlType) -> Kernels {
             quantize: None,
             dequantize: None,
             dot: None,
+            gemm: None,
         },
     }
 }
@@ -344,7 +350,8 @@ pub fn qmatmul_rows_quantized(
     rows: Range<usize>,
 ) -> Result<()> {
     const OP: &str = "ggml_qmatmul";
-    let (bt, dot) = kernels(ty).dot.ok_or_else(|| unsupported(OP, ty))?;
+    let kern = kernels(ty);
+    let (bt, dot) = kern.dot.ok_or_else(|| unsupported(OP, ty))?;
     if bt != xq.ty {
         return Err(Error::invalid(
             OP,
@@ -393,6 +400,22 @@ pub fn qmatmul_rows_quantized(
     // row loop. Each output is still one dot product, so results do not depend on the tiling.
     const X_TILE: usize = 16;
     let w_tile = (W_TILE_BYTES / wrb).clamp(1, 256);
+    if let Some(gemm) = kern.gemm {
+        // Register-tiled blocks (each weight block unpacked once per few activation rows);
+        // every output equals `dot` on its pair, so the result is the same as below.
+        for (jb, wblk) in w_rows.chunks(w_tile * wrb).enumerate() {
+            let nw = wblk.len() / wrb;
+            for (ib, xblk) in xq.data.chunks(X_TILE * xrb).enumerate() {
+                let nx = xblk.len() / xrb;
+                let start = ib * X_TILE * width + jb * w_tile;
+                let end = start + (nx - 1) * width + nw;
+                if let Some(o) = out.get_mut(start..end) {
+                    gemm(wblk, nw, xblk, nx, o, width);
+                }
+            }
+        }
+        return Ok(());
+    }
     for (jb, wblk) in w_rows.chunks(w_tile * wrb).enumerate() {
         for (ib, xblk) in xq.data.chunks(X_TILE * xrb).enumerate() {
             for (jj, wr) in wblk.chunks_exact(wrb).enumerate() {

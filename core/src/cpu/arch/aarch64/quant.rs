@@ -16,6 +16,7 @@ use crate::quant::GgmlType;
 
 type DotFn = fn(&[u8], &[u8]) -> f32;
 type QuantizeFn = fn(&[f32], &mut [u8]);
+type GemmFn = super::super::QuantGemmFn;
 
 #[inline]
 fn f16_at(b: &[u8], at: usize) -> f32 {
@@ -68,48 +69,203 @@ unsafe fn fifth_bits(qh: u32) -> (uint8x16_t, uint8x16_t) {
     )
 }
 
+/// The f16 at `p` as f32.
+#[inline]
+unsafe fn f16_ptr(p: *const u8) -> f32 {
+    half::f16::from_bits((p as *const u16).read_unaligned()).to_f32()
+}
+
+/// One register tile of a quantized GEMM: weight rows `w + j·wrb` (j < RN) times activation
+/// rows `a + i·arb` (i < RM), `nb` blocks each, written to `out[i·ldo + j]`.
+pub(super) struct Tile {
+    w: *const u8,
+    wrb: usize,
+    a: *const u8,
+    arb: usize,
+    nb: usize,
+    out: *mut f32,
+    ldo: usize,
+}
+
+#[target_feature(enable = "neon")]
+#[inline]
+unsafe fn store_tile<const RM: usize, const RN: usize>(t: &Tile, acc: &[[float32x4_t; RN]; RM], extra: &[[f32; RN]; RM]) {
+    for i in 0..RM {
+        for j in 0..RN {
+            *t.out.add(i * t.ldo + j) = vaddvq_f32(acc[i][j]) + extra[i][j];
+        }
+    }
+}
+
+/// A GEMM block in raw form for the tile drivers (built by the `safe_gemm!` wrappers, which
+/// check every size first).
+pub(super) struct Gemm {
+    w: *const u8,
+    nw: usize,
+    wrb: usize,
+    a: *const u8,
+    nx: usize,
+    arb: usize,
+    out: *mut f32,
+    ldo: usize,
+}
+
+/// Activation rows and weight rows per register tile (4 × 2: 8 q-register accumulators plus
+/// the unpacked weights, well inside NEON's 32 registers).
+const RM: usize = 4;
+const RN: usize = 2;
+
+/// For one tile kernel: the GEMM driver (register tiles of RM × RN, edge tiles through smaller
+/// instances) and the GEMV dot (a 1×1 tile).
+macro_rules! tiles {
+    ($feat:literal, $tile:ident, $gemm:ident, $dot1:ident, $wb:expr, $ab:expr) => {
+        /// # Safety
+        /// `w` holds `nw` rows of `wrb` bytes, `a` `nx` rows of `arb` bytes;
+        /// `out[i·ldo + j]` is writable for i < nx, j < nw.
+        #[target_feature(enable = $feat)]
+        pub(super) unsafe fn $gemm(g: &super::Gemm) {
+            let nb = (g.wrb / $wb).min(g.arb / $ab);
+            let mut j0 = 0;
+            while j0 < g.nw {
+                let rn = (g.nw - j0).min(RN);
+                let mut i0 = 0;
+                while i0 < g.nx {
+                    let rm = (g.nx - i0).min(RM);
+                    let t = Tile {
+                        w: g.w.add(j0 * g.wrb),
+                        wrb: g.wrb,
+                        a: g.a.add(i0 * g.arb),
+                        arb: g.arb,
+                        nb,
+                        out: g.out.add(i0 * g.ldo + j0),
+                        ldo: g.ldo,
+                    };
+                    match (rm, rn) {
+                        (4, 2) => $tile::<4, 2>(&t),
+                        (4, _) => $tile::<4, 1>(&t),
+                        (3, 2) => $tile::<3, 2>(&t),
+                        (3, _) => $tile::<3, 1>(&t),
+                        (2, 2) => $tile::<2, 2>(&t),
+                        (2, _) => $tile::<2, 1>(&t),
+                        (_, 2) => $tile::<1, 2>(&t),
+                        _ => $tile::<1, 1>(&t),
+                    }
+                    i0 += rm;
+                }
+                j0 += rn;
+            }
+        }
+
+        #[target_feature(enable = $feat)]
+        pub(super) unsafe fn $dot1(w: &[u8], a: &[u8]) -> f32 {
+            let nb = (w.len() / $wb).min(a.len() / $ab);
+            let mut out = 0.0f32;
+            let t = Tile { w: w.as_ptr(), wrb: 0, a: a.as_ptr(), arb: 0, nb, out: &mut out, ldo: 1 };
+            $tile::<1, 1>(&t);
+            out
+        }
+    };
+}
+
 /// The kernels, written once over `dot`. Bounds: `nb` whole blocks of both rows; every
 /// pointer read stays inside them.
 macro_rules! kernels {
     ($feat:literal, $dot:ident) => {
+        /// Q4_0 · Q8_0 on an `RM × RN` tile: each weight block is unpacked once for `RM`
+        /// activation rows, each activation block loaded once for `RN` weight rows. The 1×1
+        /// tile is the GEMV dot, so every output is bit-identical whatever the tiling.
         #[target_feature(enable = $feat)]
-        pub(super) unsafe fn q4_0_q8_0(w: &[u8], a: &[u8]) -> f32 {
-            let nb = (w.len() / 18).min(a.len() / 34);
+        pub(super) unsafe fn q4_0_tile<const RM: usize, const RN: usize>(t: &Tile) {
             let m4 = vdupq_n_u8(0x0F);
             let eight = vdupq_n_s8(8);
-            let mut acc = vdupq_n_f32(0.0);
-            for i in 0..nb {
-                let (x, y) = (&w[i * 18..], &a[i * 34..]);
-                let d = f16_at(x, 0) * f16_at(y, 0);
-                let q = vld1q_u8(x.as_ptr().add(2));
-                let lo = vsubq_s8(vreinterpretq_s8_u8(vandq_u8(q, m4)), eight);
-                let hi = vsubq_s8(vreinterpretq_s8_u8(vshrq_n_u8(q, 4)), eight);
-                let s = $dot(vdupq_n_s32(0), lo, vld1q_s8(y.as_ptr().add(2) as *const i8));
-                let s = $dot(s, hi, vld1q_s8(y.as_ptr().add(18) as *const i8));
-                acc = vfmaq_n_f32(acc, vcvtq_f32_s32(s), d);
+            let mut acc = [[vdupq_n_f32(0.0); RN]; RM];
+            for b in 0..t.nb {
+                let mut lo = [vdupq_n_s8(0); RN];
+                let mut hi = [vdupq_n_s8(0); RN];
+                let mut dw = [0f32; RN];
+                for j in 0..RN {
+                    let x = t.w.add(j * t.wrb + b * 18);
+                    let q = vld1q_u8(x.add(2));
+                    lo[j] = vsubq_s8(vreinterpretq_s8_u8(vandq_u8(q, m4)), eight);
+                    hi[j] = vsubq_s8(vreinterpretq_s8_u8(vshrq_n_u8(q, 4)), eight);
+                    dw[j] = f16_ptr(x);
+                }
+                for i in 0..RM {
+                    let y = t.a.add(i * t.arb + b * 34);
+                    let (ya, yb) = (vld1q_s8(y.add(2) as *const i8), vld1q_s8(y.add(18) as *const i8));
+                    let da = f16_ptr(y);
+                    for j in 0..RN {
+                        let s = $dot($dot(vdupq_n_s32(0), lo[j], ya), hi[j], yb);
+                        acc[i][j] = vfmaq_n_f32(acc[i][j], vcvtq_f32_s32(s), dw[j] * da);
+                    }
+                }
             }
-            vaddvq_f32(acc)
+            store_tile(t, &acc, &[[0.0; RN]; RM]);
         }
 
+        /// Q4_1 · Q8_1 tile (`m·s`, weight min × activation `d·Σq`, summed on the side).
         #[target_feature(enable = $feat)]
-        pub(super) unsafe fn q4_1_q8_1(w: &[u8], a: &[u8]) -> f32 {
-            let nb = (w.len() / 20).min(a.len() / 36);
+        pub(super) unsafe fn q4_1_tile<const RM: usize, const RN: usize>(t: &Tile) {
             let m4 = vdupq_n_u8(0x0F);
-            let mut acc = vdupq_n_f32(0.0);
-            let mut mins = 0.0f32;
-            for i in 0..nb {
-                let (x, y) = (&w[i * 20..], &a[i * 36..]);
-                let d = f16_at(x, 0) * f16_at(y, 0);
-                mins += f16_at(x, 2) * f16_at(y, 2);
-                let q = vld1q_u8(x.as_ptr().add(4));
-                let lo = vreinterpretq_s8_u8(vandq_u8(q, m4));
-                let hi = vreinterpretq_s8_u8(vshrq_n_u8(q, 4));
-                let s = $dot(vdupq_n_s32(0), lo, vld1q_s8(y.as_ptr().add(4) as *const i8));
-                let s = $dot(s, hi, vld1q_s8(y.as_ptr().add(20) as *const i8));
-                acc = vfmaq_n_f32(acc, vcvtq_f32_s32(s), d);
+            let mut acc = [[vdupq_n_f32(0.0); RN]; RM];
+            let mut mins = [[0f32; RN]; RM];
+            for b in 0..t.nb {
+                let mut lo = [vdupq_n_s8(0); RN];
+                let mut hi = [vdupq_n_s8(0); RN];
+                let mut dw = [0f32; RN];
+                let mut mw = [0f32; RN];
+                for j in 0..RN {
+                    let x = t.w.add(j * t.wrb + b * 20);
+                    let q = vld1q_u8(x.add(4));
+                    lo[j] = vreinterpretq_s8_u8(vandq_u8(q, m4));
+                    hi[j] = vreinterpretq_s8_u8(vshrq_n_u8(q, 4));
+                    dw[j] = f16_ptr(x);
+                    mw[j] = f16_ptr(x.add(2));
+                }
+                for i in 0..RM {
+                    let y = t.a.add(i * t.arb + b * 36);
+                    let (ya, yb) = (vld1q_s8(y.add(4) as *const i8), vld1q_s8(y.add(20) as *const i8));
+                    let (da, sa) = (f16_ptr(y), f16_ptr(y.add(2)));
+                    for j in 0..RN {
+                        let s = $dot($dot(vdupq_n_s32(0), lo[j], ya), hi[j], yb);
+                        acc[i][j] = vfmaq_n_f32(acc[i][j], vcvtq_f32_s32(s), dw[j] * da);
+                        mins[i][j] += mw[j] * sa;
+                    }
+                }
             }
-            vaddvq_f32(acc) + mins
+            store_tile(t, &acc, &mins);
         }
+
+        /// Q8_0 · Q8_0 tile.
+        #[target_feature(enable = $feat)]
+        pub(super) unsafe fn q8_0_tile<const RM: usize, const RN: usize>(t: &Tile) {
+            let mut acc = [[vdupq_n_f32(0.0); RN]; RM];
+            for b in 0..t.nb {
+                let mut lo = [vdupq_n_s8(0); RN];
+                let mut hi = [vdupq_n_s8(0); RN];
+                let mut dw = [0f32; RN];
+                for j in 0..RN {
+                    let x = t.w.add(j * t.wrb + b * 34);
+                    lo[j] = vld1q_s8(x.add(2) as *const i8);
+                    hi[j] = vld1q_s8(x.add(18) as *const i8);
+                    dw[j] = f16_ptr(x);
+                }
+                for i in 0..RM {
+                    let y = t.a.add(i * t.arb + b * 34);
+                    let (ya, yb) = (vld1q_s8(y.add(2) as *const i8), vld1q_s8(y.add(18) as *const i8));
+                    let da = f16_ptr(y);
+                    for j in 0..RN {
+                        let s = $dot($dot(vdupq_n_s32(0), lo[j], ya), hi[j], yb);
+                        acc[i][j] = vfmaq_n_f32(acc[i][j], vcvtq_f32_s32(s), dw[j] * da);
+                    }
+                }
+            }
+            store_tile(t, &acc, &[[0.0; RN]; RM]);
+        }
+
+        tiles!($feat, q4_0_tile, q4_0_gemm, q4_0_q8_0, 18, 34);
+        tiles!($feat, q4_1_tile, q4_1_gemm, q4_1_q8_1, 20, 36);
+        tiles!($feat, q8_0_tile, q8_0_gemm, q8_0_q8_0, 34, 34);
 
         #[target_feature(enable = $feat)]
         pub(super) unsafe fn q5_0_q8_0(w: &[u8], a: &[u8]) -> f32 {
@@ -150,21 +306,6 @@ macro_rules! kernels {
                 acc = vfmaq_n_f32(acc, vcvtq_f32_s32(s), d);
             }
             vaddvq_f32(acc) + mins
-        }
-
-        #[target_feature(enable = $feat)]
-        pub(super) unsafe fn q8_0_q8_0(w: &[u8], a: &[u8]) -> f32 {
-            let nb = (w.len() / 34).min(a.len() / 34);
-            let mut acc = vdupq_n_f32(0.0);
-            for i in 0..nb {
-                let (x, y) = (&w[i * 34..], &a[i * 34..]);
-                let d = f16_at(x, 0) * f16_at(y, 0);
-                let ld = |p: &[u8], at: usize| vld1q_s8(p.as_ptr().add(at) as *const i8);
-                let s = $dot(vdupq_n_s32(0), ld(x, 2), ld(y, 2));
-                let s = $dot(s, ld(x, 18), ld(y, 18));
-                acc = vfmaq_n_f32(acc, vcvtq_f32_s32(s), d);
-            }
-            vaddvq_f32(acc)
         }
 
         #[target_feature(enable = $feat)]
@@ -307,6 +448,60 @@ safe!(q5_1_sdot, dotprod::q5_1_q8_1);
 safe!(q8_0_sdot, dotprod::q8_0_q8_0);
 safe!(q4_k_sdot, dotprod::q4_k_q8_k);
 safe!(q6_k_sdot, dotprod::q6_k_q8_k);
+
+macro_rules! safe_gemm {
+    ($name:ident, $inner:path) => {
+        fn $name(w: &[u8], nw: usize, a: &[u8], nx: usize, out: &mut [f32], ldo: usize) {
+            let ok = nw > 0
+                && nx > 0
+                && w.len() % nw == 0
+                && a.len() % nx == 0
+                && ldo >= nw
+                && (nx - 1).checked_mul(ldo).and_then(|v| v.checked_add(nw)).is_some_and(|need| out.len() >= need);
+            debug_assert!(ok || nw == 0 || nx == 0, "quantized GEMM block sizes");
+            if !ok {
+                return;
+            }
+            let g = Gemm {
+                w: w.as_ptr(),
+                nw,
+                wrb: w.len() / nw,
+                a: a.as_ptr(),
+                nx,
+                arb: a.len() / nx,
+                out: out.as_mut_ptr(),
+                ldo,
+            };
+            // SAFETY: handed out only by `gemm_for`, which checks the CPU features; rows,
+            // blocks and outputs lie within the slices checked above.
+            unsafe { $inner(&g) }
+        }
+    };
+}
+safe_gemm!(q4_0_gemm_neon, neon::q4_0_gemm);
+safe_gemm!(q4_1_gemm_neon, neon::q4_1_gemm);
+safe_gemm!(q8_0_gemm_neon, neon::q8_0_gemm);
+safe_gemm!(q4_0_gemm_sdot, dotprod::q4_0_gemm);
+safe_gemm!(q4_1_gemm_sdot, dotprod::q4_1_gemm);
+safe_gemm!(q8_0_gemm_sdot, dotprod::q8_0_gemm);
+
+/// The register-tiled GEMM of weight type `ty` for `level`, if this file has one.
+pub(crate) fn gemm_for(ty: GgmlType, level: Isa) -> Option<GemmFn> {
+    use GgmlType as T;
+    if level == Isa::Portable || !level.allows(Isa::Neon) || !Isa::Neon.is_available() {
+        return None;
+    }
+    let sdot = level.allows(Isa::Dotprod) && Isa::Dotprod.is_available();
+    Some(match (ty, sdot) {
+        (T::Q4_0, false) => q4_0_gemm_neon,
+        (T::Q4_1, false) => q4_1_gemm_neon,
+        (T::Q8_0, false) => q8_0_gemm_neon,
+        (T::Q4_0, true) => q4_0_gemm_sdot,
+        (T::Q4_1, true) => q4_1_gemm_sdot,
+        (T::Q8_0, true) => q8_0_gemm_sdot,
+        _ => return None,
+    })
+}
 
 /// The dot kernel of weight type `ty` for `level`, if this file has one and the CPU runs it.
 pub(crate) fn dot_for(ty: GgmlType, level: Isa) -> Option<DotFn> {

@@ -27,14 +27,15 @@ use crate::quant::GgmlType;
 
 type DotFn = fn(&[u8], &[u8]) -> f32;
 type QuantizeFn = fn(&[f32], &mut [u8]);
+type GemmFn = super::super::QuantGemmFn;
 
 // ------------------------------------------------------------------ shared helpers
 
 #[target_feature(enable = "avx2,fma,f16c")]
 #[inline]
 unsafe fn f16_at(p: *const u8) -> f32 {
-    let bits = u16::from_le_bytes([*p, *p.add(1)]);
-    _mm_cvtss_f32(_mm_cvtph_ps(_mm_cvtsi32_si128(bits as i32)))
+    // A broadcast load, not a scalar insert: see `f16x8`.
+    _mm_cvtss_f32(_mm_cvtph_ps(_mm_set1_epi16((p as *const i16).read_unaligned())))
 }
 
 #[inline]
@@ -84,42 +85,200 @@ unsafe fn fifth_bits(qh: u32) -> __m256i {
     _mm256_and_si256(m, _mm256_set1_epi8(0x10))
 }
 
+/// An f16 at `p` converted and broadcast to 8 lanes. `vpbroadcastw` + `vcvtph2ps` writes whole
+/// registers: a scalar `vpinsrw` would merge into (and wait on) whatever register LLVM picks —
+/// it picked the accumulator, which chained every block to the previous FMA and made the
+/// legacy GEMVs ~5× slower (docs/BENCHMARKS.md).
+#[target_feature(enable = "avx2,fma,f16c")]
+#[inline]
+unsafe fn f16x8(p: *const u8) -> __m256 {
+    _mm256_cvtph_ps(_mm_set1_epi16((p as *const i16).read_unaligned()))
+}
+
+/// An f16 at `p` in lane 0, zeros elsewhere (a scalar term folded into a lane accumulator).
+#[target_feature(enable = "avx2,fma,f16c")]
+#[inline]
+unsafe fn f16_lane0(p: *const u8) -> __m256 {
+    _mm256_cvtph_ps(_mm_cvtsi32_si128((p as *const u16).read_unaligned() as i32))
+}
+
+/// One register tile of a quantized GEMM: weight rows `w + j·wrb` (j < RN) times activation
+/// rows `a + i·arb` (i < RM), `nb` blocks each, written to `out[i·ldo + j]`.
+pub(super) struct Tile {
+    w: *const u8,
+    wrb: usize,
+    a: *const u8,
+    arb: usize,
+    nb: usize,
+    out: *mut f32,
+    ldo: usize,
+}
+
+#[target_feature(enable = "avx2,fma,f16c")]
+#[inline]
+unsafe fn store_tile<const RM: usize, const RN: usize>(t: &Tile, acc: &[[__m256; RN]; RM]) {
+    for (i, row) in acc.iter().enumerate() {
+        for (j, &v) in row.iter().enumerate() {
+            *t.out.add(i * t.ldo + j) = hsum_ps(v);
+        }
+    }
+}
+
+/// Activation rows per register tile and weight rows per register tile (4 × 2: 8 ymm
+/// accumulators, leaving room for the unpacked weights and one activation block).
+const RM: usize = 4;
+const RN: usize = 2;
+
+/// For one tile kernel: the GEMM driver (`nw` weight rows × `nx` activation rows, register
+/// tiles of RM × RN, edge tiles through smaller instances) and the GEMV dot (a 1×1 tile).
+macro_rules! tiles {
+    ($feat:literal, $tile:ident, $gemm:ident, $dot1:ident, $wb:expr, $ab:expr) => {
+        tiles!($feat, $tile, $gemm, $dot1, $wb, $ab, RN);
+    };
+    ($feat:literal, $tile:ident, $gemm:ident, $dot1:ident, $wb:expr, $ab:expr, $rn:expr) => {
+        /// # Safety
+        /// `w` holds `nw` rows of `wrb` bytes, `a` `nx` rows of `arb` bytes, both at least
+        /// `nb` blocks; `out[i·ldo + j]` is writable for i < nx, j < nw.
+        #[target_feature(enable = $feat)]
+        pub(super) unsafe fn $gemm(g: &super::Gemm) {
+            let nb = (g.wrb / $wb).min(g.arb / $ab);
+            let mut j0 = 0;
+            while j0 < g.nw {
+                let rn = (g.nw - j0).min($rn);
+                let mut i0 = 0;
+                while i0 < g.nx {
+                    let rm = (g.nx - i0).min(RM);
+                    let t = Tile {
+                        w: g.w.add(j0 * g.wrb),
+                        wrb: g.wrb,
+                        a: g.a.add(i0 * g.arb),
+                        arb: g.arb,
+                        nb,
+                        out: g.out.add(i0 * g.ldo + j0),
+                        ldo: g.ldo,
+                    };
+                    match (rm, rn) {
+                        (4, 2) => $tile::<4, 2>(&t),
+                        (4, _) => $tile::<4, 1>(&t),
+                        (3, 2) => $tile::<3, 2>(&t),
+                        (3, _) => $tile::<3, 1>(&t),
+                        (2, 2) => $tile::<2, 2>(&t),
+                        (2, _) => $tile::<2, 1>(&t),
+                        (_, 2) => $tile::<1, 2>(&t),
+                        _ => $tile::<1, 1>(&t),
+                    }
+                    i0 += rm;
+                }
+                j0 += rn;
+            }
+        }
+
+        #[target_feature(enable = $feat)]
+        pub(super) unsafe fn $dot1(w: &[u8], a: &[u8]) -> f32 {
+            let nb = (w.len() / $wb).min(a.len() / $ab);
+            let mut out = 0.0f32;
+            let t = Tile { w: w.as_ptr(), wrb: 0, a: a.as_ptr(), arb: 0, nb, out: &mut out, ldo: 1 };
+            $tile::<1, 1>(&t);
+            out
+        }
+    };
+}
+
 // ------------------------------------------------------------------ the two u8·i8 dots
 
 /// The dot kernels, written once over a `dot(u8 × i8 → i32 lanes)` primitive.
 macro_rules! kernels {
     ($feat:literal, $dot:ident) => {
+        /// Q4_0 · Q8_0 on an `RM × RN` tile: each weight block is unpacked once for `RM`
+        /// activation rows and each activation block loaded once for `RN` weight rows. A 1×1
+        /// tile is the GEMV dot, so every output is bit-identical whatever the tiling.
         #[target_feature(enable = $feat)]
-        pub(super) unsafe fn q4_0_q8_0(w: &[u8], a: &[u8]) -> f32 {
-            let nb = (w.len() / 18).min(a.len() / 34);
-            let (wp, ap) = (w.as_ptr(), a.as_ptr());
+        pub(super) unsafe fn q4_0_tile<const RM: usize, const RN: usize>(t: &Tile) {
             let eight = _mm256_set1_epi8(8);
-            let mut acc = _mm256_setzero_ps();
-            for i in 0..nb {
-                let (x, y) = (wp.add(i * 18), ap.add(i * 34));
-                let d = _mm256_set1_ps(f16_at(x) * f16_at(y));
-                let q = load(y.add(2));
-                let p = _mm256_sub_epi32($dot(nibbles(x.add(2)), q), $dot(eight, q));
-                acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(p), d, acc);
+            let mut acc = [[_mm256_setzero_ps(); RN]; RM];
+            for b in 0..t.nb {
+                let mut u = [_mm256_setzero_si256(); RN];
+                let mut dw = [_mm256_setzero_ps(); RN];
+                for j in 0..RN {
+                    let x = t.w.add(j * t.wrb + b * 18);
+                    u[j] = nibbles(x.add(2));
+                    dw[j] = f16x8(x);
+                }
+                for i in 0..RM {
+                    let y = t.a.add(i * t.arb + b * 34);
+                    let q = load(y.add(2));
+                    let da = f16x8(y);
+                    let c = $dot(eight, q);
+                    for j in 0..RN {
+                        let p = _mm256_sub_epi32($dot(u[j], q), c);
+                        acc[i][j] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(p), _mm256_mul_ps(dw[j], da), acc[i][j]);
+                    }
+                }
             }
-            hsum_ps(acc)
+            store_tile(t, &acc);
         }
 
+        /// Q4_1 · Q8_1 tile: `m·s` (weight min × activation `d·Σq`) rides in lane 0 of the
+        /// same accumulator, so one horizontal sum finishes each output.
         #[target_feature(enable = $feat)]
-        pub(super) unsafe fn q4_1_q8_1(w: &[u8], a: &[u8]) -> f32 {
-            let nb = (w.len() / 20).min(a.len() / 36);
-            let (wp, ap) = (w.as_ptr(), a.as_ptr());
-            let mut acc = _mm256_setzero_ps();
-            let mut mins = 0.0f32;
-            for i in 0..nb {
-                let (x, y) = (wp.add(i * 20), ap.add(i * 36));
-                let d = _mm256_set1_ps(f16_at(x) * f16_at(y));
-                mins += f16_at(x.add(2)) * f16_at(y.add(2));
-                let p = $dot(nibbles(x.add(4)), load(y.add(4)));
-                acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(p), d, acc);
+        pub(super) unsafe fn q4_1_tile<const RM: usize, const RN: usize>(t: &Tile) {
+            let mut acc = [[_mm256_setzero_ps(); RN]; RM];
+            for b in 0..t.nb {
+                let mut u = [_mm256_setzero_si256(); RN];
+                let mut dw = [_mm256_setzero_ps(); RN];
+                let mut mw = [_mm256_setzero_ps(); RN];
+                for j in 0..RN {
+                    let x = t.w.add(j * t.wrb + b * 20);
+                    u[j] = nibbles(x.add(4));
+                    dw[j] = f16x8(x);
+                    mw[j] = f16_lane0(x.add(2));
+                }
+                for i in 0..RM {
+                    let y = t.a.add(i * t.arb + b * 36);
+                    let q = load(y.add(4));
+                    let da = f16x8(y);
+                    let sa = f16_lane0(y.add(2));
+                    for j in 0..RN {
+                        let p = _mm256_cvtepi32_ps($dot(u[j], q));
+                        let s = _mm256_fmadd_ps(p, _mm256_mul_ps(dw[j], da), acc[i][j]);
+                        acc[i][j] = _mm256_fmadd_ps(mw[j], sa, s);
+                    }
+                }
             }
-            hsum_ps(acc) + mins
+            store_tile(t, &acc);
         }
+
+        /// Q8_0 · Q8_0 tile, both sides widened to i16 (exact for every byte, −128 included).
+        #[target_feature(enable = $feat)]
+        pub(super) unsafe fn q8_0_tile<const RM: usize, const RN: usize>(t: &Tile) {
+            let w16 = |p: *const u8| _mm256_cvtepi8_epi16(_mm_loadu_si128(p as *const __m128i));
+            let mut acc = [[_mm256_setzero_ps(); RN]; RM];
+            for b in 0..t.nb {
+                let mut lo = [_mm256_setzero_si256(); RN];
+                let mut hi = [_mm256_setzero_si256(); RN];
+                let mut dw = [_mm256_setzero_ps(); RN];
+                for j in 0..RN {
+                    let x = t.w.add(j * t.wrb + b * 34);
+                    lo[j] = w16(x.add(2));
+                    hi[j] = w16(x.add(18));
+                    dw[j] = f16x8(x);
+                }
+                for i in 0..RM {
+                    let y = t.a.add(i * t.arb + b * 34);
+                    let (alo, ahi) = (w16(y.add(2)), w16(y.add(18)));
+                    let da = f16x8(y);
+                    for j in 0..RN {
+                        let p = _mm256_add_epi32(_mm256_madd_epi16(lo[j], alo), _mm256_madd_epi16(hi[j], ahi));
+                        acc[i][j] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(p), _mm256_mul_ps(dw[j], da), acc[i][j]);
+                    }
+                }
+            }
+            store_tile(t, &acc);
+        }
+
+        tiles!($feat, q4_0_tile, q4_0_gemm, q4_0_q8_0, 18, 34);
+        tiles!($feat, q4_1_tile, q4_1_gemm, q4_1_q8_1, 20, 36);
+        tiles!($feat, q8_0_tile, q8_0_gemm, q8_0_q8_0, 34, 34);
 
         #[target_feature(enable = $feat)]
         pub(super) unsafe fn q5_0_q8_0(w: &[u8], a: &[u8]) -> f32 {
@@ -129,7 +288,7 @@ macro_rules! kernels {
             let mut acc = _mm256_setzero_ps();
             for i in 0..nb {
                 let (x, y) = (wp.add(i * 22), ap.add(i * 34));
-                let d = _mm256_set1_ps(f16_at(x) * f16_at(y));
+                let d = _mm256_mul_ps(f16x8(x), f16x8(y));
                 let qh = u32::from_le_bytes([*x.add(2), *x.add(3), *x.add(4), *x.add(5)]);
                 let u = _mm256_or_si256(nibbles(x.add(6)), fifth_bits(qh));
                 let q = load(y.add(2));
@@ -144,111 +303,119 @@ macro_rules! kernels {
             let nb = (w.len() / 24).min(a.len() / 36);
             let (wp, ap) = (w.as_ptr(), a.as_ptr());
             let mut acc = _mm256_setzero_ps();
-            let mut mins = 0.0f32;
             for i in 0..nb {
                 let (x, y) = (wp.add(i * 24), ap.add(i * 36));
-                let d = _mm256_set1_ps(f16_at(x) * f16_at(y));
-                mins += f16_at(x.add(2)) * f16_at(y.add(2));
+                let d = _mm256_mul_ps(f16x8(x), f16x8(y));
                 let qh = u32::from_le_bytes([*x.add(4), *x.add(5), *x.add(6), *x.add(7)]);
                 let u = _mm256_or_si256(nibbles(x.add(8)), fifth_bits(qh));
                 let p = $dot(u, load(y.add(4)));
                 acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(p), d, acc);
-            }
-            hsum_ps(acc) + mins
-        }
-
-        /// Signed × signed: widened to i16 so every byte pair (−128·−128 included) is exact.
-        #[target_feature(enable = $feat)]
-        pub(super) unsafe fn q8_0_q8_0(w: &[u8], a: &[u8]) -> f32 {
-            let nb = (w.len() / 34).min(a.len() / 34);
-            let (wp, ap) = (w.as_ptr(), a.as_ptr());
-            let mut acc = _mm256_setzero_ps();
-            for i in 0..nb {
-                let (x, y) = (wp.add(i * 34), ap.add(i * 34));
-                let d = _mm256_set1_ps(f16_at(x) * f16_at(y));
-                let w16 = |p: *const u8| _mm256_cvtepi8_epi16(_mm_loadu_si128(p as *const __m128i));
-                let p0 = _mm256_madd_epi16(w16(x.add(2)), w16(y.add(2)));
-                let p1 = _mm256_madd_epi16(w16(x.add(18)), w16(y.add(18)));
-                acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(_mm256_add_epi32(p0, p1)), d, acc);
+                acc = _mm256_fmadd_ps(f16_lane0(x.add(2)), f16_lane0(y.add(2)), acc);
             }
             hsum_ps(acc)
         }
 
+        /// Q4_K · Q8_K on an `RM × RN` tile (RN = 1 here: the 8 unpacked quant vectors and
+        /// the decoded scales of one weight super-block serve `RM` activation rows).
         #[target_feature(enable = $feat)]
-        pub(super) unsafe fn q4_k_q8_k(w: &[u8], a: &[u8]) -> f32 {
-            let nb = (w.len() / 144).min(a.len() / 292);
-            let (wp, ap) = (w.as_ptr(), a.as_ptr());
+        pub(super) unsafe fn q4_k_tile<const RM: usize, const RN: usize>(t: &Tile) {
             let m4 = _mm256_set1_epi8(0x0F);
-            let mut acc = _mm256_setzero_ps();
-            let mut summ = 0.0f32;
-            for i in 0..nb {
-                let (x, y) = (wp.add(i * 144), ap.add(i * 292));
-                let yd = f32_at(y);
-                let mut sc = [0u8; 12];
-                core::ptr::copy_nonoverlapping(x.add(4), sc.as_mut_ptr(), 12);
-                let mut scales = [0i32; 8];
-                let mut mins = 0i32;
-                for (j, s) in scales.iter_mut().enumerate() {
-                    let (scale, min) = scale_min_k4(j, &sc);
-                    *s = scale as i32;
-                    let bs = i16_at(y.add(260 + 4 * j)) + i16_at(y.add(262 + 4 * j));
-                    mins += min as i32 * bs;
+            let mut acc = [[_mm256_setzero_ps(); RN]; RM];
+            let mut summ = [[0f32; RN]; RM];
+            for b in 0..t.nb {
+                for j in 0..RN {
+                    let x = t.w.add(j * t.wrb + b * 144);
+                    let mut sc = [0u8; 12];
+                    core::ptr::copy_nonoverlapping(x.add(4), sc.as_mut_ptr(), 12);
+                    let mut scales = [_mm256_setzero_si256(); 8];
+                    let mut mins = [0i32; 8];
+                    for (k, s) in scales.iter_mut().enumerate() {
+                        let (scale, min) = scale_min_k4(k, &sc);
+                        *s = _mm256_set1_epi32(scale as i32);
+                        mins[k] = min as i32;
+                    }
+                    let mut u = [_mm256_setzero_si256(); 8];
+                    for h in 0..4 {
+                        let q = load(x.add(16 + 32 * h));
+                        u[2 * h] = _mm256_and_si256(q, m4);
+                        u[2 * h + 1] = _mm256_and_si256(_mm256_srli_epi16(q, 4), m4);
+                    }
+                    let (dw, dmin) = (f16x8(x), f16_at(x.add(2)));
+                    for i in 0..RM {
+                        let y = t.a.add(i * t.arb + b * 292);
+                        let yd = f32_at(y);
+                        let mut m = 0i32;
+                        for (k, &mn) in mins.iter().enumerate() {
+                            m += mn * (i16_at(y.add(260 + 4 * k)) + i16_at(y.add(262 + 4 * k)));
+                        }
+                        let mut sumi = _mm256_setzero_si256();
+                        for (k, &uk) in u.iter().enumerate() {
+                            let p = $dot(uk, load(y.add(4 + 32 * k)));
+                            sumi = _mm256_add_epi32(sumi, _mm256_mullo_epi32(p, scales[k]));
+                        }
+                        acc[i][j] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(sumi), _mm256_mul_ps(dw, _mm256_set1_ps(yd)), acc[i][j]);
+                        summ[i][j] += dmin * yd * m as f32;
+                    }
                 }
-                let mut sumi = _mm256_setzero_si256();
-                for h in 0..4 {
-                    let q = load(x.add(16 + 32 * h));
-                    let lo = _mm256_and_si256(q, m4);
-                    let hi = _mm256_and_si256(_mm256_srli_epi16(q, 4), m4);
-                    let p0 = $dot(lo, load(y.add(4 + 64 * h)));
-                    let p1 = $dot(hi, load(y.add(36 + 64 * h)));
-                    sumi = _mm256_add_epi32(sumi, _mm256_mullo_epi32(p0, _mm256_set1_epi32(scales[2 * h])));
-                    sumi = _mm256_add_epi32(sumi, _mm256_mullo_epi32(p1, _mm256_set1_epi32(scales[2 * h + 1])));
-                }
-                acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(sumi), _mm256_set1_ps(f16_at(x) * yd), acc);
-                summ += f16_at(x.add(2)) * yd * mins as f32;
             }
-            hsum_ps(acc) - summ
+            for i in 0..RM {
+                for j in 0..RN {
+                    *t.out.add(i * t.ldo + j) = hsum_ps(acc[i][j]) - summ[i][j];
+                }
+            }
         }
 
+        /// Q6_K · Q8_K tile (RN = 1: one unpacked weight super-block for `RM` activation rows).
         #[target_feature(enable = $feat)]
-        pub(super) unsafe fn q6_k_q8_k(w: &[u8], a: &[u8]) -> f32 {
-            let nb = (w.len() / 210).min(a.len() / 292);
-            let (wp, ap) = (w.as_ptr(), a.as_ptr());
+        pub(super) unsafe fn q6_k_tile<const RM: usize, const RN: usize>(t: &Tile) {
             let m4 = _mm256_set1_epi8(0x0F);
             let m2 = _mm256_set1_epi8(0x03);
             let off = _mm256_set1_epi8(32);
-            let mut acc = _mm256_setzero_ps();
-            for i in 0..nb {
-                let (x, y) = (wp.add(i * 210), ap.add(i * 292));
-                let d = f16_at(x.add(208)) * f32_at(y);
-                let sc = x.add(192) as *const i8;
-                let mut sumi = _mm256_setzero_si256();
-                for h in 0..2 {
-                    let qa = load(x.add(64 * h));
-                    let qb = load(x.add(64 * h + 32));
-                    let qh = load(x.add(128 + 32 * h));
-                    for k in 0..4 {
-                        let l4 = match k {
-                            0 => _mm256_and_si256(qa, m4),
-                            1 => _mm256_and_si256(qb, m4),
-                            2 => _mm256_and_si256(_mm256_srli_epi16(qa, 4), m4),
-                            _ => _mm256_and_si256(_mm256_srli_epi16(qb, 4), m4),
-                        };
-                        let h2 = _mm256_and_si256(_mm256_srl_epi16(qh, _mm_cvtsi32_si128(2 * k as i32)), m2);
-                        let u = _mm256_or_si256(l4, _mm256_slli_epi16(h2, 4));
-                        let q = load(y.add(4 + 128 * h + 32 * k));
-                        let p = _mm256_sub_epi32($dot(u, q), $dot(off, q));
-                        // Elements 0..16 of these 32 are sub-block s, 16..32 sub-block s + 1.
-                        let s = 8 * h + 2 * k;
-                        let (a0, a1) = (*sc.add(s) as i32, *sc.add(s + 1) as i32);
-                        let scv = _mm256_setr_epi32(a0, a0, a0, a0, a1, a1, a1, a1);
-                        sumi = _mm256_add_epi32(sumi, _mm256_mullo_epi32(p, scv));
+            let mut acc = [[_mm256_setzero_ps(); RN]; RM];
+            for b in 0..t.nb {
+                for j in 0..RN {
+                    let x = t.w.add(j * t.wrb + b * 210);
+                    let sc = x.add(192) as *const i8;
+                    // u[4h + k]: elements 128h + 32k .. +32 (sub-blocks 8h + 2k and 8h + 2k + 1).
+                    let mut u = [_mm256_setzero_si256(); 8];
+                    let mut scv = [_mm256_setzero_si256(); 8];
+                    for h in 0..2 {
+                        let qa = load(x.add(64 * h));
+                        let qb = load(x.add(64 * h + 32));
+                        let qh = load(x.add(128 + 32 * h));
+                        for k in 0..4 {
+                            let l4 = match k {
+                                0 => _mm256_and_si256(qa, m4),
+                                1 => _mm256_and_si256(qb, m4),
+                                2 => _mm256_and_si256(_mm256_srli_epi16(qa, 4), m4),
+                                _ => _mm256_and_si256(_mm256_srli_epi16(qb, 4), m4),
+                            };
+                            let h2 = _mm256_and_si256(_mm256_srl_epi16(qh, _mm_cvtsi32_si128(2 * k as i32)), m2);
+                            u[4 * h + k] = _mm256_or_si256(l4, _mm256_slli_epi16(h2, 4));
+                            let s = 8 * h + 2 * k;
+                            let (a0, a1) = (*sc.add(s) as i32, *sc.add(s + 1) as i32);
+                            scv[4 * h + k] = _mm256_setr_epi32(a0, a0, a0, a0, a1, a1, a1, a1);
+                        }
+                    }
+                    let dw = f16x8(x.add(208));
+                    for i in 0..RM {
+                        let y = t.a.add(i * t.arb + b * 292);
+                        let mut sumi = _mm256_setzero_si256();
+                        for k in 0..8 {
+                            let q = load(y.add(4 + 32 * k));
+                            let p = _mm256_sub_epi32($dot(u[k], q), $dot(off, q));
+                            sumi = _mm256_add_epi32(sumi, _mm256_mullo_epi32(p, scv[k]));
+                        }
+                        let d = _mm256_mul_ps(dw, _mm256_set1_ps(f32_at(y)));
+                        acc[i][j] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(sumi), d, acc[i][j]);
                     }
                 }
-                acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(sumi), _mm256_set1_ps(d), acc);
             }
-            hsum_ps(acc)
+            store_tile(t, &acc);
         }
+
+        tiles!($feat, q4_k_tile, q4_k_gemm, q4_k_q8_k, 144, 292, 1);
+        tiles!($feat, q6_k_tile, q6_k_gemm, q6_k_q8_k, 210, 292, 1);
     };
 }
 
@@ -428,6 +595,81 @@ macro_rules! safe {
         }
     };
 }
+/// A GEMM block in raw form for the tile drivers (built by the `safe_gemm!` wrappers, which
+/// check every size first).
+pub(super) struct Gemm {
+    w: *const u8,
+    nw: usize,
+    wrb: usize,
+    a: *const u8,
+    nx: usize,
+    arb: usize,
+    out: *mut f32,
+    ldo: usize,
+}
+
+macro_rules! safe_gemm {
+    ($name:ident, $inner:path) => {
+        fn $name(w: &[u8], nw: usize, a: &[u8], nx: usize, out: &mut [f32], ldo: usize) {
+            let ok = nw > 0
+                && nx > 0
+                && w.len() % nw == 0
+                && a.len() % nx == 0
+                && ldo >= nw
+                && (nx - 1).checked_mul(ldo).and_then(|v| v.checked_add(nw)).is_some_and(|need| out.len() >= need);
+            debug_assert!(ok || nw == 0 || nx == 0, "quantized GEMM block sizes");
+            if !ok {
+                return;
+            }
+            let g = Gemm {
+                w: w.as_ptr(),
+                nw,
+                wrb: w.len() / nw,
+                a: a.as_ptr(),
+                nx,
+                arb: a.len() / nx,
+                out: out.as_mut_ptr(),
+                ldo,
+            };
+            // SAFETY: handed out only by `gemm_for`, which checks the CPU features; the rows,
+            // blocks (at most wrb/18 etc. per row) and outputs are within the slices above.
+            unsafe { $inner(&g) }
+        }
+    };
+}
+safe_gemm!(q4_0_gemm_avx2, avx2::q4_0_gemm);
+safe_gemm!(q4_1_gemm_avx2, avx2::q4_1_gemm);
+safe_gemm!(q8_0_gemm_avx2, avx2::q8_0_gemm);
+safe_gemm!(q4_k_gemm_avx2, avx2::q4_k_gemm);
+safe_gemm!(q6_k_gemm_avx2, avx2::q6_k_gemm);
+safe_gemm!(q4_0_gemm_vnni, vnni::q4_0_gemm);
+safe_gemm!(q4_1_gemm_vnni, vnni::q4_1_gemm);
+safe_gemm!(q8_0_gemm_vnni, vnni::q8_0_gemm);
+safe_gemm!(q4_k_gemm_vnni, vnni::q4_k_gemm);
+safe_gemm!(q6_k_gemm_vnni, vnni::q6_k_gemm);
+
+/// The register-tiled GEMM of weight type `ty` for `level`, if this file has one.
+pub(crate) fn gemm_for(ty: GgmlType, level: Isa) -> Option<GemmFn> {
+    use GgmlType as T;
+    if !level.allows(Isa::Avx2) || level == Isa::Portable || !Isa::Avx2.is_available() {
+        return None;
+    }
+    let vnni = level.allows(Isa::Avx512) && Isa::Avx512.is_available() && isa::has_avx512_vnni();
+    Some(match (ty, vnni) {
+        (T::Q4_0, false) => q4_0_gemm_avx2,
+        (T::Q4_1, false) => q4_1_gemm_avx2,
+        (T::Q8_0, false) => q8_0_gemm_avx2,
+        (T::Q4_K, false) => q4_k_gemm_avx2,
+        (T::Q6_K, false) => q6_k_gemm_avx2,
+        (T::Q4_0, true) => q4_0_gemm_vnni,
+        (T::Q4_1, true) => q4_1_gemm_vnni,
+        (T::Q8_0, true) => q8_0_gemm_vnni,
+        (T::Q4_K, true) => q4_k_gemm_vnni,
+        (T::Q6_K, true) => q6_k_gemm_vnni,
+        _ => return None,
+    })
+}
+
 safe!(q4_0_avx2, avx2::q4_0_q8_0);
 safe!(q4_1_avx2, avx2::q4_1_q8_1);
 safe!(q5_0_avx2, avx2::q5_0_q8_0);

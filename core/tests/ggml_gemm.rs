@@ -1,0 +1,103 @@
+//! The quantized GEMM paths (`qmatmul_rows`, `ops::ggml_matmul` with many activation rows)
+//! at every ISA level this machine runs, against two oracles:
+//! - each output equals that level's dot kernel on the same (weight row, quantized activation
+//!   row) pair, bit for bit — the register-tiled kernels promise this, so tiling, edge tiles,
+//!   row ranges and thread counts cannot change a result;
+//! - the f64 product of the dequantized operands, within the dot bound of ggml_simd.rs.
+//!
+//! One test function: it switches the global ISA level and thread count, which other tests in
+//! the same process must not see change under them.
+
+use mlx_arm_core::cpu::isa::{self, Isa};
+use mlx_arm_core::parallel::set_num_threads;
+use mlx_arm_core::quant::ggml::{
+    dequantize_row, qmatmul_rows, quantize_activations, quantize_row_at, vec_dot_at, vec_dot_type,
+};
+use mlx_arm_core::quant::GgmlType as T;
+use mlx_arm_core::{ops, Array, DType};
+
+struct Rng(u64);
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+    fn row(&mut self, n: usize, scale: f32) -> Vec<f32> {
+        (0..n).map(|_| ((self.next() >> 40) as f32 / (1u64 << 24) as f32 * 2.0 - 1.0) * scale).collect()
+    }
+}
+
+const TYPES: [T; 7] = [T::Q4_0, T::Q4_1, T::Q5_0, T::Q5_1, T::Q8_0, T::Q4_K, T::Q6_K];
+
+#[test]
+fn quantized_gemm_matches_the_dot_kernel_at_every_level_and_thread_count() {
+    let mut rng = Rng(0x0DDB_1A5E_5BAD_5EED);
+    for level in isa::available() {
+        isa::set_isa(level).unwrap();
+        for ty in TYPES {
+            let bt = vec_dot_type(ty).unwrap();
+            // m, n, blocks: every edge of the 4×2 register tile and of the 16-row activation
+            // tile, one weight tile boundary (64 KiB of rows at 8 blocks of Q8_0 is 240 rows).
+            for &(m, n, blocks) in &[(1usize, 1usize, 1usize), (2, 3, 2), (5, 7, 3), (8, 4, 1), (17, 9, 2), (37, 19, 3), (9, 250, 8)] {
+                let k = blocks * ty.block_len();
+                let wrb = ty.row_bytes(k).unwrap();
+                let mut w = vec![0u8; n * wrb];
+                for r in w.chunks_exact_mut(wrb) {
+                    quantize_row_at(Isa::Portable, ty, &rng.row(k, 2.0), r).unwrap();
+                }
+                let x = rng.row(m * k, 1.5);
+                let xq = quantize_activations(ty, &x, m, k).unwrap();
+                let xrb = bt.row_bytes(k).unwrap();
+                let mut want = vec![0f32; m * n];
+                for i in 0..m {
+                    for j in 0..n {
+                        want[i * n + j] =
+                            vec_dot_at(level, ty, &w[j * wrb..][..wrb], &xq.data[i * xrb..][..xrb], k).unwrap();
+                    }
+                }
+                // Second oracle: f64 product of the dequantized operands.
+                let (mut wf, mut xf) = (vec![0f32; n * k], vec![0f32; m * k]);
+                dequantize_row(ty, &w, &mut wf).unwrap();
+                dequantize_row(bt, &xq.data, &mut xf).unwrap();
+                for i in 0..m {
+                    for j in 0..n {
+                        let (a, b) = (&xf[i * k..][..k], &wf[j * k..][..k]);
+                        let exact: f64 = a.iter().zip(b).map(|(&p, &q)| p as f64 * q as f64).sum();
+                        let mag: f64 = a.iter().zip(b).map(|(&p, &q)| (p as f64 * q as f64).abs()).sum();
+                        // Q8_1's s is f16(d·Σq): its rounding is part of ggml's Q4_1/Q5_1 dot.
+                        let tol = 4.0 * (blocks as f64 + 16.0) * f32::EPSILON as f64 * mag + 2e-3 * mag.max(1.0) * (bt == T::Q8_1) as u8 as f64;
+                        let got = want[i * n + j] as f64;
+                        assert!((got - exact).abs() <= tol + 1e-6, "{} {ty:?} ({m},{n},{k}) [{i},{j}]: {got} vs {exact}", level.name());
+                    }
+                }
+                // Whole range and split ranges.
+                let mut got = vec![f32::NAN; m * n];
+                qmatmul_rows(ty, &w, n, k, &x, m, &mut got, 0..n).unwrap();
+                assert_eq!(bits(&got), bits(&want), "{} {ty:?} qmatmul_rows ({m},{n},{k})", level.name());
+                let cut = n / 3;
+                let mut part = vec![f32::NAN; m * (n - cut)];
+                qmatmul_rows(ty, &w, n, k, &x, m, &mut part, cut..n).unwrap();
+                for i in 0..m {
+                    assert_eq!(bits(&part[i * (n - cut)..][..n - cut]), bits(&want[i * n + cut..][..n - cut]));
+                }
+                // The array op, single- and multi-threaded.
+                let xa = Array::from_slice(&x, &[m, k]).unwrap();
+                let wa = Array::from_bytes(&w, &[n, wrb], DType::Uint8).unwrap();
+                for threads in [1usize, 2, 3] {
+                    set_num_threads(threads);
+                    let y = ops::ggml_matmul(&xa, &wa, ty, k).unwrap();
+                    y.eval().unwrap();
+                    assert_eq!(bits(&y.to_vec::<f32>().unwrap()), bits(&want), "{} {ty:?} op ({m},{n},{k}) {threads} threads", level.name());
+                }
+                set_num_threads(0);
+            }
+        }
+    }
+    isa::set_isa(*isa::available().last().unwrap()).unwrap();
+}
+
+fn bits(v: &[f32]) -> Vec<u32> {
+    v.iter().map(|f| f.to_bits()).collect()
+}
