@@ -86,10 +86,10 @@ fn sorted_argnums(argnums: &[c_int], n: usize) -> Result<Vec<usize>> {
     args.sort_unstable();
     args.dedup();
     if args.len() != argnums.len() {
-        return Err(Error::invalid("value_and_grad", "[grad] Repeat argument number not allowed in grad."));
+        return Err(Error::invalid("grad", "Repeat argument number not allowed in grad."));
     }
     if args.first().is_some_and(|&a| a < 0) || args.last().is_some_and(|&a| a >= n as i64) {
-        return Err(Error::invalid("value_and_grad", format!("[grad] Invalid argument number for function with {n} inputs.")));
+        return Err(Error::invalid("grad", format!("Invalid argument number for function with {n} inputs.")));
     }
     Ok(args.into_iter().map(|a| a as usize).collect())
 }
@@ -114,7 +114,7 @@ pub unsafe extern "C" fn mlx_value_and_grad(
         let f = closure::get(fun)?;
         let argnums = arg::slice(argnums, argnums_num, "argnums")?.to_vec();
         if argnums.is_empty() {
-            return Err(Error::invalid("value_and_grad", "[grad] Must specify at least one argument."));
+            return Err(Error::invalid("grad", "Must specify at least one argument."));
         }
         let vg: closure::ValueAndGradFn = Arc::new(move |xs: &[Array]| {
             let nums = sorted_argnums(&argnums, xs.len())?;

@@ -104,7 +104,7 @@ fn vjp_impl(
             return Err(Error::invalid(
                 op,
                 format!(
-                    "[{op}] Number of outputs to compute gradients for ({}) does not match number of cotangents ({}).",
+                    "Number of outputs to compute gradients for ({}) does not match number of cotangents ({}).",
                     outputs.len(),
                     cotangents.len()
                 ),
@@ -115,7 +115,7 @@ fn vjp_impl(
             return Err(Error::invalid(
                 op,
                 format!(
-                    "[{op}] Output shape {} does not match cotangent shape {}.{hint}",
+                    "Output shape {} does not match cotangent shape {}.{hint}",
                     crate::shape::fmt_shape(o.shape()),
                     crate::shape::fmt_shape(c.shape())
                 ),
@@ -328,10 +328,10 @@ pub fn jvp(fun: Fun<'_>, primals: &[Array], tangents: &[Array]) -> Result<(Vec<A
     const OP: &str = "jvp";
     // MLX's checks and messages.
     if tangents.len() != primals.len() {
-        return Err(Error::invalid(OP, "[jvp] Number of inputs does not match number of tangents."));
+        return Err(Error::invalid(OP, "Number of inputs does not match number of tangents."));
     }
     if primals.iter().zip(tangents).any(|(p, t)| p.shape() != t.shape()) {
-        return Err(Error::invalid(OP, "[jvp] Input shape does not match shape of tangent."));
+        return Err(Error::invalid(OP, "Input shape does not match shape of tangent."));
     }
     // Outputs (and their shapes, for the placeholder cotangents) come from a plain call.
     let outputs = fun(primals)?;

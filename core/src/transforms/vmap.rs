@@ -41,29 +41,33 @@ pub fn vmap(fun: Fun<'_>, inputs: &[Array], in_axes: &[i32], out_axes: &[i32]) -
     if in_axes.len() != inputs.len() {
         return Err(Error::invalid(
             OP,
-            format!("[vmap] The number of in axes ({}) must match the number of inputs ({}).", in_axes.len(), inputs.len()),
+            format!("The number of in axes ({}) must match the number of inputs ({}).", in_axes.len(), inputs.len()),
         ));
     }
-    let mut size: Option<usize> = None;
+    // As MLX: the size is the last mapped input's; the first disagreeing input is reported.
     for (x, &ax) in inputs.iter().zip(&in_axes) {
         if ax < 0 {
             continue;
         }
         if x.ndim() == 0 {
-            return Err(Error::invalid(OP, "[vmap] Cannot vmap an input with zero dimensions."));
+            return Err(Error::invalid(OP, "Cannot vmap an input with zero dimensions."));
         }
         if ax as usize >= x.ndim() {
-            return Err(Error::invalid(OP, format!("[vmap] Axis {ax} invalid for input with {} dimensions.", x.ndim())));
+            return Err(Error::invalid(OP, format!("Axis {ax} invalid for input with {} dimensions.", x.ndim())));
         }
-        let n = x.shape()[ax as usize];
-        if let Some(m) = size {
-            if m != n {
-                return Err(Error::invalid(OP, format!("[vmap] Inconsistent axis sizes: {n} and {m}.")));
-            }
+    }
+    let mut size: Option<usize> = None;
+    for (x, &ax) in inputs.iter().zip(&in_axes) {
+        if ax >= 0 {
+            size = Some(x.shape()[ax as usize]);
         }
-        size = Some(n);
     }
     let n = size.ok_or_else(|| Error::invalid(OP, "At least one of in_axes must be non-None."))?;
+    for (x, &ax) in inputs.iter().zip(&in_axes) {
+        if ax >= 0 && x.shape()[ax as usize] != n {
+            return Err(Error::invalid(OP, format!("Inconsistent axis sizes: {} and {n}.", x.shape()[ax as usize])));
+        }
+    }
 
     let _guard = TraceGuard::new();
     // Tracers of one example's shape; the batched arrays (mapped axis first) beside them.
@@ -87,7 +91,7 @@ pub fn vmap(fun: Fun<'_>, inputs: &[Array], in_axes: &[i32], out_axes: &[i32]) -
     if out_axes.len() != s_outputs.len() {
         return Err(Error::invalid(
             OP,
-            format!("[vmap] The number of out axes ({}) must match the number of outputs ({}).", out_axes.len(), s_outputs.len()),
+            format!("The number of out axes ({}) must match the number of outputs ({}).", out_axes.len(), s_outputs.len()),
         ));
     }
 
@@ -109,7 +113,7 @@ pub fn vmap(fun: Fun<'_>, inputs: &[Array], in_axes: &[i32], out_axes: &[i32]) -
         .map(|(o, &ax)| {
             let nd = o.ndim() + 1;
             if ax < 0 || ax as usize >= nd {
-                return Err(Error::invalid(OP, format!("[vmap] Axis {ax} invalid for output with {nd} dimensions.")));
+                return Err(Error::invalid(OP, format!("Axis {ax} invalid for output with {nd} dimensions.")));
             }
             match batched.get(&node_key(o)) {
                 Some(b) => ops::moveaxis(b, 0, ax as isize),
@@ -127,7 +131,7 @@ pub fn vmap(fun: Fun<'_>, inputs: &[Array], in_axes: &[i32], out_axes: &[i32]) -
 
 /// The error for a primitive without a batching rule.
 fn unsupported(name: &'static str) -> Error {
-    Error::unsupported(name, format!("[vmap] The vmap rule of {name} is not supported yet."))
+    Error::unsupported(name, format!("The vmap rule of {name} is not supported yet."))
 }
 
 /// Input `i` with a leading batch axis of `n`: its batched form, or the input broadcast.

@@ -14,7 +14,7 @@ of every argument are primals; those of the differentiated arguments (``argnums`
 import functools
 
 from ._array import _ARR_PTR, array, stream_handle, to_array, wrap
-from ._ffi import check, error, exported, ffi, lib
+from ._ffi import check, error, ffi, lib
 
 # --- pytrees (MLX's tree_visit: list, tuple and dict nodes; anything else is a leaf) --------
 
@@ -34,19 +34,36 @@ def _flatten(tree, out, strict):
     return out
 
 
-def _fill(tree, leaves, pos):
+def _fill(tree, leaves, pos, placed=None):
     """``tree`` with its arrays replaced, in order, by ``leaves[pos[0]:]`` (pos advances).
-    Containers are rebuilt, so the caller's own lists and dicts are left untouched."""
+    Plain lists, tuples and dicts are rebuilt, so the caller's own are left untouched. A dict
+    subclass (an ``nn.Module``) is filled in place, as MLX does, so that the function and
+    anything it calls see one object; each ``(obj, key, new, old)`` goes to ``placed`` for
+    ``_restore``."""
     if isinstance(tree, list):
-        return [_fill(t, leaves, pos) for t in tree]
+        return [_fill(t, leaves, pos, placed) for t in tree]
     if isinstance(tree, tuple):
-        return tuple(_fill(t, leaves, pos) for t in tree)
+        return tuple(_fill(t, leaves, pos, placed) for t in tree)
     if isinstance(tree, dict):
-        return {k: _fill(v, leaves, pos) for k, v in tree.items()}
+        if type(tree) is dict or placed is None:
+            return {k: _fill(v, leaves, pos, placed) for k, v in tree.items()}
+        for k, v in list(tree.items()):
+            new = _fill(v, leaves, pos, placed)
+            if new is not v:
+                dict.__setitem__(tree, k, new)
+                placed.append((tree, k, new, v))
+        return tree
     if isinstance(tree, array):
         pos[0] += 1
         return leaves[pos[0] - 1]
     return tree
+
+
+def _restore(placed):
+    """Puts the caller's values back where the function did not overwrite them (MLX)."""
+    for obj, k, new, old in reversed(placed):
+        if obj.get(k) is new:
+            dict.__setitem__(obj, k, old)
 
 
 def _type_name(o):
@@ -246,10 +263,13 @@ def _value_and_grad_call(fun, argnums, argnames, tag, scalar_only, args, kwargs)
     out_box = []
 
     def traced(xs):
-        pos = [0]
-        new_args = _fill(args, xs, pos)
-        new_kwargs = _fill(kwargs, xs, pos)
-        out = fun(*new_args, **new_kwargs)
+        pos, placed = [0], []
+        new_args = _fill(args, xs, pos, placed)
+        new_kwargs = _fill(kwargs, xs, pos, placed)
+        try:
+            out = fun(*new_args, **new_kwargs)
+        finally:
+            _restore(placed)
         _check_output(out, tag, scalar_only)
         out_box[:] = [out]
         return _flatten(out, [], False)
@@ -424,13 +444,23 @@ def stop_gradient(a, /, *, stream=None):
     return wrap(p)
 
 
+def _has(cname):
+    """Whether the library exports ``cname`` (``exported`` misses declarations whose
+    function-pointer parameters span lines, as closure.h's do)."""
+    try:
+        getattr(lib, cname)
+        return True
+    except AttributeError:
+        return False
+
+
 def install(g):
     """Adds the transforms to ``mlx.core`` when the library exports what they need."""
-    if not all(exported(n) for n in ("mlx_closure_new_func_payload", "mlx_vjp", "mlx_jvp", "mlx_value_and_grad",
+    if not all(_has(n) for n in ("mlx_closure_new_func_payload", "mlx_vjp", "mlx_jvp", "mlx_value_and_grad",
                                      "mlx_closure_value_and_grad_apply")):
         return
     g.update(vjp=vjp, jvp=jvp, value_and_grad=value_and_grad, grad=grad)
-    if exported("mlx_arm_vmap"):
+    if _has("mlx_arm_vmap"):
         g["vmap"] = vmap
-    if exported("mlx_stop_gradient"):
+    if _has("mlx_stop_gradient"):
         g["stop_gradient"] = stop_gradient
