@@ -43,7 +43,8 @@ def _fill(tree, leaves, pos, placed=None):
     if isinstance(tree, list):
         return [_fill(t, leaves, pos, placed) for t in tree]
     if isinstance(tree, tuple):
-        return tuple(_fill(t, leaves, pos, placed) for t in tree)
+        items = [_fill(t, leaves, pos, placed) for t in tree]
+        return type(tree)(*items) if hasattr(tree, "_fields") else tuple(items)  # namedtuples keep their type
     if isinstance(tree, dict):
         if type(tree) is dict or placed is None:
             return {k: _fill(v, leaves, pos, placed) for k, v in tree.items()}
