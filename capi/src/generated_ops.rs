@@ -1346,6 +1346,19 @@ pub unsafe extern "C" fn mlx_contiguous(res: *mut mlx_array, a: mlx_array, allow
     })
 }
 
+/// `mlx_stop_gradient`: wraps `stop_gradient`.
+///
+/// # Safety
+/// Handles must be empty or live; pointers must hold their counts.
+#[no_mangle]
+pub unsafe extern "C" fn mlx_stop_gradient(res: *mut mlx_array, a: mlx_array, s: mlx_stream) -> c_int {
+    status("mlx_stop_gradient", || {
+        let a = arg::array(a, "a")?;
+        arg::stream(s)?;
+        arg::set_array(res, ops::stop_gradient(&a)?)
+    })
+}
+
 /// `mlx_sum`: wraps `sum`.
 ///
 /// # Safety

@@ -44,6 +44,12 @@ impl_handle! {
     mlx_io_reader => crate::io_types::Stream;
     mlx_io_writer => crate::io_types::Stream;
     mlx_io_gguf => crate::io_types::Gguf;
+    mlx_closure => crate::closure::ClosureFn;
+    mlx_closure_kwargs => crate::closure::KwargsFn;
+    mlx_closure_value_and_grad => crate::closure::ValueAndGradFn;
+    mlx_closure_custom => crate::closure::CustomFn;
+    mlx_closure_custom_jvp => crate::closure::CustomJvpFn;
+    mlx_closure_custom_vmap => crate::closure::CustomVmapFn;
 }
 
 /// A handle owning `inner`.

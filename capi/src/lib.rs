@@ -28,6 +28,7 @@ pub mod array;
 #[cfg(all(feature = "bare-metal", not(feature = "std"), not(test)))]
 pub mod bare_metal;
 pub mod buffer_size; // more ops
+pub mod closure;
 pub mod device;
 pub mod error;
 #[cfg_attr(test, allow(dead_code))]

@@ -33,6 +33,12 @@ handles! {
     mlx_io_reader, "mlx_io_reader";
     mlx_io_writer, "mlx_io_writer";
     mlx_io_gguf, "mlx_io_gguf";
+    mlx_closure, "mlx_closure";
+    mlx_closure_kwargs, "mlx_closure_kwargs";
+    mlx_closure_value_and_grad, "mlx_closure_value_and_grad";
+    mlx_closure_custom, "mlx_closure_custom";
+    mlx_closure_custom_jvp, "mlx_closure_custom_jvp";
+    mlx_closure_custom_vmap, "mlx_closure_custom_vmap";
 }
 
 /// `mlx_map_string_to_string_iterator`: a position (`ctx`) over a map (`map_ctx`).

@@ -35,7 +35,8 @@ fn exported() -> BTreeSet<String> {
             let t = line.trim_start();
             if t.starts_with("mlx_") || t.starts_with("_mlx_") {
                 for tok in t.split(|c: char| !(c.is_alphanumeric() || c == '_')) {
-                    if (tok.starts_with("mlx_array_") || tok.starts_with("mlx_vector_") || tok.starts_with("mlx_io_")) && !tok.ends_with("_t") && tok != "mlx_vector_array" && tok != "mlx_vector_int" && tok != "mlx_vector_string" && !matches!(tok, "mlx_io_reader" | "mlx_io_writer" | "mlx_io_gguf") {
+                    let closure_fn = tok.starts_with("mlx_closure_") && (tok.ends_with("_new") || tok.ends_with("_free") || tok.ends_with("_set"));
+                    if closure_fn || (tok.starts_with("mlx_array_") || tok.starts_with("mlx_vector_") || tok.starts_with("mlx_io_")) && !tok.ends_with("_t") && tok != "mlx_vector_array" && tok != "mlx_vector_int" && tok != "mlx_vector_string" && !matches!(tok, "mlx_io_reader" | "mlx_io_writer" | "mlx_io_gguf") {
                         names.insert(tok.to_string());
                     }
                 }

@@ -281,6 +281,7 @@ core_api! {
     "mx.jvp" => crate::transforms::jvp,
     "mx.value_and_grad" => crate::transforms::value_and_grad,
     "mx.grad" => crate::transforms::grad,
+    "mx.vmap" => crate::transforms::vmap,
 }
 
 /// Implemented names whose Rust item is generic (`impl Into<…>` parameters), which the

@@ -14,6 +14,36 @@ fn render() -> String {
          `core/tests/grad.rs` (central finite differences in float64) and `core/tests/grad_golden.rs`\n\
          (real MLX's gradients, `core/tests/data/grad/gen_grad.py`). Complex inputs have rules only for\n\
          add, subtract, negative and conjugate (others refuse them).\n\n\
+         `vjp` follows MLX in pairing cotangents with outputs: in order, skipping outputs made by\n\
+         `stop_gradient`; too few cotangents is an error, extra ones are ignored.\n\n\
+         ## C and Python\n\n\
+         - C (`include/mlx/c/closure.h`, `transforms.h`, as mlx-c): `mlx_closure` and the other closure\n\
+           kinds (plain function or function + payload + destructor), `mlx_vjp`, `mlx_jvp`,\n\
+           `mlx_value_and_grad` (argnums; negative ones count from the end; gradients in sorted order) and\n\
+           `mlx_closure_value_and_grad_apply`; `mlx_stop_gradient` in `ops.h`. A closure whose C function\n\
+           returns non-zero fails the transform with status 1 (`mlx_closure returned a non-zero value`).\n\
+           Tests: `tests/c/test_transforms.c` (hand-computed derivatives, grad of grad through nested C\n\
+           closures, payload lifetimes, errors inside closures).\n\
+         - Python (`python-cffi/mlx/core/_transforms.py`): `mx.grad`, `mx.value_and_grad` (argnums, argnames,\n\
+           nested list/tuple/dict arguments and `(loss, aux…)` outputs), `mx.vjp`, `mx.jvp`,\n\
+           `mx.stop_gradient`, and `mlx.nn.value_and_grad` on top. An exception raised inside the\n\
+           differentiated function comes out unchanged. Tests: `tests/python/test_grad.py` against real\n\
+           MLX's results (`tests/python/golden/grad/gen_grad.py`), including a small MLP trained with\n\
+           `nn.value_and_grad` and `optim.Adam`.\n\
+         - Not yet: `compile`, `checkpoint`, `custom_function`/`custom_vjp`, export.\n\n\
+         ## vmap\n\n\
+         `transforms::vmap(fun, inputs, in_axes, out_axes)` (C: `mlx_arm_vmap`, Python: `mx.vmap`) runs\n\
+         `fun` once on tracers of one example's shape, then replays the recorded graph with each\n\
+         primitive's batching rule (`core/src/transforms/vmap.rs`) on arrays whose mapped axis is first.\n\
+         It composes with the autodiff transforms (vmap of grad, grad of vmap) and with itself. Tests:\n\
+         `tests/python/test_grad.py` (real MLX's results), `tests/c/test_transforms.c`.\n\n\
+         | primitives | batching rule |\n|---|---|\n",
+    );
+    for (name, status) in mlx_arm_core::transforms::VMAP_RULES {
+        s.push_str(&format!("| {name} | {status} |\n"));
+    }
+    s.push_str(
+        "\n## Gradient rules\n\n\
          | family | primitive | vjp |\n|---|---|---|\n",
     );
     for (family, name, status) in mlx_arm_core::transforms::rules::table() {

@@ -81,6 +81,7 @@ pub fn table() -> Vec<Op> {
         ("slice", "a: array, start: ints, stop: ints, strides: ints", A, "ops::slice(&a, &start, &stop, &strides)"),
         ("as_strided", "a: array, shape: shape, strides: int64s, offset: size", A, "ops::as_strided(&a, &shape, &strides, offset)"),
         ("contiguous", "a: array, allow_col_major: bool", A, "{ let _ = allow_col_major; ops::contiguous(&a) }"),
+        ("stop_gradient", "a: array", A, "ops::stop_gradient(&a)"),
         // reductions (mlx-c overloads: all axes, one axis, listed axes)
         ("sum", "a: array, keepdims: bool", A, "ops::sum(&a, None, keepdims)"),
         ("sum_axis", "a: array, axis: int, keepdims: bool", A, "ops::sum(&a, Some(&[axis as isize]), keepdims)"),

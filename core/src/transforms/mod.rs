@@ -1,5 +1,5 @@
-//! Function transforms: reverse-mode autodiff (`vjp`, `value_and_grad`, `grad`) and forward
-//! mode (`jvp`, by transposing the vjp).
+//! Function transforms: reverse-mode autodiff (`vjp`, `value_and_grad`, `grad`), forward
+//! mode (`jvp`, by transposing the vjp) and vectorization (`vmap`, [`vmap`] module).
 //!
 //! As in MLX, a transform runs the function on *tracers* — fresh arrays that stand for the
 //! primals (an identity op on each, marked as tracer) — so the graph the function records can
@@ -13,6 +13,9 @@
 //! naming it, never a wrong gradient.
 
 pub mod rules;
+mod vmap;
+
+pub use vmap::{vmap, RULES as VMAP_RULES};
 
 use crate::array::{Array, Op};
 use crate::error::{Error, Result};
@@ -66,22 +69,12 @@ fn node_key(a: &Array) -> usize {
 }
 
 /// `mx.vjp(fun, primals, cotangents)`: the outputs of `fun(primals)` and the vector-Jacobian
-/// products `cotangents · ∂outputs/∂primals`, one per primal. One cotangent per output, each
-/// of its output's shape.
+/// products `cotangents · ∂outputs/∂primals`, one per primal. As in MLX, cotangents pair with
+/// the outputs in order, skipping outputs made by `stop_gradient` (they take none); too few
+/// cotangents is an error, extra ones are ignored.
 pub fn vjp(fun: Fun<'_>, primals: &[Array], cotangents: &[Array]) -> Result<(Vec<Array>, Vec<Array>)> {
     let argnums: Vec<usize> = (0..primals.len()).collect();
-    let (outs, grads) = vjp_impl(fun, primals, &argnums, cotangents, "vjp")?;
-    if outs.len() != cotangents.len() {
-        return Err(Error::invalid(
-            "vjp",
-            format!(
-                "[vjp] Number of outputs to compute gradients for ({}) does not match number of cotangents ({}).",
-                outs.len(),
-                cotangents.len()
-            ),
-        ));
-    }
-    Ok((outs, grads))
+    vjp_impl(fun, primals, &argnums, cotangents, "vjp")
 }
 
 /// The vjps with respect to `primals[argnums]` only, for rules that differentiate a composed
@@ -90,8 +83,8 @@ pub(crate) fn vjp_argnums(fun: Fun<'_>, primals: &[Array], argnums: &[usize], co
     Ok(vjp_impl(fun, primals, argnums, cotangents, "vjp")?.1)
 }
 
-/// The vjp with respect to `primals[argnums]`; `cotangents` may be fewer than the outputs —
-/// the outputs after them are auxiliary (returned, not differentiated).
+/// The vjp with respect to `primals[argnums]`, pairing outputs with cotangents as [`vjp`]
+/// describes.
 fn vjp_impl(
     fun: Fun<'_>,
     primals: &[Array],
@@ -102,30 +95,42 @@ fn vjp_impl(
     let _guard = TraceGuard::new();
     let (inputs, tracers) = trace_inputs(primals, argnums, op)?;
     let outputs = fun(&inputs)?;
-    if cotangents.len() > outputs.len() {
-        return Err(Error::invalid(
-            op,
-            format!(
-                "[{op}] Number of outputs to compute gradients for ({}) does not match number of cotangents ({}).",
-                outputs.len(),
-                cotangents.len()
-            ),
-        ));
-    }
-    for (o, c) in outputs.iter().zip(cotangents) {
-        if o.shape() != c.shape() {
+    let (mut outs, mut cots) = (Vec::new(), Vec::new());
+    for o in &outputs {
+        if is_stop_gradient(o) {
+            continue;
+        }
+        let Some(c) = cotangents.get(cots.len()) else {
             return Err(Error::invalid(
                 op,
                 format!(
-                    "[{op}] Output shape {} does not match cotangent shape {}.",
+                    "Number of outputs to compute gradients for ({}) does not match number of cotangents ({}).",
+                    outputs.len(),
+                    cotangents.len()
+                ),
+            ));
+        };
+        if o.shape() != c.shape() {
+            let hint = if outputs.len() == 1 && o.size() == 1 { " If you are using grad your function must return a scalar." } else { "" };
+            return Err(Error::invalid(
+                op,
+                format!(
+                    "Output shape {} does not match cotangent shape {}.{hint}",
                     crate::shape::fmt_shape(o.shape()),
                     crate::shape::fmt_shape(c.shape())
                 ),
             ));
         }
+        outs.push(o.clone());
+        cots.push(c.clone());
     }
-    let grads = backprop(&outputs[..cotangents.len()], cotangents, &tracers)?;
+    let grads = backprop(&outs, &cots, &tracers)?;
     Ok((outputs, grads))
+}
+
+/// Whether `a` is the output of `stop_gradient` (MLX gives such outputs no cotangent).
+fn is_stop_gradient(a: &Array) -> bool {
+    a.graph_op().is_some_and(|op| matches!(op.prim, Primitive::Shape(ShapeOp::StopGradient)))
 }
 
 /// Checks `argnums` and replaces those primals with tracers: `(the function's inputs, the
@@ -321,23 +326,12 @@ pub fn grad(fun: Fun<'_>, primals: &[Array], argnums: &[usize]) -> Result<Vec<Ar
 /// differentiable itself (the same condition as a second derivative).
 pub fn jvp(fun: Fun<'_>, primals: &[Array], tangents: &[Array]) -> Result<(Vec<Array>, Vec<Array>)> {
     const OP: &str = "jvp";
+    // MLX's checks and messages.
     if tangents.len() != primals.len() {
-        return Err(Error::invalid(
-            OP,
-            format!("[jvp] Number of inputs does not match number of tangents ({} vs {}).", primals.len(), tangents.len()),
-        ));
+        return Err(Error::invalid(OP, "Number of inputs does not match number of tangents."));
     }
-    for (p, t) in primals.iter().zip(tangents) {
-        if p.shape() != t.shape() {
-            return Err(Error::invalid(
-                OP,
-                format!(
-                    "[jvp] Shape mismatch between primal with shape {} and tangent with shape {}.",
-                    crate::shape::fmt_shape(p.shape()),
-                    crate::shape::fmt_shape(t.shape())
-                ),
-            ));
-        }
+    if primals.iter().zip(tangents).any(|(p, t)| p.shape() != t.shape()) {
+        return Err(Error::invalid(OP, "Input shape does not match shape of tangent."));
     }
     // Outputs (and their shapes, for the placeholder cotangents) come from a plain call.
     let outputs = fun(primals)?;

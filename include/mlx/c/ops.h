@@ -221,6 +221,8 @@ int mlx_slice(mlx_array* res, const mlx_array a, const int* start, size_t start_
 int mlx_as_strided(mlx_array* res, const mlx_array a, const int* shape, size_t shape_num, const int64_t* strides, size_t strides_num, size_t offset, const mlx_stream s);
 /** `mlx_contiguous`: see mlx.core.contiguous. */
 int mlx_contiguous(mlx_array* res, const mlx_array a, bool allow_col_major, const mlx_stream s);
+/** `mlx_stop_gradient`: see mlx.core.stop_gradient. */
+int mlx_stop_gradient(mlx_array* res, const mlx_array a, const mlx_stream s);
 /** `mlx_sum`: see mlx.core.sum. */
 int mlx_sum(mlx_array* res, const mlx_array a, bool keepdims, const mlx_stream s);
 /** `mlx_sum_axis`: see mlx.core.sum. */

@@ -267,11 +267,6 @@ def broadcast_shapes(*shapes):
     return out
 
 
-def stop_gradient(a, /, *, stream=None):
-    """``a`` itself: mlx-arm has no autograd yet, so there is no gradient to stop."""
-    return to_array(a)
-
-
 def asarray(a, dtype=None, *, copy=None):
     """``a`` as an array: shared when it already is one of ``dtype`` (unless ``copy=True``)."""
     if copy is False:  # as real MLX: an mlx array is never handed out uncopied on request
@@ -292,6 +287,9 @@ _bind_all()
 _composite.install(globals(), _sys.modules[__name__])
 _random.install(random)  # hand-written over random.h, where the library exports it
 _extra.install(globals())  # einsum, fast.rope …: signatures that need a hand-written mapping
+from . import _transforms  # noqa: E402
+
+_transforms.install(globals())  # grad, value_and_grad, vjp, jvp, stop_gradient (closure.h)
 
 
 def _like_with_dtype(name, base, make):

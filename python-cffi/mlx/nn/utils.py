@@ -23,20 +23,21 @@ def _transform(name):
 
 def value_and_grad(model: Module, fn: Callable):
     """Wrap ``fn(*args)`` so that calling the result returns ``(fn(*args), gradients)``, the
-    gradients being taken with respect to ``model.trainable_parameters()``.
-
-    Needs ``mx.value_and_grad``; without it calling the returned function raises
-    NotImplementedError.
-    """
+    gradients being taken with respect to ``model.trainable_parameters()`` (a tree shaped like
+    them). ``fn`` may return ``(loss, aux…)`` as ``mx.value_and_grad`` allows."""
 
     def with_params(params, *args, **kwargs):
         model.update(params)
         return fn(*args, **kwargs)
 
+    value_grad_fn = None
+
     @wraps(fn)
     def wrapped(*args, **kwargs):
-        vg = _transform("value_and_grad")(with_params)
-        return vg(model.trainable_parameters(), *args, **kwargs)
+        nonlocal value_grad_fn
+        if value_grad_fn is None:  # looked up at the first call, as before
+            value_grad_fn = _transform("value_and_grad")(with_params)
+        return value_grad_fn(model.trainable_parameters(), *args, **kwargs)
 
     return wrapped
 

@@ -1,0 +1,403 @@
+"""The transform cases shared by gen_grad.py (run with real MLX, writes grad.json) and
+tests/python/test_grad.py (runs them with mlx-arm). Each case is a function of the module
+``mx`` (and imports mlx.nn / mlx.optimizers itself) returning a pytree of arrays and plain
+values; a case that raises records the exception type and message."""
+import numpy as np
+
+CASES = {}
+
+
+def case(f):
+    CASES[f.__name__] = f
+    return f
+
+
+def _x(mx, *shape, seed=0, lo=-1.0, hi=1.0):
+    """Fixed inputs (numpy's generator, so both libraries see the same values)."""
+    rng = np.random.default_rng(seed)
+    return mx.array(rng.uniform(lo, hi, size=shape).astype(np.float32))
+
+
+# --- grad / value_and_grad ---------------------------------------------------------------
+
+
+@case
+def grad_sin_sum(mx):
+    return mx.grad(lambda x: mx.sin(x).sum())(_x(mx, 4))
+
+
+@case
+def value_and_grad_two_args(mx):
+    f = lambda x, y: (x * y + mx.exp(x) / y).sum()  # noqa: E731
+    return mx.value_and_grad(f, argnums=(0, 1))(_x(mx, 3), _x(mx, 3, seed=1, lo=1, hi=2))
+
+
+@case
+def argnums_second_only(mx):
+    f = lambda x, y: (mx.log(y) * x).sum()  # noqa: E731
+    return mx.grad(f, argnums=1)(_x(mx, 3), _x(mx, 3, seed=1, lo=1, hi=2))
+
+
+@case
+def argnums_unsorted(mx):
+    f = lambda x, y, z: (x * 2 + y * y + z ** 3).sum()  # noqa: E731
+    return mx.grad(f, argnums=(2, 0))(_x(mx, 2), _x(mx, 2, seed=1), _x(mx, 2, seed=2))
+
+
+@case
+def has_aux_tuple(mx):
+    def f(x):
+        return (x * x).sum(), {"double": x * 2, "n": 3, "name": "aux"}
+
+    return mx.value_and_grad(f)(_x(mx, 3))
+
+
+@case
+def pytree_params(mx):
+    def loss(p, x):
+        h = mx.tanh(x @ p["w"] + p["b"][0])
+        return (h * p["b"][1]).sum()
+
+    params = {"w": _x(mx, 3, 2), "b": [_x(mx, 2, seed=1), _x(mx, 2, seed=2)]}
+    return mx.value_and_grad(loss)(params, _x(mx, 4, 3, seed=3))
+
+
+@case
+def argnames_only(mx):
+    f = lambda x, y=None: (x * y * y).sum()  # noqa: E731
+    return mx.value_and_grad(f, argnames="y")(_x(mx, 3), y=_x(mx, 3, seed=1))
+
+
+@case
+def argnums_and_argnames(mx):
+    f = lambda x, y=None, z=None: (x * y + z).sum()  # noqa: E731
+    return mx.grad(f, argnums=0, argnames=["z"])(_x(mx, 3), y=_x(mx, 3, seed=1), z=_x(mx, 3, seed=2))
+
+
+@case
+def non_array_extra_arg(mx):
+    f = lambda x, scale, label: (x * scale).sum() if label == "s" else x.sum()  # noqa: E731
+    return mx.grad(f)(_x(mx, 3), 2.5, "s")
+
+
+@case
+def second_derivative(mx):
+    return mx.grad(mx.grad(lambda x: x ** 3 + mx.sin(x)))(mx.array(0.7))
+
+
+@case
+def stop_gradient_case(mx):
+    return mx.grad(lambda x: (x * mx.stop_gradient(x * x)).sum())(_x(mx, 3))
+
+
+@case
+def reductions_and_where(mx):
+    def f(x):
+        return mx.mean(x) + mx.var(x) + mx.max(x) + mx.logsumexp(x) + mx.where(x > 0, x, 0.1 * x).sum()
+
+    return mx.value_and_grad(f)(_x(mx, 2, 3))
+
+
+@case
+def softmax_cross_entropy(mx):
+    def f(w, x, y):
+        logits = x @ w
+        logp = logits - mx.logsumexp(logits, axis=-1, keepdims=True)
+        return -mx.take_along_axis(logp, y[:, None], axis=-1).mean()
+
+    return mx.value_and_grad(f)(_x(mx, 3, 4), _x(mx, 5, 3, seed=1), mx.array([0, 3, 1, 2, 3]))
+
+
+@case
+def indexing(mx):
+    def f(x):
+        return x[1:3].sum() + (x[mx.array([0, 0, 2])] * 2).sum() + x[..., None].max()
+
+    return mx.grad(f)(_x(mx, 4))
+
+
+@case
+def reshape_transpose_broadcast(mx):
+    def f(x, b):
+        return (x.reshape(2, 3).T * b).sum()
+
+    return mx.grad(f, argnums=(0, 1))(_x(mx, 6), _x(mx, 1, 2, seed=1))
+
+
+@case
+def float16_grad(mx):
+    x = _x(mx, 3).astype(mx.float16)
+    g = mx.grad(lambda x: (x * x).sum())(x)
+    return [g, g.dtype == mx.float16]
+
+
+@case
+def grad_of_eval_inside(mx):
+    def f(x):
+        y = mx.exp(x)
+        mx.eval(y)
+        return (y * x).sum()
+
+    return mx.grad(f)(_x(mx, 3))
+
+
+# --- vjp / jvp ---------------------------------------------------------------------------
+
+
+@case
+def vjp_two_outputs(mx):
+    f = lambda x, y: [x * y, mx.sin(x) + y]  # noqa: E731
+    return mx.vjp(f, [_x(mx, 3), _x(mx, 3, seed=1)], [_x(mx, 3, seed=2), _x(mx, 3, seed=3)])
+
+
+@case
+def vjp_single_array_output(mx):
+    return mx.vjp(lambda x: mx.exp(x), [_x(mx, 2, 2)], [mx.ones((2, 2))])
+
+
+@case
+def jvp_tanh_square(mx):
+    return mx.jvp(lambda x: mx.tanh(x) ** 2, [_x(mx, 4)], [_x(mx, 4, seed=1)])
+
+
+@case
+def jvp_two_inputs(mx):
+    f = lambda a, b: [a @ b, (a * a).sum()]  # noqa: E731
+    return mx.jvp(f, [_x(mx, 2, 3), _x(mx, 3, 2, seed=1)], [_x(mx, 2, 3, seed=2), _x(mx, 3, 2, seed=3)])
+
+
+@case
+def vjp_extra_cotangent_ignored(mx):
+    return mx.vjp(lambda x: x * 2, [_x(mx, 2)], [_x(mx, 2), _x(mx, 2, seed=1)])
+
+
+@case
+def vjp_stop_gradient_output_takes_no_cotangent(mx):
+    f = lambda x: [mx.stop_gradient(x * 3), x * x]  # noqa: E731
+    return mx.vjp(f, [_x(mx, 2)], [_x(mx, 2, seed=1)])
+
+
+# --- errors (type and message as MLX) ----------------------------------------------------
+
+
+@case
+def error_grad_tuple_output(mx):
+    return mx.grad(lambda x: (x.sum(), x))(_x(mx, 2))
+
+
+@case
+def error_value_and_grad_list_output(mx):
+    return mx.value_and_grad(lambda x: [x.sum()])(_x(mx, 2))
+
+
+@case
+def error_value_and_grad_empty_tuple(mx):
+    return mx.value_and_grad(lambda x: ())(_x(mx, 2))
+
+
+@case
+def error_value_and_grad_first_not_array(mx):
+    return mx.value_and_grad(lambda x: (1.0, x))(_x(mx, 2))
+
+
+@case
+def error_argnum_out_of_range(mx):
+    return mx.grad(lambda x, y: x.sum(), argnums=2)(_x(mx, 2), _x(mx, 2))
+
+
+@case
+def error_negative_argnum(mx):
+    return mx.grad(lambda x: x.sum(), argnums=-1)
+
+
+@case
+def error_duplicate_argnum(mx):
+    return mx.grad(lambda x: x.sum(), argnums=[0, 0])
+
+
+@case
+def error_no_argument(mx):
+    return mx.grad(lambda x: x.sum(), argnums=[])
+
+
+@case
+def error_missing_argname(mx):
+    return mx.grad(lambda x, y=None: x.sum(), argnames="y")(_x(mx, 2))
+
+
+@case
+def error_non_array_grad_arg(mx):
+    return mx.grad(lambda x: x * 2)(3.0)
+
+
+@case
+def error_exception_inside_function(mx):
+    def f(x):
+        raise KeyError("boom inside")
+
+    return mx.grad(f)(_x(mx, 2))
+
+
+@case
+def error_vjp_too_few_cotangents(mx):
+    return mx.vjp(lambda x, y: [x * 2, y], [_x(mx, 2), _x(mx, 2)], [_x(mx, 2)])
+
+
+@case
+def error_vjp_cotangent_shape(mx):
+    return mx.vjp(lambda x: x * 2, [_x(mx, 2)], [_x(mx, 3)])
+
+
+@case
+def error_jvp_tangent_count(mx):
+    return mx.jvp(lambda x, y: x * y, [_x(mx, 2), _x(mx, 2)], [_x(mx, 2)])
+
+
+# --- vmap --------------------------------------------------------------------------------
+
+
+@case
+def vmap_elementwise(mx):
+    return mx.vmap(lambda x, y: mx.exp(x) * y + 1)(_x(mx, 3, 4), _x(mx, 3, 4, seed=1))
+
+
+@case
+def vmap_unmapped_input(mx):
+    return mx.vmap(lambda x, y: mx.maximum(x, y), in_axes=(0, None))(_x(mx, 3, 4), _x(mx, 4, seed=1))
+
+
+@case
+def vmap_axis_1_reductions(mx):
+    f = lambda x: [x.sum(), mx.max(x, keepdims=True), mx.argmin(x), mx.cumsum(x), mx.softmax(x)]  # noqa: E731
+    return mx.vmap(f, in_axes=1)(_x(mx, 4, 3))
+
+
+@case
+def vmap_matmul(mx):
+    a, b = _x(mx, 5, 2, 3), _x(mx, 5, 3, 4, seed=1)
+    return [mx.vmap(lambda a, b: a @ b)(a, b), mx.vmap(lambda a, b: a @ b, in_axes=(0, None))(a, b[0])]
+
+
+@case
+def vmap_shape_ops(mx):
+    f = lambda x: [x.T.reshape(-1), x[1:, ::2], mx.broadcast_to(x[:1], (3, 4)), mx.expand_dims(x, 0)]  # noqa: E731
+    return mx.vmap(f)(_x(mx, 5, 2, 4))
+
+
+@case
+def vmap_concatenate_where(mx):
+    f = lambda x, y: mx.where(x > 0, mx.concatenate([x, y])[:3], y)  # noqa: E731
+    return mx.vmap(f)(_x(mx, 4, 3), _x(mx, 4, 3, seed=1))
+
+
+@case
+def vmap_gather_batched_indices(mx):
+    return mx.vmap(lambda x, i: x[i])(_x(mx, 3, 5), mx.array([4, 0, 2]))
+
+
+@case
+def vmap_gather_shared_indices(mx):
+    return mx.vmap(lambda x: mx.take(x, mx.array([[0, 2], [1, 1]]), axis=1))(_x(mx, 3, 4, 5))
+
+
+@case
+def vmap_out_axes(mx):
+    f = lambda x: (x * 2, x.sum(axis=0))  # noqa: E731
+    return mx.vmap(f, in_axes=0, out_axes=(1, 0))(_x(mx, 3, 4, 2))
+
+
+@case
+def vmap_pytree(mx):
+    f = lambda d: {"s": d["a"] + d["b"], "p": [d["a"] * d["b"]]}  # noqa: E731
+    return mx.vmap(f, in_axes={"a": 0, "b": None})({"a": _x(mx, 3, 2), "b": _x(mx, 2, seed=1)})
+
+
+@case
+def error_vmap_axes_not_a_prefix(mx):
+    f = lambda d: d["a"]  # noqa: E731
+    return mx.vmap(f, in_axes=({"a": 0, "b": None},))({"a": _x(mx, 3, 2), "b": _x(mx, 2, seed=1)})
+
+
+@case
+def vmap_output_not_mapped(mx):
+    return mx.vmap(lambda x, y: (x + 1, y * 2), in_axes=(0, None))(_x(mx, 3), _x(mx, 2, seed=1))
+
+
+@case
+def vmap_of_grad(mx):
+    return mx.vmap(mx.grad(lambda x: (x ** 3 + mx.sin(x)).sum()))(_x(mx, 4, 3))
+
+
+@case
+def grad_of_vmap(mx):
+    return mx.grad(lambda x: mx.vmap(lambda r: (r * r * mx.exp(r)).sum())(x).sum())(_x(mx, 3, 2))
+
+
+@case
+def vmap_nested(mx):
+    return mx.vmap(mx.vmap(lambda a, b: a * b + 1, in_axes=(0, None)), in_axes=(None, 0))(_x(mx, 3), _x(mx, 4, seed=1))
+
+
+@case
+def error_vmap_inconsistent_sizes(mx):
+    return mx.vmap(lambda x, y: x + y)(_x(mx, 3), _x(mx, 4))
+
+
+@case
+def error_vmap_invalid_axis(mx):
+    return mx.vmap(lambda x: x, in_axes=2)(_x(mx, 3, 2))
+
+
+@case
+def error_vmap_all_none(mx):
+    return mx.vmap(lambda x: x, in_axes=(None,))(_x(mx, 3))
+
+
+@case
+def error_vmap_in_axes_none(mx):
+    return mx.vmap(lambda x: x, in_axes=None)(_x(mx, 3))
+
+
+@case
+def error_vmap_non_array_arg(mx):
+    return mx.vmap(lambda x, s: x * s)(_x(mx, 3), 2.0)
+
+
+# --- mlx.nn / mlx.optimizers end to end --------------------------------------------------
+
+
+@case
+def nn_value_and_grad_mlp_training(mx):
+    import mlx.nn as nn
+    import mlx.optimizers as optim
+
+    class MLP(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.l1 = nn.Linear(3, 8)
+            self.l2 = nn.Linear(8, 2)
+
+        def __call__(self, x):
+            return self.l2(nn.relu(self.l1(x)))
+
+    model = MLP()
+    # Fixed weights (both libraries initialise randomly in their own way).
+    model.update({
+        "l1": {"weight": _x(mx, 8, 3, seed=10), "bias": _x(mx, 8, seed=11)},
+        "l2": {"weight": _x(mx, 2, 8, seed=12), "bias": _x(mx, 2, seed=13)},
+    })
+    x = _x(mx, 16, 3, seed=14)
+    y = mx.array(np.random.default_rng(15).integers(0, 2, size=16).astype(np.int32))
+
+    def loss_fn(model, x, y):
+        return nn.losses.cross_entropy(model(x), y, reduction="mean")
+
+    step = nn.value_and_grad(model, loss_fn)
+    opt = optim.Adam(learning_rate=0.05)
+    losses = []
+    for _ in range(20):
+        loss, grads = step(model, x, y)
+        opt.update(model, grads)
+        mx.eval(model.parameters(), opt.state)
+        losses.append(loss.item())
+    return {"losses": losses, "final_l2_bias": model.l2.bias}
