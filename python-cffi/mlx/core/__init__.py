@@ -293,6 +293,15 @@ _composite.install(globals(), _sys.modules[__name__])
 _random.install(random)  # hand-written over random.h, where the library exports it
 _extra.install(globals())  # einsum, fast.rope …: signatures that need a hand-written mapping
 
+# mlx-lm's needs (docs/COMPAT.md, "mlx-lm"): compile without fusion, the one-process
+# distributed group, device_info.
+from ._compile import compile, disable_compile, enable_compile  # noqa: E402,A001
+from ._info import device_info  # noqa: E402
+from . import _distributed  # noqa: E402
+
+distributed = _make_submodule("distributed")
+_distributed.install(distributed)
+
 
 def _like_with_dtype(name, base, make):
     """``zeros_like(a, dtype=None)``: the C op has no dtype, so a dtype goes to ``zeros``."""
