@@ -34,7 +34,7 @@ def _check_args(tree):
         elif not (x is None or isinstance(x, (array, int, float, str))):
             t = type(x)
             # MLX names classes written in Python with their module, built-in types without.
-            name = f"{t.__module__}.{t.__qualname__}" if t.__flags__ & _HEAPTYPE else t.__qualname__
+            name = f"{t.__module__}.{t.__name__}" if t.__flags__ & _HEAPTYPE else t.__name__
             raise ValueError(
                 "[compile] Function arguments must be trees of arrays or constants (floats, "
                 f"ints, strings, or None), but received type {name}."

@@ -17,6 +17,8 @@ It writes (all committed):
   margin between the best and the second-best log-probability at every step (so a test can
   tell a real difference from a near tie), the sampled tokens of a seeded run with
   temperature/top-p/top-k/min-p, and the stdout text of ``python -m mlx_lm generate``;
+- ``api_goldens.json``: real MLX's results for compile with state, ``mx.random.state`` and
+  the one-process ``mx.distributed`` (``record_api``);
 - ``goldens.npz``: the full-prompt logits (``<model>_<prompt>_logits``, float32) and the
   log-probabilities of every greedy step (``<model>_<prompt>_logprobs``).
 """
@@ -202,9 +204,81 @@ def record(model_dir, name, goldens, arrays):
     goldens[name] = out
 
 
+def _error(f):
+    try:
+        f()
+    except Exception as e:  # the class and message MLX raises
+        return [type(e).__name__, str(e)]
+    return None
+
+
+def record_api():
+    """What real MLX does for the names mlx-lm needs beyond layers: compile with random
+    state, a user state list in inputs/outputs, mx.random.state, the one-process
+    mx.distributed group; written to api_goldens.json (plain lists)."""
+    from functools import partial
+
+    import mlx.core as mx
+
+    out = {}
+    mx.random.seed(0)
+    out["state_after_seed"] = mx.random.state[0].tolist()
+    mx.random.uniform()
+    out["state_after_one_draw"] = mx.random.state[0].tolist()
+    out["state_len"] = len(mx.random.state)
+
+    logits = mx.array([[0.5, 1.5, -0.25, 2.0, 0.0, 1.0]])
+
+    @partial(mx.compile, inputs=mx.random.state, outputs=mx.random.state)
+    def sample(x, temp):
+        return mx.random.categorical(x * (1.0 / temp))
+
+    mx.random.seed(11)
+    out["compiled_categorical"] = [sample(logits, 0.7).item() for _ in range(12)]
+    mx.random.seed(11)
+    out["plain_categorical"] = [mx.random.categorical(logits * (1.0 / 0.7)).item() for _ in range(12)]
+    shapeless = mx.compile(lambda x: mx.exp(x) * 2, shapeless=True)
+    out["compiled_shapeless"] = [shapeless(mx.array(v)).tolist() for v in ([0.5, 1.0], [0.5, 1.0, -1.0])]
+
+    counter = [mx.array(1.0)]
+
+    @partial(mx.compile, inputs=counter, outputs=counter)
+    def step(x):
+        counter[0] = counter[0] * x + 1
+        return counter[0] * 2
+
+    out["state_list_results"] = [step(mx.array(v)).item() for v in (2.0, 3.0, 0.5)]
+    out["state_list_final"] = counter[0].item()
+    out["compile_tree"] = mx.compile(lambda d, k: {"a": d["x"] * k, "b": [d["y"] + 1]})(
+        {"x": mx.array([1, 2]), "y": mx.array(3.5)}, 3)
+    out["compile_tree"] = {"a": out["compile_tree"]["a"].tolist(), "b": [out["compile_tree"]["b"][0].item()]}
+
+    class Opaque:
+        pass
+
+    out["compile_bad_arg"] = _error(lambda: mx.compile(lambda x: x)(Opaque()))
+    out["compile_bad_arg_kw"] = _error(lambda: mx.compile(lambda x, y=None: x)(mx.array(1), y=Opaque()))
+
+    g = mx.distributed.init()
+    out["dist_rank_size"] = [g.rank(), g.size()]
+    x = mx.array([1.0, -2.0, 3.0])
+    out["dist_all_sum"] = mx.distributed.all_sum(x).tolist()
+    out["dist_all_gather"] = mx.distributed.all_gather(x).tolist()
+    out["dist_all_max"] = mx.distributed.all_max(x, group=g).tolist()
+    out["dist_strict"] = _error(lambda: mx.distributed.init(strict=True))
+    out["dist_send"] = _error(lambda: mx.distributed.send(x, 0))
+    out["dist_recv_like"] = _error(lambda: mx.distributed.recv_like(x, 0))
+    out["dist_split"] = _error(lambda: g.split(0))
+    out["device_info_keys"] = sorted(mx.device_info())
+    with open(os.path.join(HERE, "api_goldens.json"), "w") as f:
+        json.dump(out, f, indent=1)
+
+
 def main():
     import mlx.core as mx
     import mlx_lm
+
+    record_api()
 
     make_fp32_model()
     make_q4_model()
