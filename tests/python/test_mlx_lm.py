@@ -117,19 +117,32 @@ def _generated_text(stdout):
     return parts[1]
 
 
-@pytest.mark.parametrize("name", list(MODELS))
-def test_command_line_generate(name):
+def _run_cli(args):
     env = dict(os.environ)
     # The subprocess must import the same mlx as this process (the source tree under
     # MLX_ARM_PY_SOURCE=1, else the installed package).
     pkg_root = os.path.dirname(os.path.dirname(os.path.abspath(mx.__file__)))
     env["PYTHONPATH"] = pkg_root + os.pathsep + env.get("PYTHONPATH", "")
-    out = subprocess.run(
-        [sys.executable, "-m", "mlx_lm", "generate", "--model", os.path.join(GOLDEN, MODELS[name])]
-        + GOLD["cli_args"], capture_output=True, text=True, env=env, timeout=300)
+    out = subprocess.run([sys.executable, "-m", "mlx_lm", "generate"] + args, capture_output=True, text=True,
+                         env=env, timeout=300)
     assert out.returncode == 0, out.stderr[-3000:]
-    assert _generated_text(out.stdout) == _generated_text(GOLD[name]["cli_stdout"])
-    assert "Prompt: 32 tokens" in out.stdout and "Generation: 12 tokens" in out.stdout
+    return out.stdout
+
+
+@pytest.mark.parametrize("name", list(MODELS))
+def test_command_line_generate(name):
+    stdout = _run_cli(["--model", os.path.join(GOLDEN, MODELS[name])] + GOLD["cli_args"])
+    assert _generated_text(stdout) == _generated_text(GOLD[name]["cli_stdout"])
+    assert "Prompt: 32 tokens" in stdout and "Generation: 12 tokens" in stdout
+
+
+@pytest.mark.parametrize("case", sorted(GOLD["cli_extra"]))
+def test_command_line_options(case):
+    """A rotating KV cache (--max-kv-size), speculative decoding (--draft-model) and XTC
+    sampling, on the float32 model."""
+    extra = [os.path.join(GOLDEN, a) if a == MODELS["q4"] else a for a in GOLD["cli_extra"][case]]
+    stdout = _run_cli(["--model", os.path.join(GOLDEN, MODELS["fp32"])] + GOLD["cli_args"][:2] + extra)
+    assert _generated_text(stdout) == _generated_text(GOLD["fp32"]["cli_extra_stdout"][case])
 
 
 def test_convert_quantizes_as_real_mlx(tmp_path):

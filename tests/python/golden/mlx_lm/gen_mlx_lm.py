@@ -61,6 +61,14 @@ PROMPTS = {
 }
 SAMPLING = {"temp": 0.8, "top_p": 0.9, "top_k": 40, "min_p": 0.02, "seed": 7}
 CLI_ARGS = ["--prompt", "Tell me about arrays.", "--max-tokens", "12"]
+# More of `python -m mlx_lm generate` on the float32 model: a rotating KV cache, speculative
+# decoding with the 4-bit model as draft (its path relative to this directory), XTC sampling.
+CLI_EXTRA = {
+    "rotating_cache": ["--max-kv-size", "16", "--max-tokens", "24"],
+    "draft": ["--draft-model", "tiny_llama_q4", "--num-draft-tokens", "2", "--max-tokens", "12"],
+    "xtc": ["--temp", "1.0", "--seed", "3", "--xtc-probability", "0.5", "--xtc-threshold", "0.1",
+            "--max-tokens", "12"],
+}
 
 
 def make_tokenizer(out_dir):
@@ -201,6 +209,12 @@ def record(model_dir, name, goldens, arrays):
     cli = subprocess.run([sys.executable, "-m", "mlx_lm", "generate", "--model", model_dir] + CLI_ARGS,
                          capture_output=True, text=True, check=True)
     out["cli_stdout"] = cli.stdout
+    if name == "fp32":
+        out["cli_extra_stdout"] = {}
+        for key, extra in CLI_EXTRA.items():
+            cmd = [sys.executable, "-m", "mlx_lm", "generate", "--model", model_dir] + CLI_ARGS[:2] + extra
+            cmd = [os.path.join(HERE, a) if a == "tiny_llama_q4" else a for a in cmd]
+            out["cli_extra_stdout"][key] = subprocess.run(cmd, capture_output=True, text=True, check=True).stdout
     goldens[name] = out
 
 
@@ -256,6 +270,7 @@ def record_api():
     class Opaque:
         pass
 
+    Opaque.__module__ = "golden"  # MLX names the class by module and name; keep it fixed
     out["compile_bad_arg"] = _error(lambda: mx.compile(lambda x: x)(Opaque()))
     out["compile_bad_arg_kw"] = _error(lambda: mx.compile(lambda x, y=None: x)(mx.array(1), y=Opaque()))
 
@@ -288,6 +303,7 @@ def main():
         "max_tokens": MAX_TOKENS,
         "sampling": SAMPLING,
         "cli_args": CLI_ARGS,
+        "cli_extra": CLI_EXTRA,
     }
     arrays = {}
     record(FP32_DIR, "fp32", goldens, arrays)
