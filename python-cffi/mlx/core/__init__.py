@@ -291,6 +291,15 @@ from . import _transforms  # noqa: E402
 
 _transforms.install(globals())  # grad, value_and_grad, vjp, jvp, stop_gradient (closure.h)
 
+# mlx-lm's needs (docs/COMPAT.md, "mlx-lm"): compile without fusion, the one-process
+# distributed group, device_info.
+from ._compile import compile, disable_compile, enable_compile  # noqa: E402,A001
+from ._info import device_info  # noqa: E402
+from . import _distributed  # noqa: E402
+
+distributed = _make_submodule("distributed")
+_distributed.install(distributed)
+
 
 def _like_with_dtype(name, base, make):
     """``zeros_like(a, dtype=None)``: the C op has no dtype, so a dtype goes to ``zeros``."""

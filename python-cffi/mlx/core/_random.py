@@ -5,6 +5,9 @@ Hand-written because MLX's Python functions pick among several C functions by ar
 ``shape`` / ``num_samples``, ``permutation`` of an int …). ``install`` adds a function only when
 the library exports every C function it uses; the others keep raising NotImplementedError.
 """
+import threading
+import time
+
 from . import _dtypes as D
 from ._array import _ARR_PTR, array, stream_handle, to_array, wrap
 from ._ffi import check, exported, ffi, lib
@@ -26,9 +29,49 @@ def _shape(shape):
     return ffi.new("int[]", vals), len(vals)
 
 
+class _RandomState:
+    """``mx.random.state``: the global key, one per thread, as MLX 0.32 keeps it.
+
+    A read-only sequence of one key array (``state[0]``, ``list(state)``), so it can be named
+    in ``mx.compile(inputs=..., outputs=...)``. A random function called without ``key``
+    splits the current key in two, keeps the first half and draws with the second (MLX's
+    key sequence); ``seed(s)`` sets it to ``key(s)``. A thread's first key comes from the
+    clock, as in MLX.
+    """
+
+    def __init__(self):
+        self._local = threading.local()
+
+    def _current(self):
+        k = getattr(self._local, "key", None)
+        if k is None:
+            k = self._local.key = key(time.time_ns() // 1_000_000)
+        return k
+
+    def _seed(self, s):
+        self._local.key = key(s)
+
+    def _next(self):
+        pair = split(self._current())
+        self._local.key = pair[0]
+        return pair[1]
+
+    def __getitem__(self, i):
+        return [self._current()][i]
+
+    def __iter__(self):
+        return iter([self._current()])
+
+    def __len__(self):
+        return 1
+
+
+state = _RandomState()
+
+
 def _key(key, keep):
     if key is None:
-        return lib.mlx_array_new()  # the empty handle: "use the global key"
+        key = state._next()
     if not isinstance(key, array):
         raise TypeError(f"key must be an mlx.core.array, got {type(key).__name__}")
     keep.append(key)
@@ -55,8 +98,8 @@ def key(seed):
 
 
 def seed(seed):
-    """Seeds the global PRNG."""
-    check(lib.mlx_random_seed(int(seed)))
+    """Seeds the global PRNG (this thread's ``mx.random.state``)."""
+    state._seed(int(seed))
 
 
 def split(key, num=2, stream=None):
@@ -171,3 +214,7 @@ def install(module):
             f = g[name]
             f.__module__ = "mlx.core.random"
             setattr(module, name, f)
+    if all(exported(c) for c in _NEEDS["key"] + _NEEDS["split"]):
+        _RandomState.__module__ = "mlx.core.random"
+        module._RandomState = _RandomState
+        module.state = state
