@@ -135,15 +135,21 @@ impl Sampler {
             probs.truncate(keep);
             idx.truncate(keep);
         }
-        let total: f32 = probs.iter().sum();
+        // The draw walks the kept candidates in id order: the logit order above only decides
+        // which ones are kept. Two near-equal logits that round differently on another build
+        // (glibc vs libm exp, AVX2 vs NEON sums: the firmware vs the Linux CLI) then swap places
+        // without changing which token a draw picks, unless it lands right on their boundary.
+        let mut kept: Vec<(u32, f32)> = idx.into_iter().zip(probs).collect();
+        kept.sort_unstable_by_key(|&(id, _)| id);
+        let total: f32 = kept.iter().map(|&(_, p)| p).sum();
         let mut r = self.rng.next_f32() * total;
-        for (j, &p) in probs.iter().enumerate() {
+        for &(id, p) in &kept {
             if r < p {
-                return Ok(idx[j]);
+                return Ok(id);
             }
             r -= p;
         }
-        Ok(idx[probs.len() - 1])
+        Ok(kept[kept.len() - 1].0)
     }
 }
 
