@@ -180,12 +180,13 @@ sec_aarch64_run() {
 sec_nostd() {
   local target="$1"
   need_target "$target"
-  cargo build -p "$CORE_PKG" --no-default-features --target "$target" "${PROFILE_ARGS[@]}"
+  # Release builds: the firmware sections link this same build instead of making their own.
+  cargo build -p "$CORE_PKG" --no-default-features --target "$target" --release
   # The language-model crate runs on firmware too.
-  cargo build -p mlx-arm-lm --no-default-features --target "$target" "${PROFILE_ARGS[@]}"
+  cargo build -p mlx-arm-lm --no-default-features --target "$target" --release
   # The C library as firmware links it: a no_std staticlib over the bare-metal hooks.
-  cargo build -p mlx-arm-capi --no-default-features --features bare-metal --target "$target" "${PROFILE_ARGS[@]}"
-  [ -f "$TARGET_DIR/$target/$PROFILE_DIR/libmlx_arm.a" ] || fail "no libmlx_arm.a for $target"
+  cargo build -p mlx-arm-capi --no-default-features --features bare-metal --target "$target" --release
+  [ -f "$TARGET_DIR/$target/release/libmlx_arm.a" ] || fail "no libmlx_arm.a for $target"
 }
 
 sec_c_tests() {
