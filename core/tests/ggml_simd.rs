@@ -14,21 +14,9 @@ use mlx_arm_core::cpu::isa::{self, Isa};
 use mlx_arm_core::quant::ggml::{dequantize_row, quantize_row_at, vec_dot_at, vec_dot_type};
 use mlx_arm_core::quant::GgmlType as T;
 
-struct Rng(u64);
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-    fn f32(&mut self) -> f32 {
-        (self.next() >> 40) as f32 / (1u64 << 24) as f32 * 2.0 - 1.0
-    }
-    fn row(&mut self, n: usize, scale: f32) -> Vec<f32> {
-        (0..n).map(|_| self.f32() * scale).collect()
-    }
-}
+#[path = "common/rng.rs"]
+mod rng;
+use rng::Rng;
 
 /// Byte ranges of the quants in one block (the rest are scales/mins), per weight type.
 fn quant_ranges(ty: T) -> &'static [(usize, usize)] {
