@@ -20,7 +20,7 @@ pub(crate) type Grads = Vec<Option<Array>>;
 
 /// The error for a primitive without a rule (never a silent zero or wrong gradient).
 pub(crate) fn unsupported(name: &'static str) -> Error {
-    Error::unsupported(name, format!("[{name}] The vjp (gradient) of {name} is not supported yet."))
+    Error::unsupported(name, format!("The vjp (gradient) of {name} is not supported yet."))
 }
 
 /// A 0-d constant of `like`'s dtype (so rules do not promote float16 cotangents to float32).
