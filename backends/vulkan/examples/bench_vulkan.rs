@@ -7,22 +7,11 @@
 //! `cargo run --release --manifest-path backends/vulkan/Cargo.toml --example bench_vulkan -- [--n N] [--rows R] [--elems E] [--torch PYTHON [--torch-script PATH]] [--no-cpu]`
 
 use mlx_arm_core::{device, ops, Array, DType, Device};
-use std::time::Instant;
 
-fn median(warmup: usize, runs: usize, mut f: impl FnMut()) -> f64 {
-    for _ in 0..warmup {
-        f();
-    }
-    let mut s: Vec<f64> = (0..runs)
-        .map(|_| {
-            let t = Instant::now();
-            f();
-            t.elapsed().as_secs_f64()
-        })
-        .collect();
-    s.sort_by(|a, b| a.total_cmp(b));
-    s[s.len() / 2]
-}
+// The timing rule every figure in docs/BENCHMARKS.md uses (median after warm-ups).
+#[path = "../../../core/examples/common/mod.rs"]
+mod common;
+use common::median_seconds as median;
 
 fn random(shape: &[usize], seed: u32, dt: DType) -> Array {
     let n: usize = shape.iter().product();

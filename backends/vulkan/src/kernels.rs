@@ -104,9 +104,11 @@ fn collapse(shape: &[usize], operands: &[Vec<isize>]) -> (Vec<usize>, Vec<Vec<is
         if let Some(&last) = sh.last() {
             let merge = operands.iter().enumerate().all(|(k, s)| st[k][st[k].len() - 1] == s[i] * shape[i] as isize);
             if merge {
-                *sh.last_mut().unwrap() = last * shape[i];
+                // `sh` is non-empty here, and every `st[k]` has its length.
+                let end = sh.len() - 1;
+                sh[end] = last * shape[i];
                 for (k, s) in operands.iter().enumerate() {
-                    *st[k].last_mut().unwrap() = s[i];
+                    st[k][end] = s[i];
                 }
                 continue;
             }

@@ -22,6 +22,13 @@ use mlx_arm_core::primitive::Primitive;
 use mlx_arm_core::{Array, DType, Device, Error, Result, Stream};
 use std::sync::{Arc, OnceLock};
 
+/// Locks `m`, recovering the data when a panicking thread poisoned it: every value guarded here
+/// (buffer pools, counters, the queue, the pipeline cache) stays valid across a panic, and one
+/// caller's panic must not become every later caller's.
+pub(crate) fn lock<T>(m: &std::sync::Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
 static CTX: OnceLock<std::result::Result<&'static Context, Error>> = OnceLock::new();
 
 fn context() -> Result<&'static Context> {

@@ -48,7 +48,7 @@ impl VkMemory {
     /// `size` bytes (at least 4: Vulkan has no empty buffers) in `location`.
     pub fn new(ctx: &'static Context, size: usize, location: MemoryLocation, op: &'static str) -> Result<Arc<VkMemory>> {
         {
-            let mut pool = POOL.lock().unwrap();
+            let mut pool = crate::lock(&POOL);
             if let Some(i) = pool.0.iter().position(|p| p.size == size && p.location == location) {
                 let p = pool.0.swap_remove(i);
                 pool.1 -= size;
@@ -70,11 +70,11 @@ impl VkMemory {
             linear: true,
             allocation_scheme: AllocationScheme::GpuAllocatorManaged,
         };
-        let mut alloc = ctx.allocator.lock().unwrap().allocate(&desc);
+        let mut alloc = crate::lock(&ctx.allocator).allocate(&desc);
         if matches!(alloc, Err(gpu_allocator::AllocationError::OutOfMemory)) {
             // Under pressure, give pooled buffers back and try once more.
             drain_pool(ctx);
-            alloc = ctx.allocator.lock().unwrap().allocate(&desc);
+            alloc = crate::lock(&ctx.allocator).allocate(&desc);
         }
         let alloc = match alloc {
             Ok(a) => a,
@@ -89,7 +89,7 @@ impl VkMemory {
         // SAFETY: the allocation satisfies the buffer's requirements.
         if let Err(r) = unsafe { d.bind_buffer_memory(buffer, alloc.memory(), alloc.offset()) } {
             unsafe { d.destroy_buffer(buffer, None) };
-            let _ = ctx.allocator.lock().unwrap().free(alloc);
+            let _ = crate::lock(&ctx.allocator).free(alloc);
             return Err(vk_err(op, "vkBindBufferMemory", r));
         }
         // Device-only memory is never read in place, even where the driver maps it anyway
@@ -106,20 +106,20 @@ impl VkMemory {
 
 /// Destroys every pooled buffer and returns its memory.
 fn drain_pool(ctx: &Context) {
-    let drained = std::mem::take(&mut *POOL.lock().unwrap());
+    let drained = std::mem::take(&mut *crate::lock(&POOL));
     for p in drained.0 {
         // SAFETY: pooled buffers are unused.
         unsafe { ctx.device.destroy_buffer(p.buffer, None) };
-        let _ = ctx.allocator.lock().unwrap().free(p.allocation);
+        let _ = crate::lock(&ctx.allocator).free(p.allocation);
     }
 }
 
 impl Drop for VkMemory {
     fn drop(&mut self) {
         // No queued work uses the buffer any more (batches hold an Arc until done).
-        let Some(allocation) = self.allocation.lock().unwrap().take() else { return };
+        let Some(allocation) = crate::lock(&self.allocation).take() else { return };
         {
-            let mut pool = POOL.lock().unwrap();
+            let mut pool = crate::lock(&POOL);
             if pool.1 + self.size <= POOL_BYTES && pool.0.len() < POOL_ENTRIES {
                 pool.1 += self.size;
                 pool.0.push(Pooled { buffer: self.buffer, size: self.size, location: self.location, allocation });
@@ -128,7 +128,7 @@ impl Drop for VkMemory {
         }
         // SAFETY: the buffer is unused and not pooled.
         unsafe { self.ctx.device.destroy_buffer(self.buffer, None) };
-        let _ = self.ctx.allocator.lock().unwrap().free(allocation);
+        let _ = crate::lock(&self.ctx.allocator).free(allocation);
     }
 }
 

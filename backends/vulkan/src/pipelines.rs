@@ -57,7 +57,7 @@ static CACHE: Mutex<Option<HashMap<(Shader, bool), Arc<Pipeline>>>> = Mutex::new
 
 /// The pipeline of `shader` for float16 (`f16`) or float32 elements.
 pub(crate) fn get(ctx: &'static Context, shader: Shader, f16: bool) -> Result<Arc<Pipeline>> {
-    let mut cache = CACHE.lock().unwrap();
+    let mut cache = crate::lock(&CACHE);
     let map = cache.get_or_insert_with(HashMap::new);
     if let Some(p) = map.get(&(shader, f16)) {
         return Ok(p.clone());

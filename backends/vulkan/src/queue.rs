@@ -45,7 +45,7 @@ static STATS: Mutex<(usize, usize, usize)> = Mutex::new((0, 0, 0));
 
 /// `(dispatches, barriers, submits)` since start.
 pub fn stats() -> (usize, usize, usize) {
-    *STATS.lock().unwrap()
+    *crate::lock(&STATS)
 }
 
 pub(crate) fn init(ctx: &'static Context) -> Result<()> {
@@ -141,7 +141,7 @@ impl Recorder {
             unsafe { self.ctx.device.cmd_pipeline_barrier(cb, stages, stages, vk::DependencyFlags::empty(), &[mb], &[], &[]) };
             self.written.clear();
             self.read.clear();
-            STATS.lock().unwrap().1 += 1;
+            crate::lock(&STATS).1 += 1;
         }
         for m in reads {
             self.read.insert(m.buffer);
@@ -157,7 +157,7 @@ impl Recorder {
     /// Counts one recorded dispatch (or copy) and submits the batch when it is full.
     pub fn recorded(&mut self) -> Result<()> {
         self.count += 1;
-        STATS.lock().unwrap().0 += 1;
+        crate::lock(&STATS).0 += 1;
         if self.count >= self.threshold {
             self.submit()?;
         }
@@ -203,7 +203,7 @@ impl Recorder {
                 let fence = d.create_fence(&vk::FenceCreateInfo::default(), None).map_err(|r| vk_err(OP, "vkCreateFence", r))?;
                 let cbs = [cb];
                 let si = [vk::SubmitInfo::default().command_buffers(&cbs)];
-                let q = self.ctx.queue.lock().unwrap();
+                let q = crate::lock(&self.ctx.queue);
                 if let Err(r) = d.queue_submit(*q, &si, fence) {
                     d.destroy_fence(fence, None);
                     return Err(vk_err(OP, "vkQueueSubmit", r));
@@ -214,7 +214,7 @@ impl Recorder {
         match result {
             Ok(fence) => {
                 self.in_flight.push(Batch { fence, cb, _keep: keep });
-                STATS.lock().unwrap().2 += 1;
+                crate::lock(&STATS).2 += 1;
                 self.reclaim(false)
             }
             Err(e) => {
