@@ -106,6 +106,15 @@ def _check_divisible(dims, n, what):
         raise ValueError(f"Cannot shard the {what} of size {dims} across {n} devices.")
 
 
+def _linear_from_linear(cls, linear: Module, kind: str, segments, group):
+    """A `cls` layer holding this rank's `kind` shard of a plain Linear's parameters."""
+    group = group or mx.distributed.init()
+    out_dims, in_dims = linear.weight.shape
+    layer = cls(in_dims, out_dims, "bias" in linear, group)
+    layer.update(_sharded_parameters(linear.parameters(), _predicate(kind, segments), group))
+    return layer
+
+
 class AllToShardedLinear(Module):
     """A linear layer whose output features are split across the group: each rank takes the
     whole input and computes its slice of the output."""
@@ -134,11 +143,7 @@ class AllToShardedLinear(Module):
     @classmethod
     def from_linear(cls, linear: Module, *, segments: Union[int, list] = 1,
                     group: Optional["mx.distributed.Group"] = None):
-        group = group or mx.distributed.init()
-        out_dims, in_dims = linear.weight.shape
-        layer = cls(in_dims, out_dims, "bias" in linear, group)
-        layer.update(_sharded_parameters(linear.parameters(), _predicate("all-to-sharded", segments), group))
-        return layer
+        return _linear_from_linear(cls, linear, "all-to-sharded", segments, group)
 
 
 class ShardedToAllLinear(Module):
@@ -167,11 +172,7 @@ class ShardedToAllLinear(Module):
     @classmethod
     def from_linear(cls, linear: Module, *, segments: Union[int, list] = 1,
                     group: Optional["mx.distributed.Group"] = None):
-        group = group or mx.distributed.init()
-        out_dims, in_dims = linear.weight.shape
-        layer = cls(in_dims, out_dims, "bias" in linear, group)
-        layer.update(_sharded_parameters(linear.parameters(), _predicate("sharded-to-all", segments), group))
-        return layer
+        return _linear_from_linear(cls, linear, "sharded-to-all", segments, group)
 
 
 class _QuantizedSharded(Module):
