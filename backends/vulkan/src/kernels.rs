@@ -317,30 +317,66 @@ pub(crate) fn reduce(rec: &mut Recorder, code: u32, x: &Data, shape: &[usize], a
     Ok(Some(out))
 }
 
-/// rms_norm over the last axis of a dense `x`; `w` is a vector of the last axis or a scalar.
-pub(crate) fn rms_norm(rec: &mut Recorder, x: (&Data, &[usize]), w: (&Data, &[usize]), eps: f32, dt: DType) -> Result<Option<Data>> {
+/// A dense (row-major) version of `x`: itself when it already is, else a GPU copy.
+fn dense(rec: &mut Recorder, x: &Data, shape: &[usize], dt: DType) -> Result<Option<Data>> {
+    if x.is_row_contiguous(shape) {
+        return Ok(Some(x.clone()));
+    }
+    unary(rec, 0, x, shape, dt)
+}
+
+/// Step through a per-feature parameter of the last axis (`dim` long): its stride for a
+/// vector, 0 for a scalar; `None` for any other shape.
+fn feature_step(p: (&Data, &[usize]), dim: usize) -> Option<isize> {
+    match p.1 {
+        [] | [1] => Some(0),
+        [m] if *m == dim => Some(p.0.strides[0]),
+        _ => None,
+    }
+}
+
+/// rms_norm (`bias` None) or layer_norm over the last axis of `x`; weight and bias are
+/// vectors of the last axis or scalars.
+pub(crate) fn norm(rec: &mut Recorder, x: (&Data, &[usize]), w: (&Data, &[usize]), bias: Option<(&Data, &[usize])>, eps: f32, dt: DType) -> Result<Option<Data>> {
     let Some(f16) = variant(dt) else { return Ok(None) };
     let shape = x.1;
     let dim = *shape.last().unwrap_or(&1);
     let n: usize = shape.iter().product();
-    let w_step = match w.1 {
-        [] => 0,
-        [m] if *m == dim => w.0.strides[0],
-        [1] => 0,
-        _ => return Ok(None),
+    let Some(w_step) = feature_step(w, dim) else { return Ok(None) };
+    let b_step = match bias {
+        Some(b) => match feature_step(b, dim) {
+            Some(s) => s,
+            None => return Ok(None),
+        },
+        None => 0,
     };
-    if !x.0.is_row_contiguous(shape) || !fits_u32(x.0.buf.len() / dt.size() + 1) || dim == 0 {
+    if !fits_u32(x.0.buf.len() / dt.size() + 1) || dim == 0 {
         return Ok(None);
     }
-    let bx = bind(rec, x.0, shape, dt.size())?;
+    let Some(xd) = dense(rec, x.0, shape, dt)? else { return Ok(None) };
+    let bx = bind(rec, &xd, shape, dt.size())?;
     let bw = bind(rec, w.0, w.1, dt.size())?;
-    let (om, out) = output(rec, shape, dt.size(), "rms_norm")?;
+    let bb = match bias {
+        Some(b) => bind(rec, b.0, b.1, dt.size())?,
+        None => Bound { mem: bw.mem.clone(), off: bw.off },
+    };
+    let (om, out) = output(rec, shape, dt.size(), if bias.is_some() { "layer_norm" } else { "rms_norm" })?;
     if n == 0 {
         return Ok(Some(out));
     }
     let rows = n / dim;
-    let push = [rows as u32, dim as u32, bx.off as u32, bw.off as u32, w_step as u32, eps.to_bits()];
-    dispatch(rec, Shader::RmsNorm, f16, &[&bx.mem, &bw.mem, &om], 2, &push, grid(rows)?)?;
+    let push = [
+        rows as u32,
+        dim as u32,
+        bx.off as u32,
+        bw.off as u32,
+        w_step as u32,
+        eps.to_bits(),
+        bias.is_some() as u32,
+        bb.off as u32,
+        b_step as u32,
+    ];
+    dispatch(rec, Shader::Norm, f16, &[&bx.mem, &bw.mem, &bb.mem, &om], 3, &push, grid(rows)?)?;
     Ok(Some(out))
 }
 

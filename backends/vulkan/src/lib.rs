@@ -112,6 +112,7 @@ impl Backend for VulkanBackend {
                 kernels::reduce_code(*kind).is_some() && axes.len() == 1 && inputs.len() == 1 && self.float_ok(inputs)
             }
             Primitive::Fast(FastOp::RmsNorm { .. }) => inputs.len() == 2 && self.float_ok(inputs),
+            Primitive::Fast(FastOp::LayerNorm { .. }) => inputs.len() == 3 && self.float_ok(inputs),
             Primitive::Linalg(LinalgOp::Matmul) => inputs.len() == 2 && self.float_ok(inputs),
             _ => false,
         }
@@ -152,7 +153,11 @@ impl Backend for VulkanBackend {
                     }
                 }
                 Primitive::Fast(FastOp::RmsNorm { eps }) if *out_dt == dt => {
-                    kernels::rms_norm(r, (&datas[0], shapes[0]), (&datas[1], shapes[1]), eps.get() as f32, dt)?
+                    kernels::norm(r, (&datas[0], shapes[0]), (&datas[1], shapes[1]), None, eps.get() as f32, dt)?
+                }
+                Primitive::Fast(FastOp::LayerNorm { eps }) if *out_dt == dt => {
+                    let b = Some((&datas[2], shapes[2]));
+                    kernels::norm(r, (&datas[0], shapes[0]), (&datas[1], shapes[1]), b, eps.get() as f32, dt)?
                 }
                 Primitive::Linalg(LinalgOp::Matmul) if *out_dt == dt => {
                     kernels::matmul(r, (&datas[0], shapes[0]), (&datas[1], shapes[1]), dt)?

@@ -17,7 +17,7 @@ pub(crate) enum Shader {
     Unary,
     Binary,
     Reduce,
-    RmsNorm,
+    Norm,
     Matmul,
 }
 
@@ -25,7 +25,8 @@ impl Shader {
     fn bindings(self) -> u32 {
         match self {
             Shader::Unary | Shader::Reduce => 2,
-            Shader::Binary | Shader::RmsNorm | Shader::Matmul => 3,
+            Shader::Binary | Shader::Matmul => 3,
+            Shader::Norm => 4,
         }
     }
     /// The committed SPIR-V for (float32, float16).
@@ -42,7 +43,7 @@ impl Shader {
             Shader::Unary => spv!("unary"),
             Shader::Binary => spv!("binary"),
             Shader::Reduce => spv!("reduce"),
-            Shader::RmsNorm => spv!("rms_norm"),
+            Shader::Norm => spv!("norm"),
             Shader::Matmul => spv!("matmul"),
         }
     }

@@ -67,6 +67,16 @@ fn cases() -> Vec<Case> {
         case!("softmax axis 0", &[&[6, 5]], (-4.0, 4.0), true, |x| ops::softmax(&x[0], Some(&[0]), false)),
         case!("rms_norm", &[&[3, 4, 96], &[96]], (-2.0, 2.0), true, |x| ops::fast::rms_norm(&x[0], Some(&x[1]), 1e-5)),
         case!("rms_norm no weight", &[&[5, 300]], (-2.0, 2.0), true, |x| ops::fast::rms_norm(&x[0], None, 1e-6)),
+        case!("rms_norm odd rows of a transposed view", &[&[301, 7]], (-2.0, 2.0), true, |x| {
+            ops::fast::rms_norm(&ops::transpose(&x[0], None)?, None, 1e-6)
+        }),
+        case!("layer_norm", &[&[3, 4, 96], &[96], &[96]], (-2.0, 2.0), true, |x| {
+            ops::fast::layer_norm(&x[0], Some(&x[1]), Some(&x[2]), 1e-5)
+        }),
+        case!("layer_norm weight only, odd dim", &[&[5, 1001], &[1001]], (-2.0, 2.0), true, |x| {
+            ops::fast::layer_norm(&x[0], Some(&x[1]), None, 1e-5)
+        }),
+        case!("layer_norm no affine, offset data", &[&[6, 33]], (3.0, 5.0), true, |x| ops::fast::layer_norm(&x[0], None, None, 1e-6)),
         case!("matmul", &[&[33, 65], &[65, 17]], (-1.0, 1.0), true, |x| ops::matmul(&x[0], &x[1])),
         case!("matmul batched", &[&[3, 70, 40], &[3, 40, 130]], (-1.0, 1.0), true, |x| ops::matmul(&x[0], &x[1])),
         case!("matmul a @ b.T", &[&[64, 128], &[96, 128]], (-1.0, 1.0), true, |x| ops::matmul(&x[0], &ops::transpose(&x[1], None)?)),
