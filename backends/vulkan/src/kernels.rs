@@ -380,6 +380,81 @@ pub(crate) fn norm(rec: &mut Recorder, x: (&Data, &[usize]), w: (&Data, &[usize]
     Ok(Some(out))
 }
 
+/// Parameters of [`rope`] besides its arrays.
+pub(crate) struct RopeParams {
+    pub dims: usize,
+    pub traditional: bool,
+    pub base: f32,
+    pub scale: f32,
+}
+
+/// `mx.fast.rope` of `x` (`[B, ..., T, D]`) with int32 `offset` (a scalar or one per batch
+/// item) and optional float32 `freqs` (`dims / 2`).
+pub(crate) fn rope(
+    rec: &mut Recorder,
+    x: (&Data, &[usize]),
+    offset: (&Data, &[usize]),
+    freqs: Option<(&Data, &[usize])>,
+    rp: &RopeParams,
+    dt: DType,
+) -> Result<Option<Data>> {
+    let Some(f16) = variant(dt) else { return Ok(None) };
+    let shape = x.1;
+    let nd = shape.len();
+    if nd < 3 || rp.dims == 0 || rp.dims % 2 != 0 || rp.dims > shape[nd - 1] {
+        return Ok(None);
+    }
+    let (dim, t_len) = (shape[nd - 1], shape[nd - 2]);
+    let n: usize = shape.iter().product();
+    let per_batch: usize = shape[1..nd - 1].iter().product();
+    let o_step = match offset.1 {
+        [] | [1] => 0,
+        [b] if *b == shape[0] => offset.0.strides[0],
+        _ => return Ok(None),
+    };
+    let half = rp.dims / 2;
+    let f_step = match freqs {
+        Some((f, [h])) if *h == half => f.strides[0],
+        Some(_) => return Ok(None),
+        None => 0,
+    };
+    if !fits_u32(x.0.buf.len() / dt.size() + 1) || !fits_u32(n) {
+        return Ok(None);
+    }
+    let Some(xd) = dense(rec, x.0, shape, dt)? else { return Ok(None) };
+    let bx = bind(rec, &xd, shape, dt.size())?;
+    let bo = bind(rec, offset.0, offset.1, 4)?;
+    let bf = match freqs {
+        Some(f) => bind(rec, f.0, f.1, 4)?,
+        None => Bound { mem: bo.mem.clone(), off: 0 },
+    };
+    let (om, out) = output(rec, shape, dt.size(), "rope")?;
+    if n == 0 {
+        return Ok(Some(out));
+    }
+    let rows = n / dim;
+    let per_row = half + (dim - rp.dims);
+    let coef = rp.base.ln() / half as f32;
+    let push = [
+        rows as u32,
+        dim as u32,
+        rp.dims as u32,
+        t_len as u32,
+        per_batch.max(1) as u32,
+        bx.off as u32,
+        rp.traditional as u32,
+        bo.off as u32,
+        o_step as u32,
+        bf.off as u32,
+        f_step as u32,
+        freqs.is_some() as u32,
+        coef.to_bits(),
+        rp.scale.to_bits(),
+    ];
+    dispatch(rec, Shader::Rope, f16, &[&bx.mem, &bo.mem, &bf.mem, &om], 3, &push, grid((rows * per_row).div_ceil(GROUP as usize))?)?;
+    Ok(Some(out))
+}
+
 /// `a @ b`, `[..., M, K] × [..., K, N]` over equal batch axes.
 pub(crate) fn matmul(rec: &mut Recorder, a: (&Data, &[usize]), b: (&Data, &[usize]), dt: DType) -> Result<Option<Data>> {
     let Some(f16) = variant(dt) else { return Ok(None) };

@@ -113,6 +113,12 @@ impl Backend for VulkanBackend {
             }
             Primitive::Fast(FastOp::RmsNorm { .. }) => inputs.len() == 2 && self.float_ok(inputs),
             Primitive::Fast(FastOp::LayerNorm { .. }) => inputs.len() == 3 && self.float_ok(inputs),
+            // x, int32 offset [, float32 freqs].
+            Primitive::Fast(FastOp::Rope { .. }) => match inputs {
+                [x, DType::Int32] => self.float_ok(&[*x]),
+                [x, DType::Int32, DType::Float32] => self.float_ok(&[*x]),
+                _ => false,
+            },
             Primitive::Linalg(LinalgOp::Matmul) => inputs.len() == 2 && self.float_ok(inputs),
             _ => false,
         }
@@ -158,6 +164,11 @@ impl Backend for VulkanBackend {
                 Primitive::Fast(FastOp::LayerNorm { eps }) if *out_dt == dt => {
                     let b = Some((&datas[2], shapes[2]));
                     kernels::norm(r, (&datas[0], shapes[0]), (&datas[1], shapes[1]), b, eps.get() as f32, dt)?
+                }
+                Primitive::Fast(FastOp::Rope { dims, traditional, base, scale }) if *out_dt == dt => {
+                    let rp = kernels::RopeParams { dims: *dims, traditional: *traditional, base: base.get() as f32, scale: scale.get() as f32 };
+                    let freqs = datas.get(2).map(|f| (f, shapes[2]));
+                    kernels::rope(r, (&datas[0], shapes[0]), (&datas[1], shapes[1]), freqs, &rp, dt)?
                 }
                 Primitive::Linalg(LinalgOp::Matmul) if *out_dt == dt => {
                     kernels::matmul(r, (&datas[0], shapes[0]), (&datas[1], shapes[1]), dt)?

@@ -18,6 +18,7 @@ pub(crate) enum Shader {
     Binary,
     Reduce,
     Norm,
+    Rope,
     Matmul,
 }
 
@@ -26,7 +27,7 @@ impl Shader {
         match self {
             Shader::Unary | Shader::Reduce => 2,
             Shader::Binary | Shader::Matmul => 3,
-            Shader::Norm => 4,
+            Shader::Norm | Shader::Rope => 4,
         }
     }
     /// The committed SPIR-V for (float32, float16).
@@ -44,6 +45,7 @@ impl Shader {
             Shader::Binary => spv!("binary"),
             Shader::Reduce => spv!("reduce"),
             Shader::Norm => spv!("norm"),
+            Shader::Rope => spv!("rope"),
             Shader::Matmul => spv!("matmul"),
         }
     }
