@@ -455,6 +455,90 @@ pub(crate) fn rope(
     Ok(Some(out))
 }
 
+/// Longest head dimension the attention kernel keeps in shared memory.
+const SDPA_MAX_DK: usize = 256;
+/// Score-scratch floats one attention dispatch uses at most (16 MiB); longer work is split
+/// into dispatches over row ranges that reuse the scratch.
+const SDPA_SCRATCH: usize = 1 << 22;
+
+/// A view usable by a kernel reading whole contiguous last-axis rows: itself when its last
+/// axis is contiguous, else a dense GPU copy.
+fn rows_contiguous(rec: &mut Recorder, x: &Data, shape: &[usize], dt: DType) -> Result<Option<Data>> {
+    match (shape.last(), x.strides.last()) {
+        (Some(&n), Some(&s)) if s == 1 || n <= 1 => Ok(Some(x.clone())),
+        _ => dense(rec, x, shape, dt),
+    }
+}
+
+/// `softmax(scale · q kᵀ) v` without a mask, or causal: q `[B, Hq, L, D]`, k `[B, Hkv, S, D]`,
+/// v `[B, Hkv, S, Dv]`, `Hq` a multiple of `Hkv`. Strided views (a KV cache sliced to its
+/// filled length, heads transposed from `[B, L, H, D]`) are read in place.
+pub(crate) fn sdpa(
+    rec: &mut Recorder,
+    q: (&Data, &[usize]),
+    k: (&Data, &[usize]),
+    v: (&Data, &[usize]),
+    scale: f32,
+    causal: bool,
+    dt: DType,
+) -> Result<Option<Data>> {
+    let Some(f16) = variant(dt) else { return Ok(None) };
+    let (sq, sk, sv) = (q.1, k.1, v.1);
+    if sq.len() != 4 || sk.len() != 4 || sv.len() != 4 {
+        return Ok(None);
+    }
+    let (b, hq, l, dk) = (sq[0], sq[1], sq[2], sq[3]);
+    let (hkv, s, dv) = (sk[1], sk[2], sv[3]);
+    if hkv == 0 || hq % hkv != 0 || sk[0] != b || sv[0] != b || sv[1] != hkv || sv[2] != s || sk[3] != dk {
+        return Ok(None);
+    }
+    let big = [q.0, k.0, v.0].iter().map(|d| d.buf.len()).max().unwrap_or(0) / dt.size() + 1;
+    // s == 0: an empty softmax (NaN rows on the CPU) is the CPU kernel's business.
+    if dk > SDPA_MAX_DK || s == 0 || s > SDPA_SCRATCH || !fits_u32(big) || !fits_u32(b * hq * l * dv.max(1)) {
+        return Ok(None);
+    }
+    let (Some(qd), Some(kd), Some(vd)) = (rows_contiguous(rec, q.0, sq, dt)?, rows_contiguous(rec, k.0, sk, dt)?, rows_contiguous(rec, v.0, sv, dt)?) else {
+        return Ok(None);
+    };
+    let bq = bind(rec, &qd, sq, dt.size())?;
+    let bk = bind(rec, &kd, sk, dt.size())?;
+    let bv = bind(rec, &vd, sv, dt.size())?;
+    let out_shape = [b, hq, l, dv];
+    let (om, out) = output(rec, &out_shape, dt.size(), "scaled_dot_product_attention")?;
+    let rows = b * hq * l;
+    if rows == 0 || dv == 0 {
+        return Ok(Some(out));
+    }
+    let chunk = (SDPA_SCRATCH / s).min(rows);
+    let ctx = rec.ctx();
+    let loc = if ctx.info.shared_memory { MemoryLocation::CpuToGpu } else { MemoryLocation::GpuOnly };
+    let scratch = VkMemory::new(ctx, chunk * s * 4, loc, "scaled_dot_product_attention")?;
+    let lowest = if f16 { -65504.0f32 } else { f32::MIN };
+    let st = |d: &Data| [d.strides[0] as i32 as u32, d.strides[1] as i32 as u32, d.strides[2] as i32 as u32];
+    for base in (0..rows).step_by(chunk) {
+        let mut push = vec![
+            rows as u32,
+            base as u32,
+            hq as u32,
+            l as u32,
+            s as u32,
+            dk as u32,
+            dv as u32,
+            (hq / hkv) as u32,
+            scale.to_bits(),
+            causal as u32,
+            lowest.to_bits(),
+        ];
+        for (bd, d) in [(&bq, &qd), (&bk, &kd), (&bv, &vd)] {
+            push.push(bd.off as u32);
+            push.extend(st(d));
+        }
+        let groups = grid(chunk.min(rows - base))?;
+        dispatch(rec, Shader::Sdpa, f16, &[&bq.mem, &bk.mem, &bv.mem, &scratch, &om], 3, &push, groups)?;
+    }
+    Ok(Some(out))
+}
+
 /// `a @ b`, `[..., M, K] × [..., K, N]` over equal batch axes.
 pub(crate) fn matmul(rec: &mut Recorder, a: (&Data, &[usize]), b: (&Data, &[usize]), dt: DType) -> Result<Option<Data>> {
     let Some(f16) = variant(dt) else { return Ok(None) };

@@ -119,6 +119,8 @@ impl Backend for VulkanBackend {
                 [x, DType::Int32, DType::Float32] => self.float_ok(&[*x]),
                 _ => false,
             },
+            // q, k, v; an explicit mask (a fourth input) runs on the CPU.
+            Primitive::Fast(FastOp::Sdpa { .. }) => inputs.len() == 3 && self.float_ok(inputs),
             Primitive::Linalg(LinalgOp::Matmul) => inputs.len() == 2 && self.float_ok(inputs),
             _ => false,
         }
@@ -169,6 +171,10 @@ impl Backend for VulkanBackend {
                     let rp = kernels::RopeParams { dims: *dims, traditional: *traditional, base: base.get() as f32, scale: scale.get() as f32 };
                     let freqs = datas.get(2).map(|f| (f, shapes[2]));
                     kernels::rope(r, (&datas[0], shapes[0]), (&datas[1], shapes[1]), freqs, &rp, dt)?
+                }
+                Primitive::Fast(FastOp::Sdpa { scale, causal }) if *out_dt == dt && datas.len() == 3 => {
+                    let (q, k, v) = ((&datas[0], shapes[0]), (&datas[1], shapes[1]), (&datas[2], shapes[2]));
+                    kernels::sdpa(r, q, k, v, scale.get() as f32, *causal, dt)?
                 }
                 Primitive::Linalg(LinalgOp::Matmul) if *out_dt == dt => {
                     kernels::matmul(r, (&datas[0], shapes[0]), (&datas[1], shapes[1]), dt)?

@@ -19,6 +19,7 @@ pub(crate) enum Shader {
     Reduce,
     Norm,
     Rope,
+    Sdpa,
     Matmul,
 }
 
@@ -28,6 +29,7 @@ impl Shader {
             Shader::Unary | Shader::Reduce => 2,
             Shader::Binary | Shader::Matmul => 3,
             Shader::Norm | Shader::Rope => 4,
+            Shader::Sdpa => 5,
         }
     }
     /// The committed SPIR-V for (float32, float16).
@@ -46,6 +48,7 @@ impl Shader {
             Shader::Reduce => spv!("reduce"),
             Shader::Norm => spv!("norm"),
             Shader::Rope => spv!("rope"),
+            Shader::Sdpa => spv!("sdpa"),
             Shader::Matmul => spv!("matmul"),
         }
     }

@@ -107,12 +107,40 @@ fn cases() -> Vec<Case> {
         case!("rope 3-D, odd rows", &[&[6, 37, 24]], (-2.0, 2.0), true, slack 10.0, |x| {
             ops::fast::rope(&x[0], 24, false, Some(10000.0), 1.0, ops::RopeOffset::Int(2), None)
         }),
+        case!("sdpa decode, GQA 4:1", &[&[1, 8, 1, 64], &[1, 2, 37, 64], &[1, 2, 37, 64]], (-1.0, 1.0), true, |x| {
+            ops::scaled_dot_product_attention(&x[0], &x[1], &x[2], 0.125, ops::SdpaMask::None)
+        }),
+        case!("sdpa decode, sliced KV cache, q transposed", &[&[1, 1, 8, 64], &[1, 2, 300, 64], &[1, 2, 300, 64]], (-1.0, 1.0), true, |x| {
+            let q = ops::transpose(&x[0], Some(&[0, 2, 1, 3]))?;
+            let k = ops::slice(&x[1], &[0, 0, 0, 0], &[1, 2, 261, 64], &[1, 1, 1, 1])?;
+            let v = ops::slice(&x[2], &[0, 0, 0, 0], &[1, 2, 261, 64], &[1, 1, 1, 1])?;
+            ops::scaled_dot_product_attention(&q, &k, &v, 0.125, ops::SdpaMask::None)
+        }),
+        case!("sdpa decode, long context", &[&[1, 4, 1, 128], &[1, 1, 700, 128], &[1, 1, 700, 128]], (-1.0, 1.0), true, |x| {
+            ops::scaled_dot_product_attention(&x[0], &x[1], &x[2], 0.088, ops::SdpaMask::None)
+        }),
+        case!("sdpa prefill, causal", &[&[2, 4, 13, 32], &[2, 4, 13, 32], &[2, 4, 13, 32]], (-1.0, 1.0), true, |x| {
+            ops::scaled_dot_product_attention(&x[0], &x[1], &x[2], 0.18, ops::SdpaMask::Causal)
+        }),
+        case!("sdpa chunked prefill causal, GQA 2:1, dv != dk", &[&[1, 4, 5, 48], &[1, 2, 20, 48], &[1, 2, 20, 40]], (-1.0, 1.0), true, |x| {
+            ops::scaled_dot_product_attention(&x[0], &x[1], &x[2], 0.15, ops::SdpaMask::Causal)
+        }),
+        // 2400 rows × 2100 keys exceed one dispatch's score scratch: two dispatches.
+        case!("sdpa causal prefill split over dispatches", &[&[1, 4, 600, 16], &[1, 4, 2100, 16], &[1, 4, 2100, 16]], (-1.0, 1.0), true, |x| {
+            ops::scaled_dot_product_attention(&x[0], &x[1], &x[2], 0.25, ops::SdpaMask::Causal)
+        }),
+        case!("sdpa prefill, no mask", &[&[1, 2, 9, 16], &[1, 2, 11, 16], &[1, 2, 11, 16]], (-1.0, 1.0), true, |x| {
+            ops::scaled_dot_product_attention(&x[0], &x[1], &x[2], 0.25, ops::SdpaMask::None)
+        }),
         case!("matmul", &[&[33, 65], &[65, 17]], (-1.0, 1.0), true, |x| ops::matmul(&x[0], &x[1])),
         case!("matmul batched", &[&[3, 70, 40], &[3, 40, 130]], (-1.0, 1.0), true, |x| ops::matmul(&x[0], &x[1])),
         case!("matmul a @ b.T", &[&[64, 128], &[96, 128]], (-1.0, 1.0), true, |x| ops::matmul(&x[0], &ops::transpose(&x[1], None)?)),
         case!("matmul broadcast batch", &[&[2, 1, 9, 20], &[3, 20, 11]], (-1.0, 1.0), true, |x| ops::matmul(&x[0], &x[1])),
         case!("matvec", &[&[1, 256], &[256, 300]], (-1.0, 1.0), true, |x| ops::matmul(&x[0], &x[1])),
         // No GPU kernel: runs on the CPU behind a counted transfer, and must still agree.
+        case!("sdpa with an array mask (CPU fallback)", &[&[1, 2, 3, 16], &[1, 2, 7, 16], &[1, 2, 7, 16], &[3, 7]], (-1.0, 1.0), false, |x| {
+            ops::scaled_dot_product_attention(&x[0], &x[1], &x[2], 0.25, ops::SdpaMask::Array(&x[3]))
+        }),
         case!("cumsum (CPU fallback)", V, (-2.0, 2.0), false, |x| ops::cumsum(&ops::exp(&x[0])?, Some(1), false, true, None)),
     ]
 }
