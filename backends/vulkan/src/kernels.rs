@@ -539,6 +539,73 @@ pub(crate) fn sdpa(
     Ok(Some(out))
 }
 
+/// Outputs one quantized-matmul workgroup computes (qmm.comp: 4 × 64 invocations).
+const QMM_COLS: usize = 4;
+
+/// `x @ dequantize(w)ᵀ` for affine-quantized `w` (`[n, k·bits/32]` uint32) with `scales` and
+/// `biases` (`[n, k / group_size]`), `x` `[..., k]`. Covers bits that divide 32 (1, 2, 4, 8)
+/// and a 2-D weight; other cases run on the CPU.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn quantized_matmul(
+    rec: &mut Recorder,
+    x: (&Data, &[usize]),
+    w: (&Data, &[usize]),
+    scales: (&Data, &[usize]),
+    biases: (&Data, &[usize]),
+    group_size: usize,
+    bits: u32,
+    dt: DType,
+) -> Result<Option<Data>> {
+    let Some(f16) = variant(dt) else { return Ok(None) };
+    let (sx, sw) = (x.1, w.1);
+    let (Some(&k), [n, wpr]) = (sx.last(), sw) else { return Ok(None) };
+    let (n, wpr) = (*n, *wpr);
+    if bits == 0 || 32 % bits != 0 || group_size == 0 || k % group_size != 0 || (group_size * bits as usize) % 32 != 0 {
+        return Ok(None);
+    }
+    let gpr = k / group_size;
+    if wpr * 32 != k * bits as usize || scales.1 != [n, gpr] || biases.1 != [n, gpr] || !w.0.is_row_contiguous(sw) {
+        return Ok(None);
+    }
+    let m: usize = sx[..sx.len() - 1].iter().product();
+    let n_blocks = n.div_ceil(QMM_COLS);
+    let big = [x.0.buf.len() / dt.size(), w.0.buf.len() / 4, scales.0.buf.len() / dt.size(), biases.0.buf.len() / dt.size()];
+    if k == 0 || !big.iter().all(|&b| fits_u32(b + 1)) || !fits_u32(m * n) || !fits_u32(m * n_blocks) {
+        return Ok(None);
+    }
+    let (Some(xd), Some(sd), Some(bd)) = (dense(rec, x.0, sx, dt)?, dense(rec, scales.0, scales.1, dt)?, dense(rec, biases.0, biases.1, dt)?) else {
+        return Ok(None);
+    };
+    let bx = bind(rec, &xd, sx, dt.size())?;
+    let bw = bind(rec, w.0, sw, 4)?;
+    let bs = bind(rec, &sd, scales.1, dt.size())?;
+    let bb = bind(rec, &bd, biases.1, dt.size())?;
+    let mut out_shape = sx.to_vec();
+    if let Some(last) = out_shape.last_mut() {
+        *last = n;
+    }
+    let (om, out) = output(rec, &out_shape, dt.size(), "quantized_matmul")?;
+    if m * n == 0 {
+        return Ok(Some(out));
+    }
+    let push = [
+        m as u32,
+        n as u32,
+        k as u32,
+        bits,
+        group_size as u32,
+        wpr as u32,
+        gpr as u32,
+        n_blocks as u32,
+        bx.off as u32,
+        bw.off as u32,
+        bs.off as u32,
+        bb.off as u32,
+    ];
+    dispatch(rec, Shader::Qmm, f16, &[&bx.mem, &bw.mem, &bs.mem, &bb.mem, &om], 4, &push, grid(m * n_blocks)?)?;
+    Ok(Some(out))
+}
+
 /// `a @ b`, `[..., M, K] × [..., K, N]` over equal batch axes.
 pub(crate) fn matmul(rec: &mut Recorder, a: (&Data, &[usize]), b: (&Data, &[usize]), dt: DType) -> Result<Option<Data>> {
     let Some(f16) = variant(dt) else { return Ok(None) };

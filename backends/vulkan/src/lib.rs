@@ -16,6 +16,8 @@ use mlx_arm_core::array::Data;
 use mlx_arm_core::backend::{self, Backend, OutMeta};
 use mlx_arm_core::ops::fast::FastOp;
 use mlx_arm_core::ops::linalg::LinalgOp;
+use mlx_arm_core::ops::quantized::QuantizedOp;
+use mlx_arm_core::quant::mlx::QuantMode;
 use mlx_arm_core::ops::reduce::ReduceOp;
 use mlx_arm_core::ops::shape::ShapeOp;
 use mlx_arm_core::primitive::Primitive;
@@ -121,6 +123,10 @@ impl Backend for VulkanBackend {
             },
             // q, k, v; an explicit mask (a fourth input) runs on the CPU.
             Primitive::Fast(FastOp::Sdpa { .. }) => inputs.len() == 3 && self.float_ok(inputs),
+            // Affine x @ wᵀ: x, uint32 w, scales, biases.
+            Primitive::Quantized(QuantizedOp::QuantizedMatmul { mode: QuantMode::Affine, bits, transpose: true, .. }) => {
+                matches!(inputs, [x, DType::Uint32, s, b] if self.float_ok(&[*x, *s, *b])) && *bits > 0 && 32 % *bits == 0
+            }
             Primitive::Linalg(LinalgOp::Matmul) => inputs.len() == 2 && self.float_ok(inputs),
             _ => false,
         }
@@ -175,6 +181,12 @@ impl Backend for VulkanBackend {
                 Primitive::Fast(FastOp::Sdpa { scale, causal }) if *out_dt == dt && datas.len() == 3 => {
                     let (q, k, v) = ((&datas[0], shapes[0]), (&datas[1], shapes[1]), (&datas[2], shapes[2]));
                     kernels::sdpa(r, q, k, v, scale.get() as f32, *causal, dt)?
+                }
+                Primitive::Quantized(QuantizedOp::QuantizedMatmul { mode: QuantMode::Affine, group_size, bits, transpose: true })
+                    if *out_dt == dt && datas.len() == 4 =>
+                {
+                    let arg = |i: usize| (&datas[i], shapes[i]);
+                    kernels::quantized_matmul(r, arg(0), arg(1), arg(2), arg(3), *group_size, *bits, dt)?
                 }
                 Primitive::Linalg(LinalgOp::Matmul) if *out_dt == dt => {
                     kernels::matmul(r, (&datas[0], shapes[0]), (&datas[1], shapes[1]), dt)?

@@ -20,6 +20,7 @@ pub(crate) enum Shader {
     Norm,
     Rope,
     Sdpa,
+    Qmm,
     Matmul,
 }
 
@@ -29,7 +30,7 @@ impl Shader {
             Shader::Unary | Shader::Reduce => 2,
             Shader::Binary | Shader::Matmul => 3,
             Shader::Norm | Shader::Rope => 4,
-            Shader::Sdpa => 5,
+            Shader::Sdpa | Shader::Qmm => 5,
         }
     }
     /// The committed SPIR-V for (float32, float16).
@@ -49,6 +50,7 @@ impl Shader {
             Shader::Norm => spv!("norm"),
             Shader::Rope => spv!("rope"),
             Shader::Sdpa => spv!("sdpa"),
+            Shader::Qmm => spv!("qmm"),
             Shader::Matmul => spv!("matmul"),
         }
     }

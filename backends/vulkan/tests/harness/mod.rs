@@ -137,12 +137,27 @@ fn cases() -> Vec<Case> {
         case!("matmul a @ b.T", &[&[64, 128], &[96, 128]], (-1.0, 1.0), true, |x| ops::matmul(&x[0], &ops::transpose(&x[1], None)?)),
         case!("matmul broadcast batch", &[&[2, 1, 9, 20], &[3, 20, 11]], (-1.0, 1.0), true, |x| ops::matmul(&x[0], &x[1])),
         case!("matvec", &[&[1, 256], &[256, 300]], (-1.0, 1.0), true, |x| ops::matmul(&x[0], &x[1])),
+        case!("quantized_matmul 4-bit g64 GEMV", &[&[1, 256], &[99, 256]], (-1.0, 1.0), true, |x| qmm(x, 64, 4)),
+        case!("quantized_matmul 8-bit g32 GEMV", &[&[1, 1, 320], &[37, 320]], (-1.0, 1.0), true, |x| qmm(x, 32, 8)),
+        case!("quantized_matmul 4-bit g32, batched rows", &[&[2, 5, 128], &[66, 128]], (-1.0, 1.0), true, |x| qmm(x, 32, 4)),
+        case!("quantized_matmul 2-bit g128", &[&[3, 256], &[21, 256]], (-1.0, 1.0), true, |x| qmm(x, 128, 2)),
+        case!("quantized_matmul 8-bit g64, x transposed", &[&[64, 3], &[10, 64]], (-1.0, 1.0), true, |x| {
+            let xt = ops::transpose(&x[0], None)?;
+            qmm(&[xt, x[1].clone()], 64, 8)
+        }),
+        case!("quantized_matmul 3-bit (CPU fallback)", &[&[2, 128], &[9, 128]], (-1.0, 1.0), false, |x| qmm(x, 64, 3)),
         // No GPU kernel: runs on the CPU behind a counted transfer, and must still agree.
         case!("sdpa with an array mask (CPU fallback)", &[&[1, 2, 3, 16], &[1, 2, 7, 16], &[1, 2, 7, 16], &[3, 7]], (-1.0, 1.0), false, |x| {
             ops::scaled_dot_product_attention(&x[0], &x[1], &x[2], 0.25, ops::SdpaMask::Array(&x[3]))
         }),
         case!("cumsum (CPU fallback)", V, (-2.0, 2.0), false, |x| ops::cumsum(&ops::exp(&x[0])?, Some(1), false, true, None)),
     ]
+}
+
+/// `x[0] @ dequantize(quantize(x[1]))ᵀ` through `quantized_matmul` (affine, transposed).
+fn qmm(x: &[Array], group_size: i64, bits: i64) -> Result<Array> {
+    let q = ops::quantized::quantize(&x[1], Some(group_size), Some(bits), "affine", None)?;
+    ops::quantized::quantized_matmul(&x[0], &q[0], &q[1], Some(&q[2]), true, Some(group_size), Some(bits), "affine")
 }
 
 fn values(n: usize, seed: u32, (lo, hi): (f32, f32)) -> Vec<f32> {
