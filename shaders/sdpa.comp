@@ -79,9 +79,24 @@ void main() {
     memoryBarrierBuffer();
     barrier();
 
-    for (uint d = t; d < p.dv; d += 256) {
+    // Output features in chunks of `width` lanes; the 256 / width slices of the workgroup each
+    // sum every slices-th key, then slice 0 adds the partial sums up.
+    uint width = p.dv <= 32 ? 32 : (p.dv <= 64 ? 64 : (p.dv <= 128 ? 128 : 256));
+    uint slices = 256 / width;
+    uint slice = t / width;
+    for (uint d0 = 0; d0 < p.dv; d0 += width) {
+        uint d = d0 + t % width;
         float acc = 0.0;
-        for (uint j = 0; j < p.s_len; ++j) acc += scr[sb + j] * float(v[vb + int(j) * p.vs_s + int(d)]);
-        o[row * p.dv + d] = T(acc);
+        if (d < p.dv) {
+            for (uint j = slice; j < p.s_len; j += slices) acc += scr[sb + j] * float(v[vb + int(j) * p.vs_s + int(d)]);
+        }
+        red[t] = acc;
+        barrier();
+        if (slice == 0 && d < p.dv) {
+            float total_d = 0.0;
+            for (uint k = 0; k < slices; ++k) total_d += red[t + k * width];
+            o[row * p.dv + d] = T(total_d);
+        }
+        barrier();
     }
 }

@@ -129,6 +129,9 @@ fn cases() -> Vec<Case> {
         case!("sdpa causal prefill split over dispatches", &[&[1, 4, 600, 16], &[1, 4, 2100, 16], &[1, 4, 2100, 16]], (-1.0, 1.0), true, |x| {
             ops::scaled_dot_product_attention(&x[0], &x[1], &x[2], 0.25, ops::SdpaMask::Causal)
         }),
+        case!("sdpa value dim over 256", &[&[1, 2, 3, 16], &[1, 1, 45, 16], &[1, 1, 45, 300]], (-1.0, 1.0), true, |x| {
+            ops::scaled_dot_product_attention(&x[0], &x[1], &x[2], 0.25, ops::SdpaMask::Causal)
+        }),
         case!("sdpa prefill, no mask", &[&[1, 2, 9, 16], &[1, 2, 11, 16], &[1, 2, 11, 16]], (-1.0, 1.0), true, |x| {
             ops::scaled_dot_product_attention(&x[0], &x[1], &x[2], 0.25, ops::SdpaMask::None)
         }),
