@@ -1,6 +1,7 @@
 #version 450
-// Scaled dot-product attention, one workgroup per query row (b, h, i), mask-less or causal
-// (bottom-right aligned), grouped-query heads (kv head = h / reps). Three phases over the
+// Scaled dot-product attention, one workgroup per query row (b, h, i): no mask, causal
+// (bottom-right aligned) or an additive mask (strided over [B, Hq, L, S], broadcasts with
+// stride 0), grouped-query heads (kv head = h / reps). Three phases over the
 // row's S keys: scores (q·k, into the row's `scr` slice), softmax (each invocation owns the
 // keys it scored), then out[d] = Σ_j p_j v[j, d]. Operands are strided over (batch, head,
 // position) with a contiguous last axis. Accumulates in float32, rounds to T where
@@ -10,14 +11,16 @@ layout(local_size_x = 256) in;
 layout(std430, set = 0, binding = 0) readonly buffer Q { T q[]; };
 layout(std430, set = 0, binding = 1) readonly buffer K { T k[]; };
 layout(std430, set = 0, binding = 2) readonly buffer V { T v[]; };
-layout(std430, set = 0, binding = 3) coherent buffer S { float scr[]; };
-layout(std430, set = 0, binding = 4) writeonly buffer O { T o[]; };
+layout(std430, set = 0, binding = 3) readonly buffer M { T msk[]; };
+layout(std430, set = 0, binding = 4) coherent buffer S { float scr[]; };
+layout(std430, set = 0, binding = 5) writeonly buffer O { T o[]; };
 layout(push_constant) uniform P {
     uint rows; uint row_base; uint hq; uint l_len; uint s_len; uint dk; uint dv; uint reps;
     float scale; uint causal; float lowest;
     int off_q; int qs_b; int qs_h; int qs_l;
     int off_k; int ks_b; int ks_h; int ks_s;
     int off_v; int vs_b; int vs_h; int vs_s;
+    uint has_mask; int off_m; int ms_b; int ms_h; int ms_l; int ms_s;
 } p;
 shared float qs[256];
 shared float red[256];
@@ -51,6 +54,7 @@ void main() {
     int qb = p.off_q + bi * p.qs_b + h * p.qs_h + i * p.qs_l;
     int kb = p.off_k + bi * p.ks_b + kvh * p.ks_h;
     int vb = p.off_v + bi * p.vs_b + kvh * p.vs_h;
+    int mb = p.off_m + bi * p.ms_b + h * p.ms_h + i * p.ms_l;
     uint sb = local_row * p.s_len;
     float sc = rt(p.scale);
     for (uint d = t; d < p.dk; d += 256) qs[d] = rt(sc * float(q[qb + int(d)]));
@@ -63,6 +67,7 @@ void main() {
         float dot = 0.0;
         for (uint d = 0; d < p.dk; ++d) dot += qs[d] * float(k[kr + int(d)]);
         float x = rt(dot);
+        if (p.has_mask != 0) x = rt(x + float(msk[mb + int(j) * p.ms_s]));
         if (p.causal != 0 && int(j) > last) x = p.lowest;
         scr[sb + j] = x;
         mx = max(mx, x);

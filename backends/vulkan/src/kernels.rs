@@ -470,14 +470,17 @@ fn rows_contiguous(rec: &mut Recorder, x: &Data, shape: &[usize], dt: DType) -> 
     }
 }
 
-/// `softmax(scale · q kᵀ) v` without a mask, or causal: q `[B, Hq, L, D]`, k `[B, Hkv, S, D]`,
-/// v `[B, Hkv, S, Dv]`, `Hq` a multiple of `Hkv`. Strided views (a KV cache sliced to its
-/// filled length, heads transposed from `[B, L, H, D]`) are read in place.
+/// `softmax(scale · q kᵀ + mask) v`: q `[B, Hq, L, D]`, k `[B, Hkv, S, D]`, v `[B, Hkv, S, Dv]`,
+/// `Hq` a multiple of `Hkv`; causal, or an additive `mask` (any view of `[B, Hq, L, S]`, as
+/// the op broadcasts it), or neither. Strided views (a KV cache sliced to its filled length,
+/// heads transposed from `[B, L, H, D]`) are read in place.
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn sdpa(
     rec: &mut Recorder,
     q: (&Data, &[usize]),
     k: (&Data, &[usize]),
     v: (&Data, &[usize]),
+    mask: Option<(&Data, &[usize])>,
     scale: f32,
     causal: bool,
     dt: DType,
@@ -492,7 +495,12 @@ pub(crate) fn sdpa(
     if hkv == 0 || hq % hkv != 0 || sk[0] != b || sv[0] != b || sv[1] != hkv || sv[2] != s || sk[3] != dk {
         return Ok(None);
     }
-    let big = [q.0, k.0, v.0].iter().map(|d| d.buf.len()).max().unwrap_or(0) / dt.size() + 1;
+    if let Some((m, ms)) = mask {
+        if ms != [b, hq, l, s] || m.strides.len() != 4 {
+            return Ok(None);
+        }
+    }
+    let big = [Some(q.0), Some(k.0), Some(v.0), mask.map(|m| m.0)].iter().flatten().map(|d| d.buf.len()).max().unwrap_or(0) / dt.size() + 1;
     // s == 0: an empty softmax (NaN rows on the CPU) is the CPU kernel's business.
     if dk > SDPA_MAX_DK || s == 0 || s > SDPA_SCRATCH || !fits_u32(big) || !fits_u32(b * hq * l * dv.max(1)) {
         return Ok(None);
@@ -503,6 +511,10 @@ pub(crate) fn sdpa(
     let bq = bind(rec, &qd, sq, dt.size())?;
     let bk = bind(rec, &kd, sk, dt.size())?;
     let bv = bind(rec, &vd, sv, dt.size())?;
+    let bm = match mask {
+        Some(m) => Some(bind(rec, m.0, m.1, dt.size())?),
+        None => None,
+    };
     let out_shape = [b, hq, l, dv];
     let (om, out) = output(rec, &out_shape, dt.size(), "scaled_dot_product_attention")?;
     let rows = b * hq * l;
@@ -515,6 +527,11 @@ pub(crate) fn sdpa(
     let scratch = VkMemory::new(ctx, chunk * s * 4, loc, "scaled_dot_product_attention")?;
     let lowest = if f16 { -65504.0f32 } else { f32::MIN };
     let st = |d: &Data| [d.strides[0] as i32 as u32, d.strides[1] as i32 as u32, d.strides[2] as i32 as u32];
+    // Without a mask, q's buffer stands in for the unused binding.
+    let (mask_mem, mask_push) = match (&bm, mask) {
+        (Some(bm), Some((m, _))) => (&bm.mem, [1, bm.off as u32, m.strides[0] as i32 as u32, m.strides[1] as i32 as u32, m.strides[2] as i32 as u32, m.strides[3] as i32 as u32]),
+        _ => (&bq.mem, [0; 6]),
+    };
     for base in (0..rows).step_by(chunk) {
         let mut push = vec![
             rows as u32,
@@ -533,8 +550,9 @@ pub(crate) fn sdpa(
             push.push(bd.off as u32);
             push.extend(st(d));
         }
+        push.extend(mask_push);
         let groups = grid(chunk.min(rows - base))?;
-        dispatch(rec, Shader::Sdpa, f16, &[&bq.mem, &bk.mem, &bv.mem, &scratch, &om], 3, &push, groups)?;
+        dispatch(rec, Shader::Sdpa, f16, &[&bq.mem, &bk.mem, &bv.mem, mask_mem, &scratch, &om], 4, &push, groups)?;
     }
     Ok(Some(out))
 }

@@ -121,8 +121,8 @@ impl Backend for VulkanBackend {
                 [x, DType::Int32, DType::Float32] => self.float_ok(&[*x]),
                 _ => false,
             },
-            // q, k, v; an explicit mask (a fourth input) runs on the CPU.
-            Primitive::Fast(FastOp::Sdpa { .. }) => inputs.len() == 3 && self.float_ok(inputs),
+            // q, k, v [, an additive mask]; a boolean mask runs on the CPU.
+            Primitive::Fast(FastOp::Sdpa { .. }) => (inputs.len() == 3 || inputs.len() == 4) && self.float_ok(inputs),
             // Affine x @ wᵀ: x, uint32 w, scales, biases.
             Primitive::Quantized(QuantizedOp::QuantizedMatmul { mode: QuantMode::Affine, bits, transpose: true, .. }) => {
                 matches!(inputs, [x, DType::Uint32, s, b] if self.float_ok(&[*x, *s, *b])) && *bits > 0 && 32 % *bits == 0
@@ -178,9 +178,10 @@ impl Backend for VulkanBackend {
                     let freqs = datas.get(2).map(|f| (f, shapes[2]));
                     kernels::rope(r, (&datas[0], shapes[0]), (&datas[1], shapes[1]), freqs, &rp, dt)?
                 }
-                Primitive::Fast(FastOp::Sdpa { scale, causal }) if *out_dt == dt && datas.len() == 3 => {
+                Primitive::Fast(FastOp::Sdpa { scale, causal }) if *out_dt == dt && inputs.iter().all(|a| a.dtype() == dt) => {
                     let (q, k, v) = ((&datas[0], shapes[0]), (&datas[1], shapes[1]), (&datas[2], shapes[2]));
-                    kernels::sdpa(r, q, k, v, scale.get() as f32, *causal, dt)?
+                    let mask = datas.get(3).map(|m| (m, shapes[3]));
+                    kernels::sdpa(r, q, k, v, mask, scale.get() as f32, *causal, dt)?
                 }
                 Primitive::Quantized(QuantizedOp::QuantizedMatmul { mode: QuantMode::Affine, group_size, bits, transpose: true })
                     if *out_dt == dt && datas.len() == 4 =>

@@ -30,7 +30,8 @@ impl Shader {
             Shader::Unary | Shader::Reduce => 2,
             Shader::Binary | Shader::Matmul => 3,
             Shader::Norm | Shader::Rope => 4,
-            Shader::Sdpa | Shader::Qmm => 5,
+            Shader::Qmm => 5,
+            Shader::Sdpa => 6,
         }
     }
     /// The committed SPIR-V for (float32, float16).

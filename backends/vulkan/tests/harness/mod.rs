@@ -132,6 +132,12 @@ fn cases() -> Vec<Case> {
         case!("sdpa value dim over 256", &[&[1, 2, 3, 16], &[1, 1, 45, 16], &[1, 1, 45, 300]], (-1.0, 1.0), true, |x| {
             ops::scaled_dot_product_attention(&x[0], &x[1], &x[2], 0.25, ops::SdpaMask::Causal)
         }),
+        case!("sdpa additive mask broadcast over batch and heads", &[&[1, 2, 3, 16], &[1, 2, 7, 16], &[1, 2, 7, 16], &[3, 7]], (-1.0, 1.0), true, |x| {
+            ops::scaled_dot_product_attention(&x[0], &x[1], &x[2], 0.25, ops::SdpaMask::Array(&x[3]))
+        }),
+        case!("sdpa additive mask per head, GQA 3:1", &[&[2, 6, 4, 32], &[2, 2, 9, 32], &[2, 2, 9, 32], &[2, 6, 4, 9]], (-3.0, 3.0), true, |x| {
+            ops::scaled_dot_product_attention(&x[0], &x[1], &x[2], 0.3, ops::SdpaMask::Array(&x[3]))
+        }),
         case!("sdpa prefill, no mask", &[&[1, 2, 9, 16], &[1, 2, 11, 16], &[1, 2, 11, 16]], (-1.0, 1.0), true, |x| {
             ops::scaled_dot_product_attention(&x[0], &x[1], &x[2], 0.25, ops::SdpaMask::None)
         }),
@@ -150,8 +156,9 @@ fn cases() -> Vec<Case> {
         }),
         case!("quantized_matmul 3-bit (CPU fallback)", &[&[2, 128], &[9, 128]], (-1.0, 1.0), false, |x| qmm(x, 64, 3)),
         // No GPU kernel: runs on the CPU behind a counted transfer, and must still agree.
-        case!("sdpa with an array mask (CPU fallback)", &[&[1, 2, 3, 16], &[1, 2, 7, 16], &[1, 2, 7, 16], &[3, 7]], (-1.0, 1.0), false, |x| {
-            ops::scaled_dot_product_attention(&x[0], &x[1], &x[2], 0.25, ops::SdpaMask::Array(&x[3]))
+        case!("sdpa with a boolean mask (CPU fallback)", &[&[1, 2, 3, 16], &[1, 2, 7, 16], &[1, 2, 7, 16], &[3, 7]], (-1.0, 1.0), false, |x| {
+            let keep = ops::greater_equal(&x[3], &Array::scalar(-0.5f32)?)?;
+            ops::scaled_dot_product_attention(&x[0], &x[1], &x[2], 0.25, ops::SdpaMask::Array(&keep))
         }),
         case!("cumsum (CPU fallback)", V, (-2.0, 2.0), false, |x| ops::cumsum(&ops::exp(&x[0])?, Some(1), false, true, None)),
     ]
