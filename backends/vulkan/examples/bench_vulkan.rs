@@ -1,6 +1,6 @@
 //! Vulkan kernels beside our CPU path (and PyTorch on CUDA when `--torch PYTHON` is given and
 //! works): matmul f32/f16 n×n, softmax and rms_norm over rows×rows, add of `elems` floats, a
-//! 4-bit quantized GEMV (1×n @ n×n, group 64) and one decode step of attention (32 query heads,
+//! 4-bit quantized GEMV (1×n @ n×n, group 64) and GEMM (32×n @ n×n) and one decode step of attention (32 query heads,
 //! 8 KV heads, head dim 128, `rows` cached positions) (defaults 1024, 4096, 2^24).
 //! GPU times include recording, submission and waiting for completion; inputs are already
 //! device-resident (uploaded before timing), as weights and activations are in a model.
@@ -56,12 +56,18 @@ fn main() {
     {
         let w = random(&[n, n], 7, DType::Float32);
         let q = ops::quantized::quantize(&w, Some(64), Some(4), "affine", None).unwrap();
-        let (wq, scales, biases) = (q[0].clone(), q[1].clone(), q[2].clone());
-        cases.push((
+                cases.push((
             format!("qmv_q4_f32_{n}"),
-            vec![random(&[1, n], 8, DType::Float32), wq, scales, biases],
+            vec![random(&[1, n], 8, DType::Float32), q[0].clone(), q[1].clone(), q[2].clone()],
             |x| ops::quantized::quantized_matmul(&x[0], &x[1], &x[2], Some(&x[3]), true, Some(64), Some(4), "affine").unwrap(),
             2.0 * (n * n) as f64,
+        ));
+        // A prefill-sized product: 32 rows of x against the same weight.
+        cases.push((
+            format!("qmm_q4_f32_32x{n}"),
+            vec![random(&[32, n], 12, DType::Float32), q[0].clone(), q[1].clone(), q[2].clone()],
+            |x| ops::quantized::quantized_matmul(&x[0], &x[1], &x[2], Some(&x[3]), true, Some(64), Some(4), "affine").unwrap(),
+            2.0 * (32 * n * n) as f64,
         ));
     }
     let (hq, hkv, hd) = (32, 8, 128);
