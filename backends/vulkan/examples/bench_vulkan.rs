@@ -1,6 +1,7 @@
 //! Vulkan kernels beside our CPU path (and PyTorch on CUDA when `--torch PYTHON` is given and
-//! works): matmul f32/f16 n×n, softmax and rms_norm over rows×rows, add of `elems` floats (defaults
-//! 1024, 4096, 2^24).
+//! works): matmul f32/f16 n×n, softmax and rms_norm over rows×rows, add of `elems` floats, a
+//! 4-bit quantized GEMV (1×n @ n×n, group 64) and GEMM (32×n @ n×n) and one decode step of attention (32 query heads,
+//! 8 KV heads, head dim 128, `rows` cached positions) (defaults 1024, 4096, 2^24).
 //! GPU times include recording, submission and waiting for completion; inputs are already
 //! device-resident (uploaded before timing), as weights and activations are in a model.
 //!
@@ -51,6 +52,30 @@ fn main() {
         vec![random(&[rows, dim], 4, DType::Float32), random(&[dim], 5, DType::Float32)],
         |x| ops::fast::rms_norm(&x[0], Some(&x[1]), 1e-5).unwrap(),
         0.0,
+    ));
+    {
+        let w = random(&[n, n], 7, DType::Float32);
+        let q = ops::quantized::quantize(&w, Some(64), Some(4), "affine", None).unwrap();
+                cases.push((
+            format!("qmv_q4_f32_{n}"),
+            vec![random(&[1, n], 8, DType::Float32), q[0].clone(), q[1].clone(), q[2].clone()],
+            |x| ops::quantized::quantized_matmul(&x[0], &x[1], &x[2], Some(&x[3]), true, Some(64), Some(4), "affine").unwrap(),
+            2.0 * (n * n) as f64,
+        ));
+        // A prefill-sized product: 32 rows of x against the same weight.
+        cases.push((
+            format!("qmm_q4_f32_32x{n}"),
+            vec![random(&[32, n], 12, DType::Float32), q[0].clone(), q[1].clone(), q[2].clone()],
+            |x| ops::quantized::quantized_matmul(&x[0], &x[1], &x[2], Some(&x[3]), true, Some(64), Some(4), "affine").unwrap(),
+            2.0 * (32 * n * n) as f64,
+        ));
+    }
+    let (hq, hkv, hd) = (32, 8, 128);
+    cases.push((
+        format!("sdpa_decode_f32_{rows}"),
+        vec![random(&[1, hq, 1, hd], 9, DType::Float32), random(&[1, hkv, rows, hd], 10, DType::Float32), random(&[1, hkv, rows, hd], 11, DType::Float32)],
+        |x| ops::scaled_dot_product_attention(&x[0], &x[1], &x[2], 0.088, ops::SdpaMask::None).unwrap(),
+        4.0 * (hq * hd) as f64 * rows as f64,
     ));
     cases.push((format!("add_f32_{elems}"), vec![random(&[elems], 6, DType::Float32)], |x| ops::add(&x[0], &x[0]).unwrap(), 0.0));
 

@@ -317,30 +317,310 @@ pub(crate) fn reduce(rec: &mut Recorder, code: u32, x: &Data, shape: &[usize], a
     Ok(Some(out))
 }
 
-/// rms_norm over the last axis of a dense `x`; `w` is a vector of the last axis or a scalar.
-pub(crate) fn rms_norm(rec: &mut Recorder, x: (&Data, &[usize]), w: (&Data, &[usize]), eps: f32, dt: DType) -> Result<Option<Data>> {
+/// A dense (row-major) version of `x`: itself when it already is, else a GPU copy.
+fn dense(rec: &mut Recorder, x: &Data, shape: &[usize], dt: DType) -> Result<Option<Data>> {
+    if x.is_row_contiguous(shape) {
+        return Ok(Some(x.clone()));
+    }
+    unary(rec, 0, x, shape, dt)
+}
+
+/// Step through a per-feature parameter of the last axis (`dim` long): its stride for a
+/// vector, 0 for a scalar; `None` for any other shape.
+fn feature_step(p: (&Data, &[usize]), dim: usize) -> Option<isize> {
+    match p.1 {
+        [] | [1] => Some(0),
+        [m] if *m == dim => Some(p.0.strides[0]),
+        _ => None,
+    }
+}
+
+/// rms_norm (`bias` None) or layer_norm over the last axis of `x`; weight and bias are
+/// vectors of the last axis or scalars.
+pub(crate) fn norm(rec: &mut Recorder, x: (&Data, &[usize]), w: (&Data, &[usize]), bias: Option<(&Data, &[usize])>, eps: f32, dt: DType) -> Result<Option<Data>> {
     let Some(f16) = variant(dt) else { return Ok(None) };
     let shape = x.1;
     let dim = *shape.last().unwrap_or(&1);
     let n: usize = shape.iter().product();
-    let w_step = match w.1 {
-        [] => 0,
-        [m] if *m == dim => w.0.strides[0],
-        [1] => 0,
-        _ => return Ok(None),
+    let Some(w_step) = feature_step(w, dim) else { return Ok(None) };
+    let b_step = match bias {
+        Some(b) => match feature_step(b, dim) {
+            Some(s) => s,
+            None => return Ok(None),
+        },
+        None => 0,
     };
-    if !x.0.is_row_contiguous(shape) || !fits_u32(x.0.buf.len() / dt.size() + 1) || dim == 0 {
+    if !fits_u32(x.0.buf.len() / dt.size() + 1) || dim == 0 {
         return Ok(None);
     }
-    let bx = bind(rec, x.0, shape, dt.size())?;
+    let Some(xd) = dense(rec, x.0, shape, dt)? else { return Ok(None) };
+    let bx = bind(rec, &xd, shape, dt.size())?;
     let bw = bind(rec, w.0, w.1, dt.size())?;
-    let (om, out) = output(rec, shape, dt.size(), "rms_norm")?;
+    let bb = match bias {
+        Some(b) => bind(rec, b.0, b.1, dt.size())?,
+        None => Bound { mem: bw.mem.clone(), off: bw.off },
+    };
+    let (om, out) = output(rec, shape, dt.size(), if bias.is_some() { "layer_norm" } else { "rms_norm" })?;
     if n == 0 {
         return Ok(Some(out));
     }
     let rows = n / dim;
-    let push = [rows as u32, dim as u32, bx.off as u32, bw.off as u32, w_step as u32, eps.to_bits()];
-    dispatch(rec, Shader::RmsNorm, f16, &[&bx.mem, &bw.mem, &om], 2, &push, grid(rows)?)?;
+    let push = [
+        rows as u32,
+        dim as u32,
+        bx.off as u32,
+        bw.off as u32,
+        w_step as u32,
+        eps.to_bits(),
+        bias.is_some() as u32,
+        bb.off as u32,
+        b_step as u32,
+    ];
+    dispatch(rec, Shader::Norm, f16, &[&bx.mem, &bw.mem, &bb.mem, &om], 3, &push, grid(rows)?)?;
+    Ok(Some(out))
+}
+
+/// Parameters of [`rope`] besides its arrays.
+pub(crate) struct RopeParams {
+    pub dims: usize,
+    pub traditional: bool,
+    pub base: f32,
+    pub scale: f32,
+}
+
+/// `mx.fast.rope` of `x` (`[B, ..., T, D]`) with int32 `offset` (a scalar or one per batch
+/// item) and optional float32 `freqs` (`dims / 2`).
+pub(crate) fn rope(
+    rec: &mut Recorder,
+    x: (&Data, &[usize]),
+    offset: (&Data, &[usize]),
+    freqs: Option<(&Data, &[usize])>,
+    rp: &RopeParams,
+    dt: DType,
+) -> Result<Option<Data>> {
+    let Some(f16) = variant(dt) else { return Ok(None) };
+    let shape = x.1;
+    let nd = shape.len();
+    if nd < 3 || rp.dims == 0 || rp.dims % 2 != 0 || rp.dims > shape[nd - 1] {
+        return Ok(None);
+    }
+    let (dim, t_len) = (shape[nd - 1], shape[nd - 2]);
+    let n: usize = shape.iter().product();
+    let per_batch: usize = shape[1..nd - 1].iter().product();
+    let o_step = match offset.1 {
+        [] | [1] => 0,
+        [b] if *b == shape[0] => offset.0.strides[0],
+        _ => return Ok(None),
+    };
+    let half = rp.dims / 2;
+    let f_step = match freqs {
+        Some((f, [h])) if *h == half => f.strides[0],
+        Some(_) => return Ok(None),
+        None => 0,
+    };
+    if !fits_u32(x.0.buf.len() / dt.size() + 1) || !fits_u32(n) {
+        return Ok(None);
+    }
+    let Some(xd) = dense(rec, x.0, shape, dt)? else { return Ok(None) };
+    let bx = bind(rec, &xd, shape, dt.size())?;
+    let bo = bind(rec, offset.0, offset.1, 4)?;
+    let bf = match freqs {
+        Some(f) => bind(rec, f.0, f.1, 4)?,
+        None => Bound { mem: bo.mem.clone(), off: 0 },
+    };
+    let (om, out) = output(rec, shape, dt.size(), "rope")?;
+    if n == 0 {
+        return Ok(Some(out));
+    }
+    let rows = n / dim;
+    let per_row = half + (dim - rp.dims);
+    let coef = rp.base.ln() / half as f32;
+    let push = [
+        rows as u32,
+        dim as u32,
+        rp.dims as u32,
+        t_len as u32,
+        per_batch.max(1) as u32,
+        bx.off as u32,
+        rp.traditional as u32,
+        bo.off as u32,
+        o_step as u32,
+        bf.off as u32,
+        f_step as u32,
+        freqs.is_some() as u32,
+        coef.to_bits(),
+        rp.scale.to_bits(),
+    ];
+    dispatch(rec, Shader::Rope, f16, &[&bx.mem, &bo.mem, &bf.mem, &om], 3, &push, grid((rows * per_row).div_ceil(GROUP as usize))?)?;
+    Ok(Some(out))
+}
+
+/// Longest head dimension the attention kernel keeps in shared memory.
+const SDPA_MAX_DK: usize = 256;
+/// Score-scratch floats one attention dispatch uses at most (16 MiB); longer work is split
+/// into dispatches over row ranges that reuse the scratch.
+const SDPA_SCRATCH: usize = 1 << 22;
+
+/// A view usable by a kernel reading whole contiguous last-axis rows: itself when its last
+/// axis is contiguous, else a dense GPU copy.
+fn rows_contiguous(rec: &mut Recorder, x: &Data, shape: &[usize], dt: DType) -> Result<Option<Data>> {
+    match (shape.last(), x.strides.last()) {
+        (Some(&n), Some(&s)) if s == 1 || n <= 1 => Ok(Some(x.clone())),
+        _ => dense(rec, x, shape, dt),
+    }
+}
+
+/// `softmax(scale · q kᵀ + mask) v`: q `[B, Hq, L, D]`, k `[B, Hkv, S, D]`, v `[B, Hkv, S, Dv]`,
+/// `Hq` a multiple of `Hkv`; causal, or an additive `mask` (any view of `[B, Hq, L, S]`, as
+/// the op broadcasts it), or neither. Strided views (a KV cache sliced to its filled length,
+/// heads transposed from `[B, L, H, D]`) are read in place.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn sdpa(
+    rec: &mut Recorder,
+    q: (&Data, &[usize]),
+    k: (&Data, &[usize]),
+    v: (&Data, &[usize]),
+    mask: Option<(&Data, &[usize])>,
+    scale: f32,
+    causal: bool,
+    dt: DType,
+) -> Result<Option<Data>> {
+    let Some(f16) = variant(dt) else { return Ok(None) };
+    let (sq, sk, sv) = (q.1, k.1, v.1);
+    if sq.len() != 4 || sk.len() != 4 || sv.len() != 4 {
+        return Ok(None);
+    }
+    let (b, hq, l, dk) = (sq[0], sq[1], sq[2], sq[3]);
+    let (hkv, s, dv) = (sk[1], sk[2], sv[3]);
+    if hkv == 0 || hq % hkv != 0 || sk[0] != b || sv[0] != b || sv[1] != hkv || sv[2] != s || sk[3] != dk {
+        return Ok(None);
+    }
+    if let Some((m, ms)) = mask {
+        if ms != [b, hq, l, s] || m.strides.len() != 4 {
+            return Ok(None);
+        }
+    }
+    let big = [Some(q.0), Some(k.0), Some(v.0), mask.map(|m| m.0)].iter().flatten().map(|d| d.buf.len()).max().unwrap_or(0) / dt.size() + 1;
+    // s == 0: an empty softmax (NaN rows on the CPU) is the CPU kernel's business.
+    if dk > SDPA_MAX_DK || s == 0 || s > SDPA_SCRATCH || !fits_u32(big) || !fits_u32(b * hq * l * dv.max(1)) {
+        return Ok(None);
+    }
+    let (Some(qd), Some(kd), Some(vd)) = (rows_contiguous(rec, q.0, sq, dt)?, rows_contiguous(rec, k.0, sk, dt)?, rows_contiguous(rec, v.0, sv, dt)?) else {
+        return Ok(None);
+    };
+    let bq = bind(rec, &qd, sq, dt.size())?;
+    let bk = bind(rec, &kd, sk, dt.size())?;
+    let bv = bind(rec, &vd, sv, dt.size())?;
+    let bm = match mask {
+        Some(m) => Some(bind(rec, m.0, m.1, dt.size())?),
+        None => None,
+    };
+    let out_shape = [b, hq, l, dv];
+    let (om, out) = output(rec, &out_shape, dt.size(), "scaled_dot_product_attention")?;
+    let rows = b * hq * l;
+    if rows == 0 || dv == 0 {
+        return Ok(Some(out));
+    }
+    let chunk = (SDPA_SCRATCH / s).min(rows);
+    let ctx = rec.ctx();
+    let loc = if ctx.info.shared_memory { MemoryLocation::CpuToGpu } else { MemoryLocation::GpuOnly };
+    let scratch = VkMemory::new(ctx, chunk * s * 4, loc, "scaled_dot_product_attention")?;
+    let lowest = if f16 { -65504.0f32 } else { f32::MIN };
+    let st = |d: &Data| [d.strides[0] as i32 as u32, d.strides[1] as i32 as u32, d.strides[2] as i32 as u32];
+    // Without a mask, q's buffer stands in for the unused binding.
+    let (mask_mem, mask_push) = match (&bm, mask) {
+        (Some(bm), Some((m, _))) => (&bm.mem, [1, bm.off as u32, m.strides[0] as i32 as u32, m.strides[1] as i32 as u32, m.strides[2] as i32 as u32, m.strides[3] as i32 as u32]),
+        _ => (&bq.mem, [0; 6]),
+    };
+    for base in (0..rows).step_by(chunk) {
+        let mut push = vec![
+            rows as u32,
+            base as u32,
+            hq as u32,
+            l as u32,
+            s as u32,
+            dk as u32,
+            dv as u32,
+            (hq / hkv) as u32,
+            scale.to_bits(),
+            causal as u32,
+            lowest.to_bits(),
+        ];
+        for (bd, d) in [(&bq, &qd), (&bk, &kd), (&bv, &vd)] {
+            push.push(bd.off as u32);
+            push.extend(st(d));
+        }
+        push.extend(mask_push);
+        let groups = grid(chunk.min(rows - base))?;
+        dispatch(rec, Shader::Sdpa, f16, &[&bq.mem, &bk.mem, &bv.mem, mask_mem, &scratch, &om], 4, &push, groups)?;
+    }
+    Ok(Some(out))
+}
+
+/// Outputs one quantized-matmul workgroup computes (qmm.comp: 4 × 64 invocations).
+const QMM_COLS: usize = 4;
+
+/// `x @ dequantize(w)ᵀ` for affine-quantized `w` (`[n, k·bits/32]` uint32) with `scales` and
+/// `biases` (`[n, k / group_size]`), `x` `[..., k]`. Covers bits that divide 32 (1, 2, 4, 8)
+/// and a 2-D weight; other cases run on the CPU.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn quantized_matmul(
+    rec: &mut Recorder,
+    x: (&Data, &[usize]),
+    w: (&Data, &[usize]),
+    scales: (&Data, &[usize]),
+    biases: (&Data, &[usize]),
+    group_size: usize,
+    bits: u32,
+    dt: DType,
+) -> Result<Option<Data>> {
+    let Some(f16) = variant(dt) else { return Ok(None) };
+    let (sx, sw) = (x.1, w.1);
+    let (Some(&k), [n, wpr]) = (sx.last(), sw) else { return Ok(None) };
+    let (n, wpr) = (*n, *wpr);
+    if bits == 0 || 32 % bits != 0 || group_size == 0 || k % group_size != 0 || (group_size * bits as usize) % 32 != 0 {
+        return Ok(None);
+    }
+    let gpr = k / group_size;
+    if wpr * 32 != k * bits as usize || scales.1 != [n, gpr] || biases.1 != [n, gpr] || !w.0.is_row_contiguous(sw) {
+        return Ok(None);
+    }
+    let m: usize = sx[..sx.len() - 1].iter().product();
+    let n_blocks = n.div_ceil(QMM_COLS);
+    let big = [x.0.buf.len() / dt.size(), w.0.buf.len() / 4, scales.0.buf.len() / dt.size(), biases.0.buf.len() / dt.size()];
+    if k == 0 || !big.iter().all(|&b| fits_u32(b + 1)) || !fits_u32(m * n) || !fits_u32(m * n_blocks) {
+        return Ok(None);
+    }
+    let (Some(xd), Some(sd), Some(bd)) = (dense(rec, x.0, sx, dt)?, dense(rec, scales.0, scales.1, dt)?, dense(rec, biases.0, biases.1, dt)?) else {
+        return Ok(None);
+    };
+    let bx = bind(rec, &xd, sx, dt.size())?;
+    let bw = bind(rec, w.0, sw, 4)?;
+    let bs = bind(rec, &sd, scales.1, dt.size())?;
+    let bb = bind(rec, &bd, biases.1, dt.size())?;
+    let mut out_shape = sx.to_vec();
+    if let Some(last) = out_shape.last_mut() {
+        *last = n;
+    }
+    let (om, out) = output(rec, &out_shape, dt.size(), "quantized_matmul")?;
+    if m * n == 0 {
+        return Ok(Some(out));
+    }
+    let push = [
+        m as u32,
+        n as u32,
+        k as u32,
+        bits,
+        group_size as u32,
+        wpr as u32,
+        gpr as u32,
+        n_blocks as u32,
+        bx.off as u32,
+        bw.off as u32,
+        bs.off as u32,
+        bb.off as u32,
+    ];
+    dispatch(rec, Shader::Qmm, f16, &[&bx.mem, &bw.mem, &bs.mem, &bb.mem, &om], 4, &push, grid(m * n_blocks)?)?;
     Ok(Some(out))
 }
 

@@ -16,6 +16,8 @@ use mlx_arm_core::array::Data;
 use mlx_arm_core::backend::{self, Backend, OutMeta};
 use mlx_arm_core::ops::fast::FastOp;
 use mlx_arm_core::ops::linalg::LinalgOp;
+use mlx_arm_core::ops::quantized::QuantizedOp;
+use mlx_arm_core::quant::mlx::QuantMode;
 use mlx_arm_core::ops::reduce::ReduceOp;
 use mlx_arm_core::ops::shape::ShapeOp;
 use mlx_arm_core::primitive::Primitive;
@@ -112,6 +114,19 @@ impl Backend for VulkanBackend {
                 kernels::reduce_code(*kind).is_some() && axes.len() == 1 && inputs.len() == 1 && self.float_ok(inputs)
             }
             Primitive::Fast(FastOp::RmsNorm { .. }) => inputs.len() == 2 && self.float_ok(inputs),
+            Primitive::Fast(FastOp::LayerNorm { .. }) => inputs.len() == 3 && self.float_ok(inputs),
+            // x, int32 offset [, float32 freqs].
+            Primitive::Fast(FastOp::Rope { .. }) => match inputs {
+                [x, DType::Int32] => self.float_ok(&[*x]),
+                [x, DType::Int32, DType::Float32] => self.float_ok(&[*x]),
+                _ => false,
+            },
+            // q, k, v [, an additive mask]; a boolean mask runs on the CPU.
+            Primitive::Fast(FastOp::Sdpa { .. }) => (inputs.len() == 3 || inputs.len() == 4) && self.float_ok(inputs),
+            // Affine x @ wᵀ: x, uint32 w, scales, biases.
+            Primitive::Quantized(QuantizedOp::QuantizedMatmul { mode: QuantMode::Affine, bits, transpose: true, .. }) => {
+                matches!(inputs, [x, DType::Uint32, s, b] if self.float_ok(&[*x, *s, *b])) && *bits > 0 && 32 % *bits == 0
+            }
             Primitive::Linalg(LinalgOp::Matmul) => inputs.len() == 2 && self.float_ok(inputs),
             _ => false,
         }
@@ -152,7 +167,27 @@ impl Backend for VulkanBackend {
                     }
                 }
                 Primitive::Fast(FastOp::RmsNorm { eps }) if *out_dt == dt => {
-                    kernels::rms_norm(r, (&datas[0], shapes[0]), (&datas[1], shapes[1]), eps.get() as f32, dt)?
+                    kernels::norm(r, (&datas[0], shapes[0]), (&datas[1], shapes[1]), None, eps.get() as f32, dt)?
+                }
+                Primitive::Fast(FastOp::LayerNorm { eps }) if *out_dt == dt => {
+                    let b = Some((&datas[2], shapes[2]));
+                    kernels::norm(r, (&datas[0], shapes[0]), (&datas[1], shapes[1]), b, eps.get() as f32, dt)?
+                }
+                Primitive::Fast(FastOp::Rope { dims, traditional, base, scale }) if *out_dt == dt => {
+                    let rp = kernels::RopeParams { dims: *dims, traditional: *traditional, base: base.get() as f32, scale: scale.get() as f32 };
+                    let freqs = datas.get(2).map(|f| (f, shapes[2]));
+                    kernels::rope(r, (&datas[0], shapes[0]), (&datas[1], shapes[1]), freqs, &rp, dt)?
+                }
+                Primitive::Fast(FastOp::Sdpa { scale, causal }) if *out_dt == dt && inputs.iter().all(|a| a.dtype() == dt) => {
+                    let (q, k, v) = ((&datas[0], shapes[0]), (&datas[1], shapes[1]), (&datas[2], shapes[2]));
+                    let mask = datas.get(3).map(|m| (m, shapes[3]));
+                    kernels::sdpa(r, q, k, v, mask, scale.get() as f32, *causal, dt)?
+                }
+                Primitive::Quantized(QuantizedOp::QuantizedMatmul { mode: QuantMode::Affine, group_size, bits, transpose: true })
+                    if *out_dt == dt && datas.len() == 4 =>
+                {
+                    let arg = |i: usize| (&datas[i], shapes[i]);
+                    kernels::quantized_matmul(r, arg(0), arg(1), arg(2), arg(3), *group_size, *bits, dt)?
                 }
                 Primitive::Linalg(LinalgOp::Matmul) if *out_dt == dt => {
                     kernels::matmul(r, (&datas[0], shapes[0]), (&datas[1], shapes[1]), dt)?

@@ -17,7 +17,10 @@ pub(crate) enum Shader {
     Unary,
     Binary,
     Reduce,
-    RmsNorm,
+    Norm,
+    Rope,
+    Sdpa,
+    Qmm,
     Matmul,
 }
 
@@ -25,7 +28,10 @@ impl Shader {
     fn bindings(self) -> u32 {
         match self {
             Shader::Unary | Shader::Reduce => 2,
-            Shader::Binary | Shader::RmsNorm | Shader::Matmul => 3,
+            Shader::Binary | Shader::Matmul => 3,
+            Shader::Norm | Shader::Rope => 4,
+            Shader::Qmm => 5,
+            Shader::Sdpa => 6,
         }
     }
     /// The committed SPIR-V for (float32, float16).
@@ -42,7 +48,10 @@ impl Shader {
             Shader::Unary => spv!("unary"),
             Shader::Binary => spv!("binary"),
             Shader::Reduce => spv!("reduce"),
-            Shader::RmsNorm => spv!("rms_norm"),
+            Shader::Norm => spv!("norm"),
+            Shader::Rope => spv!("rope"),
+            Shader::Sdpa => spv!("sdpa"),
+            Shader::Qmm => spv!("qmm"),
             Shader::Matmul => spv!("matmul"),
         }
     }

@@ -21,12 +21,18 @@ struct Case {
     build: Build,
     /// Does the GPU compute it (false: a CPU fallback case, still compared).
     gpu: bool,
+    /// Multiplies the dtype's tolerance: ops whose GPU math functions (sin, cos, exp) may differ
+    /// from the CPU's by a few ulps on large arguments state a looser bound.
+    slack: f64,
 }
 
 fn cases() -> Vec<Case> {
     macro_rules! case {
         ($name:literal, $shapes:expr, $range:expr, $gpu:expr, |$x:ident| $body:expr) => {
-            Case { name: $name, shapes: $shapes, range: $range, gpu: $gpu, build: |$x: &[Array]| $body }
+            Case { name: $name, shapes: $shapes, range: $range, gpu: $gpu, slack: 1.0, build: |$x: &[Array]| $body }
+        };
+        ($name:literal, $shapes:expr, $range:expr, $gpu:expr, slack $slack:expr, |$x:ident| $body:expr) => {
+            Case { name: $name, shapes: $shapes, range: $range, gpu: $gpu, slack: $slack, build: |$x: &[Array]| $body }
         };
     }
     const V: &[&[usize]] = &[&[3, 5, 7]];
@@ -67,14 +73,101 @@ fn cases() -> Vec<Case> {
         case!("softmax axis 0", &[&[6, 5]], (-4.0, 4.0), true, |x| ops::softmax(&x[0], Some(&[0]), false)),
         case!("rms_norm", &[&[3, 4, 96], &[96]], (-2.0, 2.0), true, |x| ops::fast::rms_norm(&x[0], Some(&x[1]), 1e-5)),
         case!("rms_norm no weight", &[&[5, 300]], (-2.0, 2.0), true, |x| ops::fast::rms_norm(&x[0], None, 1e-6)),
+        case!("rms_norm odd rows of a transposed view", &[&[301, 7]], (-2.0, 2.0), true, |x| {
+            ops::fast::rms_norm(&ops::transpose(&x[0], None)?, None, 1e-6)
+        }),
+        case!("layer_norm", &[&[3, 4, 96], &[96], &[96]], (-2.0, 2.0), true, |x| {
+            ops::fast::layer_norm(&x[0], Some(&x[1]), Some(&x[2]), 1e-5)
+        }),
+        case!("layer_norm weight only, odd dim", &[&[5, 1001], &[1001]], (-2.0, 2.0), true, |x| {
+            ops::fast::layer_norm(&x[0], Some(&x[1]), None, 1e-5)
+        }),
+        case!("layer_norm no affine, offset data", &[&[6, 33]], (3.0, 5.0), true, |x| ops::fast::layer_norm(&x[0], None, None, 1e-6)),
+        // rope: positions up to ~40 rad; cos/sin of those on the GPU agree with the CPU's to a
+        // few ulps of the argument, hence the slack.
+        case!("rope", &[&[1, 4, 9, 64]], (-2.0, 2.0), true, slack 10.0, |x| {
+            ops::fast::rope(&x[0], 64, false, Some(10000.0), 1.0, ops::RopeOffset::Int(7), None)
+        }),
+        case!("rope traditional, partial dims", &[&[2, 3, 5, 40]], (-2.0, 2.0), true, slack 10.0, |x| {
+            ops::fast::rope(&x[0], 24, true, Some(10000.0), 0.5, ops::RopeOffset::Int(3), None)
+        }),
+        case!("rope offset per batch item", &[&[2, 3, 1, 32]], (-2.0, 2.0), true, slack 10.0, |x| {
+            let off = Array::from_slice(&[5i32, 17], &[2])?;
+            ops::fast::rope(&x[0], 32, false, Some(500000.0), 1.0, ops::RopeOffset::Array(&off), None)
+        }),
+        case!("rope freqs", &[&[1, 2, 7, 16]], (-2.0, 2.0), true, slack 10.0, |x| {
+            let f: Vec<f32> = (0..8).map(|j| 1.0 + 1.7 * j as f32).collect();
+            let freqs = Array::from_slice(&f, &[8])?;
+            ops::fast::rope(&x[0], 16, false, None, 1.0, ops::RopeOffset::Int(11), Some(&freqs))
+        }),
+        case!("rope of a transposed view (B, L, H, D)", &[&[1, 9, 4, 64]], (-2.0, 2.0), true, slack 10.0, |x| {
+            let q = ops::transpose(&x[0], Some(&[0, 2, 1, 3]))?;
+            ops::fast::rope(&q, 64, true, Some(10000.0), 1.0, ops::RopeOffset::Int(0), None)
+        }),
+        case!("rope 3-D, odd rows", &[&[6, 37, 24]], (-2.0, 2.0), true, slack 10.0, |x| {
+            ops::fast::rope(&x[0], 24, false, Some(10000.0), 1.0, ops::RopeOffset::Int(2), None)
+        }),
+        case!("sdpa decode, GQA 4:1", &[&[1, 8, 1, 64], &[1, 2, 37, 64], &[1, 2, 37, 64]], (-1.0, 1.0), true, |x| {
+            ops::scaled_dot_product_attention(&x[0], &x[1], &x[2], 0.125, ops::SdpaMask::None)
+        }),
+        case!("sdpa decode, sliced KV cache, q transposed", &[&[1, 1, 8, 64], &[1, 2, 300, 64], &[1, 2, 300, 64]], (-1.0, 1.0), true, |x| {
+            let q = ops::transpose(&x[0], Some(&[0, 2, 1, 3]))?;
+            let k = ops::slice(&x[1], &[0, 0, 0, 0], &[1, 2, 261, 64], &[1, 1, 1, 1])?;
+            let v = ops::slice(&x[2], &[0, 0, 0, 0], &[1, 2, 261, 64], &[1, 1, 1, 1])?;
+            ops::scaled_dot_product_attention(&q, &k, &v, 0.125, ops::SdpaMask::None)
+        }),
+        case!("sdpa decode, long context", &[&[1, 4, 1, 128], &[1, 1, 700, 128], &[1, 1, 700, 128]], (-1.0, 1.0), true, |x| {
+            ops::scaled_dot_product_attention(&x[0], &x[1], &x[2], 0.088, ops::SdpaMask::None)
+        }),
+        case!("sdpa prefill, causal", &[&[2, 4, 13, 32], &[2, 4, 13, 32], &[2, 4, 13, 32]], (-1.0, 1.0), true, |x| {
+            ops::scaled_dot_product_attention(&x[0], &x[1], &x[2], 0.18, ops::SdpaMask::Causal)
+        }),
+        case!("sdpa chunked prefill causal, GQA 2:1, dv != dk", &[&[1, 4, 5, 48], &[1, 2, 20, 48], &[1, 2, 20, 40]], (-1.0, 1.0), true, |x| {
+            ops::scaled_dot_product_attention(&x[0], &x[1], &x[2], 0.15, ops::SdpaMask::Causal)
+        }),
+        // 2400 rows × 2100 keys exceed one dispatch's score scratch: two dispatches.
+        case!("sdpa causal prefill split over dispatches", &[&[1, 4, 600, 16], &[1, 4, 2100, 16], &[1, 4, 2100, 16]], (-1.0, 1.0), true, |x| {
+            ops::scaled_dot_product_attention(&x[0], &x[1], &x[2], 0.25, ops::SdpaMask::Causal)
+        }),
+        case!("sdpa value dim over 256", &[&[1, 2, 3, 16], &[1, 1, 45, 16], &[1, 1, 45, 300]], (-1.0, 1.0), true, |x| {
+            ops::scaled_dot_product_attention(&x[0], &x[1], &x[2], 0.25, ops::SdpaMask::Causal)
+        }),
+        case!("sdpa additive mask broadcast over batch and heads", &[&[1, 2, 3, 16], &[1, 2, 7, 16], &[1, 2, 7, 16], &[3, 7]], (-1.0, 1.0), true, |x| {
+            ops::scaled_dot_product_attention(&x[0], &x[1], &x[2], 0.25, ops::SdpaMask::Array(&x[3]))
+        }),
+        case!("sdpa additive mask per head, GQA 3:1", &[&[2, 6, 4, 32], &[2, 2, 9, 32], &[2, 2, 9, 32], &[2, 6, 4, 9]], (-3.0, 3.0), true, |x| {
+            ops::scaled_dot_product_attention(&x[0], &x[1], &x[2], 0.3, ops::SdpaMask::Array(&x[3]))
+        }),
+        case!("sdpa prefill, no mask", &[&[1, 2, 9, 16], &[1, 2, 11, 16], &[1, 2, 11, 16]], (-1.0, 1.0), true, |x| {
+            ops::scaled_dot_product_attention(&x[0], &x[1], &x[2], 0.25, ops::SdpaMask::None)
+        }),
         case!("matmul", &[&[33, 65], &[65, 17]], (-1.0, 1.0), true, |x| ops::matmul(&x[0], &x[1])),
         case!("matmul batched", &[&[3, 70, 40], &[3, 40, 130]], (-1.0, 1.0), true, |x| ops::matmul(&x[0], &x[1])),
         case!("matmul a @ b.T", &[&[64, 128], &[96, 128]], (-1.0, 1.0), true, |x| ops::matmul(&x[0], &ops::transpose(&x[1], None)?)),
         case!("matmul broadcast batch", &[&[2, 1, 9, 20], &[3, 20, 11]], (-1.0, 1.0), true, |x| ops::matmul(&x[0], &x[1])),
         case!("matvec", &[&[1, 256], &[256, 300]], (-1.0, 1.0), true, |x| ops::matmul(&x[0], &x[1])),
+        case!("quantized_matmul 4-bit g64 GEMV", &[&[1, 256], &[99, 256]], (-1.0, 1.0), true, |x| qmm(x, 64, 4)),
+        case!("quantized_matmul 8-bit g32 GEMV", &[&[1, 1, 320], &[37, 320]], (-1.0, 1.0), true, |x| qmm(x, 32, 8)),
+        case!("quantized_matmul 4-bit g32, batched rows", &[&[2, 5, 128], &[66, 128]], (-1.0, 1.0), true, |x| qmm(x, 32, 4)),
+        case!("quantized_matmul 2-bit g128", &[&[3, 256], &[21, 256]], (-1.0, 1.0), true, |x| qmm(x, 128, 2)),
+        case!("quantized_matmul 8-bit g64, x transposed", &[&[64, 3], &[10, 64]], (-1.0, 1.0), true, |x| {
+            let xt = ops::transpose(&x[0], None)?;
+            qmm(&[xt, x[1].clone()], 64, 8)
+        }),
+        case!("quantized_matmul 3-bit (CPU fallback)", &[&[2, 128], &[9, 128]], (-1.0, 1.0), false, |x| qmm(x, 64, 3)),
         // No GPU kernel: runs on the CPU behind a counted transfer, and must still agree.
+        case!("sdpa with a boolean mask (CPU fallback)", &[&[1, 2, 3, 16], &[1, 2, 7, 16], &[1, 2, 7, 16], &[3, 7]], (-1.0, 1.0), false, |x| {
+            let keep = ops::greater_equal(&x[3], &Array::scalar(-0.5f32)?)?;
+            ops::scaled_dot_product_attention(&x[0], &x[1], &x[2], 0.25, ops::SdpaMask::Array(&keep))
+        }),
         case!("cumsum (CPU fallback)", V, (-2.0, 2.0), false, |x| ops::cumsum(&ops::exp(&x[0])?, Some(1), false, true, None)),
     ]
+}
+
+/// `x[0] @ dequantize(quantize(x[1]))ᵀ` through `quantized_matmul` (affine, transposed).
+fn qmm(x: &[Array], group_size: i64, bits: i64) -> Result<Array> {
+    let q = ops::quantized::quantize(&x[1], Some(group_size), Some(bits), "affine", None)?;
+    ops::quantized::quantized_matmul(&x[0], &q[0], &q[1], Some(&q[2]), true, Some(group_size), Some(bits), "affine")
 }
 
 fn values(n: usize, seed: u32, (lo, hi): (f32, f32)) -> Vec<f32> {
@@ -138,6 +231,7 @@ pub fn check_all() {
             let num: f64 = g.iter().zip(&w).map(|(a, b)| (a - b) * (a - b)).sum();
             let den: f64 = w.iter().map(|b| b * b).sum::<f64>().max(1e-30);
             let err = (num / den).sqrt();
+            let tol = tol * case.slack;
             let ok = err <= tol && g.iter().all(|v| v.is_finite());
             eprintln!("{:<32} {:<8} err {:.2e} dispatches {}", case.name, dt.to_string(), err, dispatched);
             if !ok {

@@ -1,0 +1,46 @@
+#version 450
+// Rotary position embedding (mx.fast.rope) of a dense [..., t_len, dim] input: one invocation
+// per rotated pair of a row, then one per untouched trailing feature (copied). Position of row
+// r: (r % t_len + offset[r / per_batch]) * scale; pair j turns by position * inv_freq(j), with
+// inv_freq(j) = 1 / freqs[j] when freqs are given, else exp(-j * coef) (coef = log(base) / half).
+// traditional: pairs (2j, 2j+1); else (j, j + half). Rounds to T where cpu/fast.rs rounds.
+#include "common.glsl"
+layout(local_size_x = 256) in;
+layout(std430, set = 0, binding = 0) readonly buffer X { T x[]; };
+layout(std430, set = 0, binding = 1) readonly buffer Off { int offs[]; };
+layout(std430, set = 0, binding = 2) readonly buffer F { float freqs[]; };
+layout(std430, set = 0, binding = 3) writeonly buffer O { T o[]; };
+layout(push_constant) uniform P {
+    uint rows; uint dim; uint dims; uint t_len; uint per_batch; uint off_x; uint traditional;
+    uint off_o; uint o_step; uint off_f; uint f_step; uint has_freqs; float coef; float scale;
+} p;
+
+float rt(float v) { return float(T(v)); }
+
+void main() {
+    uint half_ = p.dims / 2;
+    uint per_row = half_ + (p.dim - p.dims);
+    uint id = linear_id(256);
+    if (id >= p.rows * per_row) return;
+    uint row = id / per_row;
+    uint c = id % per_row;
+    uint base = row * p.dim;
+    if (c >= half_) {
+        uint k = p.dims + (c - half_);
+        o[base + k] = x[p.off_x + base + k];
+        return;
+    }
+    uint j = c;
+    int ofs = offs[p.off_o + (row / p.per_batch) * p.o_step];
+    float pos = (float(row % p.t_len) + float(ofs)) * p.scale;
+    float inv = p.has_freqs != 0 ? 1.0 / freqs[p.off_f + j * p.f_step] : exp(-float(j) * p.coef);
+    float theta = pos * inv;
+    float cs = rt(cos(theta));
+    float sn = rt(sin(theta));
+    uint i1 = p.traditional != 0 ? 2 * j : j;
+    uint i2 = p.traditional != 0 ? 2 * j + 1 : j + half_;
+    float x1 = float(x[p.off_x + base + i1]);
+    float x2 = float(x[p.off_x + base + i2]);
+    o[base + i1] = T(rt(x1 * cs) - rt(x2 * sn));
+    o[base + i2] = T(rt(x1 * sn) + rt(x2 * cs));
+}
