@@ -19,7 +19,7 @@ import json
 import os
 
 from . import _dtypes as D
-from ._array import _ARR_PTR, _Ctx, array, stream_handle, to_array, weak_scalar, wrap
+from ._array import _ARR_PTR, _Ctx, _new_ptr, array, stream_handle, to_array, weak_scalar, wrap
 from ._ffi import FUNCTIONS, check, ffi, lib
 
 _HERE = os.path.dirname(os.path.abspath(__file__))
@@ -53,23 +53,25 @@ class Signature:
         self.positional = [p["name"] for p in self.params if p["kind"] in ("posonly", "pos")]
         self.posonly = {p["name"] for p in self.params if p["kind"] == "posonly"}
         self.names = {p["name"] for p in self.params if p["kind"] in ("pos", "kwonly")}
+        self.npos = len(self.positional)
+        # (name, default, is_var) in order: what bind fills in for parameters not passed.
+        self.fill = [(p["name"], self.defaults[p["name"]], p["kind"] in ("varpos", "varkw")) for p in self.params]
 
     def bind(self, args, kwargs):
-        if len(args) > len(self.positional):
-            raise TypeError(f"{self.name}() takes at most {len(self.positional)} positional arguments ({len(args)} given)")
+        if len(args) > self.npos:
+            raise TypeError(f"{self.name}() takes at most {self.npos} positional arguments ({len(args)} given)")
         out = dict(zip(self.positional, args))
-        for k, v in kwargs.items():
-            if k not in self.names:
-                raise TypeError(f"{self.name}() got an unexpected keyword argument '{k}'")
-            if k in out:
-                raise TypeError(f"{self.name}() got multiple values for argument '{k}'")
-            out[k] = v
-        for p in self.params:
-            n = p["name"]
+        if kwargs:
+            for k, v in kwargs.items():
+                if k not in self.names:
+                    raise TypeError(f"{self.name}() got an unexpected keyword argument '{k}'")
+                if k in out:
+                    raise TypeError(f"{self.name}() got multiple values for argument '{k}'")
+                out[k] = v
+        for n, d, is_var in self.fill:
             if n not in out:
-                d = self.defaults[n]
                 if d is _MISSING:
-                    if p["kind"] in ("varpos", "varkw"):
+                    if is_var:
                         continue
                     raise TypeError(f"{self.name}() missing required argument: '{n}'")
                 out[n] = d
@@ -113,56 +115,109 @@ class Variant:
             companion = n + "_num" if t.endswith("*") and (n + "_num") in names else None
             self.ins.append((t.replace("const ", "").strip(), n, companion))
         self.in_names = {n for _, n, _ in self.ins}
+        # The per-call plan: (name, converter or None for the stream, has a length companion).
+        self.steps = [(n, None if t == "mlx_stream" else converter(t), companion is not None) for t, n, companion in self.ins]
+        self.single = self.outs == ["array"]
 
 
 _OPTIONAL = {"mlx_optional_int": "int", "mlx_optional_float": "float", "mlx_optional_dtype": "dtype"}
 
 
-def _convert(ctype, name, value, keep, arrays_like):
-    """The C argument for ``value``; ``keep`` holds temporaries alive until the call ends."""
-    if ctype == "mlx_array":
-        if value is None:
-            return lib.mlx_array_new()  # the empty handle: mlx-c's "no array"
-        a = arrays_like(name, value)
-        keep.append(a)
-        return a._p[0]
-    if ctype == "mlx_stream":
-        return stream_handle(value)
-    if ctype == "bool":
-        return bool(value)
-    if ctype in ("int", "int32_t", "int64_t", "uint64_t", "size_t", "uint32_t"):
-        return _int(value, name)
-    if ctype in ("float", "double"):
-        return float(value)
-    if ctype == "mlx_dtype":
-        if not isinstance(value, D.Dtype):
-            raise TypeError(f"{name} must be an mlx.core.Dtype, got {type(value).__name__}")
-        return value.code
-    if ctype in ("int*", "int64_t*"):
+# One converter per C parameter type, looked up once per variant (not per call):
+# ``conv(name, value, keep, as_array)`` gives the C argument for ``value`` (a (buffer, length)
+# pair for pointer parameters with a ``_num`` companion); ``keep`` holds temporaries alive until
+# the call ends; ``as_array(name, value)`` makes array arguments (weak scalars included).
+def _conv_array(name, value, keep, as_array):
+    if value is None:
+        return lib.mlx_array_new()  # the empty handle: mlx-c's "no array"
+    a = as_array(name, value)
+    keep.append(a)
+    return a._p[0]
+
+
+def _conv_bool(name, value, keep, as_array):
+    return bool(value)
+
+
+def _conv_int(name, value, keep, as_array):
+    return _int(value, name)
+
+
+def _conv_float(name, value, keep, as_array):
+    return float(value)
+
+
+def _conv_dtype(name, value, keep, as_array):
+    if not isinstance(value, D.Dtype):
+        raise TypeError(f"{name} must be an mlx.core.Dtype, got {type(value).__name__}")
+    return value.code
+
+
+def _conv_ints(ctype):
+    arr_type = ffi.typeof(ctype.replace("*", "[]"))
+
+    def conv(name, value, keep, as_array):
         vals = _ints(value, name)
-        buf = ffi.new(ctype.replace("*", "[]"), vals)
+        buf = ffi.new(arr_type, vals)
         keep.append(buf)
         return buf, len(vals)
-    if ctype == "char*":
-        if not isinstance(value, str):
-            raise TypeError(f"{name} must be a str, got {type(value).__name__}")
-        buf = ffi.new("char[]", value.encode("utf-8"))
-        keep.append(buf)
-        return buf
-    if ctype == "mlx_vector_array":
-        arrs = [to_array(x) for x in value]
-        keep.extend(arrs)
-        hs = ffi.new("mlx_array[]", [x._p[0] for x in arrs])
-        vec = lib.mlx_vector_array_new_data(hs, len(arrs))
-        keep.append(_VecGuard(vec))
-        return vec
-    if ctype in _OPTIONAL:
-        o = ffi.new(ctype + "*")
+
+    return conv
+
+
+def _conv_str(name, value, keep, as_array):
+    if not isinstance(value, str):
+        raise TypeError(f"{name} must be a str, got {type(value).__name__}")
+    buf = ffi.new("char[]", value.encode("utf-8"))
+    keep.append(buf)
+    return buf
+
+
+def _conv_vector(name, value, keep, as_array):
+    arrs = [to_array(x) for x in value]
+    keep.extend(arrs)
+    hs = ffi.new("mlx_array[]", [x._p[0] for x in arrs])
+    vec = lib.mlx_vector_array_new_data(hs, len(arrs))
+    keep.append(_VecGuard(vec))
+    return vec
+
+
+def _conv_optional(ctype):
+    kind = _OPTIONAL[ctype]
+    ptr_type = ffi.typeof(ctype + "*")
+
+    def conv(name, value, keep, as_array):
+        o = ffi.new(ptr_type)
         if value is not None:
             o.has_value = True
-            o.value = value.code if _OPTIONAL[ctype] == "dtype" else (float(value) if _OPTIONAL[ctype] == "float" else _int(value, name))
+            o.value = value.code if kind == "dtype" else (float(value) if kind == "float" else _int(value, name))
         return o[0]
-    raise NotImplementedError(f"C parameter type {ctype} ({name}) has no Python conversion yet")
+
+    return conv
+
+
+def _conv_unknown(ctype):
+    def conv(name, value, keep, as_array):
+        raise NotImplementedError(f"C parameter type {ctype} ({name}) has no Python conversion yet")
+
+    return conv
+
+
+_SIMPLE = {"mlx_array": _conv_array, "bool": _conv_bool, "float": _conv_float, "double": _conv_float,
+           "mlx_dtype": _conv_dtype, "char*": _conv_str, "mlx_vector_array": _conv_vector}
+for _t in ("int", "int32_t", "int64_t", "uint64_t", "size_t", "uint32_t"):
+    _SIMPLE[_t] = _conv_int
+
+
+def converter(ctype):
+    """The converter for C parameter type ``ctype`` (see above)."""
+    if ctype in _SIMPLE:
+        return _SIMPLE[ctype]
+    if ctype in ("int*", "int64_t*"):
+        return _conv_ints(ctype)
+    if ctype in _OPTIONAL:
+        return _conv_optional(ctype)
+    return _conv_unknown(ctype)
 
 
 class _VecGuard:
@@ -212,6 +267,7 @@ class Op:
         self.weak = [p["name"] for p in sig.params if p["kind"] in ("posonly", "pos") and "scalar" in p.get("type", "")]
         if len(self.weak) < 2:
             self.weak = []
+        self._unused = {}  # C name → what _unchecked gives
 
     def choose(self, b):
         """The variant for bound args ``b`` and the adjusted args."""
@@ -265,16 +321,31 @@ class Op:
     def _first_array(self, b):
         return b[self._first_array_name(b)]
 
+    def _unchecked(self, v):
+        """Bound arguments that ``v`` does not receive (only their defaults are accepted):
+        (name, default) pairs, computed once per variant."""
+        got = self._unused.get(v.cname)
+        if got is None:
+            taken = set(v.in_names) | {"axis", "axes"}
+            if any(c is None for _, c, _ in v.steps):
+                taken.add("stream")
+            got = self._unused[v.cname] = [(n, d) for n, d, _ in self.sig.fill if n not in taken]
+        return got
+
+    def _weak_dtype(self, b):
+        """The dtype weak scalars take: the promoted dtype of the array operands (None: none)."""
+        weak_dtype = None
+        for n in self.weak:
+            x = b.get(n)
+            if isinstance(x, array):
+                d = x.dtype
+                weak_dtype = d if weak_dtype is None else D.promote_types(weak_dtype, d)
+        return weak_dtype
+
     def __call__(self, *args, **kwargs):
         b = self.sig.bind(args, kwargs)
         v, b = self.choose(b)
-        keep, cargs = [], []
-        weak_dtype = None
-        if self.weak:
-            for n in self.weak:
-                if isinstance(b.get(n), array):
-                    d = b[n].dtype
-                    weak_dtype = d if weak_dtype is None else D.promote_types(weak_dtype, d)
+        weak_dtype = self._weak_dtype(b) if self.weak else None
 
         def arrays_like(name, value):
             if isinstance(value, array):
@@ -287,29 +358,28 @@ class Op:
                     return a
             return to_array(value)
 
-        used = set()
-        for ctype, n, companion in v.ins:
-            if ctype == "mlx_stream":
+        keep, cargs = [], []
+        for n, conv, paired in v.steps:
+            if conv is None:
                 cargs.append(stream_handle(b.get("stream")))
-                used.add("stream")
                 continue
             if n not in b:
                 raise NotImplementedError(f"mx.{self.pyname}: C parameter '{n}' of {v.cname} has no Python argument of that name")
-            c = _convert(ctype, n, b[n], keep, arrays_like)
-            used.add(n)
-            if companion:
-                cargs.extend(c)
+            if paired:
+                cargs.extend(conv(n, b[n], keep, arrays_like))
             else:
-                cargs.append(c)
-        for n, val in b.items():
-            if n in used or n in ("axis", "axes"):
+                cargs.append(conv(n, b[n], keep, arrays_like))
+        for n, d in self._unchecked(v):
+            if n not in b:
                 continue
-            d = self.sig.defaults.get(n, _MISSING)
+            val = b[n]
             if d is _MISSING or not (val is d or (val == d if not isinstance(val, array) else False)):
                 raise NotImplementedError(f"mx.{self.pyname}: argument '{n}' is not supported by the C API yet (only its default {d!r})")
-        outs = []
-        for kind in v.outs:
-            outs.append(ffi.new(_ARR_PTR) if kind == "array" else ffi.new(_VAR_ARRAY_PTR))
+        if v.single:
+            p = _new_ptr(_ARR_PTR)
+            check(v.fn(p, *cargs))
+            return wrap(p)
+        outs = [_new_ptr(_ARR_PTR) if kind == "array" else _new_ptr(_VAR_ARRAY_PTR) for kind in v.outs]
         check(v.fn(*outs, *cargs))
         res = [wrap(o) if k == "array" else _vector_to_list(o[0]) for o, k in zip(outs, v.outs)]
         return res[0] if len(res) == 1 else tuple(res)

@@ -183,6 +183,7 @@ array.__invert__ = _unary("mlx_bitwise_invert", _no_float_invert)
 
 # --- indexing (the general machinery lives in _indexing) ------------------------------------
 
+from . import _basic_index as _bx  # noqa: E402
 from . import _indexing as _ix  # noqa: E402
 
 _expand_index = _ix.expand_index
@@ -199,6 +200,9 @@ def _int_apart_from_array(items):
 
 def _getitem(self, idx):
     shape = self.shape
+    w = _bx.basic_window(shape, idx)
+    if w is not None:
+        return _bx.getitem_basic(self, w)
     items = _expand_index(idx, len(shape))
     for i in items:
         if isinstance(i, bool) or (isinstance(i, array) and i.dtype == D.bool_):
@@ -280,5 +284,14 @@ def _getitem(self, idx):
 array.__getitem__ = _getitem
 
 
-array.__setitem__ = _ix.setitem
+def _setitem(self, idx, value):
+    w = _bx.basic_window(self.shape, idx)
+    if w is None:
+        return _ix.setitem(self, idx, value)
+    r = _bx.setitem_basic(self, w, value)
+    if r is not self:
+        check(lib.mlx_array_set(self._p, r._p[0]))
+
+
+array.__setitem__ = _setitem
 array.at = property(lambda self: _ix.ArrayAt(self), doc="Indexed updates: a.at[idx].add(v) …")
