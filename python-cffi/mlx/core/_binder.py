@@ -19,8 +19,14 @@ import json
 import os
 
 from . import _dtypes as D
-from ._array import _ARR_PTR, _Ctx, _new_ptr, array, stream_handle, to_array, weak_scalar, wrap
-from ._ffi import FUNCTIONS, check, ffi, lib
+from ._array import _ARR_PTR, _Ctx, array, stream_handle, to_array, weak_scalar, wrap
+from ._ffi import FUNCTIONS, check, error, ffi, lib
+
+try:  # cffi's C-level allocator: skips FFI.new's Python wrapper on the hot path
+    from _cffi_backend import newp as _newp
+except ImportError:  # pragma: no cover
+    _newp = ffi.new
+_obj_new = object.__new__
 
 _HERE = os.path.dirname(os.path.abspath(__file__))
 with open(os.path.join(_HERE, "_signatures.json"), encoding="utf-8") as _f:
@@ -79,6 +85,13 @@ class Signature:
 
 
 def _ints(v, what):
+    t = type(v)
+    if t is tuple or t is list:  # the common case: plain ints, passed as they are
+        for x in v:
+            if type(x) is not int:
+                break
+        else:
+            return v
     if isinstance(v, int) and not isinstance(v, bool):
         return [v]
     try:
@@ -267,7 +280,10 @@ class Op:
         self.weak = [p["name"] for p in sig.params if p["kind"] in ("posonly", "pos") and "scalar" in p.get("type", "")]
         if len(self.weak) < 2:
             self.weak = []
-        self._unused = {}  # C name → what _unchecked gives
+        # Without an axis parameter the variant never depends on the arguments: chosen once.
+        names = {p["name"] for p in sig.params}
+        self.fixed = None if names & {"axis", "axes"} else (by.get("none") or variants[0])
+        self._unused = {v.cname: self._unchecked(v) for v in variants}
 
     def choose(self, b):
         """The variant for bound args ``b`` and the adjusted args."""
@@ -323,34 +339,32 @@ class Op:
 
     def _unchecked(self, v):
         """Bound arguments that ``v`` does not receive (only their defaults are accepted):
-        (name, default) pairs, computed once per variant."""
-        got = self._unused.get(v.cname)
-        if got is None:
-            taken = set(v.in_names) | {"axis", "axes"}
-            if any(c is None for _, c, _ in v.steps):
-                taken.add("stream")
-            got = self._unused[v.cname] = [(n, d) for n, d, _ in self.sig.fill if n not in taken]
-        return got
+        (name, default) pairs."""
+        taken = set(v.in_names) | {"axis", "axes"}
+        if any(c is None for _, c, _ in v.steps):
+            taken.add("stream")
+        return [(n, d) for n, d, _ in self.sig.fill if n not in taken]
 
-    def _weak_dtype(self, b):
-        """The dtype weak scalars take: the promoted dtype of the array operands (None: none)."""
-        weak_dtype = None
-        for n in self.weak:
+    def only_default(self, n, val, d):
+        """Raises NotImplementedError unless ``val`` is the default ``d`` of argument ``n`` (which
+        the chosen C function cannot receive)."""
+        if d is _MISSING or not (val is d or (val == d if not isinstance(val, array) else False)):
+            raise NotImplementedError(f"mx.{self.pyname}: argument '{n}' is not supported by the C API yet (only its default {d!r})")
+
+    def weak_as_array(self, b):
+        """``as_array`` for a call whose weak operands are not all arrays: Python scalars take
+        the promoted dtype of the array operands (MLX's weak typing)."""
+        weak, weak_dtype = self.weak, None
+        for n in weak:
             x = b.get(n)
             if isinstance(x, array):
                 d = x.dtype
                 weak_dtype = d if weak_dtype is None else D.promote_types(weak_dtype, d)
-        return weak_dtype
 
-    def __call__(self, *args, **kwargs):
-        b = self.sig.bind(args, kwargs)
-        v, b = self.choose(b)
-        weak_dtype = self._weak_dtype(b) if self.weak else None
-
-        def arrays_like(name, value):
+        def as_array(name, value):
             if isinstance(value, array):
                 return value
-            if weak_dtype is not None and name in self.weak:
+            if weak_dtype is not None and name in weak:
                 if type(value).__module__ == "numpy" and hasattr(value, "item") and getattr(value, "ndim", 1) == 0:
                     value = value.item()
                 a = weak_scalar(value, weak_dtype)
@@ -358,31 +372,52 @@ class Op:
                     return a
             return to_array(value)
 
+        return as_array
+
+    def __call__(self, *args, **kwargs):
+        return self.run(self.sig.bind(args, kwargs))
+
+    def run(self, b):
+        """The call for bound arguments ``b`` ({parameter name: value}, defaults filled in)."""
+        v = self.fixed
+        if v is None:
+            v, b = self.choose(b)
+        as_array = _plain_as_array
+        for n in self.weak:
+            if type(b.get(n)) is not array and not isinstance(b.get(n), array):
+                as_array = self.weak_as_array(b)
+                break
         keep, cargs = [], []
         for n, conv, paired in v.steps:
             if conv is None:
                 cargs.append(stream_handle(b.get("stream")))
-                continue
-            if n not in b:
+            elif n not in b:
                 raise NotImplementedError(f"mx.{self.pyname}: C parameter '{n}' of {v.cname} has no Python argument of that name")
-            if paired:
-                cargs.extend(conv(n, b[n], keep, arrays_like))
+            elif paired:
+                cargs.extend(conv(n, b[n], keep, as_array))
             else:
-                cargs.append(conv(n, b[n], keep, arrays_like))
-        for n, d in self._unchecked(v):
-            if n not in b:
-                continue
-            val = b[n]
-            if d is _MISSING or not (val is d or (val == d if not isinstance(val, array) else False)):
-                raise NotImplementedError(f"mx.{self.pyname}: argument '{n}' is not supported by the C API yet (only its default {d!r})")
+                cargs.append(conv(n, b[n], keep, as_array))
+        for n, d in self._unused[v.cname]:
+            if n in b:
+                self.only_default(n, b[n], d)
         if v.single:
-            p = _new_ptr(_ARR_PTR)
-            check(v.fn(p, *cargs))
-            return wrap(p)
-        outs = [_new_ptr(_ARR_PTR) if kind == "array" else _new_ptr(_VAR_ARRAY_PTR) for kind in v.outs]
+            p = _newp(_ARR_PTR)
+            if v.fn(p, *cargs):
+                raise error()
+            a = _obj_new(array)
+            a._p = p
+            return a
+        outs = [_newp(_ARR_PTR) if kind == "array" else _newp(_VAR_ARRAY_PTR) for kind in v.outs]
         check(v.fn(*outs, *cargs))
         res = [wrap(o) if k == "array" else _vector_to_list(o[0]) for o, k in zip(outs, v.outs)]
         return res[0] if len(res) == 1 else tuple(res)
+
+
+def _plain_as_array(name, value):
+    return value if isinstance(value, array) else to_array(value)
+
+
+from . import _callgen  # noqa: E402  (needs the names above)
 
 
 def c_name(pyname):
@@ -411,9 +446,10 @@ def make_op(pyname):
     if not vs:
         return None
     op = Op(pyname, Signature(pyname, spec), vs)
-
-    def f(*args, **kwargs):
-        return op(*args, **kwargs)
+    f = _callgen.compile_op(op)
+    if f is None:
+        def f(*args, **kwargs):
+            return op(*args, **kwargs)
 
     f.__name__ = pyname.split(".")[-1]
     f.__qualname__ = f.__name__

@@ -63,7 +63,10 @@ def _binary(cfn_name):
         if t is array:
             o = other
         elif t is int or t is float:
-            o = _cache_get((t, other.hex() if t is float else other, _dtype_code(h))) or _operand(self, other)
+            # (``is None``, not ``or``: ``or`` would call the cached array's __bool__, which evaluates it)
+            o = _cache_get((t, other.hex() if t is float else other, _dtype_code(h)))
+            if o is None:
+                o = _operand(self, other)
         else:
             o = _operand(self, other)
         if o is None:
