@@ -7,25 +7,25 @@ None, and the caller uses the general code in ``_indexing``, which raises MLX's 
 """
 from ._array import _Ctx, array
 from ._ffi import ffi, lib
-from ._indexing import _I32, _astype, _c, _reshape, _weak
+from ._indexing import _I32, _c, _reshape, _weak
 
 _INTS = ffi.typeof("int[]")
+try:  # cffi's C-level allocator: skips FFI.new's Python wrapper on the hot path
+    from _cffi_backend import newp as _newp
+except ImportError:  # pragma: no cover
+    _newp = ffi.new
 _NONE_T, _ELLIPSIS_T = type(None), type(Ellipsis)
 
 
 def _int_buf(vals):
-    return ffi.new(_INTS, vals)
-
-
-def _small_int(v):
-    """Whether ``v`` is a Python int (not bool) that fits MLX's 32-bit indices."""
-    return type(v) is int and _I32[0] <= v <= _I32[1]
+    return _newp(_INTS, vals)
 
 
 class Window:
-    """A basic index resolved against a shape: ``start``/``stop``/``step`` per axis (``mlx_slice``'s
-    form), the window's ``shape`` (ints give a 1), the result's shape ``out`` (ints dropped,
-    ``None`` adds a 1) and ``kinds``: per index entry in order, "n" (None), "i" (int), "s" (axis kept)."""
+    """A basic index resolved against a shape (tuples): ``start``/``stop``/``step`` per axis
+    (``mlx_slice``'s form), the window's ``shape`` (ints give a 1), the result's shape ``out``
+    (ints dropped, ``None`` adds a 1), ``kinds``: a str with, per index entry in order, "n"
+    (None), "i" (int) or "s" (an axis kept), and ``whole``: the window is the whole array."""
 
     __slots__ = ("start", "stop", "step", "shape", "out", "kinds", "whole")
 
@@ -35,58 +35,77 @@ def basic_window(shape, idx):
     (arrays, bools, numpy scalars …) or is out of range (the general path raises the error)."""
     if type(idx) is not tuple:
         idx = (idx,)
-    ndim = len(shape)
+    lo, hi = _I32
     consumed = ells = 0
     for i in idx:
         t = type(i)
         if t is int:
-            if not _I32[0] <= i <= _I32[1]:
+            if not lo <= i <= hi:
                 return None
             consumed += 1
         elif t is slice:
-            if not ((i.start is None or _small_int(i.start)) and (i.stop is None or _small_int(i.stop))
-                    and (i.step is None or (_small_int(i.step) and i.step != 0))):
+            for v in (i.start, i.stop, i.step):
+                if v is not None and (type(v) is not int or not lo <= v <= hi):
+                    return None
+            if i.step == 0:
                 return None
             consumed += 1
         elif t is _ELLIPSIS_T:
             ells += 1
         elif t is not _NONE_T:
             return None
+    ndim = len(shape)
     if ells > 1 or consumed > ndim:
         return None
-    start, stop, step, win, out, kinds = [], [], [], [], [], []
+    axes, out, kinds = [], [], ""  # axes: (start, stop, step, window size) per axis of ``shape``
     axis = 0
+    whole = True
     for i in idx:
         t = type(i)
         if t is _NONE_T:
             out.append(1)
-            kinds.append("n")
-            continue
-        if t is _ELLIPSIS_T:
-            for n in shape[axis:axis + ndim - consumed]:
-                start.append(0), stop.append(n), step.append(1), win.append(n), out.append(n), kinds.append("s")
-            axis += ndim - consumed
-            continue
-        n = shape[axis]
-        if t is int:
+            kinds += "n"
+        elif t is _ELLIPSIS_T:
+            k = ndim - consumed
+            full = shape[axis:axis + k]
+            axes += [(0, n, 1, n) for n in full]
+            out += full
+            kinds += "s" * k
+            axis += k
+        elif t is int:
+            n = shape[axis]
             if not -n <= i < n:
                 return None
-            k = i % n
-            start.append(k), stop.append(k + 1), step.append(1), win.append(1), kinds.append("i")
+            if i < 0:
+                i += n
+            axes.append((i, i + 1, 1, 1))
+            kinds += "i"
+            whole = whole and n == 1
+            axis += 1
         else:
+            n = shape[axis]
             b, e, st = i.indices(n)
             ln = len(range(b, e, st))
             if ln == 0:
                 b, e, st = 0, 0, 1  # empty (``indices`` may give a start of -1, which the C op wraps)
             elif st < 0 and e < 0:
                 e = -n - 1  # "before the first element"; the C op reads a plain -1 as n - 1
-            start.append(b), stop.append(e), step.append(st), win.append(ln), out.append(ln), kinds.append("s")
-        axis += 1
-    for n in shape[axis:]:
-        start.append(0), stop.append(n), step.append(1), win.append(n), out.append(n), kinds.append("s")
+            axes.append((b, e, st, ln))
+            out.append(ln)
+            kinds += "s"
+            whole = whole and ln == n and st == 1
+            axis += 1
+    if axis < ndim:
+        full = shape[axis:]
+        axes += [(0, n, 1, n) for n in full]
+        out += full
+        kinds += "s" * (ndim - axis)
     w = Window()
-    w.start, w.stop, w.step, w.shape, w.out, w.kinds = start, stop, step, win, out, kinds
-    w.whole = win == list(shape) and all(s == 1 for s in step)
+    if axes:
+        w.start, w.stop, w.step, w.shape = zip(*axes)
+    else:
+        w.start = w.stop = w.step = w.shape = ()
+    w.out, w.kinds, w.whole = tuple(out), kinds, whole
     return w
 
 
@@ -112,8 +131,10 @@ def _window_update(w, vshape):
     """The shape to give an update of shape ``vshape`` so it broadcasts onto window ``w`` (MLX's
     rule: leading 1s of the update beyond ``a[idx]``'s rank are dropped; it must then broadcast
     to ``a[idx]``'s shape); ValueError when it cannot."""
-    vs = list(vshape)
     out = w.out
+    if vshape == out and out == w.shape:  # already the window's shape (no int or None entries)
+        return vshape
+    vs = list(vshape)
     while len(vs) > len(out) and vs[0] == 1:
         vs.pop(0)
     if len(vs) > len(out):
@@ -130,19 +151,20 @@ def _window_update(w, vshape):
         else:
             ws.append(vs[j])
             j += 1
-    return ws
+    return tuple(ws)
 
 
 def setitem_basic(a, w, value):
     """``a`` with window ``w`` set from ``value`` (one ``mlx_slice_update``); ``a`` itself when the
     window is empty (after the broadcast check, as MLX)."""
     v = value if isinstance(value, array) else _weak(value, a.dtype)
-    ws = _window_update(w, v.shape)
+    vshape = v.shape
+    ws = _window_update(w, vshape)
     if 0 in w.shape:
         return a
-    v = _astype(v, a.dtype)
-    if tuple(ws) != v.shape:
+    if ws != vshape:
         v = _reshape(v, ws)
+    # (the C op casts the update to a's dtype)
     n = len(w.start)
     return _c(lib.mlx_slice_update, a._p[0], v._p[0], _int_buf(w.start), n, _int_buf(w.stop), n, _int_buf(w.step), n,
               _Ctx.stream)
