@@ -419,6 +419,8 @@ def _plain_as_array(name, value):
 
 from . import _callgen  # noqa: E402  (needs the names above)
 
+compile_op = _callgen.compile_op
+
 
 def c_name(pyname):
     return "mlx_" + pyname.replace(".", "_")
@@ -446,7 +448,7 @@ def make_op(pyname):
     if not vs:
         return None
     op = Op(pyname, Signature(pyname, spec), vs)
-    f = _callgen.compile_op(op)
+    f = compile_op(op)
     if f is None:
         def f(*args, **kwargs):
             return op(*args, **kwargs)

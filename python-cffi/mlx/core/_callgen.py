@@ -134,7 +134,7 @@ def compile_op(op):
     if not fname.isidentifier() or keyword.iskeyword(fname):
         fname = "op"
     src = f"def {fname}({plist}):\n" + "".join(f"    {line}\n" for line in body)
-    env = {"_op": op, "_array": array, "_plain": B._plain_as_array, "_stream": stream_handle, "_newp": B._newp,
+    env = {"__name__": "mlx.core._binder", "_op": op, "_array": array, "_plain": B._plain_as_array, "_stream": stream_handle, "_newp": B._newp,
            "_PTR": _ARR_PTR, "_error": error, "_obj_new": B._obj_new}
     for i, p in enumerate(params):
         env[f"_D{i}"] = op.sig.defaults[p["name"]]
