@@ -5,15 +5,11 @@ straight onto one ``mlx_slice`` (reading) or one ``mlx_slice_update`` (assignmen
 An index it does not recognise (arrays, bools, numpy scalars …) or that is out of range gives
 None, and the caller uses the general code in ``_indexing``, which raises MLX's errors.
 """
-from ._array import _Ctx, array
+from ._array import _Ctx, _newp, array
 from ._ffi import ffi, lib
 from ._indexing import _I32, _c, _reshape, _weak
 
 _INTS = ffi.typeof("int[]")
-try:  # cffi's C-level allocator: skips FFI.new's Python wrapper on the hot path
-    from _cffi_backend import newp as _newp
-except ImportError:  # pragma: no cover
-    _newp = ffi.new
 _NONE_T, _ELLIPSIS_T = type(None), type(Ellipsis)
 
 

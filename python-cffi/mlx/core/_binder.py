@@ -19,13 +19,9 @@ import json
 import os
 
 from . import _dtypes as D
-from ._array import _ARR_PTR, _Ctx, array, stream_handle, to_array, weak_scalar, wrap
+from ._array import _ARR_PTR, _Ctx, _newp, array, stream_handle, to_array, weak_scalar, wrap
 from ._ffi import FUNCTIONS, check, error, ffi, lib
 
-try:  # cffi's C-level allocator: skips FFI.new's Python wrapper on the hot path
-    from _cffi_backend import newp as _newp
-except ImportError:  # pragma: no cover
-    _newp = ffi.new
 _obj_new = object.__new__
 
 _HERE = os.path.dirname(os.path.abspath(__file__))

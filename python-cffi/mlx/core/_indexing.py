@@ -17,12 +17,13 @@ Boolean masks are accepted by assignment only (as real MLX: reading with a mask 
 ValueError); the mask's ``True`` positions are found on the host.
 """
 from . import _dtypes as D
-from ._array import _ARR_PTR, _Ctx, _new_ptr, array, to_array, wrap
+from ._array import _ARR_PTR, _Ctx, _newp, array, to_array, wrap
 from ._ffi import check, ffi, lib
 
 
+
 def _c(cfn, *args):
-    p = _new_ptr(_ARR_PTR)
+    p = _newp(_ARR_PTR)
     check(cfn(p, *args))
     return wrap(p)
 

@@ -5,13 +5,9 @@ Binary operators call the C op directly (no signature binding) because they are 
 path; a Python scalar operand is weakly typed (see ``_array.weak_scalar``).
 """
 from . import _dtypes as D
-from ._array import _ARR_PTR, _Ctx, _new_ptr, array, error, to_array, weak_scalar, wrap
+from ._array import _ARR_PTR, _Ctx, _new_ptr, _newp, array, error, to_array, weak_scalar, wrap
 from ._ffi import check, ffi, lib
 
-try:  # cffi's C-level allocator: skips FFI.new's Python wrapper on the hot path
-    from _cffi_backend import newp as _newp
-except ImportError:  # pragma: no cover
-    _newp = ffi.new
 from ._array import _SCALAR_CACHE
 
 _cache_get = _SCALAR_CACHE.get
