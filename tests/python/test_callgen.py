@@ -118,3 +118,29 @@ def test_int8_overflow_of_weak_scalar():
     for g in (mx.add, mx.add._op):
         with pytest.raises(ValueError):
             g(mx.array(I8), 300)
+
+
+def test_every_compiled_signature_is_the_recorded_one():
+    """Each compiled mx.<name> has _signatures.json's parameter names, kinds and defaults."""
+    from mlx.core import _binder
+
+    kinds = {"posonly": inspect.Parameter.POSITIONAL_ONLY, "pos": inspect.Parameter.POSITIONAL_OR_KEYWORD,
+             "kwonly": inspect.Parameter.KEYWORD_ONLY}
+    checked = 0
+    for name, spec in _binder.SIGNATURES.items():
+        f = mx
+        try:
+            for part in name.split("."):
+                f = getattr(f, part, None)
+        except NotImplementedError:  # a name mlx-arm does not provide yet
+            continue
+        if f is None or not hasattr(f, "_source"):
+            continue
+        params = list(inspect.signature(f).parameters.values())
+        assert [p.name for p in params] == [p["name"] for p in spec["params"]], name
+        for p, q in zip(params, spec["params"]):
+            assert p.kind is kinds[q["kind"]], (name, p.name)
+            d = _binder.eval_default(q.get("default"))
+            assert (p.default is inspect.Parameter.empty) if d is _binder._MISSING else (p.default is d or p.default == d), (name, p.name)
+        checked += 1
+    assert checked > 100

@@ -56,7 +56,7 @@ def _body_direct(op, v, names, tag="", alias=None):
     alias = alias or {}
     lines = []
     if op.weak:
-        cond = " and ".join(f"type({n}) is _array" for n in op.weak)
+        cond = " and ".join(f"_type({n}) is _array" for n in op.weak)
         got = ", ".join(f"{n!r}: {n}" for n in op.weak)
         lines.append(f"_as = _plain if {cond} else _op.weak_as_array({{{got}}})")
     else:
@@ -72,7 +72,7 @@ def _body_direct(op, v, names, tag="", alias=None):
             return None  # the generic path raises its NotImplementedError
         cv = f"_cv{tag}{i}"
         if conv is B._conv_array:
-            lines.append(f"_a{i} = {n}._p[0] if type({n}) is _array else {cv}({cn!r}, {n}, _k, _as)")
+            lines.append(f"_a{i} = {n}._p[0] if _type({n}) is _array else {cv}({cn!r}, {n}, _k, _as)")
             cargs.append(f"_a{i}")
         elif paired:
             lines.append(f"_a{i}, _n{i} = {cv}({cn!r}, {n}, _k, _as)")
@@ -98,9 +98,9 @@ def _axis_dispatch(op, names, used):
     if "none" in op.by:
         cases.append((f"{ax} is None", "n", op.by["none"]))
     if "axis" in op.by:
-        cases.append((f"type({ax}) is int", "i", op.by["axis"]))
+        cases.append((f"_type({ax}) is int", "i", op.by["axis"]))
     if "axes" in op.by:
-        cases.append((f"type({ax}) is list or type({ax}) is tuple", "s", op.by["axes"]))
+        cases.append((f"_type({ax}) is list or _type({ax}) is tuple", "s", op.by["axes"]))
     lines = []
     for cond, tag, v in cases:
         body = _body_direct(op, v, names, tag, alias)
@@ -134,7 +134,8 @@ def compile_op(op):
     if not fname.isidentifier() or keyword.iskeyword(fname):
         fname = "op"
     src = f"def {fname}({plist}):\n" + "".join(f"    {line}\n" for line in body)
-    env = {"__name__": "mlx.core._binder", "_op": op, "_array": array, "_plain": B._plain_as_array, "_stream": stream_handle, "_newp": B._newp,
+    # (builtins the body uses are bound as _-names: a parameter may be called like one)
+    env = {"__name__": "mlx.core._binder", "_type": type, "_op": op, "_array": array, "_plain": B._plain_as_array, "_stream": stream_handle, "_newp": B._newp,
            "_PTR": _ARR_PTR, "_error": error, "_obj_new": B._obj_new}
     for i, p in enumerate(params):
         env[f"_D{i}"] = op.sig.defaults[p["name"]]
