@@ -72,7 +72,7 @@ def _bind_all():
             vs = _binder.variants_for(target)
             if spec and vs:
                 op = _binder.Op(name, _binder.Signature(name, spec), vs)
-                f = (lambda op: lambda *a, **k: op(*a, **k))(op)
+                f = _binder.compile_op(op) or (lambda op: lambda *a, **k: op(*a, **k))(op)
                 f.__name__ = name
         if f is not None:
             bound[name] = f

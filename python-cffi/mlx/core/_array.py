@@ -15,6 +15,10 @@ from ._buffer import BufferBase
 from ._ffi import check, error, exported, ffi, lib
 
 _new_ptr = ffi.new
+try:  # cffi's C-level allocator for a ctype object (not a str): skips FFI.new's Python wrapper
+    from _cffi_backend import newp as _newp
+except ImportError:  # pragma: no cover
+    _newp = ffi.new
 _ARR_PTR = ffi.typeof("mlx_array*")
 
 

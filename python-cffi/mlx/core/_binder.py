@@ -19,8 +19,10 @@ import json
 import os
 
 from . import _dtypes as D
-from ._array import _ARR_PTR, _Ctx, array, stream_handle, to_array, weak_scalar, wrap
-from ._ffi import FUNCTIONS, check, ffi, lib
+from ._array import _ARR_PTR, _Ctx, _newp, array, stream_handle, to_array, weak_scalar, wrap
+from ._ffi import FUNCTIONS, check, error, ffi, lib
+
+_obj_new = object.__new__
 
 _HERE = os.path.dirname(os.path.abspath(__file__))
 with open(os.path.join(_HERE, "_signatures.json"), encoding="utf-8") as _f:
@@ -53,23 +55,25 @@ class Signature:
         self.positional = [p["name"] for p in self.params if p["kind"] in ("posonly", "pos")]
         self.posonly = {p["name"] for p in self.params if p["kind"] == "posonly"}
         self.names = {p["name"] for p in self.params if p["kind"] in ("pos", "kwonly")}
+        self.npos = len(self.positional)
+        # (name, default, is_var) in order: what bind fills in for parameters not passed.
+        self.fill = [(p["name"], self.defaults[p["name"]], p["kind"] in ("varpos", "varkw")) for p in self.params]
 
     def bind(self, args, kwargs):
-        if len(args) > len(self.positional):
-            raise TypeError(f"{self.name}() takes at most {len(self.positional)} positional arguments ({len(args)} given)")
+        if len(args) > self.npos:
+            raise TypeError(f"{self.name}() takes at most {self.npos} positional arguments ({len(args)} given)")
         out = dict(zip(self.positional, args))
-        for k, v in kwargs.items():
-            if k not in self.names:
-                raise TypeError(f"{self.name}() got an unexpected keyword argument '{k}'")
-            if k in out:
-                raise TypeError(f"{self.name}() got multiple values for argument '{k}'")
-            out[k] = v
-        for p in self.params:
-            n = p["name"]
+        if kwargs:
+            for k, v in kwargs.items():
+                if k not in self.names:
+                    raise TypeError(f"{self.name}() got an unexpected keyword argument '{k}'")
+                if k in out:
+                    raise TypeError(f"{self.name}() got multiple values for argument '{k}'")
+                out[k] = v
+        for n, d, is_var in self.fill:
             if n not in out:
-                d = self.defaults[n]
                 if d is _MISSING:
-                    if p["kind"] in ("varpos", "varkw"):
+                    if is_var:
                         continue
                     raise TypeError(f"{self.name}() missing required argument: '{n}'")
                 out[n] = d
@@ -77,6 +81,13 @@ class Signature:
 
 
 def _ints(v, what):
+    t = type(v)
+    if t is tuple or t is list:  # the common case: plain ints, passed as they are
+        for x in v:
+            if type(x) is not int:
+                break
+        else:
+            return v
     if isinstance(v, int) and not isinstance(v, bool):
         return [v]
     try:
@@ -113,56 +124,109 @@ class Variant:
             companion = n + "_num" if t.endswith("*") and (n + "_num") in names else None
             self.ins.append((t.replace("const ", "").strip(), n, companion))
         self.in_names = {n for _, n, _ in self.ins}
+        # The per-call plan: (name, converter or None for the stream, has a length companion).
+        self.steps = [(n, None if t == "mlx_stream" else converter(t), companion is not None) for t, n, companion in self.ins]
+        self.single = self.outs == ["array"]
 
 
 _OPTIONAL = {"mlx_optional_int": "int", "mlx_optional_float": "float", "mlx_optional_dtype": "dtype"}
 
 
-def _convert(ctype, name, value, keep, arrays_like):
-    """The C argument for ``value``; ``keep`` holds temporaries alive until the call ends."""
-    if ctype == "mlx_array":
-        if value is None:
-            return lib.mlx_array_new()  # the empty handle: mlx-c's "no array"
-        a = arrays_like(name, value)
-        keep.append(a)
-        return a._p[0]
-    if ctype == "mlx_stream":
-        return stream_handle(value)
-    if ctype == "bool":
-        return bool(value)
-    if ctype in ("int", "int32_t", "int64_t", "uint64_t", "size_t", "uint32_t"):
-        return _int(value, name)
-    if ctype in ("float", "double"):
-        return float(value)
-    if ctype == "mlx_dtype":
-        if not isinstance(value, D.Dtype):
-            raise TypeError(f"{name} must be an mlx.core.Dtype, got {type(value).__name__}")
-        return value.code
-    if ctype in ("int*", "int64_t*"):
+# One converter per C parameter type, looked up once per variant (not per call):
+# ``conv(name, value, keep, as_array)`` gives the C argument for ``value`` (a (buffer, length)
+# pair for pointer parameters with a ``_num`` companion); ``keep`` holds temporaries alive until
+# the call ends; ``as_array(name, value)`` makes array arguments (weak scalars included).
+def _conv_array(name, value, keep, as_array):
+    if value is None:
+        return lib.mlx_array_new()  # the empty handle: mlx-c's "no array"
+    a = as_array(name, value)
+    keep.append(a)
+    return a._p[0]
+
+
+def _conv_bool(name, value, keep, as_array):
+    return bool(value)
+
+
+def _conv_int(name, value, keep, as_array):
+    return _int(value, name)
+
+
+def _conv_float(name, value, keep, as_array):
+    return float(value)
+
+
+def _conv_dtype(name, value, keep, as_array):
+    if not isinstance(value, D.Dtype):
+        raise TypeError(f"{name} must be an mlx.core.Dtype, got {type(value).__name__}")
+    return value.code
+
+
+def _conv_ints(ctype):
+    arr_type = ffi.typeof(ctype.replace("*", "[]"))
+
+    def conv(name, value, keep, as_array):
         vals = _ints(value, name)
-        buf = ffi.new(ctype.replace("*", "[]"), vals)
+        buf = ffi.new(arr_type, vals)
         keep.append(buf)
         return buf, len(vals)
-    if ctype == "char*":
-        if not isinstance(value, str):
-            raise TypeError(f"{name} must be a str, got {type(value).__name__}")
-        buf = ffi.new("char[]", value.encode("utf-8"))
-        keep.append(buf)
-        return buf
-    if ctype == "mlx_vector_array":
-        arrs = [to_array(x) for x in value]
-        keep.extend(arrs)
-        hs = ffi.new("mlx_array[]", [x._p[0] for x in arrs])
-        vec = lib.mlx_vector_array_new_data(hs, len(arrs))
-        keep.append(_VecGuard(vec))
-        return vec
-    if ctype in _OPTIONAL:
-        o = ffi.new(ctype + "*")
+
+    return conv
+
+
+def _conv_str(name, value, keep, as_array):
+    if not isinstance(value, str):
+        raise TypeError(f"{name} must be a str, got {type(value).__name__}")
+    buf = ffi.new("char[]", value.encode("utf-8"))
+    keep.append(buf)
+    return buf
+
+
+def _conv_vector(name, value, keep, as_array):
+    arrs = [to_array(x) for x in value]
+    keep.extend(arrs)
+    hs = ffi.new("mlx_array[]", [x._p[0] for x in arrs])
+    vec = lib.mlx_vector_array_new_data(hs, len(arrs))
+    keep.append(_VecGuard(vec))
+    return vec
+
+
+def _conv_optional(ctype):
+    kind = _OPTIONAL[ctype]
+    ptr_type = ffi.typeof(ctype + "*")
+
+    def conv(name, value, keep, as_array):
+        o = ffi.new(ptr_type)
         if value is not None:
             o.has_value = True
-            o.value = value.code if _OPTIONAL[ctype] == "dtype" else (float(value) if _OPTIONAL[ctype] == "float" else _int(value, name))
+            o.value = value.code if kind == "dtype" else (float(value) if kind == "float" else _int(value, name))
         return o[0]
-    raise NotImplementedError(f"C parameter type {ctype} ({name}) has no Python conversion yet")
+
+    return conv
+
+
+def _conv_unknown(ctype):
+    def conv(name, value, keep, as_array):
+        raise NotImplementedError(f"C parameter type {ctype} ({name}) has no Python conversion yet")
+
+    return conv
+
+
+_SIMPLE = {"mlx_array": _conv_array, "bool": _conv_bool, "float": _conv_float, "double": _conv_float,
+           "mlx_dtype": _conv_dtype, "char*": _conv_str, "mlx_vector_array": _conv_vector}
+for _t in ("int", "int32_t", "int64_t", "uint64_t", "size_t", "uint32_t"):
+    _SIMPLE[_t] = _conv_int
+
+
+def converter(ctype):
+    """The converter for C parameter type ``ctype`` (see above)."""
+    if ctype in _SIMPLE:
+        return _SIMPLE[ctype]
+    if ctype in ("int*", "int64_t*"):
+        return _conv_ints(ctype)
+    if ctype in _OPTIONAL:
+        return _conv_optional(ctype)
+    return _conv_unknown(ctype)
 
 
 class _VecGuard:
@@ -212,6 +276,10 @@ class Op:
         self.weak = [p["name"] for p in sig.params if p["kind"] in ("posonly", "pos") and "scalar" in p.get("type", "")]
         if len(self.weak) < 2:
             self.weak = []
+        # Without an axis parameter the variant never depends on the arguments: chosen once.
+        names = {p["name"] for p in sig.params}
+        self.fixed = None if names & {"axis", "axes"} else (by.get("none") or variants[0])
+        self._unused = {v.cname: self._unchecked(v) for v in variants}
 
     def choose(self, b):
         """The variant for bound args ``b`` and the adjusted args."""
@@ -265,21 +333,34 @@ class Op:
     def _first_array(self, b):
         return b[self._first_array_name(b)]
 
-    def __call__(self, *args, **kwargs):
-        b = self.sig.bind(args, kwargs)
-        v, b = self.choose(b)
-        keep, cargs = [], []
-        weak_dtype = None
-        if self.weak:
-            for n in self.weak:
-                if isinstance(b.get(n), array):
-                    d = b[n].dtype
-                    weak_dtype = d if weak_dtype is None else D.promote_types(weak_dtype, d)
+    def _unchecked(self, v):
+        """Bound arguments that ``v`` does not receive (only their defaults are accepted):
+        (name, default) pairs."""
+        taken = set(v.in_names) | {"axis", "axes"}
+        if any(c is None for _, c, _ in v.steps):
+            taken.add("stream")
+        return [(n, d) for n, d, _ in self.sig.fill if n not in taken]
 
-        def arrays_like(name, value):
+    def only_default(self, n, val, d):
+        """Raises NotImplementedError unless ``val`` is the default ``d`` of argument ``n`` (which
+        the chosen C function cannot receive)."""
+        if d is _MISSING or not (val is d or (val == d if not isinstance(val, array) else False)):
+            raise NotImplementedError(f"mx.{self.pyname}: argument '{n}' is not supported by the C API yet (only its default {d!r})")
+
+    def weak_as_array(self, b):
+        """``as_array`` for a call whose weak operands are not all arrays: Python scalars take
+        the promoted dtype of the array operands (MLX's weak typing)."""
+        weak, weak_dtype = self.weak, None
+        for n in weak:
+            x = b.get(n)
+            if isinstance(x, array):
+                d = x.dtype
+                weak_dtype = d if weak_dtype is None else D.promote_types(weak_dtype, d)
+
+        def as_array(name, value):
             if isinstance(value, array):
                 return value
-            if weak_dtype is not None and name in self.weak:
+            if weak_dtype is not None and name in weak:
                 if type(value).__module__ == "numpy" and hasattr(value, "item") and getattr(value, "ndim", 1) == 0:
                     value = value.item()
                 a = weak_scalar(value, weak_dtype)
@@ -287,32 +368,54 @@ class Op:
                     return a
             return to_array(value)
 
-        used = set()
-        for ctype, n, companion in v.ins:
-            if ctype == "mlx_stream":
+        return as_array
+
+    def __call__(self, *args, **kwargs):
+        return self.run(self.sig.bind(args, kwargs))
+
+    def run(self, b):
+        """The call for bound arguments ``b`` ({parameter name: value}, defaults filled in)."""
+        v = self.fixed
+        if v is None:
+            v, b = self.choose(b)
+        as_array = _plain_as_array
+        for n in self.weak:
+            if type(b.get(n)) is not array and not isinstance(b.get(n), array):
+                as_array = self.weak_as_array(b)
+                break
+        keep, cargs = [], []
+        for n, conv, paired in v.steps:
+            if conv is None:
                 cargs.append(stream_handle(b.get("stream")))
-                used.add("stream")
-                continue
-            if n not in b:
+            elif n not in b:
                 raise NotImplementedError(f"mx.{self.pyname}: C parameter '{n}' of {v.cname} has no Python argument of that name")
-            c = _convert(ctype, n, b[n], keep, arrays_like)
-            used.add(n)
-            if companion:
-                cargs.extend(c)
+            elif paired:
+                cargs.extend(conv(n, b[n], keep, as_array))
             else:
-                cargs.append(c)
-        for n, val in b.items():
-            if n in used or n in ("axis", "axes"):
-                continue
-            d = self.sig.defaults.get(n, _MISSING)
-            if d is _MISSING or not (val is d or (val == d if not isinstance(val, array) else False)):
-                raise NotImplementedError(f"mx.{self.pyname}: argument '{n}' is not supported by the C API yet (only its default {d!r})")
-        outs = []
-        for kind in v.outs:
-            outs.append(ffi.new(_ARR_PTR) if kind == "array" else ffi.new(_VAR_ARRAY_PTR))
+                cargs.append(conv(n, b[n], keep, as_array))
+        for n, d in self._unused[v.cname]:
+            if n in b:
+                self.only_default(n, b[n], d)
+        if v.single:
+            p = _newp(_ARR_PTR)
+            if v.fn(p, *cargs):
+                raise error()
+            a = _obj_new(array)
+            a._p = p
+            return a
+        outs = [_newp(_ARR_PTR) if kind == "array" else _newp(_VAR_ARRAY_PTR) for kind in v.outs]
         check(v.fn(*outs, *cargs))
         res = [wrap(o) if k == "array" else _vector_to_list(o[0]) for o, k in zip(outs, v.outs)]
         return res[0] if len(res) == 1 else tuple(res)
+
+
+def _plain_as_array(name, value):
+    return value if isinstance(value, array) else to_array(value)
+
+
+from . import _callgen  # noqa: E402  (needs the names above)
+
+compile_op = _callgen.compile_op
 
 
 def c_name(pyname):
@@ -341,9 +444,10 @@ def make_op(pyname):
     if not vs:
         return None
     op = Op(pyname, Signature(pyname, spec), vs)
-
-    def f(*args, **kwargs):
-        return op(*args, **kwargs)
+    f = compile_op(op)
+    if f is None:
+        def f(*args, **kwargs):
+            return op(*args, **kwargs)
 
     f.__name__ = pyname.split(".")[-1]
     f.__qualname__ = f.__name__

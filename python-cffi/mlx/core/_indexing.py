@@ -10,16 +10,20 @@ Two paths, both built from C ops only:
   The positions follow numpy's rules, which MLX shares: the broadcast shape of the array
   indices goes where they stand when they are adjacent, in front otherwise.
 
+(An index made only of Python ints, slices, ``None`` and ``...`` takes the fast path in
+``_basic_index`` first: one ``mlx_slice`` / ``mlx_slice_update``.)
+
 Boolean masks are accepted by assignment only (as real MLX: reading with a mask raises
 ValueError); the mask's ``True`` positions are found on the host.
 """
 from . import _dtypes as D
-from ._array import _ARR_PTR, _Ctx, _new_ptr, array, to_array, wrap
+from ._array import _ARR_PTR, _Ctx, _newp, array, to_array, wrap
 from ._ffi import check, ffi, lib
 
 
+
 def _c(cfn, *args):
-    p = _new_ptr(_ARR_PTR)
+    p = _newp(_ARR_PTR)
     check(cfn(p, *args))
     return wrap(p)
 

@@ -5,13 +5,9 @@ Binary operators call the C op directly (no signature binding) because they are 
 path; a Python scalar operand is weakly typed (see ``_array.weak_scalar``).
 """
 from . import _dtypes as D
-from ._array import _ARR_PTR, _Ctx, _new_ptr, array, error, to_array, weak_scalar, wrap
+from ._array import _ARR_PTR, _Ctx, _new_ptr, _newp, array, error, to_array, weak_scalar, wrap
 from ._ffi import check, ffi, lib
 
-try:  # cffi's C-level allocator: skips FFI.new's Python wrapper on the hot path
-    from _cffi_backend import newp as _newp
-except ImportError:  # pragma: no cover
-    _newp = ffi.new
 from ._array import _SCALAR_CACHE
 
 _cache_get = _SCALAR_CACHE.get
@@ -63,7 +59,10 @@ def _binary(cfn_name):
         if t is array:
             o = other
         elif t is int or t is float:
-            o = _cache_get((t, other.hex() if t is float else other, _dtype_code(h))) or _operand(self, other)
+            # (``is None``, not ``or``: ``or`` would call the cached array's __bool__, which evaluates it)
+            o = _cache_get((t, other.hex() if t is float else other, _dtype_code(h)))
+            if o is None:
+                o = _operand(self, other)
         else:
             o = _operand(self, other)
         if o is None:
@@ -183,6 +182,7 @@ array.__invert__ = _unary("mlx_bitwise_invert", _no_float_invert)
 
 # --- indexing (the general machinery lives in _indexing) ------------------------------------
 
+from . import _basic_index as _bx  # noqa: E402
 from . import _indexing as _ix  # noqa: E402
 
 _expand_index = _ix.expand_index
@@ -199,6 +199,9 @@ def _int_apart_from_array(items):
 
 def _getitem(self, idx):
     shape = self.shape
+    w = _bx.basic_window(shape, idx)
+    if w is not None:
+        return _bx.getitem_basic(self, w)
     items = _expand_index(idx, len(shape))
     for i in items:
         if isinstance(i, bool) or (isinstance(i, array) and i.dtype == D.bool_):
@@ -280,5 +283,14 @@ def _getitem(self, idx):
 array.__getitem__ = _getitem
 
 
-array.__setitem__ = _ix.setitem
+def _setitem(self, idx, value):
+    w = _bx.basic_window(self.shape, idx)
+    if w is None:
+        return _ix.setitem(self, idx, value)
+    r = _bx.setitem_basic(self, w, value)
+    if r is not self:
+        check(lib.mlx_array_set(self._p, r._p[0]))
+
+
+array.__setitem__ = _setitem
 array.at = property(lambda self: _ix.ArrayAt(self), doc="Indexed updates: a.at[idx].add(v) …")

@@ -1,0 +1,166 @@
+"""The fast path of indexing: an index made only of Python ints, slices, ``None`` and ``...``
+(what models use, e.g. a KV cache's ``cache[..., i:j, :] = kv`` and ``cache[..., :n, :]``) maps
+straight onto one ``mlx_slice`` (reading) or one ``mlx_slice_update`` (assignment).
+``basic_window`` works out the window with integer arithmetic per axis, never per element.
+An index it does not recognise (arrays, bools, numpy scalars …) or that is out of range gives
+None, and the caller uses the general code in ``_indexing``, which raises MLX's errors.
+"""
+from ._array import _Ctx, _newp, array
+from ._ffi import ffi, lib
+from ._indexing import _I32, _c, _reshape, _weak
+
+_INTS = ffi.typeof("int[]")
+_NONE_T, _ELLIPSIS_T = type(None), type(Ellipsis)
+
+
+def _int_buf(vals):
+    return _newp(_INTS, vals)
+
+
+class Window:
+    """A basic index resolved against a shape (tuples): ``start``/``stop``/``step`` per axis
+    (``mlx_slice``'s form), the window's ``shape`` (ints give a 1), the result's shape ``out``
+    (ints dropped, ``None`` adds a 1), ``kinds``: a str with, per index entry in order, "n"
+    (None), "i" (int) or "s" (an axis kept), and ``whole``: the window is the whole array."""
+
+    __slots__ = ("start", "stop", "step", "shape", "out", "kinds", "whole")
+
+
+def basic_window(shape, idx):
+    """The ``Window`` of ``idx`` over ``shape``, or None when ``idx`` is not a plain basic index
+    (arrays, bools, numpy scalars …) or is out of range (the general path raises the error)."""
+    if type(idx) is not tuple:
+        idx = (idx,)
+    lo, hi = _I32
+    consumed = ells = 0
+    for i in idx:
+        t = type(i)
+        if t is int:
+            if not lo <= i <= hi:
+                return None
+            consumed += 1
+        elif t is slice:
+            for v in (i.start, i.stop, i.step):
+                if v is not None and (type(v) is not int or not lo <= v <= hi):
+                    return None
+            if i.step == 0:
+                return None
+            consumed += 1
+        elif t is _ELLIPSIS_T:
+            ells += 1
+        elif t is not _NONE_T:
+            return None
+    ndim = len(shape)
+    if ells > 1 or consumed > ndim:
+        return None
+    axes, out, kinds = [], [], ""  # axes: (start, stop, step, window size) per axis of ``shape``
+    axis = 0
+    whole = True
+    for i in idx:
+        t = type(i)
+        if t is _NONE_T:
+            out.append(1)
+            kinds += "n"
+        elif t is _ELLIPSIS_T:
+            k = ndim - consumed
+            full = shape[axis:axis + k]
+            axes += [(0, n, 1, n) for n in full]
+            out += full
+            kinds += "s" * k
+            axis += k
+        elif t is int:
+            n = shape[axis]
+            if not -n <= i < n:
+                return None
+            if i < 0:
+                i += n
+            axes.append((i, i + 1, 1, 1))
+            kinds += "i"
+            whole = whole and n == 1
+            axis += 1
+        else:
+            n = shape[axis]
+            b, e, st = i.indices(n)
+            ln = len(range(b, e, st))
+            if ln == 0:
+                b, e, st = 0, 0, 1  # empty (``indices`` may give a start of -1, which the C op wraps)
+            elif st < 0 and e < 0:
+                e = -n - 1  # "before the first element"; the C op reads a plain -1 as n - 1
+            axes.append((b, e, st, ln))
+            out.append(ln)
+            kinds += "s"
+            whole = whole and ln == n and st == 1
+            axis += 1
+    if axis < ndim:
+        full = shape[axis:]
+        axes += [(0, n, 1, n) for n in full]
+        out += full
+        kinds += "s" * (ndim - axis)
+    w = Window()
+    if axes:
+        w.start, w.stop, w.step, w.shape = zip(*axes)
+    else:
+        w.start = w.stop = w.step = w.shape = ()
+    w.out, w.kinds, w.whole = tuple(out), kinds, whole
+    return w
+
+
+def getitem_basic(a, w):
+    """``a[idx]`` for a basic index's window ``w``: one slice (unless whole) and one reshape
+    (unless the shapes already agree); always a new array object, as MLX returns."""
+    if not w.whole:
+        n = len(w.start)
+        a = _c(lib.mlx_slice, a._p[0], _int_buf(w.start), n, _int_buf(w.stop), n, _int_buf(w.step), n, _Ctx.stream)
+        if w.out != w.shape:
+            a = _reshape(a, w.out)
+        return a
+    if w.out != w.shape:
+        return _reshape(a, w.out)
+    return array(a)
+
+
+def _shape_text(shape):
+    return "(" + ",".join(str(d) for d in shape) + ")"
+
+
+def _window_update(w, vshape):
+    """The shape to give an update of shape ``vshape`` so it broadcasts onto window ``w`` (MLX's
+    rule: leading 1s of the update beyond ``a[idx]``'s rank are dropped; it must then broadcast
+    to ``a[idx]``'s shape); ValueError when it cannot."""
+    out = w.out
+    if vshape == out and out == w.shape:  # already the window's shape (no int or None entries)
+        return vshape
+    vs = list(vshape)
+    while len(vs) > len(out) and vs[0] == 1:
+        vs.pop(0)
+    if len(vs) > len(out):
+        raise ValueError(f"Cannot broadcast array of shape {_shape_text(vshape)} into shape {_shape_text(w.shape)}.")
+    vs = [1] * (len(out) - len(vs)) + vs
+    if any(d != o and d != 1 for d, o in zip(vs, out)):
+        raise ValueError(f"[broadcast_shapes] Shapes {_shape_text(vshape)} and {_shape_text(w.shape)} cannot be broadcast.")
+    ws, j = [], 0
+    for k in w.kinds:
+        if k == "i":
+            ws.append(1)
+        elif k == "n":
+            j += 1  # a size-1 axis of a[idx] that the window lacks (the check above made it 1)
+        else:
+            ws.append(vs[j])
+            j += 1
+    return tuple(ws)
+
+
+def setitem_basic(a, w, value):
+    """``a`` with window ``w`` set from ``value`` (one ``mlx_slice_update``); ``a`` itself when the
+    window is empty (after the broadcast check, as MLX)."""
+    v = value if isinstance(value, array) else _weak(value, a.dtype)
+    vshape = v.shape
+    ws = _window_update(w, vshape)
+    if 0 in w.shape:
+        return a
+    if ws != vshape:
+        v = _reshape(v, ws)
+    # (the C op casts the update to a's dtype)
+    n = len(w.start)
+    return _c(lib.mlx_slice_update, a._p[0], v._p[0], _int_buf(w.start), n, _int_buf(w.stop), n, _int_buf(w.step), n,
+              _Ctx.stream)
