@@ -6,10 +6,11 @@
 
 use std::process::Command;
 
-/// Allowed peak RSS as a multiple of (file + KV cache). Measured 1.14× on the default model
-/// after removing the avoidable copies (docs/BENCHMARKS.md); the rest is the binary's own
-/// pages, the tokenizer and the activations. The goal is 1.05×.
-const MAX_RATIO: f64 = 1.20;
+/// Allowed peak RSS as a multiple of (file + KV cache). Measured 1.15–1.17× on the default
+/// model after removing the avoidable copies (1.30× before; docs/BENCHMARKS.md), varying a
+/// little with how the threads interleave; the rest is the binary's own pages, the tokenizer,
+/// activations and the buffer cache. The goal is 1.05×.
+const MAX_RATIO: f64 = 1.22;
 
 fn default_model_installed() -> bool {
     let ok = mlx_arm_lm::load::files::default_model_path().exists();
