@@ -7,6 +7,8 @@
 //!
 //! With no `--model`, the default model that `scripts/setup.sh` installs is used.
 
+mod progress;
+
 use std::io::{BufRead, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -196,9 +198,13 @@ fn open(args: &ModelArgs) -> Result<Session> {
             p
         }
     };
-    let loaded = files::load_model(&path)?;
-    let tokenizer = match &loaded.origin {
-        Origin::Gguf { metadata, .. } => Tokenizer::from_gguf(metadata)?,
+    let mut bar = progress::LoadProgress::new();
+    let mut loaded = files::load_model_with_progress(&path, &mut |done, total| bar.update(done, total))?;
+    bar.finish();
+    let tokenizer = match &mut loaded.origin {
+        // The tokenizer is the metadata's only user here: it takes the vocabulary over
+        // rather than copying it.
+        Origin::Gguf { metadata, .. } => Tokenizer::from_gguf_owned(std::mem::take(metadata))?,
         Origin::Dir(dir) => {
             let read = |name: &str| std::fs::read(dir.join(name));
             let tj = read("tokenizer.json")
@@ -347,20 +353,25 @@ fn run_bench(a: BenchArgs) -> Result<()> {
     let reps = a.reps.max(1);
     let mut pp = Vec::new();
     let mut tg = Vec::new();
-    // One untimed warm-up of each, as llama-bench does.
+    // One untimed warm-up of each, as llama-bench does. Each run's cache is dropped before
+    // the next is made, so the peak RSS holds one cache at a time, as generation does.
     for rep in 0..=reps {
-        let mut cache = model.new_cache();
-        let t = Instant::now();
-        generate::prefill(model, &mut cache, &prompt, generate::DEFAULT_PREFILL_CHUNK)?;
-        let pp_s = t.elapsed().as_secs_f64();
-        let mut cache = model.new_cache();
-        let t = Instant::now();
-        let mut tok = prompt[0];
-        for _ in 0..a.gen_tokens {
-            let logits = generate::step(model, &mut cache, &[tok])?;
-            tok = mlx_arm_lm::sample::argmax(&logits);
-        }
-        let tg_s = t.elapsed().as_secs_f64();
+        let pp_s = {
+            let mut cache = model.new_cache();
+            let t = Instant::now();
+            generate::prefill(model, &mut cache, &prompt, generate::DEFAULT_PREFILL_CHUNK)?;
+            t.elapsed().as_secs_f64()
+        };
+        let tg_s = {
+            let mut cache = model.new_cache();
+            let t = Instant::now();
+            let mut tok = prompt[0];
+            for _ in 0..a.gen_tokens {
+                let logits = generate::step(model, &mut cache, &[tok])?;
+                tok = mlx_arm_lm::sample::argmax(&logits);
+            }
+            t.elapsed().as_secs_f64()
+        };
         if rep > 0 {
             pp.push(prompt.len() as f64 / pp_s);
             tg.push(a.gen_tokens as f64 / tg_s);

@@ -104,8 +104,7 @@ pub(crate) fn dense_copy(a: &Array, d: &Data, op: &'static str) -> Result<Data> 
     if !dst.is_empty() && d.strides.iter().zip(a.shape()).all(|(&st, &n)| st == 0 || n == 1) {
         // One element broadcast everywhere (`zeros`, `full`): a fill, not a walk.
         let s = d.offset;
-        let elem = &src[s..s + sz];
-        dst.chunks_exact_mut(sz).for_each(|c| c.copy_from_slice(elem));
+        fill(dst, &src[s..s + sz]);
         return Ok(out);
     }
     let mut k = 0;
@@ -116,6 +115,24 @@ pub(crate) fn dense_copy(a: &Array, d: &Data, op: &'static str) -> Result<Data> 
         k += len * sz;
     });
     Ok(out)
+}
+
+/// Fills `dst` (a whole number of elements) with copies of `elem`: zeros with one memset (a
+/// fresh KV cache is megabytes of them), anything else by doubling the filled prefix, so the
+/// copies are long `memcpy`s rather than one call per element.
+fn fill(dst: &mut [u8], elem: &[u8]) {
+    if elem.iter().all(|&b| b == 0) {
+        dst.fill(0);
+        return;
+    }
+    let Some(first) = dst.get_mut(..elem.len()) else { return };
+    first.copy_from_slice(elem);
+    let mut filled = elem.len();
+    while filled < dst.len() {
+        let n = filled.min(dst.len() - filled);
+        dst.copy_within(..n, filled);
+        filled += n;
+    }
 }
 
 /// Every element an `as_strided` view can reach must lie inside the `size` dense elements.
@@ -227,4 +244,21 @@ fn check_window(shape: &[usize], strides: &[isize], base: isize, n: isize, op: &
         return Err(Error::runtime(op, "The update window lies outside the array."));
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    /// `fill` writes the element at every position, for zero and non-zero elements, element
+    /// counts that are and are not powers of two, and multi-byte elements.
+    #[test]
+    fn fill_repeats_the_element() {
+        for elem in [&[0u8, 0, 0, 0][..], &[1, 2, 3, 4], &[7, 0], &[9]] {
+            for count in [0usize, 1, 2, 3, 5, 8, 13, 1000] {
+                let mut dst = alloc::vec![0xAAu8; elem.len() * count];
+                super::fill(&mut dst, elem);
+                let want: alloc::vec::Vec<u8> = elem.iter().copied().cycle().take(elem.len() * count).collect();
+                assert_eq!(dst, want, "elem {elem:?} x {count}");
+            }
+        }
+    }
 }

@@ -1,7 +1,12 @@
 //! Opening models from the file system: a `.gguf` file, or a Hugging Face / MLX model
 //! directory (`config.json`, `model.safetensors` or the shards that
 //! `model.safetensors.index.json` lists). Files are memory-mapped: weights are viewed in
-//! place, never read into memory or converted.
+//! place, never copied into allocated memory or converted.
+//!
+//! [`load_model_with_progress`] also reads the mapped pages in once, front to back, reporting
+//! how far it got: the disk reads then happen while a caller can show progress, instead of as
+//! page faults spread over the first prompt. The pages stay file pages (the kernel may drop
+//! them again under memory pressure), so this costs no memory beyond the file's own.
 
 extern crate std;
 
@@ -11,9 +16,13 @@ use alloc::string::String;
 use alloc::vec::Vec;
 use std::path::{Path, PathBuf};
 
-use mlx_arm_core::io::arrays::{load, load_gguf_native};
+use alloc::sync::Arc;
+
+use mlx_arm_core::buffer::Buffer;
+use mlx_arm_core::io::arrays::{load_buffer, load_gguf_native_buffer};
 use mlx_arm_core::io::gguf::Value;
 use mlx_arm_core::io::json::Json;
+use mlx_arm_core::io::mmap::map_file;
 use mlx_arm_core::{Array, Error, Result};
 
 use crate::config::ModelConfig;
@@ -69,34 +78,79 @@ fn io_err(path: &Path, e: std::io::Error) -> Error {
     Error::runtime(OP, format!("cannot read {}: {e}", path.display()))
 }
 
-/// Opens `path`: a `.gguf` file or a model directory.
+/// Opens `path`: a `.gguf` file or a model directory. The weights stay mapped and are read
+/// from disk as the first prompt touches them.
 pub fn load_model(path: &Path) -> Result<LoadedModel> {
+    Ok(open_model(path)?.0)
+}
+
+/// [`load_model`], then reads every mapped page of the weight files in, calling
+/// `progress(bytes_read, total_bytes)` as it goes (about every 1 MiB, and once at the end).
+pub fn load_model_with_progress(path: &Path, progress: &mut dyn FnMut(u64, u64)) -> Result<LoadedModel> {
+    let (loaded, maps) = open_model(path)?;
+    read_in(&maps, progress);
+    Ok(loaded)
+}
+
+/// Bytes read in per progress report.
+const PROGRESS_STEP: usize = 1 << 20;
+/// Page size assumed when touching pages: the smallest in use (a larger one is touched
+/// several times per page, which costs nothing).
+const PAGE: usize = 4096;
+
+/// Touches one byte of every page of `maps` so the kernel reads them in.
+fn read_in(maps: &[Arc<Buffer>], progress: &mut dyn FnMut(u64, u64)) {
+    let total: u64 = maps.iter().map(|m| m.len() as u64).sum();
+    let mut done = 0u64;
+    progress(0, total);
+    for m in maps {
+        for chunk in m.bytes().chunks(PROGRESS_STEP) {
+            let mut sum = 0u8;
+            for page in chunk.chunks(PAGE) {
+                sum = sum.wrapping_add(page[0]);
+            }
+            // The sum is otherwise unused: keep the reads from being optimized away.
+            core::hint::black_box(sum);
+            done += chunk.len() as u64;
+            progress(done, total);
+        }
+    }
+}
+
+/// The model and the mapped files it views.
+fn open_model(path: &Path) -> Result<(LoadedModel, Vec<Arc<Buffer>>)> {
     let meta = std::fs::metadata(path).map_err(|e| io_err(path, e))?;
     if meta.is_dir() {
         return load_dir(path);
     }
-    let g = load_gguf_native(path)?;
+    let map = map_file("load_gguf", path)?;
+    let g = load_gguf_native_buffer(map.clone())?;
     let model = super::gguf::model_from_gguf(&g)?;
-    Ok(LoadedModel { model, origin: Origin::Gguf { path: path.to_path_buf(), metadata: g.metadata }, file_bytes: meta.len() })
+    let loaded =
+        LoadedModel { model, origin: Origin::Gguf { path: path.to_path_buf(), metadata: g.metadata }, file_bytes: meta.len() };
+    Ok((loaded, alloc::vec![map]))
 }
 
-fn load_dir(dir: &Path) -> Result<LoadedModel> {
+fn load_dir(dir: &Path) -> Result<(LoadedModel, Vec<Arc<Buffer>>)> {
     let config_path = dir.join("config.json");
     let config_text = std::fs::read(&config_path).map_err(|e| io_err(&config_path, e))?;
     let config = ModelConfig::from_hf_json(&config_text)?;
     let quant = super::hf::quantization(&config_text)?;
     let mut tensors: BTreeMap<String, Array> = BTreeMap::new();
     let mut file_bytes = 0u64;
+    let mut maps = Vec::new();
     for shard in shard_files(dir)? {
         file_bytes += std::fs::metadata(&shard).map_err(|e| io_err(&shard, e))?.len();
-        for (name, a) in load(&shard, Some("safetensors"))?.arrays {
+        let map = map_file("load_safetensors", &shard)?;
+        for (name, a) in load_buffer(map.clone(), "safetensors")?.arrays {
             if tensors.insert(name.clone(), a).is_some() {
                 return Err(Error::format(OP, format!("tensor '{name}' appears in two shards")));
             }
         }
+        maps.push(map);
     }
     let model = super::hf::model_from_tensors(config, quant, &|n| tensors.get(n).cloned())?;
-    Ok(LoadedModel { model, origin: Origin::Dir(dir.to_path_buf()), file_bytes })
+    Ok((LoadedModel { model, origin: Origin::Dir(dir.to_path_buf()), file_bytes }, maps))
 }
 
 /// The safetensors files of a model directory: the shards its index names, else every

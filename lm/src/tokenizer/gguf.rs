@@ -36,6 +36,28 @@ pub(crate) fn stages_for_pre(pre: &str) -> Option<Vec<Stage>> {
 impl Tokenizer {
     /// Reads a tokenizer from GGUF metadata (`tokenizer.ggml.model` `gpt2` or `llama`).
     pub fn from_gguf(metadata: &[(String, Value)]) -> Result<Tokenizer> {
+        let tokens = match metadata.iter().find(|(k, _)| k == "tokenizer.ggml.tokens") {
+            Some((_, Value::Array(Array::String(t)))) => t.clone(),
+            Some(_) => return Err(bad("tokenizer.ggml.tokens is not an array of strings")),
+            None => return Err(bad("the GGUF file has no tokenizer.ggml.tokens")),
+        };
+        Self::from_gguf_parts(metadata, tokens)
+    }
+
+    /// [`Tokenizer::from_gguf`] consuming the metadata: the vocabulary's strings move into the
+    /// tokenizer instead of being copied (a few MiB for a 50k-token vocabulary, which a caller
+    /// that keeps no metadata need not hold twice).
+    pub fn from_gguf_owned(mut metadata: Vec<(String, Value)>) -> Result<Tokenizer> {
+        let tokens = match metadata.iter_mut().find(|(k, _)| k == "tokenizer.ggml.tokens") {
+            Some((_, Value::Array(Array::String(t)))) => core::mem::take(t),
+            Some(_) => return Err(bad("tokenizer.ggml.tokens is not an array of strings")),
+            None => return Err(bad("the GGUF file has no tokenizer.ggml.tokens")),
+        };
+        Self::from_gguf_parts(&metadata, tokens)
+    }
+
+    /// The tokenizer of `metadata` whose `tokenizer.ggml.tokens` are `tokens`.
+    fn from_gguf_parts(metadata: &[(String, Value)], tokens: Vec<String>) -> Result<Tokenizer> {
         let get = |key: &str| metadata.iter().find(|(k, _)| k == key).map(|(_, v)| v);
         let get_str = |key: &str| -> Result<Option<&str>> {
             match get(key) {
@@ -71,11 +93,6 @@ impl Tokenizer {
                     alloc::format!("tokenizer.ggml.model {other:?} (supported: gpt2, llama)"),
                 ))
             }
-        };
-        let tokens = match get("tokenizer.ggml.tokens") {
-            Some(Value::Array(Array::String(t))) => t.clone(),
-            Some(_) => return Err(bad("tokenizer.ggml.tokens is not an array of strings")),
-            None => return Err(bad("the GGUF file has no tokenizer.ggml.tokens")),
         };
         let n = tokens.len();
         if n == 0 || n > MAX_TOKENS {
