@@ -129,31 +129,6 @@ unsafe fn store_tile<const RM: usize, const RN: usize>(t: &Tile, acc: &[[__m256;
 const RM: usize = 4;
 const RN: usize = 2;
 
-/// Weight rows per GEMV (one activation row) tile: `GEMV_RN` independent accumulator chains
-/// hide the FMA latency that bounds a one- or two-row loop (each block's `acc` update waits on
-/// the previous block's), and every activation block is loaded once for all of them.
-const GEMV_RN: usize = 4;
-
-/// The GEMV driver of a legacy tile kernel: weight rows `GEMV_RN` at a time against the single
-/// activation row (a `1 × GEMV_RN` tile computes each output exactly as the `1 × 1` dot does).
-macro_rules! gemv {
-    ($tile:ident, $g:expr, $nb:expr) => {{
-        let g = $g;
-        let mut j0 = 0;
-        while j0 < g.nw {
-            let rn = (g.nw - j0).min(GEMV_RN);
-            let t = Tile { w: g.w.add(j0 * g.wrb), wrb: g.wrb, a: g.a, arb: g.arb, nb: $nb, out: g.out.add(j0), ldo: g.ldo };
-            match rn {
-                4 => $tile::<1, 4>(&t),
-                3 => $tile::<1, 3>(&t),
-                2 => $tile::<1, 2>(&t),
-                _ => $tile::<1, 1>(&t),
-            }
-            j0 += rn;
-        }
-    }};
-}
-
 /// For one tile kernel: the GEMM driver (`nw` weight rows × `nx` activation rows, register
 /// tiles of RM × RN, edge tiles through smaller instances) and the GEMV dot (a 1×1 tile).
 macro_rules! tiles {
@@ -167,9 +142,6 @@ macro_rules! tiles {
         #[target_feature(enable = $feat)]
         pub(super) unsafe fn $gemm(g: &super::Gemm) {
             let nb = (g.wrb / $wb).min(g.arb / $ab);
-            if g.nx == 1 && $rn > 1 {
-                return gemv!($tile, g, nb);
-            }
             let mut j0 = 0;
             while j0 < g.nw {
                 let rn = (g.nw - j0).min($rn);
