@@ -31,7 +31,8 @@ fn quantized_gemm_matches_the_dot_kernel_at_every_level_and_thread_count() {
             let bt = vec_dot_type(ty).unwrap();
             // m, n, blocks: every edge of the 4×2 register tile and of the 16-row activation
             // tile, one weight tile boundary (64 KiB of rows at 8 blocks of Q8_0 is 240 rows);
-            // GEMVs (m = 1) with every remainder of its 4-row tile, and across a weight tile.
+            // GEMVs (m = 1): odd and even row counts (the 1×2 tile and its edge), and across a
+            // weight tile.
             for &(m, n, blocks) in &[
                 (1usize, 1usize, 1usize),
                 (1, 6, 2),
