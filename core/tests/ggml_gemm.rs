@@ -30,8 +30,22 @@ fn quantized_gemm_matches_the_dot_kernel_at_every_level_and_thread_count() {
         for ty in TYPES {
             let bt = vec_dot_type(ty).unwrap();
             // m, n, blocks: every edge of the 4×2 register tile and of the 16-row activation
-            // tile, one weight tile boundary (64 KiB of rows at 8 blocks of Q8_0 is 240 rows).
-            for &(m, n, blocks) in &[(1usize, 1usize, 1usize), (2, 3, 2), (5, 7, 3), (8, 4, 1), (17, 9, 2), (37, 19, 3), (9, 250, 8)] {
+            // tile, one weight tile boundary (64 KiB of rows at 8 blocks of Q8_0 is 240 rows);
+            // GEMVs (m = 1): odd and even row counts (the 1×2 tile and its edge), and across a
+            // weight tile.
+            for &(m, n, blocks) in &[
+                (1usize, 1usize, 1usize),
+                (1, 6, 2),
+                (1, 7, 3),
+                (1, 9, 1),
+                (1, 250, 8),
+                (2, 3, 2),
+                (5, 7, 3),
+                (8, 4, 1),
+                (17, 9, 2),
+                (37, 19, 3),
+                (9, 250, 8),
+            ] {
                 let k = blocks * ty.block_len();
                 let wrb = ty.row_bytes(k).unwrap();
                 let mut w = vec![0u8; n * wrb];
