@@ -24,6 +24,28 @@ const GRAIN_MACS: usize = 1 << 16;
 /// Per-task work of `ggml_matmul` (its SIMD dot products run ~10x faster than the kernels
 /// `GRAIN_MACS` was chosen for).
 const GGML_GRAIN_MACS: usize = 1 << 18;
+/// Decode GEMV (m = 1) work per task, in weight bytes: a GEMV streams its weights once and is
+/// bound by memory bandwidth per core, so it pays to share out across threads as soon as a
+/// task's slice of weights (16 KiB: a few microseconds) outweighs claiming it. Sized in bytes
+/// rather than multiply-adds because that is what the kernel is limited by.
+const GEMV_GRAIN_BYTES: usize = 16 << 10;
+/// Weight rows per GEMV task are rounded up to a multiple of this (16 f32 outputs: one cache
+/// line), so a task writes whole lines of the output and at most the lines at its ends are
+/// shared with a neighbour (each written once, at the end of its row's dot product).
+const GEMV_ROW_ALIGN: usize = 16;
+
+/// Weight rows per `parallel_for` task of `ggml_matmul` with `m` activation rows of `k`.
+fn ggml_rows_per_task(ty: GgmlType, m: usize, k: usize) -> usize {
+    if m == 1 {
+        let row = ty.row_bytes(k).unwrap_or(k).max(1);
+        return (GEMV_GRAIN_BYTES / row).max(1).next_multiple_of(GEMV_ROW_ALIGN);
+    }
+    // At least GGML_GRAIN_MACS multiply-adds per task, so waking the pool (microseconds)
+    // stays small beside the SIMD work it shares out; and at least 16 weight rows, so the
+    // tiled kernel reuses each activation tile across many weight rows instead of streaming
+    // all activations per row.
+    (GGML_GRAIN_MACS / (m * k).max(1)).max(16)
+}
 
 /// Runs `body` with `T` bound to the kernel float type of `dtype`.
 macro_rules! float3 {
@@ -453,15 +475,7 @@ fn ggml_matmul<T: QFloat + Element>(ty: GgmlType, k: usize, inputs: &[Array], o:
     };
     let errs = FirstError::new();
     let ptr = OutPtr(res.as_mut_ptr());
-    // Weight rows per task: at least GGML_GRAIN_MACS multiply-adds, so waking the pool
-    // (microseconds) stays small beside the SIMD work it shares out; decode (m = 1) GEMVs of a
-    // few hundred thousand MACs then run on the caller alone.
-    let mut grain = (GGML_GRAIN_MACS / (m * k).max(1)).max(1);
-    if m > 1 {
-        // GEMM: at least 16 weight rows per task, so the tiled kernel reuses each activation
-        // tile across many weight rows instead of streaming all activations per row.
-        grain = grain.max(16);
-    }
+    let grain = ggml_rows_per_task(ty, m, k);
     parallel_for(n, grain, &|r| {
         let width = r.end - r.start;
         if m == 1 {

@@ -5,8 +5,11 @@
 //! One call at a time owns the pool ("job"): the caller publishes the job, takes chunks
 //! itself, and waits for the chunks the workers took. Chunks are claimed dynamically from one
 //! atomic word, so a worker that the OS deschedules (the machine is shared) delays the call by
-//! at most one chunk. Idle workers spin a few tens of microseconds (the next kernel usually
-//! arrives within that), then yield, then sleep on a condition variable.
+//! at most one chunk. Idle workers spin 300 µs, then yield up to 3 ms, then sleep on a
+//! condition variable: a decode step dispatches a few hundred kernels with serial work in
+//! between, and a worker that fell asleep in such a gap costs a futex wake-up (tens of
+//! microseconds on many cores) on the next GEMV, which is itself only a few microseconds of
+//! work per thread. Measured: docs/BENCHMARKS.md, "Decode threading".
 //!
 //! Rules that keep it from deadlocking: a `parallel_for` from inside a task (a worker, or the
 //! caller while it runs a chunk) runs serially on that thread; a second caller that finds the
@@ -30,9 +33,10 @@ use std::time::{Duration, Instant};
 pub const MAX_THREADS: usize = 256;
 /// Chunks per thread: more than one so a descheduled thread holds back little work.
 const CHUNKS_PER_THREAD: usize = 4;
-/// How long an idle worker spins, then yields, before it sleeps.
-const SPIN: Duration = Duration::from_micros(30);
-const YIELD: Duration = Duration::from_micros(200);
+/// How long an idle worker spins, then yields, before it sleeps (long enough to stay awake
+/// through the serial gaps of a decode step; see the module note).
+const SPIN: Duration = Duration::from_micros(300);
+const YIELD: Duration = Duration::from_micros(3000);
 
 std::thread_local! {
     /// Set while this thread runs a pool task (always on workers): nested calls run serially.
