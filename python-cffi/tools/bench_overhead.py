@@ -25,26 +25,32 @@ N = 10_000
 M = 2_000  # the per-call cases (each builds an independent node)
 
 
-def chain_op(mx):
-    a = mx.array([0.0])
+def _timed(mx, n, build):
+    """Times `build()` (the graph) and then one `mx.eval` of what it returns: (n, build s, total s)."""
     t = time.perf_counter()
-    for _ in range(N):
-        a = a + 1
+    outs = build()
     t_build = time.perf_counter() - t
-    mx.eval(a)
+    mx.eval(outs)
+    return n, t_build, time.perf_counter() - t, outs
+
+
+def _chain(mx, step):
+    def build():
+        a = mx.array([0.0])
+        for _ in range(N):
+            a = step(a)
+        return a
+    n, t_build, t_total, a = _timed(mx, N, build)
     assert a.item() == N
-    return N, t_build, time.perf_counter() - t
+    return n, t_build, t_total
+
+
+def chain_op(mx):
+    return _chain(mx, lambda a: a + 1)
 
 
 def chain_binder(mx):
-    a = mx.array([0.0])
-    t = time.perf_counter()
-    for _ in range(N):
-        a = mx.add(a, 1)
-    t_build = time.perf_counter() - t
-    mx.eval(a)
-    assert a.item() == N
-    return N, t_build, time.perf_counter() - t
+    return _chain(mx, lambda a: mx.add(a, 1))
 
 
 def _kv(mx):
@@ -53,31 +59,24 @@ def _kv(mx):
 
 def sum_axis(mx):
     x, _ = _kv(mx)
-    t = time.perf_counter()
-    outs = [mx.sum(x, axis=-1, keepdims=False) for _ in range(M)]
-    t_build = time.perf_counter() - t
-    mx.eval(outs)
-    return M, t_build, time.perf_counter() - t
+    return _timed(mx, M, lambda: [mx.sum(x, axis=-1, keepdims=False) for _ in range(M)])[:3]
 
 
 def slice_read(mx):
     x, _ = _kv(mx)
-    t = time.perf_counter()
-    outs = [x[..., i % 16:i % 16 + 1, :] for i in range(M)]
-    t_build = time.perf_counter() - t
-    mx.eval(outs)
-    return M, t_build, time.perf_counter() - t
+    return _timed(mx, M, lambda: [x[..., i % 16:i % 16 + 1, :] for i in range(M)])[:3]
 
 
 def slice_write(mx):
     x, u = _kv(mx)
-    t = time.perf_counter()
-    for i in range(M):
-        x[..., i % 16:i % 16 + 1, :] = u
-    t_build = time.perf_counter() - t
-    mx.eval(x)
+
+    def build():
+        for i in range(M):
+            x[..., i % 16:i % 16 + 1, :] = u
+        return x
+    n, t_build, t_total, _ = _timed(mx, M, build)
     assert x.sum().item() == 16 * 2 * 4
-    return M, t_build, time.perf_counter() - t
+    return n, t_build, t_total
 
 
 CASES = [("a + 1", chain_op), ("mx.add(a, 1)", chain_binder), ("mx.sum(x, axis=-1)", sum_axis),
