@@ -7,77 +7,88 @@
 //!
 //! `cargo run --release --manifest-path backends/vulkan/Cargo.toml --example bench_vulkan -- [--n N] [--rows R] [--elems E] [--torch PYTHON [--torch-script PATH]] [--no-cpu]`
 
-use mlx_arm_core::{device, ops, Array, DType, Device};
+use mlx_arm_core::{device, ops, Array, DType, Device, Result};
 
 // The timing rule every figure in docs/BENCHMARKS.md uses (median after warm-ups).
 #[path = "../../../core/examples/common/mod.rs"]
 mod common;
 use common::median_seconds as median;
 
-fn random(shape: &[usize], seed: u32, dt: DType) -> Array {
+fn random(shape: &[usize], seed: u32, dt: DType) -> Result<Array> {
     let n: usize = shape.iter().product();
     let v: Vec<f32> = (0..n as u32).map(|i| ((i.wrapping_mul(2654435761) ^ seed) % 2000) as f32 / 1000.0 - 1.0).collect();
-    ops::astype(&Array::from_slice(&v, shape).unwrap(), dt).unwrap()
+    ops::astype(&Array::from_slice(&v, shape)?, dt)
 }
 
-type Op = fn(&[Array]) -> Array;
+type Op = fn(&[Array]) -> Result<Array>;
+
+/// `x[0] @ dequantize(x[1], x[2], x[3])ᵀ`, 4-bit, group 64 (the quantized cases).
+fn qmm_q4(x: &[Array]) -> Result<Array> {
+    ops::quantized::quantized_matmul(&x[0], &x[1], &x[2], Some(&x[3]), true, Some(64), Some(4), "affine")
+}
+
+/// Runs `op` and waits for it; the timed loops call this after one checked run.
+fn run_once(op: Op, inputs: &[Array]) -> Result<()> {
+    op(inputs)?.eval()
+}
 
 fn main() {
+    if let Err(e) = run() {
+        eprintln!("{e}");
+        std::process::exit(1);
+    }
+}
+
+fn run() -> Result<()> {
     let args: Vec<String> = std::env::args().collect();
     let arg = |k: &str| args.iter().position(|a| a == k).and_then(|i| args.get(i + 1)).cloned();
     let n: usize = arg("--n").and_then(|v| v.parse().ok()).unwrap_or(1024);
     let rows: usize = arg("--rows").and_then(|v| v.parse().ok()).unwrap_or(4096);
     let elems: usize = arg("--elems").and_then(|v| v.parse().ok()).unwrap_or(1 << 24);
     let no_cpu = args.iter().any(|a| a == "--no-cpu");
-    let info = match mlx_arm_vulkan::init() {
-        Ok(i) => i,
-        Err(e) => {
-            eprintln!("{e}");
-            std::process::exit(1);
-        }
-    };
+    let info = mlx_arm_vulkan::init()?;
     println!("device: {} ({}), shared memory: {}, f16: {}", info.name, info.kind, info.shared_memory, info.f16);
-    let gpu_stream = device::default_stream(Device::GPU).unwrap();
+    let gpu_stream = device::default_stream(Device::GPU)?;
 
     let mut cases: Vec<(String, Vec<Array>, Op, f64)> = Vec::new();
     let flops = 2.0 * (n * n * n) as f64;
-    cases.push((format!("matmul_f32_{n}"), vec![random(&[n, n], 1, DType::Float32), random(&[n, n], 2, DType::Float32)], |x| ops::matmul(&x[0], &x[1]).unwrap(), flops));
+    cases.push((format!("matmul_f32_{n}"), vec![random(&[n, n], 1, DType::Float32)?, random(&[n, n], 2, DType::Float32)?], |x| ops::matmul(&x[0], &x[1]), flops));
     if info.f16 {
-        cases.push((format!("matmul_f16_{n}"), vec![random(&[n, n], 1, DType::Float16), random(&[n, n], 2, DType::Float16)], |x| ops::matmul(&x[0], &x[1]).unwrap(), flops));
+        cases.push((format!("matmul_f16_{n}"), vec![random(&[n, n], 1, DType::Float16)?, random(&[n, n], 2, DType::Float16)?], |x| ops::matmul(&x[0], &x[1]), flops));
     }
     let dim = rows;
-    cases.push((format!("softmax_f32_{rows}x{dim}"), vec![random(&[rows, dim], 3, DType::Float32)], |x| ops::softmax(&x[0], Some(&[-1]), false).unwrap(), 0.0));
+    cases.push((format!("softmax_f32_{rows}x{dim}"), vec![random(&[rows, dim], 3, DType::Float32)?], |x| ops::softmax(&x[0], Some(&[-1]), false), 0.0));
     cases.push((
         format!("rms_norm_f32_{rows}x{dim}"),
-        vec![random(&[rows, dim], 4, DType::Float32), random(&[dim], 5, DType::Float32)],
-        |x| ops::fast::rms_norm(&x[0], Some(&x[1]), 1e-5).unwrap(),
+        vec![random(&[rows, dim], 4, DType::Float32)?, random(&[dim], 5, DType::Float32)?],
+        |x| ops::fast::rms_norm(&x[0], Some(&x[1]), 1e-5),
         0.0,
     ));
     {
-        let w = random(&[n, n], 7, DType::Float32);
-        let q = ops::quantized::quantize(&w, Some(64), Some(4), "affine", None).unwrap();
-                cases.push((
+        let w = random(&[n, n], 7, DType::Float32)?;
+        let q = ops::quantized::quantize(&w, Some(64), Some(4), "affine", None)?;
+        cases.push((
             format!("qmv_q4_f32_{n}"),
-            vec![random(&[1, n], 8, DType::Float32), q[0].clone(), q[1].clone(), q[2].clone()],
-            |x| ops::quantized::quantized_matmul(&x[0], &x[1], &x[2], Some(&x[3]), true, Some(64), Some(4), "affine").unwrap(),
+            vec![random(&[1, n], 8, DType::Float32)?, q[0].clone(), q[1].clone(), q[2].clone()],
+            qmm_q4,
             2.0 * (n * n) as f64,
         ));
         // A prefill-sized product: 32 rows of x against the same weight.
         cases.push((
             format!("qmm_q4_f32_32x{n}"),
-            vec![random(&[32, n], 12, DType::Float32), q[0].clone(), q[1].clone(), q[2].clone()],
-            |x| ops::quantized::quantized_matmul(&x[0], &x[1], &x[2], Some(&x[3]), true, Some(64), Some(4), "affine").unwrap(),
+            vec![random(&[32, n], 12, DType::Float32)?, q[0].clone(), q[1].clone(), q[2].clone()],
+            qmm_q4,
             2.0 * (32 * n * n) as f64,
         ));
     }
     let (hq, hkv, hd) = (32, 8, 128);
     cases.push((
         format!("sdpa_decode_f32_{rows}"),
-        vec![random(&[1, hq, 1, hd], 9, DType::Float32), random(&[1, hkv, rows, hd], 10, DType::Float32), random(&[1, hkv, rows, hd], 11, DType::Float32)],
-        |x| ops::scaled_dot_product_attention(&x[0], &x[1], &x[2], 0.088, ops::SdpaMask::None).unwrap(),
+        vec![random(&[1, hq, 1, hd], 9, DType::Float32)?, random(&[1, hkv, rows, hd], 10, DType::Float32)?, random(&[1, hkv, rows, hd], 11, DType::Float32)?],
+        |x| ops::scaled_dot_product_attention(&x[0], &x[1], &x[2], 0.088, ops::SdpaMask::None),
         4.0 * (hq * hd) as f64 * rows as f64,
     ));
-    cases.push((format!("add_f32_{elems}"), vec![random(&[elems], 6, DType::Float32)], |x| ops::add(&x[0], &x[0]).unwrap(), 0.0));
+    cases.push((format!("add_f32_{elems}"), vec![random(&[elems], 6, DType::Float32)?], |x| ops::add(&x[0], &x[0]), 0.0));
 
     let torch: Option<serde_like::Map> = arg("--torch").and_then(|py| {
         let script = arg("--torch-script").unwrap_or_else(|| concat!(env!("CARGO_MANIFEST_DIR"), "/../../benchmarks/torch_gpu_ref.py").into());
@@ -91,20 +102,26 @@ fn main() {
 
     println!("{:<26} {:>11} {:>11} {:>9} {:>11} {:>9} {:>10}", "case", "cpu ms", "vulkan ms", "vs cpu", "torch ms", "vs torch", "GFLOP/s");
     for (name, inputs, op, fl) in &cases {
-        for a in inputs {
-            a.eval().unwrap();
+        mlx_arm_core::eval(inputs)?;
+        // One checked run per path; the timed repetitions of the same op then ignore errors.
+        if !no_cpu {
+            run_once(*op, inputs)?;
         }
-        let cpu = (!no_cpu).then(|| median(1, 3, || op(inputs).eval().unwrap()));
+        let cpu = (!no_cpu).then(|| median(1, 3, || drop(run_once(*op, inputs))));
         // Device-resident inputs: one GPU copy each, done before timing.
-        device::set_default_device(Device::GPU).unwrap();
-        let dev_inputs: Vec<Array> = inputs.iter().map(|a| ops::multiply(a, &Array::from_value(mlx_arm_core::Value::F(1.0), a.dtype()).unwrap()).unwrap()).collect();
-        mlx_arm_core::eval(&dev_inputs).unwrap();
-        device::synchronize(gpu_stream).unwrap();
+        device::set_default_device(Device::GPU)?;
+        let dev_inputs = inputs
+            .iter()
+            .map(|a| ops::multiply(a, &Array::from_value(mlx_arm_core::Value::F(1.0), a.dtype())?))
+            .collect::<Result<Vec<Array>>>()?;
+        mlx_arm_core::eval(&dev_inputs)?;
+        run_once(*op, &dev_inputs)?;
+        device::synchronize(gpu_stream)?;
         let gpu = median(2, 7, || {
-            op(&dev_inputs).eval().unwrap();
-            device::synchronize(gpu_stream).unwrap();
+            drop(run_once(*op, &dev_inputs));
+            drop(device::synchronize(gpu_stream));
         });
-        device::set_default_device(Device::CPU).unwrap();
+        device::set_default_device(Device::CPU)?;
         let t = torch.as_ref().and_then(|m| m.get(name));
         let ms = |s: f64| format!("{:.3}", s * 1e3);
         println!(
@@ -120,6 +137,7 @@ fn main() {
     }
     let (d, b, s) = mlx_arm_vulkan::queue_stats();
     println!("queue: {d} dispatches, {b} barriers, {s} submits");
+    Ok(())
 }
 
 /// A tiny reader for the flat {"name": number} JSON the reference script prints.
