@@ -199,7 +199,11 @@ fn open(args: &ModelArgs) -> Result<Session> {
         }
     };
     let mut bar = progress::LoadProgress::new();
-    let mut loaded = files::load_model_with_progress(&path, &mut |done, total| bar.update(done, total))?;
+    let mut loaded = if bar.can_show() {
+        files::load_model_with_progress(&path, &mut |done, total| bar.update(done, total))?
+    } else {
+        files::load_model(&path)?
+    };
     bar.finish();
     let tokenizer = match &mut loaded.origin {
         // The tokenizer is the metadata's only user here: it takes the vocabulary over
