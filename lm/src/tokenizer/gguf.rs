@@ -33,13 +33,24 @@ pub(crate) fn stages_for_pre(pre: &str) -> Option<Vec<Stage>> {
     })
 }
 
+/// The metadata key of the vocabulary's token strings.
+const VOCAB_KEY: &str = "tokenizer.ggml.tokens";
+
+/// Why the vocabulary could not be read: the key is there with another type, or missing.
+fn vocab_error(present: bool) -> Error {
+    if present {
+        bad("tokenizer.ggml.tokens is not an array of strings")
+    } else {
+        bad("the GGUF file has no tokenizer.ggml.tokens")
+    }
+}
+
 impl Tokenizer {
     /// Reads a tokenizer from GGUF metadata (`tokenizer.ggml.model` `gpt2` or `llama`).
     pub fn from_gguf(metadata: &[(String, Value)]) -> Result<Tokenizer> {
-        let tokens = match metadata.iter().find(|(k, _)| k == "tokenizer.ggml.tokens") {
+        let tokens = match metadata.iter().find(|(k, _)| k == VOCAB_KEY) {
             Some((_, Value::Array(Array::String(t)))) => t.clone(),
-            Some(_) => return Err(bad("tokenizer.ggml.tokens is not an array of strings")),
-            None => return Err(bad("the GGUF file has no tokenizer.ggml.tokens")),
+            other => return Err(vocab_error(other.is_some())),
         };
         Self::from_gguf_parts(metadata, tokens)
     }
@@ -48,10 +59,9 @@ impl Tokenizer {
     /// tokenizer instead of being copied (a few MiB for a 50k-token vocabulary, which a caller
     /// that keeps no metadata need not hold twice).
     pub fn from_gguf_owned(mut metadata: Vec<(String, Value)>) -> Result<Tokenizer> {
-        let tokens = match metadata.iter_mut().find(|(k, _)| k == "tokenizer.ggml.tokens") {
+        let tokens = match metadata.iter_mut().find(|(k, _)| k == VOCAB_KEY) {
             Some((_, Value::Array(Array::String(t)))) => core::mem::take(t),
-            Some(_) => return Err(bad("tokenizer.ggml.tokens is not an array of strings")),
-            None => return Err(bad("the GGUF file has no tokenizer.ggml.tokens")),
+            other => return Err(vocab_error(other.is_some())),
         };
         Self::from_gguf_parts(&metadata, tokens)
     }
