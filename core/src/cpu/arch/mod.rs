@@ -43,6 +43,37 @@ pub(crate) fn quant_gemm(ty: GgmlType, level: Isa) -> Option<QuantGemmFn> {
     None
 }
 
+/// One activation row rearranged for a [`QuantGemv`] (once per matmul call, shared by its
+/// threads): the quants in the byte order the kernel's registers take, and per block the
+/// scale and the format's second term as f32, padded with zeros to a multiple of 8 blocks.
+#[derive(Clone, Debug)]
+pub(crate) struct GemvActivations {
+    pub(crate) q: alloc::vec::Vec<u8>,
+    pub(crate) d: alloc::vec::Vec<f32>,
+    pub(crate) s: alloc::vec::Vec<f32>,
+    /// Blocks in the row.
+    pub(crate) nb: usize,
+}
+
+/// A GEMV over weight rows in file layout for one activation row (decode): `prepare` turns the
+/// quantized activation row (partner type) into [`GemvActivations`]; `run` computes
+/// `out[j] = W_j · x` for the `nw` rows in `w`. Equal to the dot kernel within the dot bound
+/// (its float accumulation order differs), not bit for bit.
+#[derive(Clone, Copy)]
+pub(crate) struct QuantGemv {
+    pub(crate) prepare: fn(x: &[u8]) -> GemvActivations,
+    pub(crate) run: fn(w: &[u8], nw: usize, act: &GemvActivations, out: &mut [f32]),
+}
+
+/// The GEMV for weight type `ty` at `level`, if one exists and this CPU runs it.
+#[allow(unused_variables)]
+pub(crate) fn quant_gemv(ty: GgmlType, level: Isa) -> Option<QuantGemv> {
+    #[cfg(target_arch = "x86_64")]
+    return x86_64::gemv::gemv_for(ty, level);
+    #[allow(unreachable_code)]
+    None
+}
+
 /// The SIMD quantizer for `ty` at `level`, if one exists and this CPU runs it.
 #[allow(unused_variables)]
 pub(crate) fn quant_quantize(ty: GgmlType, level: Isa) -> Option<QuantizeFn> {

@@ -50,6 +50,9 @@ struct Kernels {
     /// A register-tiled GEMM over many rows, bit-identical to `dot` on each pair (SIMD levels
     /// of some types only; elsewhere the matmul calls `dot` per pair).
     gemm: Option<crate::cpu::arch::QuantGemmFn>,
+    /// A GEMV for one activation row (decode), equal to `dot` within its bound but not bit
+    /// for bit (a different float accumulation order; AVX-512 VNNI of some types only).
+    gemv: Option<crate::cpu::arch::QuantGemv>,
 }
 
 fn kernels(ty: GgmlType) -> Kernels {
@@ -65,6 +68,7 @@ fn kernels_at(ty: GgmlType, level: Isa) -> Kernels {
         if let Some(f) = crate::cpu::arch::quant_dot(ty, level) {
             k.dot = Some((bt, f));
             k.gemm = crate::cpu::arch::quant_gemm(ty, level);
+            k.gemv = crate::cpu::arch::quant_gemv(ty, level);
         }
     }
     if k.quantize.is_some() {
@@ -82,6 +86,7 @@ fn portable_kernels(ty: GgmlType) -> Kernels {
         dequantize: Some(d),
         dot,
         gemm: None,
+        gemv: None,
     };
     match ty {
         T::F32 => k(
@@ -171,6 +176,7 @@ fn portable_kernels(ty: GgmlType) -> Kernels {
             dequantize: None,
             dot: None,
             gemm: None,
+            gemv: None,
         },
     }
 }
@@ -303,7 +309,22 @@ pub struct QuantizedActivations {
     pub k: usize,
     /// `m` rows of `ty.row_bytes(k)` bytes.
     pub data: Vec<u8>,
+    /// With one row and a level that has a GEMV for the weights: the row in that kernel's
+    /// order, prepared once for every thread of the matmul.
+    gemv: GemvLayout,
 }
+
+/// [`QuantizedActivations::data`] rearranged for a GEMV kernel. It is derived from `data`, so
+/// it takes no part in comparisons.
+#[derive(Clone, Debug)]
+struct GemvLayout(Option<crate::cpu::arch::GemvActivations>);
+
+impl PartialEq for GemvLayout {
+    fn eq(&self, _: &Self) -> bool {
+        true
+    }
+}
+impl Eq for GemvLayout {}
 
 /// Quantizes `m` rows of `k` activations for weight type `ty` (each row once).
 pub fn quantize_activations(
@@ -334,7 +355,11 @@ pub fn quantize_activations(
             quantize(xr, qr);
         }
     }
-    Ok(QuantizedActivations { ty: bt, m, k, data })
+    let gemv = GemvLayout(match (m, kernels(ty).gemv) {
+        (1, Some(g)) if k > 0 => Some((g.prepare)(&data)),
+        _ => None,
+    });
+    Ok(QuantizedActivations { ty: bt, m, k, data, gemv })
 }
 
 /// `out[i, j] = Σ_k x[i, k] · W[rows.start + j, k]` for the weight rows in `rows`, with `W`
@@ -400,6 +425,10 @@ pub fn qmatmul_rows_quantized(
     // row loop. Each output is still one dot product, so results do not depend on the tiling.
     const X_TILE: usize = 16;
     let w_tile = (W_TILE_BYTES / wrb).clamp(1, 256);
+    if let (Some(gemv), Some(act)) = (kern.gemv, &xq.gemv.0) {
+        (gemv.run)(w_rows, width, act, out);
+        return Ok(());
+    }
     if let Some(gemm) = kern.gemm {
         // Register-tiled blocks (each weight block unpacked once per few activation rows);
         // every output equals `dot` on its pair, so the result is the same as below.

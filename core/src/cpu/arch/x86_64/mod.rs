@@ -1,2 +1,3 @@
 //! x86-64 kernels (AVX2, AVX-512 VNNI).
 pub mod quant;
+pub mod gemv;

@@ -1,0 +1,278 @@
+//! AVX-512 VNNI GEMV for the GGUF formats a decode step streams (one activation row against
+//! many weight rows): Q4_0, Q4_1 and Q8_0 weights, read in their file layout.
+//!
+//! Why a kernel of its own beside the register-tiled GEMM: with one activation row the tiled
+//! kernel spends ~20 instructions per weight block on work that is not the dot product —
+//! unpacking 16 nibbles into a 256-bit register, converting the block's f16 scale (and min)
+//! with a broadcast each, converting and scaling the activation block per weight row. Here:
+//! - two weight blocks fill one 512-bit register (`vpdpbusd` on 64 bytes);
+//! - the activation row is rearranged once per call into the byte order those registers
+//!   take, with its block scales (and Q8_1 sums) as f32 arrays;
+//! - the weight scales of 8 blocks are converted with one `vcvtph2ps`, multiplied by the
+//!   activation scales in one instruction, and spread to the lanes of each block with one
+//!   permute.
+//!
+//! The integer dot of each block is exact (as in the dot kernels); only the float
+//! accumulation order differs from [`super::quant`]'s dot and GEMM kernels, so a GEMV result
+//! equals the dot kernel's within the bound of docs/QUANT.md, not bit for bit.
+
+use alloc::vec::Vec;
+use core::arch::x86_64::*;
+
+use crate::quant::GgmlType;
+
+use super::super::{GemvActivations as Act, QuantGemv};
+
+/// Weight-format facts the kernels are written over.
+#[derive(Clone, Copy)]
+struct Format {
+    /// Bytes of one weight block.
+    wb: usize,
+    /// Offset of the quants in a weight block (after the f16 scale, and min for Q4_1).
+    wq: usize,
+    /// Bytes of one activation block (34 for Q8_0, 36 for Q8_1) and offset of its quants.
+    ab: usize,
+    aq: usize,
+    /// Nibble formats: low nibbles are elements 0..16 of the block, high nibbles 16..32.
+    nibbles: bool,
+    /// What the per-block second term is (see [`Act::s`]).
+    second: Second,
+}
+
+#[derive(Clone, Copy, PartialEq)]
+enum Second {
+    /// Q4_0: the nibbles' offset of 8, `d_w · (−8·d_a·Σa)`.
+    Offset,
+    /// Q4_1: the weight's min times the activation's `s = d_a·Σa`.
+    Min,
+    /// Q8_0: none.
+    None,
+}
+
+const Q4_0: Format = Format { wb: 18, wq: 2, ab: 34, aq: 2, nibbles: true, second: Second::Offset };
+const Q4_1: Format = Format { wb: 20, wq: 4, ab: 36, aq: 4, nibbles: true, second: Second::Min };
+const Q8_0: Format = Format { wb: 34, wq: 2, ab: 34, aq: 2, nibbles: false, second: Second::None };
+
+fn f16_le(p: &[u8], at: usize) -> f32 {
+    half::f16::from_bits(u16::from_le_bytes([p[at], p[at + 1]])).to_f32()
+}
+
+/// The activation row `x` (whole blocks of the partner type) in the kernels' order: for
+/// nibble formats a pair of blocks is `[a₀[0..16], a₁[0..16], a₀[16..32], a₁[16..32]]`,
+/// matching a weight register of `[lo₀, lo₁, hi₀, hi₁]`; for Q8_0 it is `[a₀, a₁]`; a last
+/// odd block is its 32 bytes. `s` is the term the weight's second f16 multiplies (Q4_1: the
+/// activation's `s = d·Σq`; Q4_0: `−8·d·Σq`, paired with the weight's own scale).
+fn prepare(f: Format, x: &[u8]) -> Act {
+    {
+        let nb = x.len() / f.ab;
+        let padded = nb.next_multiple_of(8);
+        let mut q = Vec::with_capacity(nb * 32);
+        let (mut d, mut s) = (Vec::with_capacity(padded), Vec::with_capacity(padded));
+        for b in 0..nb {
+            let blk = &x[b * f.ab..(b + 1) * f.ab];
+            d.push(f16_le(blk, 0));
+            let quants = &blk[f.aq..f.aq + 32];
+            s.push(match f.second {
+                Second::Min => f16_le(blk, 2),
+                Second::Offset => -8.0 * d[b] * quants.iter().map(|&v| v as i8 as i32).sum::<i32>() as f32,
+                Second::None => 0.0,
+            });
+        }
+        for pair in 0..nb / 2 {
+            let (a0, a1) = (pair * 2 * f.ab + f.aq, (pair * 2 + 1) * f.ab + f.aq);
+            if f.nibbles {
+                for (src, half) in [(a0, 0), (a1, 0), (a0, 16), (a1, 16)] {
+                    q.extend_from_slice(&x[src + half..src + half + 16]);
+                }
+            } else {
+                q.extend_from_slice(&x[a0..a0 + 32]);
+                q.extend_from_slice(&x[a1..a1 + 32]);
+            }
+        }
+        if nb % 2 == 1 {
+            let a = (nb - 1) * f.ab + f.aq;
+            q.extend_from_slice(&x[a..a + 32]);
+        }
+        d.resize(padded, 0.0);
+        s.resize(padded, 0.0);
+        Act { q, d, s, nb }
+    }
+}
+
+/// Lane → scale-lane index for the pair `p` (blocks 2p, 2p+1 of a group of 8, whose scales
+/// sit in lanes 4p and 4p + 2 of the group's scale register): nibble registers hold
+/// `[lo₀, lo₁, hi₀, hi₁]` (4 lanes each), Q8_0 registers `[a₀, a₁]` (8 each).
+#[target_feature(enable = "avx512f")]
+unsafe fn lane_scales(p: usize, nibbles: bool) -> __m512i {
+    let (b0, b1) = (4 * p as i32, 4 * p as i32 + 2);
+    if nibbles {
+        _mm512_setr_epi32(b0, b0, b0, b0, b1, b1, b1, b1, b0, b0, b0, b0, b1, b1, b1, b1)
+    } else {
+        _mm512_setr_epi32(b0, b0, b0, b0, b0, b0, b0, b0, b1, b1, b1, b1, b1, b1, b1, b1)
+    }
+}
+
+/// The 64 unsigned weight bytes of blocks `b`, `b + 1` of a row at `x` in register order.
+#[target_feature(enable = "avx512f,avx512bw,avx2")]
+#[inline]
+unsafe fn weight_pair(f: Format, x: *const u8) -> __m512i {
+    let (p0, p1) = (x.add(f.wq), x.add(f.wb + f.wq));
+    if f.nibbles {
+        let raw = _mm256_inserti128_si256(
+            _mm256_castsi128_si256(_mm_loadu_si128(p0 as *const __m128i)),
+            _mm_loadu_si128(p1 as *const __m128i),
+            1,
+        );
+        let both = _mm512_inserti64x4(_mm512_castsi256_si512(raw), _mm256_srli_epi16(raw, 4), 1);
+        _mm512_and_si512(both, _mm512_set1_epi8(0x0F))
+    } else {
+        let lo = _mm256_loadu_si256(p0 as *const __m256i);
+        _mm512_inserti64x4(_mm512_castsi256_si512(lo), _mm256_loadu_si256(p1 as *const __m256i), 1)
+    }
+}
+
+/// Σ of 4 adjacent products per i32 lane of weight bytes `w` (unsigned nibbles, or signed
+/// Q8_0 bytes) and activation bytes `a` (signed, never −128: our quantizers clamp to ±127).
+/// Q8_0 uses |w| and moves the sign onto `a`, which is exact for every weight byte.
+#[target_feature(enable = "avx512f,avx512bw,avx512vnni")]
+#[inline]
+unsafe fn dot_pair(f: Format, w: __m512i, a: __m512i) -> __m512i {
+    if f.nibbles {
+        _mm512_dpbusd_epi32(_mm512_setzero_si512(), w, a)
+    } else {
+        let neg = _mm512_movepi8_mask(w);
+        let a = _mm512_mask_sub_epi8(a, neg, _mm512_setzero_si512(), a);
+        _mm512_dpbusd_epi32(_mm512_setzero_si512(), _mm512_abs_epi8(w), a)
+    }
+}
+
+/// `R` weight rows (at `x`, `x + wrb`, …) against the prepared activations: the activation
+/// quants and scales of a group are loaded once for the `R` rows, whose `R` accumulator
+/// chains overlap.
+#[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512vnni,avx2,fma,f16c")]
+unsafe fn rows<const R: usize>(f: Format, x: *const u8, wrb: usize, nb: usize, act: &Act) -> [f32; R] {
+    let mut acc = [_mm512_setzero_ps(); R];
+    // Odd lanes of the group scale registers: the second term, summed over the row.
+    let mut acc_s = [_mm512_setzero_ps(); R];
+    let mut acc_tail = [_mm256_setzero_ps(); R];
+    let lanes = [0, 1, 2, 3].map(|p| lane_scales(p, f.nibbles));
+    let interleave = _mm512_setr_epi32(0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23);
+    let duplicate = _mm512_setr_epi32(0, 0, 1, 1, 2, 2, 3, 3, 4, 4, 5, 5, 6, 6, 7, 7);
+    let wb = f.wb as i32;
+    let block_offsets = _mm256_setr_epi32(0, wb, 2 * wb, 3 * wb, 4 * wb, 5 * wb, 6 * wb, 7 * wb);
+    let mut aq = act.q.as_ptr();
+    let mut g = 0;
+    while g < nb {
+        let count = (nb - g).min(8);
+        let present: __mmask8 = ((1u32 << count) - 1) as u8;
+        // [d_a, s] per block of the group, interleaved.
+        let da = _mm512_castps256_ps512(_mm256_loadu_ps(act.d.as_ptr().add(g)));
+        let sa = _mm512_castps256_ps512(_mm256_loadu_ps(act.s.as_ptr().add(g)));
+        let ads = _mm512_permutex2var_ps(da, interleave, sa);
+        // Per row: lane 2i = d_w·d_a of block i, lane 2i + 1 = its second term.
+        let mut sc = [_mm512_setzero_ps(); R];
+        for (r, v) in sc.iter_mut().enumerate() {
+            let xg = x.add(r * wrb + g * f.wb);
+            // One gather of the group's leading 32-bit words (`[d, m]` for Q4_1, `d` and
+            // two quant bytes otherwise); lanes past the row's last block stay zero.
+            let words = _mm256_mmask_i32gather_epi32::<1>(_mm256_setzero_si256(), present, block_offsets, xg as *const i32);
+            let w = match f.second {
+                Second::Min => _mm512_cvtph_ps(words),
+                _ => _mm512_permutexvar_ps(duplicate, _mm512_castps256_ps512(_mm256_cvtph_ps(_mm256_cvtepi32_epi16(words)))),
+            };
+            *v = _mm512_mul_ps(w, ads);
+            if f.second != Second::None {
+                acc_s[r] = _mm512_mask_add_ps(acc_s[r], 0xAAAA, acc_s[r], *v);
+            }
+        }
+        for (p, lane) in lanes.iter().enumerate().take(count / 2) {
+            let a = _mm512_loadu_si512(aq as *const _);
+            for r in 0..R {
+                let w = weight_pair(f, x.add(r * wrb + (g + 2 * p) * f.wb));
+                let dot = _mm512_cvtepi32_ps(dot_pair(f, w, a));
+                acc[r] = _mm512_fmadd_ps(dot, _mm512_permutexvar_ps(*lane, sc[r]), acc[r]);
+            }
+            aq = aq.add(64);
+        }
+        if count % 2 == 1 {
+            // The row's last block, alone: 32 elements in a 256-bit register.
+            let b = count - 1;
+            let a = _mm256_loadu_si256(aq as *const __m256i);
+            for r in 0..R {
+                let xb = x.add(r * wrb + (g + b) * f.wb + f.wq);
+                let dot = if f.nibbles {
+                    let t = _mm_loadu_si128(xb as *const __m128i);
+                    let w = _mm256_and_si256(_mm256_set_m128i(_mm_srli_epi16(t, 4), t), _mm256_set1_epi8(0x0F));
+                    _mm256_dpbusd_epi32(_mm256_setzero_si256(), w, a)
+                } else {
+                    let w = _mm256_loadu_si256(xb as *const __m256i);
+                    _mm256_dpbusd_epi32(_mm256_setzero_si256(), _mm256_abs_epi8(w), _mm256_sign_epi8(a, w))
+                };
+                let scale = _mm512_castps512_ps256(_mm512_permutexvar_ps(_mm512_set1_epi32(2 * b as i32), sc[r]));
+                acc_tail[r] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(dot), scale, acc_tail[r]);
+            }
+            aq = aq.add(32);
+        }
+        g += 8;
+    }
+    let mut out = [0f32; R];
+    for r in 0..R {
+        out[r] = _mm512_reduce_add_ps(_mm512_add_ps(acc[r], acc_s[r])) + hsum256(acc_tail[r]);
+    }
+    out
+}
+
+#[target_feature(enable = "avx2")]
+#[inline]
+unsafe fn hsum256(v: __m256) -> f32 {
+    let s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+    let s = _mm_add_ps(s, _mm_movehl_ps(s, s));
+    _mm_cvtss_f32(_mm_add_ss(s, _mm_movehdup_ps(s)))
+}
+
+fn run(f: Format, w: &[u8], nw: usize, act: &Act, out: &mut [f32]) {
+    if nw == 0 || w.len() % nw != 0 || out.len() < nw {
+        return;
+    }
+    let wrb = w.len() / nw;
+    let nb = (wrb / f.wb).min(act.nb);
+    let consistent = act.q.len() >= nb * 32 && act.d.len() >= nb.next_multiple_of(8) && act.s.len() >= nb.next_multiple_of(8);
+    if !consistent {
+        return;
+    }
+    const R: usize = 4;
+    let (whole, rest) = out[..nw].split_at_mut(nw / R * R);
+    // SAFETY (both loops): handed out only by `gemv_for`, which checks AVX-512 F/BW/VL/VNNI;
+    // each of the nw rows holds `wrb ≥ nb·wb` bytes and `act` holds `nb` blocks (checked above).
+    for (j, o) in whole.chunks_exact_mut(R).enumerate() {
+        o.copy_from_slice(&unsafe { rows::<R>(f, w.as_ptr().add(j * R * wrb), wrb, nb, act) });
+    }
+    for (j, o) in rest.iter_mut().enumerate() {
+        [*o] = unsafe { rows::<1>(f, w.as_ptr().add((whole.len() + j) * wrb), wrb, nb, act) };
+    }
+}
+
+macro_rules! gemv_of {
+    ($name:ident, $f:expr) => {
+        const $name: QuantGemv = QuantGemv { prepare: |x| prepare($f, x), run: |w, nw, act, out| run($f, w, nw, act, out) };
+    };
+}
+gemv_of!(GEMV_Q4_0, Q4_0);
+gemv_of!(GEMV_Q4_1, Q4_1);
+gemv_of!(GEMV_Q8_0, Q8_0);
+
+/// The GEMV of weight type `ty` when the CPU has AVX-512 F/BW/VL and VNNI and `level`
+/// allows AVX-512.
+pub(crate) fn gemv_for(ty: GgmlType, level: crate::cpu::isa::Isa) -> Option<QuantGemv> {
+    use crate::cpu::isa::{self, Isa};
+    if !(level.allows(Isa::Avx512) && level != Isa::Portable && Isa::Avx512.is_available() && isa::has_avx512_vnni())
+    {
+        return None;
+    }
+    match ty {
+        GgmlType::Q4_0 => Some(GEMV_Q4_0),
+        GgmlType::Q4_1 => Some(GEMV_Q4_1),
+        GgmlType::Q8_0 => Some(GEMV_Q8_0),
+        _ => None,
+    }
+}
