@@ -55,14 +55,15 @@ pub(crate) struct GemvActivations {
     pub(crate) nb: usize,
 }
 
-/// A GEMV over weight rows in file layout for one activation row (decode): `prepare` turns the
-/// quantized activation row (partner type) into [`GemvActivations`]; `run` computes
-/// `out[j] = W_j · x` for the `nw` rows in `w`. Equal to the dot kernel within the dot bound
-/// (its float accumulation order differs), not bit for bit.
+/// A quantized matmul over weight rows in file layout, from AVX-512 VNNI up: `prepare` turns
+/// one quantized activation row (partner type) into [`GemvActivations`]; `run` computes
+/// `out[i·ldo + j] = W_j · act_i` for the `nw` rows in `w` and the prepared rows `acts`.
+/// Equal to the dot kernel within the dot bound (its float summation order differs), not bit
+/// for bit; independent of tiling, row ranges and threads.
 #[derive(Clone, Copy)]
 pub(crate) struct QuantGemv {
     pub(crate) prepare: fn(x: &[u8]) -> GemvActivations,
-    pub(crate) run: fn(w: &[u8], nw: usize, act: &GemvActivations, out: &mut [f32]),
+    pub(crate) run: fn(w: &[u8], nw: usize, acts: &[GemvActivations], out: &mut [f32], ldo: usize),
 }
 
 /// The GEMV for weight type `ty` at `level`, if one exists and this CPU runs it.

@@ -50,8 +50,9 @@ struct Kernels {
     /// A register-tiled GEMM over many rows, bit-identical to `dot` on each pair (SIMD levels
     /// of some types only; elsewhere the matmul calls `dot` per pair).
     gemm: Option<crate::cpu::arch::QuantGemmFn>,
-    /// A GEMV for one activation row (decode), equal to `dot` within its bound but not bit
-    /// for bit (a different float accumulation order; AVX-512 VNNI of some types only).
+    /// The AVX-512 VNNI matmul over prepared activation rows (decode GEMV and prefill GEMM),
+    /// equal to `dot` within its bound but not bit for bit (another float summation order;
+    /// some types only). Taken over `gemm` where present.
     gemv: Option<crate::cpu::arch::QuantGemv>,
 }
 
@@ -309,15 +310,15 @@ pub struct QuantizedActivations {
     pub k: usize,
     /// `m` rows of `ty.row_bytes(k)` bytes.
     pub data: Vec<u8>,
-    /// With one row and a level that has a GEMV for the weights: the row in that kernel's
-    /// order, prepared once for every thread of the matmul.
+    /// At a level that has an AVX-512 kernel for the weights (`arch::quant_gemv`): every row
+    /// in that kernel's order, prepared once for every thread of the matmul; else empty.
     gemv: GemvLayout,
 }
 
 /// [`QuantizedActivations::data`] rearranged for a GEMV kernel. It is derived from `data`, so
 /// it takes no part in comparisons.
 #[derive(Clone, Debug)]
-struct GemvLayout(Option<crate::cpu::arch::GemvActivations>);
+struct GemvLayout(Vec<crate::cpu::arch::GemvActivations>);
 
 impl PartialEq for GemvLayout {
     fn eq(&self, _: &Self) -> bool {
@@ -355,9 +356,9 @@ pub fn quantize_activations(
             quantize(xr, qr);
         }
     }
-    let gemv = GemvLayout(match (m, kernels(ty).gemv) {
-        (1, Some(g)) if k > 0 => Some((g.prepare)(&data)),
-        _ => None,
+    let gemv = GemvLayout(match kernels(ty).gemv {
+        Some(g) if k > 0 => data.chunks_exact(rb).map(|row| (g.prepare)(row)).collect(),
+        _ => Vec::new(),
     });
     Ok(QuantizedActivations { ty: bt, m, k, data, gemv })
 }
@@ -425,11 +426,15 @@ pub fn qmatmul_rows_quantized(
     // row loop. Each output is still one dot product, so results do not depend on the tiling.
     const X_TILE: usize = 16;
     let w_tile = (W_TILE_BYTES / wrb).clamp(1, 256);
-    if let (Some(gemv), Some(act)) = (kern.gemv, &xq.gemv.0) {
-        (gemv.run)(w_rows, width, act, out);
-        return Ok(());
-    }
-    if let Some(gemm) = kern.gemm {
+    let acts = &xq.gemv.0;
+    let gemm = match kern.gemv {
+        Some(g) if acts.len() == xq.m => Tiled::Prepared(g.run),
+        _ => match kern.gemm {
+            Some(f) => Tiled::Blocks(f),
+            None => Tiled::No,
+        },
+    };
+    if !matches!(gemm, Tiled::No) {
         // Register-tiled blocks (each weight block unpacked once per few activation rows);
         // every output equals `dot` on its pair, so the result is the same as below.
         for (jb, wblk) in w_rows.chunks(w_tile * wrb).enumerate() {
@@ -439,7 +444,11 @@ pub fn qmatmul_rows_quantized(
                 let start = ib * X_TILE * width + jb * w_tile;
                 let end = start + (nx - 1) * width + nw;
                 if let Some(o) = out.get_mut(start..end) {
-                    gemm(wblk, nw, xblk, nx, o, width);
+                    match gemm {
+                        Tiled::Prepared(run) => run(wblk, nw, &acts[ib * X_TILE..][..nx], o, width),
+                        Tiled::Blocks(f) => f(wblk, nw, xblk, nx, o, width),
+                        Tiled::No => {}
+                    }
                 }
             }
         }
@@ -458,6 +467,16 @@ pub fn qmatmul_rows_quantized(
         }
     }
     Ok(())
+}
+
+/// The register-tiled kernel a matmul takes, if any.
+#[derive(Clone, Copy)]
+enum Tiled {
+    /// AVX-512 over the activations prepared in [`QuantizedActivations`].
+    Prepared(fn(&[u8], usize, &[crate::cpu::arch::GemvActivations], &mut [f32], usize)),
+    /// Over the quantized activation blocks.
+    Blocks(crate::cpu::arch::QuantGemmFn),
+    No,
 }
 
 /// `x @ Wᵀ` for the weight rows in `rows`: `x` is `m × k` floats, `W` is `n_rows` quantized rows

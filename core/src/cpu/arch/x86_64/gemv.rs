@@ -146,78 +146,93 @@ unsafe fn dot_pair(f: Format, w: __m512i, a: __m512i) -> __m512i {
     }
 }
 
-/// `R` weight rows (at `x`, `x + wrb`, …) against the prepared activations: the activation
-/// quants and scales of a group are loaded once for the `R` rows, whose `R` accumulator
-/// chains overlap.
+/// `R` weight rows (at `x`, `x + wrb`, …) against `M` prepared activation rows: each weight
+/// pair is unpacked once for the `M` activation rows and each activation pair loaded once for
+/// the `R` weight rows; the `M·R` accumulator chains overlap. `out[i][r]` = row r · act i.
+/// Every output goes through the same operations in the same order whatever `M` and `R`, so
+/// results do not depend on the tiling.
 #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512vnni,avx2,fma,f16c")]
-unsafe fn rows<const R: usize>(f: Format, x: *const u8, wrb: usize, nb: usize, act: &Act) -> [f32; R] {
-    let mut acc = [_mm512_setzero_ps(); R];
-    // Odd lanes of the group scale registers: the second term, summed over the row.
-    let mut acc_s = [_mm512_setzero_ps(); R];
-    let mut acc_tail = [_mm256_setzero_ps(); R];
+unsafe fn tile<const M: usize, const R: usize>(f: Format, x: *const u8, wrb: usize, nb: usize, acts: [&Act; M]) -> [[f32; R]; M] {
+    let mut acc = [[_mm512_setzero_ps(); R]; M];
+    let mut acc_tail = [[_mm256_setzero_ps(); R]; M];
     let lanes = [0, 1, 2, 3].map(|p| lane_scales(p, f.nibbles));
     let interleave = _mm512_setr_epi32(0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23);
     let duplicate = _mm512_setr_epi32(0, 0, 1, 1, 2, 2, 3, 3, 4, 4, 5, 5, 6, 6, 7, 7);
     let wb = f.wb as i32;
     let block_offsets = _mm256_setr_epi32(0, wb, 2 * wb, 3 * wb, 4 * wb, 5 * wb, 6 * wb, 7 * wb);
-    let mut aq = act.q.as_ptr();
+    // Byte offset of the current pair in every activation row's `q`.
+    let mut qo = 0;
     let mut g = 0;
     while g < nb {
         let count = (nb - g).min(8);
         let present: __mmask8 = ((1u32 << count) - 1) as u8;
-        // [d_a, s] per block of the group, interleaved.
-        let da = _mm512_castps256_ps512(_mm256_loadu_ps(act.d.as_ptr().add(g)));
-        let sa = _mm512_castps256_ps512(_mm256_loadu_ps(act.s.as_ptr().add(g)));
-        let ads = _mm512_permutex2var_ps(da, interleave, sa);
-        // Per row: lane 2i = d_w·d_a of block i, lane 2i + 1 = its second term.
-        let mut sc = [_mm512_setzero_ps(); R];
-        for (r, v) in sc.iter_mut().enumerate() {
+        // Per weight row: the group's scales, lane 2i (and its second f16 in lane 2i + 1).
+        let mut ws = [_mm512_setzero_ps(); R];
+        for (r, v) in ws.iter_mut().enumerate() {
             let xg = x.add(r * wrb + g * f.wb);
             // One gather of the group's leading 32-bit words (`[d, m]` for Q4_1, `d` and
             // two quant bytes otherwise); lanes past the row's last block stay zero.
             let words = _mm256_mmask_i32gather_epi32::<1>(_mm256_setzero_si256(), present, block_offsets, xg as *const i32);
-            let w = match f.second {
+            *v = match f.second {
                 Second::Min => _mm512_cvtph_ps(words),
                 _ => _mm512_permutexvar_ps(duplicate, _mm512_castps256_ps512(_mm256_cvtph_ps(_mm256_cvtepi32_epi16(words)))),
             };
-            *v = _mm512_mul_ps(w, ads);
-            if f.second != Second::None {
-                acc_s[r] = _mm512_mask_add_ps(acc_s[r], 0xAAAA, acc_s[r], *v);
+        }
+        // Per (activation, weight) row: lane 2i = d_w·d_a of block i, lane 2i + 1 = its
+        // second term, which goes straight into the odd lanes of the accumulator (all lanes
+        // are summed at the end).
+        let mut sc = [[_mm512_setzero_ps(); R]; M];
+        for i in 0..M {
+            let da = _mm512_castps256_ps512(_mm256_loadu_ps(acts[i].d.as_ptr().add(g)));
+            let sa = _mm512_castps256_ps512(_mm256_loadu_ps(acts[i].s.as_ptr().add(g)));
+            let ads = _mm512_permutex2var_ps(da, interleave, sa);
+            for r in 0..R {
+                sc[i][r] = _mm512_mul_ps(ws[r], ads);
+                if f.second != Second::None {
+                    acc[i][r] = _mm512_mask_add_ps(acc[i][r], 0xAAAA, acc[i][r], sc[i][r]);
+                }
             }
         }
         for (p, lane) in lanes.iter().enumerate().take(count / 2) {
-            let a = _mm512_loadu_si512(aq as *const _);
+            let a = acts.map(|act| _mm512_loadu_si512(act.q.as_ptr().add(qo) as *const _));
             for r in 0..R {
                 let w = weight_pair(f, x.add(r * wrb + (g + 2 * p) * f.wb));
-                let dot = _mm512_cvtepi32_ps(dot_pair(f, w, a));
-                acc[r] = _mm512_fmadd_ps(dot, _mm512_permutexvar_ps(*lane, sc[r]), acc[r]);
+                for i in 0..M {
+                    let dot = _mm512_cvtepi32_ps(dot_pair(f, w, a[i]));
+                    acc[i][r] = _mm512_fmadd_ps(dot, _mm512_permutexvar_ps(*lane, sc[i][r]), acc[i][r]);
+                }
             }
-            aq = aq.add(64);
+            qo += 64;
         }
         if count % 2 == 1 {
             // The row's last block, alone: 32 elements in a 256-bit register.
             let b = count - 1;
-            let a = _mm256_loadu_si256(aq as *const __m256i);
+            let a = acts.map(|act| _mm256_loadu_si256(act.q.as_ptr().add(qo) as *const __m256i));
+            let at_b = _mm512_set1_epi32(2 * b as i32);
             for r in 0..R {
                 let xb = x.add(r * wrb + (g + b) * f.wb + f.wq);
-                let dot = if f.nibbles {
-                    let t = _mm_loadu_si128(xb as *const __m128i);
-                    let w = _mm256_and_si256(_mm256_set_m128i(_mm_srli_epi16(t, 4), t), _mm256_set1_epi8(0x0F));
-                    _mm256_dpbusd_epi32(_mm256_setzero_si256(), w, a)
-                } else {
-                    let w = _mm256_loadu_si256(xb as *const __m256i);
-                    _mm256_dpbusd_epi32(_mm256_setzero_si256(), _mm256_abs_epi8(w), _mm256_sign_epi8(a, w))
-                };
-                let scale = _mm512_castps512_ps256(_mm512_permutexvar_ps(_mm512_set1_epi32(2 * b as i32), sc[r]));
-                acc_tail[r] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(dot), scale, acc_tail[r]);
+                for i in 0..M {
+                    let dot = if f.nibbles {
+                        let t = _mm_loadu_si128(xb as *const __m128i);
+                        let w = _mm256_and_si256(_mm256_set_m128i(_mm_srli_epi16(t, 4), t), _mm256_set1_epi8(0x0F));
+                        _mm256_dpbusd_epi32(_mm256_setzero_si256(), w, a[i])
+                    } else {
+                        let w = _mm256_loadu_si256(xb as *const __m256i);
+                        _mm256_dpbusd_epi32(_mm256_setzero_si256(), _mm256_abs_epi8(w), _mm256_sign_epi8(a[i], w))
+                    };
+                    let scale = _mm512_castps512_ps256(_mm512_permutexvar_ps(at_b, sc[i][r]));
+                    acc_tail[i][r] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(dot), scale, acc_tail[i][r]);
+                }
             }
-            aq = aq.add(32);
+            qo += 32;
         }
         g += 8;
     }
-    let mut out = [0f32; R];
-    for r in 0..R {
-        out[r] = _mm512_reduce_add_ps(_mm512_add_ps(acc[r], acc_s[r])) + hsum256(acc_tail[r]);
+    let mut out = [[0f32; R]; M];
+    for i in 0..M {
+        for r in 0..R {
+            out[i][r] = _mm512_reduce_add_ps(acc[i][r]) + hsum256(acc_tail[i][r]);
+        }
     }
     out
 }
@@ -230,31 +245,73 @@ unsafe fn hsum256(v: __m256) -> f32 {
     _mm_cvtss_f32(_mm_add_ss(s, _mm_movehdup_ps(s)))
 }
 
-fn run(f: Format, w: &[u8], nw: usize, act: &Act, out: &mut [f32]) {
-    if nw == 0 || w.len() % nw != 0 || out.len() < nw {
+/// Whether `act` holds the `nb` blocks the kernels read.
+fn holds(act: &Act, nb: usize) -> bool {
+    act.nb >= nb && act.q.len() >= nb * 32 && act.d.len() >= nb.next_multiple_of(8) && act.s.len() >= nb.next_multiple_of(8)
+}
+
+/// `out[i·ldo + j] = W_j · act_i` for the `nw` weight rows in `w` and the activation rows
+/// `acts`, in register tiles of 4 activation × 2 weight rows (GEMV: 1 × 4), edges through
+/// smaller instances.
+fn run(f: Format, w: &[u8], nw: usize, acts: &[Act], out: &mut [f32], ldo: usize) {
+    let nx = acts.len();
+    if nw == 0 || nx == 0 || w.len() % nw != 0 || ldo < nw {
+        return;
+    }
+    if (nx - 1).checked_mul(ldo).and_then(|v| v.checked_add(nw)).is_none_or(|need| out.len() < need) {
         return;
     }
     let wrb = w.len() / nw;
-    let nb = (wrb / f.wb).min(act.nb);
-    let consistent = act.q.len() >= nb * 32 && act.d.len() >= nb.next_multiple_of(8) && act.s.len() >= nb.next_multiple_of(8);
-    if !consistent {
+    let nb = wrb / f.wb;
+    if !acts.iter().all(|a| holds(a, nb)) {
         return;
     }
-    const R: usize = 4;
-    let (whole, rest) = out[..nw].split_at_mut(nw / R * R);
-    // SAFETY (both loops): handed out only by `gemv_for`, which checks AVX-512 F/BW/VL/VNNI;
-    // each of the nw rows holds `wrb ≥ nb·wb` bytes and `act` holds `nb` blocks (checked above).
-    for (j, o) in whole.chunks_exact_mut(R).enumerate() {
-        o.copy_from_slice(&unsafe { rows::<R>(f, w.as_ptr().add(j * R * wrb), wrb, nb, act) });
-    }
-    for (j, o) in rest.iter_mut().enumerate() {
-        [*o] = unsafe { rows::<1>(f, w.as_ptr().add((whole.len() + j) * wrb), wrb, nb, act) };
+    let (mm, rr) = if nx == 1 { (1, 4) } else { (4, 2) };
+    let mut j0 = 0;
+    while j0 < nw {
+        let rn = (nw - j0).min(rr);
+        let x = w[j0 * wrb..].as_ptr();
+        let mut i0 = 0;
+        while i0 < nx {
+            let rm = (nx - i0).min(mm);
+            let a = &acts[i0..i0 + rm];
+            // SAFETY: handed out only by `gemv_for`, which checks AVX-512 F/BW/VL/VNNI; the rn
+            // rows from j0 hold `wrb ≥ nb·wb` bytes each, every activation row holds `nb`
+            // blocks (checked above), and out[i·ldo + j] is in bounds for i < nx, j < nw.
+            unsafe {
+                macro_rules! put {
+                    ($m:literal, $r:literal) => {{
+                        let t = tile::<$m, $r>(f, x, wrb, nb, core::array::from_fn(|i| &a[i]));
+                        for (i, row) in t.iter().enumerate() {
+                            for (j, &v) in row.iter().enumerate() {
+                                *out.get_unchecked_mut((i0 + i) * ldo + j0 + j) = v;
+                            }
+                        }
+                    }};
+                }
+                match (rm, rn) {
+                    (1, 4) => put!(1, 4),
+                    (4, 2) => put!(4, 2),
+                    (4, 1) => put!(4, 1),
+                    (3, 2) => put!(3, 2),
+                    (3, 1) => put!(3, 1),
+                    (2, 2) => put!(2, 2),
+                    (2, 1) => put!(2, 1),
+                    (1, 2) => put!(1, 2),
+                    (1, 3) => put!(1, 3),
+                    _ => put!(1, 1),
+                }
+            }
+            i0 += rm;
+        }
+        j0 += rn;
     }
 }
 
 macro_rules! gemv_of {
     ($name:ident, $f:expr) => {
-        const $name: QuantGemv = QuantGemv { prepare: |x| prepare($f, x), run: |w, nw, act, out| run($f, w, nw, act, out) };
+        const $name: QuantGemv =
+            QuantGemv { prepare: |x| prepare($f, x), run: |w, nw, acts, out, ldo| run($f, w, nw, acts, out, ldo) };
     };
 }
 gemv_of!(GEMV_Q4_0, Q4_0);
