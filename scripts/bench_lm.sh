@@ -35,7 +35,7 @@ LLAMA_ROOT=${LLAMA_ROOT:-/tmp/llama}
 LB=${LLAMA_BENCH:-$LLAMA_ROOT/src/build/bin/llama-bench}
 if [ ! -x "$LB" ]; then
   ANCH=${LLAMA_ANCHORS:-/work/shared/anchors/llamacpp}
-  echo "llama-bench not found at $LB: building llama.cpp with $ANCH/build.sh" >&2
+  echo "llama-bench not found at $LB: building llama.cpp with $ANCH/build.sh (needs cmake: apt-get install cmake)" >&2
   LLAMA_ROOT=$LLAMA_ROOT bash "$ANCH/build.sh" >&2
 fi
 
