@@ -21,7 +21,7 @@ use core::arch::x86_64::*;
 
 use crate::quant::GgmlType;
 
-use super::super::{GemvActivations as Act, QuantGemv};
+pub(super) use super::super::{GemvActivations as Act, QuantGemv};
 
 /// Weight-format facts the kernels are written over.
 #[derive(Clone, Copy)]
@@ -239,21 +239,41 @@ unsafe fn tile<const M: usize, const R: usize>(f: Format, x: *const u8, wrb: usi
 
 #[target_feature(enable = "avx2")]
 #[inline]
-unsafe fn hsum256(v: __m256) -> f32 {
+pub(super) unsafe fn hsum256(v: __m256) -> f32 {
     let s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
     let s = _mm_add_ps(s, _mm_movehl_ps(s, s));
     _mm_cvtss_f32(_mm_add_ss(s, _mm_movehdup_ps(s)))
 }
 
-/// Whether `act` holds the `nb` blocks the kernels read.
-fn holds(act: &Act, nb: usize) -> bool {
-    act.nb >= nb && act.q.len() >= nb * 32 && act.d.len() >= nb.next_multiple_of(8) && act.s.len() >= nb.next_multiple_of(8)
+/// A weight format's register-tile kernel over prepared activation rows.
+pub(super) trait Kernel: Copy {
+    /// Bytes of one weight block.
+    fn block_bytes(self) -> usize;
+    /// Whether `act` holds the `nb` blocks the kernel reads.
+    fn holds(self, act: &Act, nb: usize) -> bool;
+    /// `out[i][r]` = weight row r (at `x + r·wrb`, `nb` blocks) · activation row i.
+    ///
+    /// # Safety
+    /// AVX-512 F/BW/VL/VNNI; the `R` rows hold `nb` blocks; every `acts[i]` holds them too.
+    unsafe fn tile<const M: usize, const R: usize>(self, x: *const u8, wrb: usize, nb: usize, acts: [&Act; M]) -> [[f32; R]; M];
+}
+
+impl Kernel for Format {
+    fn block_bytes(self) -> usize {
+        self.wb
+    }
+    fn holds(self, act: &Act, nb: usize) -> bool {
+        act.nb >= nb && act.q.len() >= nb * 32 && act.d.len() >= nb.next_multiple_of(8) && act.s.len() >= nb.next_multiple_of(8)
+    }
+    unsafe fn tile<const M: usize, const R: usize>(self, x: *const u8, wrb: usize, nb: usize, acts: [&Act; M]) -> [[f32; R]; M] {
+        tile::<M, R>(self, x, wrb, nb, acts)
+    }
 }
 
 /// `out[i·ldo + j] = W_j · act_i` for the `nw` weight rows in `w` and the activation rows
 /// `acts`, in register tiles of 4 activation × 2 weight rows (GEMV: 1 × 4), edges through
 /// smaller instances.
-fn run(f: Format, w: &[u8], nw: usize, acts: &[Act], out: &mut [f32], ldo: usize) {
+pub(super) fn run<K: Kernel>(f: K, w: &[u8], nw: usize, acts: &[Act], out: &mut [f32], ldo: usize) {
     let nx = acts.len();
     if nw == 0 || nx == 0 || w.len() % nw != 0 || ldo < nw {
         return;
@@ -262,8 +282,8 @@ fn run(f: Format, w: &[u8], nw: usize, acts: &[Act], out: &mut [f32], ldo: usize
         return;
     }
     let wrb = w.len() / nw;
-    let nb = wrb / f.wb;
-    if !acts.iter().all(|a| holds(a, nb)) {
+    let nb = wrb / f.block_bytes();
+    if !acts.iter().all(|a| f.holds(a, nb)) {
         return;
     }
     let (mm, rr) = if nx == 1 { (1, 4) } else { (4, 2) };
@@ -281,7 +301,7 @@ fn run(f: Format, w: &[u8], nw: usize, acts: &[Act], out: &mut [f32], ldo: usize
             unsafe {
                 macro_rules! put {
                     ($m:literal, $r:literal) => {{
-                        let t = tile::<$m, $r>(f, x, wrb, nb, core::array::from_fn(|i| &a[i]));
+                        let t = f.tile::<$m, $r>(x, wrb, nb, core::array::from_fn(|i| &a[i]));
                         for (i, row) in t.iter().enumerate() {
                             for (j, &v) in row.iter().enumerate() {
                                 *out.get_unchecked_mut((i0 + i) * ldo + j0 + j) = v;
@@ -330,6 +350,7 @@ pub(crate) fn gemv_for(ty: GgmlType, level: crate::cpu::isa::Isa) -> Option<Quan
         GgmlType::Q4_0 => Some(GEMV_Q4_0),
         GgmlType::Q4_1 => Some(GEMV_Q4_1),
         GgmlType::Q8_0 => Some(GEMV_Q8_0),
+        GgmlType::Q4_K => Some(super::gemv_k::GEMV_Q4_K),
         _ => None,
     }
 }

@@ -1,3 +1,4 @@
 //! x86-64 kernels (AVX2, AVX-512 VNNI).
 pub mod quant;
 pub mod gemv;
+pub mod gemv_k;

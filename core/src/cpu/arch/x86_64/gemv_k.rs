@@ -1,0 +1,121 @@
+//! Q4_K weights in the AVX-512 VNNI matmul of [`super::gemv`] (prepared activation rows,
+//! register tiles of activation × weight rows).
+//!
+//! A Q4_K super-block (256 elements, 144 bytes) is `d`, `dmin` (f16), 12 bytes holding eight
+//! 6-bit sub-block scales and mins, and 128 bytes of nibbles: bytes `32j..32j + 32` hold
+//! sub-block `2j` in their low nibbles and `2j + 1` in their high ones. One 512-bit register
+//! takes both (`[low 32, high 32]`), which is the activations' natural order, so a Q8_K row
+//! needs no rearranging. The sub-block scales are unpacked with a few 32-bit word operations
+//! and converted to floats once per super-block; each register's dot product is scaled in
+//! float (exact integer dots, then `d·d_a·scale` per lane), and the mins go through the
+//! activation's per-sub-block sums: `dmin·d_a·Σ min_k·Σa_k`.
+
+use alloc::vec::Vec;
+use core::arch::x86_64::*;
+
+use super::gemv::{hsum256, run, Act, Kernel, QuantGemv};
+
+/// Q8_K activation block: `d` (f32), 256 quants, 16 sums of 16 quants (i16).
+const AB: usize = 292;
+/// Q4_K weight block.
+const WB: usize = 144;
+
+/// The Q8_K row `x` prepared: quants in natural order, `d` per super-block, and `s` per
+/// sub-block of 32 = `d·Σa` over it (from the block's 16-element sums).
+fn prepare(x: &[u8]) -> Act {
+    let nb = x.len() / AB;
+    let mut q = Vec::with_capacity(nb * 256);
+    let mut d = Vec::with_capacity(nb);
+    let mut s = Vec::with_capacity(nb * 8);
+    for blk in x.chunks_exact(AB) {
+        let da = f32::from_le_bytes([blk[0], blk[1], blk[2], blk[3]]);
+        d.push(da);
+        q.extend_from_slice(&blk[4..260]);
+        let bsum = |i: usize| i16::from_le_bytes([blk[260 + 2 * i], blk[261 + 2 * i]]) as i32;
+        s.extend((0..8).map(|k| da * (bsum(2 * k) + bsum(2 * k + 1)) as f32));
+    }
+    Act { q, d, s, nb }
+}
+
+/// The eight 6-bit scales and mins of a super-block's 12 scale bytes (ggml's `scale_min_k4`
+/// order), as f32 vectors.
+#[target_feature(enable = "avx2")]
+#[inline]
+unsafe fn scales_mins(p: *const u8) -> (__m256, __m256) {
+    let word = |i: usize| (p.add(4 * i) as *const u32).read_unaligned();
+    let (w0, w1, w2) = (word(0), word(1), word(2));
+    const LOW6: u32 = 0x3f3f_3f3f;
+    const LOW4: u32 = 0x0f0f_0f0f;
+    const TOP2: u32 = 0x0303_0303;
+    let scales = (w0 & LOW6) as u64 | ((((w2 & LOW4) | (((w0 >> 6) & TOP2) << 4)) as u64) << 32);
+    let mins = (w1 & LOW6) as u64 | (((((w2 >> 4) & LOW4) | (((w1 >> 6) & TOP2) << 4)) as u64) << 32);
+    let to_f32 = |v: u64| _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(_mm_cvtsi64_si128(v as i64)));
+    (to_f32(scales), to_f32(mins))
+}
+
+#[derive(Clone, Copy)]
+struct Q4K;
+
+impl Kernel for Q4K {
+    fn block_bytes(self) -> usize {
+        WB
+    }
+    fn holds(self, act: &Act, nb: usize) -> bool {
+        act.nb >= nb && act.q.len() >= nb * 256 && act.d.len() >= nb && act.s.len() >= nb * 8
+    }
+    #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512vnni,avx2,fma,f16c")]
+    unsafe fn tile<const M: usize, const R: usize>(self, x: *const u8, wrb: usize, nb: usize, acts: [&Act; M]) -> [[f32; R]; M] {
+        let mut acc = [[_mm512_setzero_ps(); R]; M];
+        let mut acc_min = [[_mm256_setzero_ps(); R]; M];
+        // Register of 64 elements `[sub-block 2j: 8 lanes, 2j + 1: 8 lanes]`.
+        let lanes = [0, 1, 2, 3].map(|j: i32| {
+            let (a, b) = (2 * j, 2 * j + 1);
+            _mm512_setr_epi32(a, a, a, a, a, a, a, a, b, b, b, b, b, b, b, b)
+        });
+        let m4 = _mm512_set1_epi8(0x0F);
+        for b in 0..nb {
+            let mut sc = [_mm256_setzero_ps(); R];
+            let mut mn = [_mm256_setzero_ps(); R];
+            let mut dw = [_mm256_setzero_ps(); R];
+            let mut dmin = [_mm256_setzero_ps(); R];
+            for r in 0..R {
+                let xb = x.add(r * wrb + b * WB);
+                let dd = _mm_cvtph_ps(_mm_cvtsi32_si128((xb as *const i32).read_unaligned()));
+                dw[r] = _mm256_broadcastss_ps(dd);
+                dmin[r] = _mm256_broadcastss_ps(_mm_movehdup_ps(dd));
+                (sc[r], mn[r]) = scales_mins(xb.add(4));
+            }
+            // Per (activation, weight) row: lane k = d_w·d_a·scale_k; the mins' term.
+            let mut scale = [[_mm512_setzero_ps(); R]; M];
+            for i in 0..M {
+                let da = _mm256_set1_ps(*acts[i].d.as_ptr().add(b));
+                let sa = _mm256_loadu_ps(acts[i].s.as_ptr().add(8 * b));
+                for r in 0..R {
+                    scale[i][r] = _mm512_castps256_ps512(_mm256_mul_ps(sc[r], _mm256_mul_ps(dw[r], da)));
+                    acc_min[i][r] = _mm256_fmadd_ps(_mm256_mul_ps(mn[r], dmin[r]), sa, acc_min[i][r]);
+                }
+            }
+            for (j, lane) in lanes.iter().enumerate() {
+                let a = acts.map(|act| _mm512_loadu_si512(act.q.as_ptr().add(b * 256 + 64 * j) as *const _));
+                for r in 0..R {
+                    let raw = _mm256_loadu_si256(x.add(r * wrb + b * WB + 16 + 32 * j) as *const __m256i);
+                    let w = _mm512_and_si512(_mm512_inserti64x4(_mm512_castsi256_si512(raw), _mm256_srli_epi16(raw, 4), 1), m4);
+                    for i in 0..M {
+                        let dot = _mm512_cvtepi32_ps(_mm512_dpbusd_epi32(_mm512_setzero_si512(), w, a[i]));
+                        acc[i][r] = _mm512_fmadd_ps(dot, _mm512_permutexvar_ps(*lane, scale[i][r]), acc[i][r]);
+                    }
+                }
+            }
+        }
+        let mut out = [[0f32; R]; M];
+        for i in 0..M {
+            for r in 0..R {
+                out[i][r] = _mm512_reduce_add_ps(acc[i][r]) - hsum256(acc_min[i][r]);
+            }
+        }
+        out
+    }
+}
+
+pub(super) const GEMV_Q4_K: QuantGemv =
+    QuantGemv { prepare, run: |w, nw, acts, out, ldo| run(Q4K, w, nw, acts, out, ldo) };
