@@ -47,6 +47,8 @@ pub(crate) fn quant_gemm(ty: GgmlType, level: Isa) -> Option<QuantGemmFn> {
 /// threads): the quants in the byte order the kernel's registers take, and per block the
 /// scale and the format's second term as f32, padded with zeros to a multiple of 8 blocks.
 #[derive(Clone, Debug)]
+// Only x86-64 has such kernels so far; elsewhere the type exists for the matmul's signature.
+#[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
 pub(crate) struct GemvActivations {
     pub(crate) q: alloc::vec::Vec<u8>,
     pub(crate) d: alloc::vec::Vec<f32>,
