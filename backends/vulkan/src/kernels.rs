@@ -12,6 +12,7 @@ use mlx_arm_core::buffer::{self, Buffer, Direction};
 use mlx_arm_core::ops::binary::BinaryOp;
 use mlx_arm_core::ops::reduce::ReduceKind;
 use mlx_arm_core::ops::unary::UnaryOp;
+use mlx_arm_core::quant::GgmlType;
 use mlx_arm_core::{DType, Error, Result};
 use std::sync::Arc;
 
@@ -148,35 +149,65 @@ pub(crate) fn bind(rec: &mut Recorder, d: &Data, shape: &[usize], itemsize: usiz
     let span_elems = if n == 0 { 0 } else { 1 + shape.iter().zip(&d.strides).map(|(&s, &st)| (s - 1) as isize * st).sum::<isize>() as usize };
     let span = span_elems * itemsize;
     let whole = aligned && d.buf.len() <= 2 * span.max(1);
-    let (src, off): (&[u8], usize) = if whole {
-        (d.buf.bytes(), d.offset / itemsize)
-    } else {
-        (&d.buf.bytes()[d.offset..d.offset + span], 0)
-    };
-    let mem = upload(rec, src)?;
     if whole {
+        let mem = upload(rec, d.buf.bytes())?;
         d.buf.set_device_mirror(Arc::new(Handle(mem.clone())));
+        return Ok(Bound { mem, off: d.offset / itemsize });
     }
-    Ok(Bound { mem, off })
+    let src = &d.buf.bytes()[d.offset..d.offset + span];
+    // A tensor inside a mapped file (read-only, shared by every tensor of a model): its copy
+    // is kept per view, so each weight is uploaded once, not at every use.
+    if d.buf.is_external() {
+        let key = (Arc::as_ptr(&d.buf) as usize, d.offset, span);
+        if let Some(mem) = view_mirror(key, &d.buf) {
+            return Ok(Bound { mem, off: 0 });
+        }
+        let mem = upload(rec, src)?;
+        crate::lock(&VIEW_MIRRORS).push(ViewMirror { key, buf: Arc::downgrade(&d.buf), mem: mem.clone() });
+        return Ok(Bound { mem, off: 0 });
+    }
+    Ok(Bound { mem: upload(rec, src)?, off: 0 })
+}
+
+/// A device copy of one view (buffer address, byte offset, byte span) of an external buffer.
+struct ViewMirror {
+    key: (usize, usize, usize),
+    buf: std::sync::Weak<Buffer>,
+    mem: Arc<VkMemory>,
+}
+
+/// Device copies of views of external buffers, dropped once their buffer is gone.
+static VIEW_MIRRORS: std::sync::Mutex<Vec<ViewMirror>> = std::sync::Mutex::new(Vec::new());
+
+/// The kept copy of view `key` of `buf`, if any; forgets copies whose buffer was released
+/// (its address may since have been reused by another buffer).
+fn view_mirror(key: (usize, usize, usize), buf: &Arc<Buffer>) -> Option<Arc<VkMemory>> {
+    let mut all = crate::lock(&VIEW_MIRRORS);
+    all.retain(|v| v.buf.strong_count() > 0);
+    all.iter()
+        .find(|v| v.key == key && v.buf.upgrade().is_some_and(|b| Arc::ptr_eq(&b, buf)))
+        .map(|v| v.mem.clone())
 }
 
 /// Copies host bytes into fresh device memory (a counted transfer).
 fn upload(rec: &mut Recorder, src: &[u8]) -> Result<Arc<VkMemory>> {
     let ctx = rec.ctx();
     buffer::record_transfer(Direction::HostToDevice, src.len());
+    // Whole words: shaders read byte arrays (GGUF blocks) as 32-bit words.
+    let size = src.len().next_multiple_of(4);
     if ctx.info.shared_memory {
-        let mem = VkMemory::new(ctx, src.len(), MemoryLocation::CpuToGpu, "upload")?;
+        let mem = VkMemory::new(ctx, size, MemoryLocation::CpuToGpu, "upload")?;
         if let Some(p) = mem.mapped() {
             // SAFETY: fresh mapping of at least src.len() bytes, not yet used by the GPU.
             unsafe { std::ptr::copy_nonoverlapping(src.as_ptr(), p.as_ptr(), src.len()) };
             return Ok(mem);
         }
     }
-    let staging = VkMemory::new(ctx, src.len(), MemoryLocation::CpuToGpu, "upload")?;
+    let staging = VkMemory::new(ctx, size, MemoryLocation::CpuToGpu, "upload")?;
     let p = staging.mapped().ok_or_else(|| Error::runtime("upload", "Vulkan staging memory is not host-visible."))?;
     // SAFETY: fresh mapping of at least src.len() bytes.
     unsafe { std::ptr::copy_nonoverlapping(src.as_ptr(), p.as_ptr(), src.len()) };
-    let mem = VkMemory::new(ctx, src.len(), MemoryLocation::GpuOnly, "upload")?;
+    let mem = VkMemory::new(ctx, size, MemoryLocation::GpuOnly, "upload")?;
     rec.copy(&staging, &mem, src.len())?;
     Ok(mem)
 }
@@ -679,5 +710,48 @@ pub(crate) fn matmul(rec: &mut Recorder, a: (&Data, &[usize]), b: (&Data, &[usiz
     ];
     let groups = [n.div_ceil(64) as u32, m.div_ceil(64) as u32, batch as u32];
     dispatch(rec, Shader::Matmul, f16, &[&ba.mem, &bb.mem, &om], 2, &push, groups)?;
+    Ok(Some(out))
+}
+
+/// Outputs one GGUF-matmul workgroup computes per row tile, and rows per tile (ggml_matmul.comp).
+const GGML_COLS: usize = 4;
+const GGML_ROWS: usize = 8;
+
+/// GGUF block types ggml_matmul.comp dequantizes (it switches on the GGUF type number).
+pub(crate) fn ggml_covered(ty: GgmlType) -> bool {
+    matches!(ty, GgmlType::Q4_0 | GgmlType::Q4_1 | GgmlType::Q8_0)
+}
+
+/// `x @ Wᵀ` for `W` (`N × k`) held as GGUF blocks of type `ty` in a uint8 `[n, row_bytes]`
+/// array, `x` `[..., k]`. Other block types and strided weights run on the CPU.
+pub(crate) fn ggml_matmul(rec: &mut Recorder, x: (&Data, &[usize]), w: (&Data, &[usize]), ty: GgmlType, k: usize, dt: DType) -> Result<Option<Data>> {
+    let Some(f16) = variant(dt) else { return Ok(None) };
+    let (sx, sw) = (x.1, w.1);
+    let (Some(&xk), [n, row_bytes]) = (sx.last(), sw) else { return Ok(None) };
+    let (n, row_bytes) = (*n, *row_bytes);
+    // The shader reads the block scales as 16-bit words: the weight must start on an even byte.
+    if !ggml_covered(ty) || xk != k || k == 0 || ty.row_bytes(k) != Some(row_bytes) || !w.0.is_row_contiguous(sw) || w.0.offset % 2 != 0 {
+        return Ok(None);
+    }
+    let m: usize = sx[..sx.len() - 1].iter().product();
+    let n_cols = n.div_ceil(GGML_COLS);
+    let groups = m.div_ceil(GGML_ROWS) * n_cols;
+    let big = [x.0.buf.len() / dt.size(), w.0.buf.len()];
+    if !big.iter().all(|&b| fits_u32(b + 4)) || !fits_u32(m * n) || !fits_u32(groups) {
+        return Ok(None);
+    }
+    let Some(xd) = dense(rec, x.0, sx, dt)? else { return Ok(None) };
+    let bx = bind(rec, &xd, sx, dt.size())?;
+    let bw = bind(rec, w.0, sw, 1)?;
+    let mut out_shape = sx.to_vec();
+    if let Some(last) = out_shape.last_mut() {
+        *last = n;
+    }
+    let (om, out) = output(rec, &out_shape, dt.size(), "ggml_matmul")?;
+    if m * n == 0 {
+        return Ok(Some(out));
+    }
+    let push = [m as u32, n as u32, k as u32, ty.id(), row_bytes as u32, n_cols as u32, bx.off as u32, bw.off as u32];
+    dispatch(rec, Shader::GgmlMatmul, f16, &[&bx.mem, &bw.mem, &om], 2, &push, grid(groups)?)?;
     Ok(Some(out))
 }

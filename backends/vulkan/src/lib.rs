@@ -127,6 +127,10 @@ impl Backend for VulkanBackend {
             Primitive::Quantized(QuantizedOp::QuantizedMatmul { mode: QuantMode::Affine, bits, transpose: true, .. }) => {
                 matches!(inputs, [x, DType::Uint32, s, b] if self.float_ok(&[*x, *s, *b])) && *bits > 0 && 32 % *bits == 0
             }
+            // x @ Wᵀ with W as GGUF blocks: x, uint8 blocks.
+            Primitive::Quantized(QuantizedOp::GgmlMatmul { ty, .. }) => {
+                matches!(inputs, [x, DType::Uint8] if self.float_ok(&[*x])) && kernels::ggml_covered(*ty)
+            }
             Primitive::Linalg(LinalgOp::Matmul) => inputs.len() == 2 && self.float_ok(inputs),
             _ => false,
         }
@@ -188,6 +192,9 @@ impl Backend for VulkanBackend {
                 {
                     let arg = |i: usize| (&datas[i], shapes[i]);
                     kernels::quantized_matmul(r, arg(0), arg(1), arg(2), arg(3), *group_size, *bits, dt)?
+                }
+                Primitive::Quantized(QuantizedOp::GgmlMatmul { ty, k }) if *out_dt == dt && datas.len() == 2 => {
+                    kernels::ggml_matmul(r, (&datas[0], shapes[0]), (&datas[1], shapes[1]), *ty, *k, dt)?
                 }
                 Primitive::Linalg(LinalgOp::Matmul) if *out_dt == dt => {
                     kernels::matmul(r, (&datas[0], shapes[0]), (&datas[1], shapes[1]), dt)?

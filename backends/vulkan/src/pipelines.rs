@@ -21,6 +21,7 @@ pub(crate) enum Shader {
     Rope,
     Sdpa,
     Qmm,
+    GgmlMatmul,
     Matmul,
 }
 
@@ -28,7 +29,7 @@ impl Shader {
     fn bindings(self) -> u32 {
         match self {
             Shader::Unary | Shader::Reduce => 2,
-            Shader::Binary | Shader::Matmul => 3,
+            Shader::Binary | Shader::Matmul | Shader::GgmlMatmul => 3,
             Shader::Norm | Shader::Rope => 4,
             Shader::Qmm => 5,
             Shader::Sdpa => 6,
@@ -52,6 +53,7 @@ impl Shader {
             Shader::Rope => spv!("rope"),
             Shader::Sdpa => spv!("sdpa"),
             Shader::Qmm => spv!("qmm"),
+            Shader::GgmlMatmul => spv!("ggml_matmul"),
             Shader::Matmul => spv!("matmul"),
         }
     }

@@ -1,0 +1,88 @@
+#version 450
+// GGUF-block matmul out = x @ Wᵀ (core's ggml_matmul): W is N rows of `row_bytes` bytes, each
+// row k/32 blocks of ggml's Q4_0, Q4_1 or Q8_0 layout, stored unchanged (bound as words,
+// blocks need not be 4-byte aligned but are always 2-byte aligned). A workgroup computes 4
+// outputs (64 invocations each, walking the blocks of one weight row) for up to ROWS rows of x:
+// each block is dequantized once into registers and dotted with every row, so a prefill reads
+// the weight once per ROWS rows and a decode step (one row) is a plain GEMV. Activations are
+// read as T (not quantized to Q8 as ggml's CPU kernels do); products accumulate in float32.
+#include "common.glsl"
+#define ROWS 8
+#define TY_Q4_0 2u
+#define TY_Q4_1 3u
+#define TY_Q8_0 8u
+layout(local_size_x = 256) in;
+layout(std430, set = 0, binding = 0) readonly buffer X { T x[]; };
+layout(std430, set = 0, binding = 1) readonly buffer W { uint w[]; };
+layout(std430, set = 0, binding = 2) writeonly buffer O { T o[]; };
+layout(push_constant) uniform P {
+    uint m; uint n; uint k; uint ty; uint row_bytes; uint n_cols; uint off_x; uint off_w;
+} p;
+shared float part[ROWS][256];
+
+// The 16-bit little-endian value at byte `b` (even) of W.
+uint u16_at(uint b) { return (w[b >> 2] >> ((b & 2u) * 8u)) & 0xffffu; }
+float f16_at(uint b) { return unpackHalf2x16(u16_at(b)).x; }
+
+// The 32 weights of the block at byte `bb`, dequantized as ggml's dequantize_row_* does.
+void dequant(uint bb, out float v[32]) {
+    float d = f16_at(bb);
+    if (p.ty == TY_Q8_0) {
+        for (uint j = 0; j < 32; j += 2) {
+            uint h = u16_at(bb + 2 + j);
+            v[j] = d * float(int(h << 24) >> 24);
+            v[j + 1] = d * float(int(h << 16) >> 24);
+        }
+        return;
+    }
+    // Q4: byte j holds element j (low nibble) and element j + 16 (high nibble).
+    bool q41 = p.ty == TY_Q4_1;
+    float mn = q41 ? f16_at(bb + 2) : 0.0;
+    float zero = q41 ? 0.0 : 8.0;
+    uint qs = bb + (q41 ? 4u : 2u);
+    for (uint j = 0; j < 16; j += 2) {
+        uint h = u16_at(qs + j);
+        v[j] = (float(h & 15u) - zero) * d + mn;
+        v[j + 16] = (float((h >> 4) & 15u) - zero) * d + mn;
+        v[j + 1] = (float((h >> 8) & 15u) - zero) * d + mn;
+        v[j + 17] = (float(h >> 12) - zero) * d + mn;
+    }
+}
+
+void main() {
+    uint wid = gl_WorkGroupID.x + gl_WorkGroupID.y * gl_NumWorkGroups.x;
+    uint row_tiles = (p.m + ROWS - 1) / ROWS;
+    if (wid >= row_tiles * p.n_cols) return;
+    uint t = gl_LocalInvocationID.x;
+    uint row0 = (wid / p.n_cols) * ROWS;
+    uint rows = min(ROWS, p.m - row0);
+    uint col = (wid % p.n_cols) * 4 + t / 64;
+    uint lane = t % 64;
+    float acc[ROWS];
+    for (uint r = 0; r < ROWS; ++r) acc[r] = 0.0;
+    if (col < p.n) {
+        uint nb = p.k / 32;
+        uint block_bytes = p.row_bytes / nb;
+        float v[32];
+        for (uint b = lane; b < nb; b += 64) {
+            dequant(p.off_w + col * p.row_bytes + b * block_bytes, v);
+            for (uint r = 0; r < rows; ++r) {
+                uint xb = p.off_x + (row0 + r) * p.k + b * 32;
+                float s = 0.0;
+                for (uint j = 0; j < 32; ++j) s += float(x[xb + j]) * v[j];
+                acc[r] += s;
+            }
+        }
+    }
+    for (uint r = 0; r < ROWS; ++r) part[r][t] = acc[r];
+    barrier();
+    for (uint s = 32; s > 0; s >>= 1) {
+        if (lane < s) {
+            for (uint r = 0; r < rows; ++r) part[r][t] += part[r][t + s];
+        }
+        barrier();
+    }
+    if (lane == 0 && col < p.n) {
+        for (uint r = 0; r < rows; ++r) o[(row0 + r) * p.n + col] = T(part[r][t]);
+    }
+}
