@@ -713,9 +713,10 @@ pub(crate) fn matmul(rec: &mut Recorder, a: (&Data, &[usize]), b: (&Data, &[usiz
     Ok(Some(out))
 }
 
-/// Outputs one GGUF-matmul workgroup computes per row tile, and rows per tile (ggml_matmul.comp).
+/// Outputs one GGUF-matmul workgroup computes, and rows of x per workgroup of ggml_mm.comp
+/// (ggml_mv.comp takes one).
 const GGML_COLS: usize = 4;
-const GGML_ROWS: usize = 8;
+const GGML_TILE_ROWS: usize = 8;
 
 /// GGUF block types ggml_matmul.comp dequantizes (it switches on the GGUF type number).
 pub(crate) fn ggml_covered(ty: GgmlType) -> bool {
@@ -735,7 +736,11 @@ pub(crate) fn ggml_matmul(rec: &mut Recorder, x: (&Data, &[usize]), w: (&Data, &
     }
     let m: usize = sx[..sx.len() - 1].iter().product();
     let n_cols = n.div_ceil(GGML_COLS);
-    let groups = m.div_ceil(GGML_ROWS) * n_cols;
+    // Several rows share each dequantized block in the tiled kernel; CPU drivers (lavapipe)
+    // spill its per-row registers and run per-row GEMVs faster unless rows are many.
+    let tiled = m >= if rec.ctx().info.kind == "cpu" { 64 } else { 4 };
+    let (shader, tile) = if tiled { (Shader::GgmlMm, GGML_TILE_ROWS) } else { (Shader::GgmlMv, 1) };
+    let groups = m.div_ceil(tile) * n_cols;
     let big = [x.0.buf.len() / dt.size(), w.0.buf.len()];
     if !big.iter().all(|&b| fits_u32(b + 4)) || !fits_u32(m * n) || !fits_u32(groups) {
         return Ok(None);
@@ -752,6 +757,6 @@ pub(crate) fn ggml_matmul(rec: &mut Recorder, x: (&Data, &[usize]), w: (&Data, &
         return Ok(Some(out));
     }
     let push = [m as u32, n as u32, k as u32, ty.id(), row_bytes as u32, n_cols as u32, bx.off as u32, bw.off as u32];
-    dispatch(rec, Shader::GgmlMatmul, f16, &[&bx.mem, &bw.mem, &om], 2, &push, grid(groups)?)?;
+    dispatch(rec, shader, f16, &[&bx.mem, &bw.mem, &om], 2, &push, grid(groups)?)?;
     Ok(Some(out))
 }

@@ -21,7 +21,8 @@ pub(crate) enum Shader {
     Rope,
     Sdpa,
     Qmm,
-    GgmlMatmul,
+    GgmlMv,
+    GgmlMm,
     Matmul,
 }
 
@@ -29,7 +30,7 @@ impl Shader {
     fn bindings(self) -> u32 {
         match self {
             Shader::Unary | Shader::Reduce => 2,
-            Shader::Binary | Shader::Matmul | Shader::GgmlMatmul => 3,
+            Shader::Binary | Shader::Matmul | Shader::GgmlMv | Shader::GgmlMm => 3,
             Shader::Norm | Shader::Rope => 4,
             Shader::Qmm => 5,
             Shader::Sdpa => 6,
@@ -53,7 +54,8 @@ impl Shader {
             Shader::Rope => spv!("rope"),
             Shader::Sdpa => spv!("sdpa"),
             Shader::Qmm => spv!("qmm"),
-            Shader::GgmlMatmul => spv!("ggml_matmul"),
+            Shader::GgmlMv => spv!("ggml_mv"),
+            Shader::GgmlMm => spv!("ggml_mm"),
             Shader::Matmul => spv!("matmul"),
         }
     }

@@ -179,10 +179,12 @@ fn cases() -> Vec<Case> {
             qmm(&[xt, x[1].clone()], 64, 8)
         }),
         // GGUF blocks (the default model's Q4_1 layers and Q8_0 embedding): decode-size GEMVs,
-        // prefill row tiles (8 rows per workgroup: 10 and 19 rows leave partial tiles), output
+        // prefill row tiles (8 rows per workgroup on GPUs: 10 and 19 rows leave partial tiles), output
         // counts not a multiple of a workgroup's 4, rows of more blocks than the 64 lanes.
         case!("ggml_matmul q4_0 GEMV, odd n", &[&[1, 256], &[99, 256]], oracle |x| ggml_dense(x, GgmlType::Q4_0, false), |x| ggml_mm(x, GgmlType::Q4_0, false)),
         case!("ggml_matmul q4_1 batched rows", &[&[2, 5, 96], &[37, 96]], oracle |x| ggml_dense(x, GgmlType::Q4_1, false), |x| ggml_mm(x, GgmlType::Q4_1, false)),
+        // 67 rows: the tiled kernel on every device (CPU drivers take it from 64 rows).
+        case!("ggml_matmul q4_1 tiled prefill, 67 rows", &[&[67, 64], &[9, 64]], oracle |x| ggml_dense(x, GgmlType::Q4_1, false), |x| ggml_mm(x, GgmlType::Q4_1, false)),
         case!("ggml_matmul q8_0 prefill, 19 rows", &[&[19, 320], &[66, 320]], oracle |x| ggml_dense(x, GgmlType::Q8_0, false), |x| ggml_mm(x, GgmlType::Q8_0, false)),
         case!("ggml_matmul q4_0 130 blocks per row", &[&[3, 4160], &[5, 4160]], oracle |x| ggml_dense(x, GgmlType::Q4_0, false), |x| ggml_mm(x, GgmlType::Q4_0, false)),
         case!("ggml_matmul q4_1 576 (SmolLM2 width)", &[&[1, 1, 576], &[67, 576]], oracle |x| ggml_dense(x, GgmlType::Q4_1, false), |x| ggml_mm(x, GgmlType::Q4_1, false)),

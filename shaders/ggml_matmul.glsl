@@ -1,13 +1,14 @@
-#version 450
 // GGUF-block matmul out = x @ Wᵀ (core's ggml_matmul): W is N rows of `row_bytes` bytes, each
 // row k/32 blocks of ggml's Q4_0, Q4_1 or Q8_0 layout, stored unchanged (bound as words,
 // blocks need not be 4-byte aligned but are always 2-byte aligned). A workgroup computes 4
-// outputs (64 invocations each, walking the blocks of one weight row) for up to ROWS rows of x:
-// each block is dequantized once into registers and dotted with every row, so a prefill reads
-// the weight once per ROWS rows and a decode step (one row) is a plain GEMV. Activations are
+// outputs (64 invocations each, walking the blocks of one weight row) for up to ROWS rows of x
+// (defined by the including shader): each block is dequantized once into registers and dotted
+// with every row. ggml_mv.comp (ROWS 1) is the GEMV of a decode step; ggml_mm.comp (ROWS 8)
+// reads the weight once per 8 rows for a prefill (CPU drivers run it slower per row: the
+// kernels pick it for several rows only). Activations are
 // read as T (not quantized to Q8 as ggml's CPU kernels do); products accumulate in float32.
+#extension GL_EXT_control_flow_attributes : enable
 #include "common.glsl"
-#define ROWS 8
 #define TY_Q4_0 2u
 #define TY_Q4_1 3u
 #define TY_Q8_0 8u
@@ -28,7 +29,7 @@ float f16_at(uint b) { return unpackHalf2x16(u16_at(b)).x; }
 void dequant(uint bb, out float v[32]) {
     float d = f16_at(bb);
     if (p.ty == TY_Q8_0) {
-        for (uint j = 0; j < 32; j += 2) {
+        [[unroll]] for (uint j = 0; j < 32; j += 2) {
             uint h = u16_at(bb + 2 + j);
             v[j] = d * float(int(h << 24) >> 24);
             v[j + 1] = d * float(int(h << 16) >> 24);
@@ -40,7 +41,7 @@ void dequant(uint bb, out float v[32]) {
     float mn = q41 ? f16_at(bb + 2) : 0.0;
     float zero = q41 ? 0.0 : 8.0;
     uint qs = bb + (q41 ? 4u : 2u);
-    for (uint j = 0; j < 16; j += 2) {
+    [[unroll]] for (uint j = 0; j < 16; j += 2) {
         uint h = u16_at(qs + j);
         v[j] = (float(h & 15u) - zero) * d + mn;
         v[j + 16] = (float((h >> 4) & 15u) - zero) * d + mn;
@@ -58,23 +59,27 @@ void main() {
     uint rows = min(ROWS, p.m - row0);
     uint col = (wid % p.n_cols) * 4 + t / 64;
     uint lane = t % 64;
+    // Loops over ROWS and the 32 weights are unrolled so acc and v stay in registers (a
+    // dynamically indexed array goes to memory on CPU drivers such as lavapipe).
     float acc[ROWS];
-    for (uint r = 0; r < ROWS; ++r) acc[r] = 0.0;
+    [[unroll]] for (uint r = 0; r < ROWS; ++r) acc[r] = 0.0;
     if (col < p.n) {
         uint nb = p.k / 32;
         uint block_bytes = p.row_bytes / nb;
         float v[32];
         for (uint b = lane; b < nb; b += 64) {
             dequant(p.off_w + col * p.row_bytes + b * block_bytes, v);
-            for (uint r = 0; r < rows; ++r) {
-                uint xb = p.off_x + (row0 + r) * p.k + b * 32;
-                float s = 0.0;
-                for (uint j = 0; j < 32; ++j) s += float(x[xb + j]) * v[j];
-                acc[r] += s;
+            [[unroll]] for (uint r = 0; r < ROWS; ++r) {
+                if (r < rows) {
+                    uint xb = p.off_x + (row0 + r) * p.k + b * 32;
+                    float s = 0.0;
+                    [[unroll]] for (uint j = 0; j < 32; ++j) s += float(x[xb + j]) * v[j];
+                    acc[r] += s;
+                }
             }
         }
     }
-    for (uint r = 0; r < ROWS; ++r) part[r][t] = acc[r];
+    [[unroll]] for (uint r = 0; r < ROWS; ++r) part[r][t] = acc[r];
     barrier();
     for (uint s = 32; s > 0; s >>= 1) {
         if (lane < s) {
