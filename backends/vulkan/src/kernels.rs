@@ -283,21 +283,63 @@ fn fits_u32(n: usize) -> bool {
 
 /// `out = f(x)` for unary code `code` (0: copy), dense output of `shape`.
 pub(crate) fn unary(rec: &mut Recorder, code: u32, x: &Data, shape: &[usize], dt: DType) -> Result<Option<Data>> {
-    let Some(f16) = variant(dt) else { return Ok(None) };
-    let n: usize = shape.iter().product();
-    let (sh, st) = collapse(shape, &[x.strides.clone()]);
-    if sh.len() > MAXD || !fits_u32(x.buf.len() / dt.size() + 1) {
+    if variant(dt).is_none() || !unary_fits(x, shape, &row_major(shape), dt) {
         return Ok(None);
     }
-    let a = bind(rec, x, shape, dt.size())?;
     let (om, out) = output(rec, shape, dt.size(), "unary")?;
+    unary_into(rec, code, x, shape, dt, (&om, 0, &row_major(shape)))?;
+    Ok(Some(out))
+}
+
+/// Whether unary.comp covers `x` (a view of `shape`) written through output strides `ost`.
+fn unary_fits(x: &Data, shape: &[usize], ost: &[isize], dt: DType) -> bool {
+    let (sh, _) = collapse(shape, &[x.strides.clone(), ost.to_vec()]);
+    sh.len() <= MAXD && fits_u32(x.buf.len() / dt.size() + 1)
+}
+
+/// Records `f(x)` written into `out` = (memory, element offset, strides over `shape`); the
+/// caller checked [`unary_fits`] and that the window lies inside the memory.
+fn unary_into(rec: &mut Recorder, code: u32, x: &Data, shape: &[usize], dt: DType, out: (&Arc<VkMemory>, usize, &[isize])) -> Result<()> {
+    let f16 = variant(dt) == Some(true);
+    let n: usize = shape.iter().product();
+    let (sh, st) = collapse(shape, &[x.strides.clone(), out.2.to_vec()]);
+    let a = bind(rec, x, shape, dt.size())?;
     if n == 0 {
-        return Ok(Some(out));
+        return Ok(());
     }
     let mut push = vec![n as u32, sh.len() as u32, a.off as u32, code];
     push.extend(pad(&sh, MAXD, 1));
     push.extend(pad_i(&st[0], MAXD));
-    dispatch(rec, Shader::Unary, f16, &[&a.mem, &om], 1, &push, grid(n.div_ceil(GROUP as usize))?)?;
+    push.push(out.1 as u32);
+    push.extend(pad_i(&st[1], MAXD));
+    dispatch(rec, Shader::Unary, f16, &[&a.mem, out.0], 1, &push, grid(n.div_ceil(GROUP as usize))?)
+}
+
+/// `slice_update`: a copy of `src` (`shape`) with the window starting at `start` (steps
+/// `step`, positive) replaced by `upd` (the window's shape, any view). Two dispatches: the
+/// copy, then the window written in place.
+pub(crate) fn slice_update(rec: &mut Recorder, src: (&Data, &[usize]), upd: (&Data, &[usize]), start: &[isize], step: &[isize], dt: DType) -> Result<Option<Data>> {
+    let (shape, wshape) = (src.1, upd.1);
+    let nd = shape.len();
+    if variant(dt).is_none() || start.len() != nd || step.len() != nd || wshape.len() != nd {
+        return Ok(None);
+    }
+    if start.iter().any(|&s| s < 0) || step.iter().any(|&s| s <= 0) {
+        return Ok(None);
+    }
+    // The window must lie inside the output (the op's constructor guarantees it; checked
+    // again because the shader writes without bounds checks).
+    let inside = (0..nd).all(|d| wshape[d] == 0 || (start[d] as usize) + (wshape[d] - 1) * (step[d] as usize) < shape[d]);
+    let dense = row_major(shape);
+    let wst: Vec<isize> = dense.iter().zip(step).map(|(&s, &k)| s * k).collect();
+    let n: usize = shape.iter().product();
+    if !inside || !fits_u32(n + 1) || !unary_fits(src.0, shape, &dense, dt) || !unary_fits(upd.0, wshape, &wst, dt) {
+        return Ok(None);
+    }
+    let (om, out) = output(rec, shape, dt.size(), "slice_update")?;
+    unary_into(rec, 0, src.0, shape, dt, (&om, 0, &dense))?;
+    let off: isize = start.iter().zip(&dense).map(|(&a, &s)| a * s).sum();
+    unary_into(rec, 0, upd.0, wshape, dt, (&om, off as usize, &wst))?;
     Ok(Some(out))
 }
 

@@ -108,6 +108,7 @@ impl Backend for VulkanBackend {
                 inputs.len() == 1
             }
             Primitive::Shape(ShapeOp::Copy) => inputs.len() == 1 && self.float_ok(inputs),
+            Primitive::Shape(ShapeOp::SliceUpdate { .. }) => inputs.len() == 2 && self.float_ok(inputs),
             Primitive::Unary(op) => kernels::unary_code(*op).is_some() && inputs.len() == 1 && self.float_ok(inputs),
             Primitive::Binary(op) => kernels::binary_code(*op).is_some() && inputs.len() == 2 && self.float_ok(inputs),
             Primitive::Reduce(ReduceOp::Reduce { kind, axes }) => {
@@ -153,6 +154,9 @@ impl Backend for VulkanBackend {
             let r = &mut *rec;
             match prim {
                 Primitive::Shape(ShapeOp::Copy) => kernels::unary(r, 0, &datas[0], shapes[0], dt)?,
+                Primitive::Shape(ShapeOp::SliceUpdate { start, step }) if datas.len() == 2 => {
+                    kernels::slice_update(r, (&datas[0], shapes[0]), (&datas[1], shapes[1]), start, step, dt)?
+                }
                 // A reshape of a strided view: a dense copy, then the reshape is free.
                 Primitive::Shape(ShapeOp::Reshape) => kernels::unary(r, 0, &datas[0], shapes[0], dt)?
                     .map(|d| Data { strides: kernels::row_major(out_shape), ..d }),

@@ -78,6 +78,16 @@ fn cases() -> Vec<Case> {
         case!("ceil", V, (-3.0, 3.0), true, |x| ops::ceil(&x[0])),
         case!("exp of a transposed view", V, (-2.0, 2.0), true, |x| ops::exp(&ops::transpose(&x[0], None)?)),
         case!("copy of a sliced view", &[&[6, 8]], (-2.0, 2.0), true, |x| ops::contiguous(&ops::slice(&x[0], &[1, 2], &[5, 8], &[2, 3])?)),
+        // The KV-cache write of a decode step, a strided window, a broadcast update.
+        case!("slice_update one position", &[&[1, 3, 40, 16], &[1, 3, 1, 16]], (-2.0, 2.0), true, |x| {
+            ops::slice_update(&x[0], &x[1], &[0, 0, 17, 0], &[1, 3, 18, 16], &[1, 1, 1, 1])
+        }),
+        case!("slice_update stepped window of a transposed view", &[&[9, 12], &[6, 3]], (-2.0, 2.0), true, |x| {
+            ops::slice_update(&ops::transpose(&x[0], None)?, &x[1], &[1, 2], &[12, 9], &[2, 3])
+        }),
+        case!("slice_update broadcast update", &[&[4, 6, 5], &[5]], (-2.0, 2.0), true, |x| {
+            ops::slice_update(&x[0], &x[1], &[1, 0, 0], &[3, 6, 5], &[1, 2, 1])
+        }),
         case!("add", &[&[3, 5, 7], &[3, 5, 7]], (-2.0, 2.0), true, |x| ops::add(&x[0], &x[1])),
         case!("add broadcast", &[&[4, 1, 7], &[5, 1]], (-2.0, 2.0), true, |x| ops::add(&x[0], &x[1])),
         case!("subtract broadcast scalar", &[&[4, 6], &[]], (-2.0, 2.0), true, |x| ops::subtract(&x[0], &x[1])),
