@@ -1,6 +1,7 @@
 // GGUF-block matmul out = x @ Wᵀ (core's ggml_matmul): W is N rows of `row_bytes` bytes, each
-// row k/32 blocks of ggml's Q4_0, Q4_1 or Q8_0 layout, stored unchanged (bound as words,
-// blocks need not be 4-byte aligned but are always 2-byte aligned). A workgroup computes 4
+// row blocks of ggml's Q4_0, Q4_1, Q8_0 (32 weights), Q4_K or Q6_K (256 weights) layout, stored
+// unchanged (bound as words; blocks need not be 4-byte aligned but are always 2-byte aligned).
+// Work is split in chunks of 32 weights (a K-quant block holds 8). A workgroup computes 4
 // outputs (64 invocations each, walking the blocks of one weight row) for up to ROWS rows of x
 // (defined by the including shader): each block is dequantized once into registers and dotted
 // with every row. ggml_mv.comp (ROWS 1) is the GEMV of a decode step; ggml_mm.comp (ROWS 8)
@@ -12,6 +13,8 @@
 #define TY_Q4_0 2u
 #define TY_Q4_1 3u
 #define TY_Q8_0 8u
+#define TY_Q4_K 12u
+#define TY_Q6_K 14u
 layout(local_size_x = 256) in;
 layout(std430, set = 0, binding = 0) readonly buffer X { T x[]; };
 layout(std430, set = 0, binding = 1) readonly buffer W { uint w[]; };
@@ -26,6 +29,42 @@ uint u16_at(uint b) { return (w[b >> 2] >> ((b & 2u) * 8u)) & 0xffffu; }
 float f16_at(uint b) { return unpackHalf2x16(u16_at(b)).x; }
 
 // The 32 weights of the block at byte `bb`, dequantized as ggml's dequantize_row_* does.
+uint byte_at(uint b) { return (w[b >> 2] >> ((b & 3u) * 8u)) & 255u; }
+
+// Q4_K's 6-bit scale (or, with `mins`, min) of sub-block j (ggml's get_scale_min_k4); `sc` is
+// the byte address of the 12 packed bytes.
+uint scale_k4(uint sc, uint j, bool mins) {
+    uint o = mins ? 4u : 0u;
+    if (j < 4) return byte_at(sc + j + o) & 63u;
+    uint lo = mins ? (byte_at(sc + j + 4) >> 4) : (byte_at(sc + j + 4) & 15u);
+    return lo | ((byte_at(sc + j - 4 + o) >> 6) << 4);
+}
+
+// Chunk j (0..7, 32 weights) of the 256-weight K-quant block at byte `sb`, as ggml's
+// dequantize_row_q4_K / dequantize_row_q6_K.
+void dequant_k(uint sb, uint j, out float v[32]) {
+    if (p.ty == TY_Q4_K) {
+        // d, dmin, 12 scale bytes, then 128 bytes: chunk pair j/2 shares 32 bytes (low
+        // nibbles for the even chunk, high for the odd).
+        float d = f16_at(sb) * float(scale_k4(sb + 4, j, false));
+        float m = f16_at(sb + 2) * float(scale_k4(sb + 4, j, true));
+        uint q = sb + 16 + (j / 2) * 32;
+        uint sh = (j % 2) * 4;
+        [[unroll]] for (uint l = 0; l < 32; ++l) v[l] = d * float((byte_at(q + l) >> sh) & 15u) - m;
+        return;
+    }
+    // Q6_K: ql[128], qh[64], int8 scales[16], d. Chunk j is quarter r of half h.
+    float d = f16_at(sb + 208);
+    uint h = j / 4, r = j % 4;
+    uint ql = sb + 64 * h + 32 * (r & 1u), qh = sb + 128 + 32 * h, sc = sb + 192 + 8 * h + 2 * r;
+    uint sh = (r / 2) * 4;
+    [[unroll]] for (uint l = 0; l < 32; ++l) {
+        int q = int(((byte_at(ql + l) >> sh) & 15u) | (((byte_at(qh + l) >> (2 * r)) & 3u) << 4)) - 32;
+        float s = float(int(byte_at(sc + l / 16) << 24) >> 24);
+        v[l] = d * s * float(q);
+    }
+}
+
 void dequant(uint bb, out float v[32]) {
     float d = f16_at(bb);
     if (p.ty == TY_Q8_0) {
@@ -50,6 +89,15 @@ void dequant(uint bb, out float v[32]) {
     }
 }
 
+// The 32 weights of chunk `b` of the row at byte `row`.
+void dequant_chunk(uint row, uint b, out float v[32]) {
+    if (p.ty == TY_Q4_K || p.ty == TY_Q6_K) {
+        dequant_k(row + (b / 8) * (p.ty == TY_Q4_K ? 144u : 210u), b % 8, v);
+    } else {
+        dequant(row + b * (p.ty == TY_Q8_0 ? 34u : (p.ty == TY_Q4_1 ? 20u : 18u)), v);
+    }
+}
+
 void main() {
     uint wid = gl_WorkGroupID.x + gl_WorkGroupID.y * gl_NumWorkGroups.x;
     uint row_tiles = (p.m + ROWS - 1) / ROWS;
@@ -65,10 +113,9 @@ void main() {
     [[unroll]] for (uint r = 0; r < ROWS; ++r) acc[r] = 0.0;
     if (col < p.n) {
         uint nb = p.k / 32;
-        uint block_bytes = p.row_bytes / nb;
         float v[32];
         for (uint b = lane; b < nb; b += 64) {
-            dequant(p.off_w + col * p.row_bytes + b * block_bytes, v);
+            dequant_chunk(p.off_w + col * p.row_bytes, b, v);
             [[unroll]] for (uint r = 0; r < ROWS; ++r) {
                 if (r < rows) {
                     uint xb = p.off_x + (row0 + r) * p.k + b * 32;

@@ -762,7 +762,7 @@ const GGML_TILE_ROWS: usize = 8;
 
 /// GGUF block types ggml_matmul.comp dequantizes (it switches on the GGUF type number).
 pub(crate) fn ggml_covered(ty: GgmlType) -> bool {
-    matches!(ty, GgmlType::Q4_0 | GgmlType::Q4_1 | GgmlType::Q8_0)
+    matches!(ty, GgmlType::Q4_0 | GgmlType::Q4_1 | GgmlType::Q8_0 | GgmlType::Q4_K | GgmlType::Q6_K)
 }
 
 /// `x @ Wᵀ` for `W` (`N × k`) held as GGUF blocks of type `ty` in a uint8 `[n, row_bytes]`

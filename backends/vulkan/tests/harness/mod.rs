@@ -198,6 +198,11 @@ fn cases() -> Vec<Case> {
         case!("ggml_matmul q8_0 prefill, 19 rows", &[&[19, 320], &[66, 320]], oracle |x| ggml_dense(x, GgmlType::Q8_0, false), |x| ggml_mm(x, GgmlType::Q8_0, false)),
         case!("ggml_matmul q4_0 130 blocks per row", &[&[3, 4160], &[5, 4160]], oracle |x| ggml_dense(x, GgmlType::Q4_0, false), |x| ggml_mm(x, GgmlType::Q4_0, false)),
         case!("ggml_matmul q4_1 576 (SmolLM2 width)", &[&[1, 1, 576], &[67, 576]], oracle |x| ggml_dense(x, GgmlType::Q4_1, false), |x| ggml_mm(x, GgmlType::Q4_1, false)),
+        // K-quants: 256-weight blocks of 8 chunks; 1280 = 5 blocks, 40 chunks (lanes left idle).
+        case!("ggml_matmul q4_K GEMV, odd n", &[&[1, 1280], &[23, 1280]], oracle |x| ggml_dense(x, GgmlType::Q4_K, false), |x| ggml_mm(x, GgmlType::Q4_K, false)),
+        case!("ggml_matmul q6_K GEMV, odd n", &[&[1, 1280], &[23, 1280]], oracle |x| ggml_dense(x, GgmlType::Q6_K, false), |x| ggml_mm(x, GgmlType::Q6_K, false)),
+        case!("ggml_matmul q4_K 67 rows, 9 blocks per row", &[&[67, 2304], &[6, 2304]], oracle |x| ggml_dense(x, GgmlType::Q4_K, false), |x| ggml_mm(x, GgmlType::Q4_K, false)),
+        case!("ggml_matmul q6_K prefill, 5 rows", &[&[5, 512], &[9, 512]], oracle |x| ggml_dense(x, GgmlType::Q6_K, false), |x| ggml_mm(x, GgmlType::Q6_K, false)),
         case!("ggml_matmul q8_0 x transposed", &[&[64, 3], &[10, 64]], oracle |x| ggml_dense(x, GgmlType::Q8_0, true), |x| {
             ggml_mm(x, GgmlType::Q8_0, true)
         }),
