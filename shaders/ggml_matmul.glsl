@@ -19,8 +19,11 @@ layout(local_size_x = 256) in;
 layout(std430, set = 0, binding = 0) readonly buffer X { T x[]; };
 layout(std430, set = 0, binding = 1) readonly buffer W { uint w[]; };
 layout(std430, set = 0, binding = 2) writeonly buffer O { T o[]; };
+// The GGUF type number, fixed per pipeline so the other types' code is folded away (a
+// runtime switch over five dequantizers made lavapipe several times slower).
+layout(constant_id = 0) const uint TY = 2u;
 layout(push_constant) uniform P {
-    uint m; uint n; uint k; uint ty; uint row_bytes; uint n_cols; uint off_x; uint off_w;
+    uint m; uint n; uint k; uint row_bytes; uint n_cols; uint off_x; uint off_w;
 } p;
 shared float part[ROWS][256];
 
@@ -43,7 +46,7 @@ uint scale_k4(uint sc, uint j, bool mins) {
 // Chunk j (0..7, 32 weights) of the 256-weight K-quant block at byte `sb`, as ggml's
 // dequantize_row_q4_K / dequantize_row_q6_K.
 void dequant_k(uint sb, uint j, out float v[32]) {
-    if (p.ty == TY_Q4_K) {
+    if (TY == TY_Q4_K) {
         // d, dmin, 12 scale bytes, then 128 bytes: chunk pair j/2 shares 32 bytes (low
         // nibbles for the even chunk, high for the odd).
         float d = f16_at(sb) * float(scale_k4(sb + 4, j, false));
@@ -67,7 +70,7 @@ void dequant_k(uint sb, uint j, out float v[32]) {
 
 void dequant(uint bb, out float v[32]) {
     float d = f16_at(bb);
-    if (p.ty == TY_Q8_0) {
+    if (TY == TY_Q8_0) {
         [[unroll]] for (uint j = 0; j < 32; j += 2) {
             uint h = u16_at(bb + 2 + j);
             v[j] = d * float(int(h << 24) >> 24);
@@ -76,7 +79,7 @@ void dequant(uint bb, out float v[32]) {
         return;
     }
     // Q4: byte j holds element j (low nibble) and element j + 16 (high nibble).
-    bool q41 = p.ty == TY_Q4_1;
+    bool q41 = TY == TY_Q4_1;
     float mn = q41 ? f16_at(bb + 2) : 0.0;
     float zero = q41 ? 0.0 : 8.0;
     uint qs = bb + (q41 ? 4u : 2u);
@@ -91,10 +94,10 @@ void dequant(uint bb, out float v[32]) {
 
 // The 32 weights of chunk `b` of the row at byte `row`.
 void dequant_chunk(uint row, uint b, out float v[32]) {
-    if (p.ty == TY_Q4_K || p.ty == TY_Q6_K) {
-        dequant_k(row + (b / 8) * (p.ty == TY_Q4_K ? 144u : 210u), b % 8, v);
+    if (TY == TY_Q4_K || TY == TY_Q6_K) {
+        dequant_k(row + (b / 8) * (TY == TY_Q4_K ? 144u : 210u), b % 8, v);
     } else {
-        dequant(row + b * (p.ty == TY_Q8_0 ? 34u : (p.ty == TY_Q4_1 ? 20u : 18u)), v);
+        dequant(row + b * (TY == TY_Q8_0 ? 34u : (TY == TY_Q4_1 ? 20u : 18u)), v);
     }
 }
 

@@ -781,15 +781,19 @@ pub(crate) fn ggml_matmul(rec: &mut Recorder, x: (&Data, &[usize]), w: (&Data, &
     // Several rows share each dequantized block in the tiled kernel; CPU drivers (lavapipe)
     // spill its per-row registers and run per-row GEMVs faster unless rows are many.
     let tiled = m >= if rec.ctx().info.kind == "cpu" { 64 } else { 4 };
-    let (shader, tile) = if tiled { (Shader::GgmlMm, GGML_TILE_ROWS) } else { (Shader::GgmlMv, 1) };
+    let (shader, tile) = if tiled { (Shader::GgmlMm(ty.id()), GGML_TILE_ROWS) } else { (Shader::GgmlMv(ty.id()), 1) };
     let groups = m.div_ceil(tile) * n_cols;
-    let big = [x.0.buf.len() / dt.size(), w.0.buf.len()];
-    if !big.iter().all(|&b| fits_u32(b + 4)) || !fits_u32(m * n) || !fits_u32(groups) {
+    // The weight's own bytes, not its buffer's: a tensor of a mapped file larger than 4 GiB
+    // is bound (uploaded) alone, at offset 0.
+    if !fits_u32(x.0.buf.len() / dt.size() + 1) || !fits_u32(n * row_bytes + 4) || !fits_u32(m * n) || !fits_u32(groups) {
         return Ok(None);
     }
     let Some(xd) = dense(rec, x.0, sx, dt)? else { return Ok(None) };
     let bx = bind(rec, &xd, sx, dt.size())?;
     let bw = bind(rec, w.0, sw, 1)?;
+    if !fits_u32(bw.off + n * row_bytes + 4) {
+        return Ok(None);
+    }
     let mut out_shape = sx.to_vec();
     if let Some(last) = out_shape.last_mut() {
         *last = n;
@@ -798,7 +802,7 @@ pub(crate) fn ggml_matmul(rec: &mut Recorder, x: (&Data, &[usize]), w: (&Data, &
     if m * n == 0 {
         return Ok(Some(out));
     }
-    let push = [m as u32, n as u32, k as u32, ty.id(), row_bytes as u32, n_cols as u32, bx.off as u32, bw.off as u32];
+    let push = [m as u32, n as u32, k as u32, row_bytes as u32, n_cols as u32, bx.off as u32, bw.off as u32];
     dispatch(rec, shader, f16, &[&bx.mem, &bw.mem, &om], 2, &push, grid(groups)?)?;
     Ok(Some(out))
 }
