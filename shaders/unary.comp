@@ -1,11 +1,12 @@
 #version 450
-// out[i] = f(a[view(i)]): one input of any strides, dense output. `op` selects f
-// (codes in backends/vulkan/src/kernels.rs, UNARY table).
+// out[view_o(i)] = f(a[view_a(i)]): one input of any strides, the output dense or a strided
+// window of a larger buffer (slice_update). `op` selects f (codes in
+// backends/vulkan/src/kernels.rs, UNARY table).
 #include "common.glsl"
 layout(local_size_x = 256) in;
 layout(std430, set = 0, binding = 0) readonly buffer A { T a[]; };
 layout(std430, set = 0, binding = 1) writeonly buffer O { T o[]; };
-layout(push_constant) uniform P { uint n; uint ndim; uint off; uint op; uint shape[MAXD]; int st[MAXD]; } p;
+layout(push_constant) uniform P { uint n; uint ndim; uint off; uint op; uint shape[MAXD]; int st[MAXD]; uint out_off; int ost[MAXD]; } p;
 
 float f(float x) {
     switch (p.op) {
@@ -33,10 +34,13 @@ void main() {
     uint i = linear_id(256);
     if (i >= p.n) return;
     int idx = int(p.off);
+    int oidx = int(p.out_off);
     uint r = i;
     for (int d = int(p.ndim) - 1; d >= 0; --d) {
-        idx += int(r % p.shape[d]) * p.st[d];
+        int c = int(r % p.shape[d]);
+        idx += c * p.st[d];
+        oidx += c * p.ost[d];
         r /= p.shape[d];
     }
-    o[i] = T(f(float(a[idx])));
+    o[oidx] = T(f(float(a[idx])));
 }

@@ -49,7 +49,7 @@ struct ModelArgs {
     /// Worker threads for the kernels [default: all cores]
     #[arg(short, long)]
     threads: Option<usize>,
-    /// cpu or gpu
+    /// cpu, or gpu (Vulkan; ops without a GPU kernel run on the CPU)
     #[arg(long, default_value = "cpu")]
     device: String,
 }
@@ -179,7 +179,11 @@ fn open(args: &ModelArgs) -> Result<Session> {
     }
     match args.device.as_str() {
         "cpu" => mlx_arm_core::device::set_default_device(Device::CPU)?,
-        "gpu" => mlx_arm_core::device::set_default_device(Device::GPU)?,
+        "gpu" => {
+            let name = gpu_init()?;
+            mlx_arm_core::device::set_default_device(Device::GPU)?;
+            eprintln!("device: gpu ({name})");
+        }
         other => return Err(Error::invalid("mlx-arm", format!("unknown device '{other}' (cpu or gpu)"))),
     }
     let path = match &args.model {
@@ -218,6 +222,20 @@ fn open(args: &ModelArgs) -> Result<Session> {
         }
     };
     Ok(Session { loaded, tokenizer })
+}
+
+/// Starts the GPU backend and returns the device's name; the reason it cannot, otherwise.
+#[cfg(feature = "vulkan")]
+fn gpu_init() -> Result<String> {
+    match mlx_arm_vulkan::init() {
+        Ok(info) => Ok(format!("Vulkan: {}", info.name)),
+        Err(e) => Err(Error::unsupported("mlx-arm", format!("--device gpu needs a Vulkan driver and device: {e}"))),
+    }
+}
+
+#[cfg(not(feature = "vulkan"))]
+fn gpu_init() -> Result<String> {
+    Err(Error::unsupported("mlx-arm", "--device gpu: this mlx-arm was built without the `vulkan` feature"))
 }
 
 impl Session {

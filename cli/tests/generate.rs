@@ -45,9 +45,18 @@ fn bad_input_is_a_clear_error() {
     let out = run(&["generate", "--model", "/nonexistent/model.gguf", "hi"]);
     assert!(!out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("/nonexistent/model.gguf"));
-    let out = run(&["generate", "--device", "gpu", "hi"]);
-    assert!(!out.status.success());
-    assert!(String::from_utf8_lossy(&out.stderr).to_lowercase().contains("gpu"));
+    // --device gpu where no Vulkan driver loads (both names the loader reads point nowhere):
+    // a clear message and exit status 1, before any model is read.
+    let out = Command::new(env!("CARGO_BIN_EXE_mlx-arm"))
+        .args(["generate", "--device", "gpu", "--model", "/nonexistent/model.gguf", "hi"])
+        .env("VK_ICD_FILENAMES", "/nonexistent/mlx-arm-no-such-icd.json")
+        .env("VK_DRIVER_FILES", "/nonexistent/mlx-arm-no-such-icd.json")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("--device gpu needs a Vulkan driver and device"), "{err}");
+    assert!(!err.contains("panicked"), "{err}");
     let out = run(&["generate", "--temp", "-1", "--model", "/nonexistent", "hi"]);
     assert!(!out.status.success());
 }

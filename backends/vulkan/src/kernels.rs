@@ -12,6 +12,7 @@ use mlx_arm_core::buffer::{self, Buffer, Direction};
 use mlx_arm_core::ops::binary::BinaryOp;
 use mlx_arm_core::ops::reduce::ReduceKind;
 use mlx_arm_core::ops::unary::UnaryOp;
+use mlx_arm_core::quant::GgmlType;
 use mlx_arm_core::{DType, Error, Result};
 use std::sync::Arc;
 
@@ -148,35 +149,65 @@ pub(crate) fn bind(rec: &mut Recorder, d: &Data, shape: &[usize], itemsize: usiz
     let span_elems = if n == 0 { 0 } else { 1 + shape.iter().zip(&d.strides).map(|(&s, &st)| (s - 1) as isize * st).sum::<isize>() as usize };
     let span = span_elems * itemsize;
     let whole = aligned && d.buf.len() <= 2 * span.max(1);
-    let (src, off): (&[u8], usize) = if whole {
-        (d.buf.bytes(), d.offset / itemsize)
-    } else {
-        (&d.buf.bytes()[d.offset..d.offset + span], 0)
-    };
-    let mem = upload(rec, src)?;
     if whole {
+        let mem = upload(rec, d.buf.bytes())?;
         d.buf.set_device_mirror(Arc::new(Handle(mem.clone())));
+        return Ok(Bound { mem, off: d.offset / itemsize });
     }
-    Ok(Bound { mem, off })
+    let src = &d.buf.bytes()[d.offset..d.offset + span];
+    // A tensor inside a mapped file (read-only, shared by every tensor of a model): its copy
+    // is kept per view, so each weight is uploaded once, not at every use.
+    if d.buf.is_external() {
+        let key = (Arc::as_ptr(&d.buf) as usize, d.offset, span);
+        if let Some(mem) = view_mirror(key, &d.buf) {
+            return Ok(Bound { mem, off: 0 });
+        }
+        let mem = upload(rec, src)?;
+        crate::lock(&VIEW_MIRRORS).push(ViewMirror { key, buf: Arc::downgrade(&d.buf), mem: mem.clone() });
+        return Ok(Bound { mem, off: 0 });
+    }
+    Ok(Bound { mem: upload(rec, src)?, off: 0 })
+}
+
+/// A device copy of one view (buffer address, byte offset, byte span) of an external buffer.
+struct ViewMirror {
+    key: (usize, usize, usize),
+    buf: std::sync::Weak<Buffer>,
+    mem: Arc<VkMemory>,
+}
+
+/// Device copies of views of external buffers, dropped once their buffer is gone.
+static VIEW_MIRRORS: std::sync::Mutex<Vec<ViewMirror>> = std::sync::Mutex::new(Vec::new());
+
+/// The kept copy of view `key` of `buf`, if any; forgets copies whose buffer was released
+/// (its address may since have been reused by another buffer).
+fn view_mirror(key: (usize, usize, usize), buf: &Arc<Buffer>) -> Option<Arc<VkMemory>> {
+    let mut all = crate::lock(&VIEW_MIRRORS);
+    all.retain(|v| v.buf.strong_count() > 0);
+    all.iter()
+        .find(|v| v.key == key && v.buf.upgrade().is_some_and(|b| Arc::ptr_eq(&b, buf)))
+        .map(|v| v.mem.clone())
 }
 
 /// Copies host bytes into fresh device memory (a counted transfer).
 fn upload(rec: &mut Recorder, src: &[u8]) -> Result<Arc<VkMemory>> {
     let ctx = rec.ctx();
     buffer::record_transfer(Direction::HostToDevice, src.len());
+    // Whole words: shaders read byte arrays (GGUF blocks) as 32-bit words.
+    let size = src.len().next_multiple_of(4);
     if ctx.info.shared_memory {
-        let mem = VkMemory::new(ctx, src.len(), MemoryLocation::CpuToGpu, "upload")?;
+        let mem = VkMemory::new(ctx, size, MemoryLocation::CpuToGpu, "upload")?;
         if let Some(p) = mem.mapped() {
             // SAFETY: fresh mapping of at least src.len() bytes, not yet used by the GPU.
             unsafe { std::ptr::copy_nonoverlapping(src.as_ptr(), p.as_ptr(), src.len()) };
             return Ok(mem);
         }
     }
-    let staging = VkMemory::new(ctx, src.len(), MemoryLocation::CpuToGpu, "upload")?;
+    let staging = VkMemory::new(ctx, size, MemoryLocation::CpuToGpu, "upload")?;
     let p = staging.mapped().ok_or_else(|| Error::runtime("upload", "Vulkan staging memory is not host-visible."))?;
     // SAFETY: fresh mapping of at least src.len() bytes.
     unsafe { std::ptr::copy_nonoverlapping(src.as_ptr(), p.as_ptr(), src.len()) };
-    let mem = VkMemory::new(ctx, src.len(), MemoryLocation::GpuOnly, "upload")?;
+    let mem = VkMemory::new(ctx, size, MemoryLocation::GpuOnly, "upload")?;
     rec.copy(&staging, &mem, src.len())?;
     Ok(mem)
 }
@@ -252,21 +283,63 @@ fn fits_u32(n: usize) -> bool {
 
 /// `out = f(x)` for unary code `code` (0: copy), dense output of `shape`.
 pub(crate) fn unary(rec: &mut Recorder, code: u32, x: &Data, shape: &[usize], dt: DType) -> Result<Option<Data>> {
-    let Some(f16) = variant(dt) else { return Ok(None) };
-    let n: usize = shape.iter().product();
-    let (sh, st) = collapse(shape, &[x.strides.clone()]);
-    if sh.len() > MAXD || !fits_u32(x.buf.len() / dt.size() + 1) {
+    if variant(dt).is_none() || !unary_fits(x, shape, &row_major(shape), dt) {
         return Ok(None);
     }
-    let a = bind(rec, x, shape, dt.size())?;
     let (om, out) = output(rec, shape, dt.size(), "unary")?;
+    unary_into(rec, code, x, shape, dt, (&om, 0, &row_major(shape)))?;
+    Ok(Some(out))
+}
+
+/// Whether unary.comp covers `x` (a view of `shape`) written through output strides `ost`.
+fn unary_fits(x: &Data, shape: &[usize], ost: &[isize], dt: DType) -> bool {
+    let (sh, _) = collapse(shape, &[x.strides.clone(), ost.to_vec()]);
+    sh.len() <= MAXD && fits_u32(x.buf.len() / dt.size() + 1)
+}
+
+/// Records `f(x)` written into `out` = (memory, element offset, strides over `shape`); the
+/// caller checked [`unary_fits`] and that the window lies inside the memory.
+fn unary_into(rec: &mut Recorder, code: u32, x: &Data, shape: &[usize], dt: DType, out: (&Arc<VkMemory>, usize, &[isize])) -> Result<()> {
+    let f16 = variant(dt) == Some(true);
+    let n: usize = shape.iter().product();
+    let (sh, st) = collapse(shape, &[x.strides.clone(), out.2.to_vec()]);
+    let a = bind(rec, x, shape, dt.size())?;
     if n == 0 {
-        return Ok(Some(out));
+        return Ok(());
     }
     let mut push = vec![n as u32, sh.len() as u32, a.off as u32, code];
     push.extend(pad(&sh, MAXD, 1));
     push.extend(pad_i(&st[0], MAXD));
-    dispatch(rec, Shader::Unary, f16, &[&a.mem, &om], 1, &push, grid(n.div_ceil(GROUP as usize))?)?;
+    push.push(out.1 as u32);
+    push.extend(pad_i(&st[1], MAXD));
+    dispatch(rec, Shader::Unary, f16, &[&a.mem, out.0], 1, &push, grid(n.div_ceil(GROUP as usize))?)
+}
+
+/// `slice_update`: a copy of `src` (`shape`) with the window starting at `start` (steps
+/// `step`, positive) replaced by `upd` (the window's shape, any view). Two dispatches: the
+/// copy, then the window written in place.
+pub(crate) fn slice_update(rec: &mut Recorder, src: (&Data, &[usize]), upd: (&Data, &[usize]), start: &[isize], step: &[isize], dt: DType) -> Result<Option<Data>> {
+    let (shape, wshape) = (src.1, upd.1);
+    let nd = shape.len();
+    if variant(dt).is_none() || start.len() != nd || step.len() != nd || wshape.len() != nd {
+        return Ok(None);
+    }
+    if start.iter().any(|&s| s < 0) || step.iter().any(|&s| s <= 0) {
+        return Ok(None);
+    }
+    // The window must lie inside the output (the op's constructor guarantees it; checked
+    // again because the shader writes without bounds checks).
+    let inside = (0..nd).all(|d| wshape[d] == 0 || (start[d] as usize) + (wshape[d] - 1) * (step[d] as usize) < shape[d]);
+    let dense = row_major(shape);
+    let wst: Vec<isize> = dense.iter().zip(step).map(|(&s, &k)| s * k).collect();
+    let n: usize = shape.iter().product();
+    if !inside || !fits_u32(n + 1) || !unary_fits(src.0, shape, &dense, dt) || !unary_fits(upd.0, wshape, &wst, dt) {
+        return Ok(None);
+    }
+    let (om, out) = output(rec, shape, dt.size(), "slice_update")?;
+    unary_into(rec, 0, src.0, shape, dt, (&om, 0, &dense))?;
+    let off: isize = start.iter().zip(&dense).map(|(&a, &s)| a * s).sum();
+    unary_into(rec, 0, upd.0, wshape, dt, (&om, off as usize, &wst))?;
     Ok(Some(out))
 }
 
@@ -679,5 +752,57 @@ pub(crate) fn matmul(rec: &mut Recorder, a: (&Data, &[usize]), b: (&Data, &[usiz
     ];
     let groups = [n.div_ceil(64) as u32, m.div_ceil(64) as u32, batch as u32];
     dispatch(rec, Shader::Matmul, f16, &[&ba.mem, &bb.mem, &om], 2, &push, groups)?;
+    Ok(Some(out))
+}
+
+/// Outputs one GGUF-matmul workgroup computes, and rows of x per workgroup of ggml_mm.comp
+/// (ggml_mv.comp takes one).
+const GGML_COLS: usize = 4;
+const GGML_TILE_ROWS: usize = 8;
+
+/// GGUF block types ggml_matmul.comp dequantizes (it switches on the GGUF type number).
+pub(crate) fn ggml_covered(ty: GgmlType) -> bool {
+    matches!(ty, GgmlType::Q4_0 | GgmlType::Q4_1 | GgmlType::Q8_0 | GgmlType::Q4_K | GgmlType::Q6_K)
+}
+
+/// `x @ Wᵀ` for `W` (`N × k`) held as GGUF blocks of type `ty` in a uint8 `[n, row_bytes]`
+/// array, `x` `[..., k]`. Other block types and strided weights run on the CPU.
+pub(crate) fn ggml_matmul(rec: &mut Recorder, x: (&Data, &[usize]), w: (&Data, &[usize]), ty: GgmlType, k: usize, dt: DType) -> Result<Option<Data>> {
+    let Some(f16) = variant(dt) else { return Ok(None) };
+    let (sx, sw) = (x.1, w.1);
+    let (Some(&xk), [n, row_bytes]) = (sx.last(), sw) else { return Ok(None) };
+    let (n, row_bytes) = (*n, *row_bytes);
+    // The shader reads the block scales as 16-bit words: the weight must start on an even byte.
+    if !ggml_covered(ty) || xk != k || k == 0 || ty.row_bytes(k) != Some(row_bytes) || !w.0.is_row_contiguous(sw) || w.0.offset % 2 != 0 {
+        return Ok(None);
+    }
+    let m: usize = sx[..sx.len() - 1].iter().product();
+    let n_cols = n.div_ceil(GGML_COLS);
+    // Several rows share each dequantized block in the tiled kernel; CPU drivers (lavapipe)
+    // spill its per-row registers and run per-row GEMVs faster unless rows are many.
+    let tiled = m >= if rec.ctx().info.kind == "cpu" { 64 } else { 4 };
+    let (shader, tile) = if tiled { (Shader::GgmlMm(ty.id()), GGML_TILE_ROWS) } else { (Shader::GgmlMv(ty.id()), 1) };
+    let groups = m.div_ceil(tile) * n_cols;
+    // The weight's own bytes, not its buffer's: a tensor of a mapped file larger than 4 GiB
+    // is bound (uploaded) alone, at offset 0.
+    if !fits_u32(x.0.buf.len() / dt.size() + 1) || !fits_u32(n * row_bytes + 4) || !fits_u32(m * n) || !fits_u32(groups) {
+        return Ok(None);
+    }
+    let Some(xd) = dense(rec, x.0, sx, dt)? else { return Ok(None) };
+    let bx = bind(rec, &xd, sx, dt.size())?;
+    let bw = bind(rec, w.0, sw, 1)?;
+    if !fits_u32(bw.off + n * row_bytes + 4) {
+        return Ok(None);
+    }
+    let mut out_shape = sx.to_vec();
+    if let Some(last) = out_shape.last_mut() {
+        *last = n;
+    }
+    let (om, out) = output(rec, &out_shape, dt.size(), "ggml_matmul")?;
+    if m * n == 0 {
+        return Ok(Some(out));
+    }
+    let push = [m as u32, n as u32, k as u32, row_bytes as u32, n_cols as u32, bx.off as u32, bw.off as u32];
+    dispatch(rec, shader, f16, &[&bx.mem, &bw.mem, &om], 2, &push, grid(groups)?)?;
     Ok(Some(out))
 }

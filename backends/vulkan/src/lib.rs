@@ -108,6 +108,7 @@ impl Backend for VulkanBackend {
                 inputs.len() == 1
             }
             Primitive::Shape(ShapeOp::Copy) => inputs.len() == 1 && self.float_ok(inputs),
+            Primitive::Shape(ShapeOp::SliceUpdate { .. }) => inputs.len() == 2 && self.float_ok(inputs),
             Primitive::Unary(op) => kernels::unary_code(*op).is_some() && inputs.len() == 1 && self.float_ok(inputs),
             Primitive::Binary(op) => kernels::binary_code(*op).is_some() && inputs.len() == 2 && self.float_ok(inputs),
             Primitive::Reduce(ReduceOp::Reduce { kind, axes }) => {
@@ -126,6 +127,10 @@ impl Backend for VulkanBackend {
             // Affine x @ wᵀ: x, uint32 w, scales, biases.
             Primitive::Quantized(QuantizedOp::QuantizedMatmul { mode: QuantMode::Affine, bits, transpose: true, .. }) => {
                 matches!(inputs, [x, DType::Uint32, s, b] if self.float_ok(&[*x, *s, *b])) && *bits > 0 && 32 % *bits == 0
+            }
+            // x @ Wᵀ with W as GGUF blocks: x, uint8 blocks.
+            Primitive::Quantized(QuantizedOp::GgmlMatmul { ty, .. }) => {
+                matches!(inputs, [x, DType::Uint8] if self.float_ok(&[*x])) && kernels::ggml_covered(*ty)
             }
             Primitive::Linalg(LinalgOp::Matmul) => inputs.len() == 2 && self.float_ok(inputs),
             _ => false,
@@ -149,6 +154,9 @@ impl Backend for VulkanBackend {
             let r = &mut *rec;
             match prim {
                 Primitive::Shape(ShapeOp::Copy) => kernels::unary(r, 0, &datas[0], shapes[0], dt)?,
+                Primitive::Shape(ShapeOp::SliceUpdate { start, step }) if datas.len() == 2 => {
+                    kernels::slice_update(r, (&datas[0], shapes[0]), (&datas[1], shapes[1]), start, step, dt)?
+                }
                 // A reshape of a strided view: a dense copy, then the reshape is free.
                 Primitive::Shape(ShapeOp::Reshape) => kernels::unary(r, 0, &datas[0], shapes[0], dt)?
                     .map(|d| Data { strides: kernels::row_major(out_shape), ..d }),
@@ -188,6 +196,9 @@ impl Backend for VulkanBackend {
                 {
                     let arg = |i: usize| (&datas[i], shapes[i]);
                     kernels::quantized_matmul(r, arg(0), arg(1), arg(2), arg(3), *group_size, *bits, dt)?
+                }
+                Primitive::Quantized(QuantizedOp::GgmlMatmul { ty, k }) if *out_dt == dt && datas.len() == 2 => {
+                    kernels::ggml_matmul(r, (&datas[0], shapes[0]), (&datas[1], shapes[1]), *ty, *k, dt)?
                 }
                 Primitive::Linalg(LinalgOp::Matmul) if *out_dt == dt => {
                     kernels::matmul(r, (&datas[0], shapes[0]), (&datas[1], shapes[1]), dt)?

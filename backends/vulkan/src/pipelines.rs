@@ -21,6 +21,11 @@ pub(crate) enum Shader {
     Rope,
     Sdpa,
     Qmm,
+    /// GGUF matmul, one row per workgroup, for the GGUF type number (a specialization
+    /// constant: each type gets a pipeline with the other types' code folded away).
+    GgmlMv(u32),
+    /// The same, 8 rows per workgroup.
+    GgmlMm(u32),
     Matmul,
 }
 
@@ -28,10 +33,17 @@ impl Shader {
     fn bindings(self) -> u32 {
         match self {
             Shader::Unary | Shader::Reduce => 2,
-            Shader::Binary | Shader::Matmul => 3,
+            Shader::Binary | Shader::Matmul | Shader::GgmlMv(_) | Shader::GgmlMm(_) => 3,
             Shader::Norm | Shader::Rope => 4,
             Shader::Qmm => 5,
             Shader::Sdpa => 6,
+        }
+    }
+    /// Specialization constant 0, for shaders that take one.
+    fn specialization(self) -> Option<u32> {
+        match self {
+            Shader::GgmlMv(ty) | Shader::GgmlMm(ty) => Some(ty),
+            _ => None,
         }
     }
     /// The committed SPIR-V for (float32, float16).
@@ -52,6 +64,8 @@ impl Shader {
             Shader::Rope => spv!("rope"),
             Shader::Sdpa => spv!("sdpa"),
             Shader::Qmm => spv!("qmm"),
+            Shader::GgmlMv(_) => spv!("ggml_mv"),
+            Shader::GgmlMm(_) => spv!("ggml_mm"),
             Shader::Matmul => spv!("matmul"),
         }
     }
@@ -104,7 +118,13 @@ fn build(ctx: &Context, shader: Shader, f16: bool) -> Result<Pipeline> {
         let layout = d.create_pipeline_layout(&pli, None).map_err(|r| vk_err(OP, "vkCreatePipelineLayout", r))?;
         let smi = vk::ShaderModuleCreateInfo::default().code(&code);
         let module = d.create_shader_module(&smi, None).map_err(|r| vk_err(OP, "vkCreateShaderModule", r))?;
-        let stage = vk::PipelineShaderStageCreateInfo::default().stage(vk::ShaderStageFlags::COMPUTE).module(module).name(MAIN);
+        let spec_value = shader.specialization().map(u32::to_ne_bytes);
+        let entries = [vk::SpecializationMapEntry::default().constant_id(0).offset(0).size(4)];
+        let spec = spec_value.as_ref().map(|v| vk::SpecializationInfo::default().map_entries(&entries).data(v));
+        let mut stage = vk::PipelineShaderStageCreateInfo::default().stage(vk::ShaderStageFlags::COMPUTE).module(module).name(MAIN);
+        if let Some(spec) = spec.as_ref() {
+            stage = stage.specialization_info(spec);
+        }
         let ci = [vk::ComputePipelineCreateInfo::default().stage(stage).layout(layout)];
         let made = d.create_compute_pipelines(vk::PipelineCache::null(), &ci, None);
         d.destroy_shader_module(module, None);
