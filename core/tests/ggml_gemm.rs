@@ -121,7 +121,7 @@ fn quantized_gemm_matches_the_dot_kernel_at_every_level_and_thread_count() {
 
 /// Whether `ty` at `level` takes the AVX-512 VNNI matmul of arch/x86_64/gemv.rs.
 pub fn avx512_prepared(level: Isa, ty: T) -> bool {
-    level == Isa::Avx512 && isa::has_avx512_vnni() && matches!(ty, T::Q4_0 | T::Q4_1 | T::Q8_0 | T::Q4_K)
+    level == Isa::Avx512 && isa::has_avx512_vnni() && matches!(ty, T::Q4_0 | T::Q4_1 | T::Q8_0 | T::Q4_K | T::Q6_K)
 }
 
 fn bits(v: &[f32]) -> Vec<u32> {

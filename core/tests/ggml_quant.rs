@@ -461,7 +461,7 @@ fn qmatmul_matches_vec_dot_and_f64_reference() {
                     let d = vec_dot(t, &w[j * wrb..(j + 1) * wrb], &xq, k).unwrap();
                     let prepared = mlx_arm_core::cpu::isa::isa() == mlx_arm_core::cpu::isa::Isa::Avx512
                         && mlx_arm_core::cpu::isa::has_avx512_vnni()
-                        && matches!(t, GgmlType::Q4_0 | GgmlType::Q4_1 | GgmlType::Q8_0 | GgmlType::Q4_K);
+                        && matches!(t, GgmlType::Q4_0 | GgmlType::Q4_1 | GgmlType::Q8_0 | GgmlType::Q4_K | GgmlType::Q6_K);
                     if prepared {
                         let scale: f32 = xd.iter().zip(&wd[j * k..(j + 1) * k]).map(|(a, b)| (a * b).abs()).sum();
                         let tol = 4.0 * (k / 32 + 16) as f32 * f32::EPSILON * scale;

@@ -1,5 +1,5 @@
-//! Q4_K weights in the AVX-512 VNNI matmul of [`super::gemv`] (prepared activation rows,
-//! register tiles of activation × weight rows).
+//! Q4_K and Q6_K weights in the AVX-512 VNNI matmul of [`super::gemv`] (prepared activation
+//! rows, register tiles of activation × weight rows).
 //!
 //! A Q4_K super-block (256 elements, 144 bytes) is `d`, `dmin` (f16), 12 bytes holding eight
 //! 6-bit sub-block scales and mins, and 128 bytes of nibbles: bytes `32j..32j + 32` hold
@@ -19,6 +19,8 @@ use super::gemv::{hsum256, run, Act, Kernel, QuantGemv};
 const AB: usize = 292;
 /// Q4_K weight block.
 const WB: usize = 144;
+/// Q6_K weight block: 128 bytes of low nibbles, 64 of high bit pairs, 16 i8 scales, `d`.
+const WB6: usize = 210;
 
 /// The Q8_K row `x` prepared: quants in natural order, `d` per super-block, and `s` per
 /// sub-block of 32 = `d·Σa` over it (from the block's 16-element sums).
@@ -116,6 +118,108 @@ impl Kernel for Q4K {
         out
     }
 }
+
+/// The Q8_K row `x` prepared for Q6_K: quants in natural order, `d` per super-block, and `s`
+/// per sub-block of 16 = `d·Σa` over it (the block's own sums).
+fn prepare_q6(x: &[u8]) -> Act {
+    let nb = x.len() / AB;
+    let mut q = Vec::with_capacity(nb * 256);
+    let mut d = Vec::with_capacity(nb);
+    let mut s = Vec::with_capacity(nb * 16);
+    for blk in x.chunks_exact(AB) {
+        let da = f32::from_le_bytes([blk[0], blk[1], blk[2], blk[3]]);
+        d.push(da);
+        q.extend_from_slice(&blk[4..260]);
+        s.extend((0..16).map(|i| da * i16::from_le_bytes([blk[260 + 2 * i], blk[261 + 2 * i]]) as f32));
+    }
+    Act { q, d, s, nb }
+}
+
+/// Q6_K: element `e` of a super-block is `d·scale[e/16]·(q − 32)` with the 6-bit `q` made of a
+/// nibble of `ql` and a bit pair of `qh`. Per 128-element half, the 64 `ql` bytes' low nibbles
+/// are elements 0..64 in order and their high nibbles 64..128, so two 512-bit registers take
+/// the half in the activations' natural order; the bit pairs come from the 32 `qh` bytes
+/// shifted by 0/2 (first register) and 4/6 (second). `q` is unsigned (0..63): the −32 goes
+/// through the activation's 16-element sums, `32·d·d_a·Σ scale_k·Σa_k`.
+#[derive(Clone, Copy)]
+struct Q6K;
+
+impl Kernel for Q6K {
+    fn block_bytes(self) -> usize {
+        WB6
+    }
+    fn holds(self, act: &Act, nb: usize) -> bool {
+        act.nb >= nb && act.q.len() >= nb * 256 && act.d.len() >= nb && act.s.len() >= nb * 16
+    }
+    #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512vnni,avx2,fma,f16c")]
+    unsafe fn tile<const M: usize, const R: usize>(self, x: *const u8, wrb: usize, nb: usize, acts: [&Act; M]) -> [[f32; R]; M] {
+        let mut acc = [[_mm512_setzero_ps(); R]; M];
+        let mut acc_off = [[_mm512_setzero_ps(); R]; M];
+        // Register t (0..4) of a super-block covers sub-blocks 4t..4t + 4, 4 lanes each.
+        let lanes = [0, 1, 2, 3].map(|t: i32| {
+            let k = 4 * t;
+            _mm512_setr_epi32(k, k, k, k, k + 1, k + 1, k + 1, k + 1, k + 2, k + 2, k + 2, k + 2, k + 3, k + 3, k + 3, k + 3)
+        });
+        let (m4, m3) = (_mm512_set1_epi8(0x0F), _mm512_set1_epi8(0x03));
+        for b in 0..nb {
+            // Per weight row: the 16 scales times d_w, as f32.
+            let mut sc = [_mm512_setzero_ps(); R];
+            for (r, v) in sc.iter_mut().enumerate() {
+                let xb = x.add(r * wrb + b * WB6);
+                let d = _mm_cvtss_f32(_mm_cvtph_ps(_mm_cvtsi32_si128((xb.add(208) as *const u16).read_unaligned() as i32)));
+                let s8 = _mm_loadu_si128(xb.add(192) as *const __m128i);
+                *v = _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(s8)), _mm512_set1_ps(d));
+            }
+            let mut scale = [[_mm512_setzero_ps(); R]; M];
+            for i in 0..M {
+                let da = _mm512_set1_ps(*acts[i].d.as_ptr().add(b));
+                let sums = _mm512_loadu_ps(acts[i].s.as_ptr().add(16 * b));
+                for r in 0..R {
+                    scale[i][r] = _mm512_mul_ps(sc[r], da);
+                    // −32 per element: 32·d_w·scale_k·(d_a·Σa_k), subtracted at the end.
+                    acc_off[i][r] = _mm512_fmadd_ps(sc[r], sums, acc_off[i][r]);
+                }
+            }
+            for h in 0..2 {
+                let a = acts.map(|act| {
+                    let p = act.q.as_ptr().add(b * 256 + 128 * h);
+                    [_mm512_loadu_si512(p as *const _), _mm512_loadu_si512(p.add(64) as *const _)]
+                });
+                for r in 0..R {
+                    let xb = x.add(r * wrb + b * WB6);
+                    let ql = _mm512_loadu_si512(xb.add(64 * h) as *const _);
+                    let qh = _mm256_loadu_si256(xb.add(128 + 32 * h) as *const __m256i);
+                    let hi_bits = |s0: u32, s1: u32| {
+                        let lo = _mm256_srl_epi16(qh, _mm_cvtsi32_si128(s0 as i32));
+                        let hi = _mm256_srl_epi16(qh, _mm_cvtsi32_si128(s1 as i32));
+                        _mm512_slli_epi16::<4>(_mm512_and_si512(_mm512_inserti64x4(_mm512_castsi256_si512(lo), hi, 1), m3))
+                    };
+                    let w = [
+                        _mm512_or_si512(_mm512_and_si512(ql, m4), hi_bits(0, 2)),
+                        _mm512_or_si512(_mm512_and_si512(_mm512_srli_epi16::<4>(ql), m4), hi_bits(4, 6)),
+                    ];
+                    for (half, &wq) in w.iter().enumerate() {
+                        let lane = lanes[2 * h + half];
+                        for i in 0..M {
+                            let dot = _mm512_cvtepi32_ps(_mm512_dpbusd_epi32(_mm512_setzero_si512(), wq, a[i][half]));
+                            acc[i][r] = _mm512_fmadd_ps(dot, _mm512_permutexvar_ps(lane, scale[i][r]), acc[i][r]);
+                        }
+                    }
+                }
+            }
+        }
+        let mut out = [[0f32; R]; M];
+        for i in 0..M {
+            for r in 0..R {
+                out[i][r] = _mm512_reduce_add_ps(acc[i][r]) - 32.0 * _mm512_reduce_add_ps(acc_off[i][r]);
+            }
+        }
+        out
+    }
+}
+
+pub(super) const GEMV_Q6_K: QuantGemv =
+    QuantGemv { prepare: prepare_q6, run: |w, nw, acts, out, ldo| run(Q6K, w, nw, acts, out, ldo) };
 
 pub(super) const GEMV_Q4_K: QuantGemv =
     QuantGemv { prepare, run: |w, nw, acts, out, ldo| run(Q4K, w, nw, acts, out, ldo) };
