@@ -3,8 +3,8 @@
 //! `transforms` on the closure's Rust function. An error inside the closure (a failed op, or
 //! the C function returning non-zero) fails the transform with status 1.
 //!
-//! `mlx_arm_vmap` (an extension) runs core's `vmap`. Not provided (see docs/C-API.md): `mlx_checkpoint`, `mlx_custom_function`,
-//! `mlx_custom_vjp` (the core has no custom-gradient primitive yet).
+//! `mlx_arm_vmap` (an extension) runs core's `vmap`. `mlx_checkpoint`, `mlx_custom_function`
+//! and `mlx_custom_vjp` live in `custom.rs`.
 
 use crate::arg;
 use crate::closure::{self, check_pair};

@@ -54,6 +54,9 @@ pub enum Primitive {
     Quantized(QuantizedOp),
     /// Discrete Fourier transform along one axis.
     Fft(FftOp),
+    /// A function with user-given transforms (`custom_function`, `checkpoint`): its outputs
+    /// are its last inputs, passed on (`transforms/custom.rs`).
+    Custom(crate::transforms::custom::CustomOp),
 }
 
 impl Primitive {
@@ -74,6 +77,7 @@ impl Primitive {
             Primitive::Fast(op) => op.name(),
             Primitive::Quantized(op) => op.name(),
             Primitive::Fft(op) => op.name(),
+            Primitive::Custom(op) => op.name(),
         }
     }
 }

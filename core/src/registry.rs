@@ -282,6 +282,8 @@ core_api! {
     "mx.value_and_grad" => crate::transforms::value_and_grad,
     "mx.grad" => crate::transforms::grad,
     "mx.vmap" => crate::transforms::vmap,
+    "mx.custom_function" => crate::transforms::custom::CustomFunction::new,
+    "mx.checkpoint" => crate::transforms::custom::checkpoint,
 }
 
 /// Implemented names whose Rust item is generic (`impl Into<…>` parameters), which the

@@ -30,7 +30,24 @@ fn render() -> String {
            differentiated function comes out unchanged. Tests: `tests/python/test_grad.py` against real\n\
            MLX's results (`tests/python/golden/grad/gen_grad.py`), including a small MLP trained with\n\
            `nn.value_and_grad` and `optim.Adam`.\n\
-         - Not yet: `compile`, `checkpoint`, `custom_function`/`custom_vjp`, export.\n\n\
+         - Not yet: `compile`, export.\n\n\
+         ## custom_function and checkpoint\n\n\
+         `transforms::custom` (C: `mlx_custom_function`, `mlx_custom_vjp`, `mlx_checkpoint`; Python:\n\
+         `mx.custom_function` with `.vjp`, `.jvp`, `.vmap`, `mx.checkpoint`, `nn.utils.checkpoint`) as MLX:\n\
+         calling the function runs it and records one custom node (inputs: the arguments, then the outputs\n\
+         under `stop_gradient`). Each transform asks the node: vjp calls the vjp rule `(primals, cotangents,\n\
+         outputs)`, jvp the jvp rule `(primals, tangents, argnums)`, vmap the vmap rule `(inputs, axes)`; a\n\
+         rule left out falls back to that transform of the wrapped function, so a custom vjp leaves `jvp`\n\
+         alone and the other way round. Because `jvp` here transposes the vjp, the vjp of a custom node is\n\
+         itself a node whose vjp towards the cotangents is the jvp rule (and towards the primals\n\
+         differentiates the vjp rule: second derivatives). Arrays the function captures are constants.\n\
+         A rule returning the wrong number or shapes of arrays is an error naming the rule.\n\
+         `checkpoint(fun)` is a custom vjp that runs `fun` again on the primals (after the outputs, through\n\
+         `depends`), so the backward graph keeps none of the forward pass's intermediates. Tests:\n\
+         `core/tests/custom.rs` (hand-computed), the unit test `checkpoint_drops_forward_intermediates`\n\
+         (the intermediate is freed once the outputs are evaluated; without checkpoint it is kept),\n\
+         `tests/c/test_custom.c`, `tests/python/test_grad.py` (real MLX's results, cases\n\
+         `custom_*`, `checkpoint_*`).\n\n\
          ## vmap\n\n\
          `transforms::vmap(fun, inputs, in_axes, out_axes)` (C: `mlx_arm_vmap`, Python: `mx.vmap`) runs\n\
          `fun` once on tracers of one example's shape, then replays the recorded graph with each\n\

@@ -12,6 +12,7 @@
 //! [`rules`] dispatches to them, and a primitive without a rule is an `unsupported` error
 //! naming it, never a wrong gradient.
 
+pub mod custom;
 pub mod rules;
 mod vmap;
 

@@ -44,6 +44,9 @@ pub(crate) fn vjp(
         g.resize(inputs.len(), None);
         return Ok(g);
     }
+    if let Primitive::Custom(op) = prim {
+        return op.vjp(inputs, outputs, cotangents, needs);
+    }
     if outputs.len() != 1 {
         return Err(unsupported(prim.name()));
     }
@@ -65,6 +68,7 @@ pub(crate) fn vjp(
         Primitive::Creation(_) => Ok(alloc::vec![None; inputs.len()]),
         Primitive::Random(_) => Ok(alloc::vec![None; inputs.len()]),
         Primitive::Sort(_) | Primitive::Quantized(_) | Primitive::Fft(_) => Err(unsupported(prim.name())),
+        Primitive::Custom(_) => Err(unsupported(prim.name())), // handled above (several outputs)
     }
 }
 

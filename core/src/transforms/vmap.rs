@@ -169,6 +169,9 @@ fn rule(prim: &Primitive, inputs: &[Array], b: &[Option<Array>], metas: &[(Vec<u
             .collect();
         Array::from_op_multi(prim, ins, metas)
     };
+    if let Primitive::Custom(op) = prim {
+        return op.vmap(inputs, b, n);
+    }
     if metas.len() != 1 {
         return Err(unsupported(prim.name()));
     }

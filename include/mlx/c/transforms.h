@@ -1,5 +1,5 @@
 /* mlx-arm C API (mlx-c compatible). Evaluation and the autodiff transforms over closures.
- * mlx_arm_vmap is an mlx-arm extension. Not provided yet: mlx_checkpoint, mlx_custom_function, mlx_custom_vjp (docs/C-API.md). */
+ * mlx_arm_vmap is an mlx-arm extension. */
 
 #ifndef MLX_TRANSFORMS_H
 #define MLX_TRANSFORMS_H
@@ -21,6 +21,25 @@ extern "C" {
 
 /** Computes every array of `outputs` (CPU work completes before it returns). */
 int mlx_async_eval(const mlx_vector_array outputs);
+/** `*res` = `fun`, whose vjp runs `fun` again on its inputs instead of keeping the
+ * intermediates of the forward pass (gradient checkpointing). */
+int mlx_checkpoint(mlx_closure* res, const mlx_closure fun);
+/** `*res` = `fun` with custom transforms: `fun_vjp(primals, cotangents, outputs)` gives one
+ * cotangent per primal, `fun_jvp(primals, tangents, argnums)` one tangent per output
+ * (`tangents[i]` belongs to `primals[argnums[i]]`), `fun_vmap(inputs, axes)` the batched
+ * outputs and their axes (-1: not mapped). An empty rule handle (`*_new()`) keeps the
+ * default: the transform of `fun`. */
+int mlx_custom_function(
+    mlx_closure* res,
+    const mlx_closure fun,
+    const mlx_closure_custom fun_vjp /* may be null */,
+    const mlx_closure_custom_jvp fun_jvp /* may be null */,
+    const mlx_closure_custom_vmap fun_vmap /* may be null */);
+/** `*res` = `fun` with the custom vjp `fun_vjp` (as `mlx_custom_function`). */
+int mlx_custom_vjp(
+    mlx_closure* res,
+    const mlx_closure fun,
+    const mlx_closure_custom fun_vjp);
 /** Computes every array of `outputs`. */
 int mlx_eval(const mlx_vector_array outputs);
 /** `*res_0` = `fun(primals)`; `*res_1` = the Jacobian-vector products with `tangents`

@@ -5,8 +5,9 @@ Functions come from three places:
   ``linspace``, ``full`` …);
 - bound automatically (``_binder``) for every MLX function whose C op exists, so ops added
   to the C API appear with no change here;
-- anything else that real MLX has raises NotImplementedError naming it (module
-  ``__getattr__``), never a silently wrong result.
+- anything else that real MLX has raises ``NotProvidedError`` naming it (module
+  ``__getattr__``), never a silently wrong result: both an AttributeError (``hasattr`` is
+  False) and a NotImplementedError.
 """
 import builtins as _builtins
 import math as _math
@@ -28,6 +29,7 @@ from ._dtypes import (Dtype, DtypeCategory, bfloat16, bool_, complex64, finfo, f
                       float64, iinfo, int8, int16, int32, int64, isdtype, issubdtype, uint8,
                       uint16, uint32, uint64)
 from ._ffi import check as _check, ffi as _cffi, lib as _lib
+from ._missing import NotProvidedError as _NotProvidedError
 
 __version__ = _cffi.string(_lib.mlx_arm_version_string()).decode()
 
@@ -89,7 +91,7 @@ def _make_submodule(name):
 
     def __getattr__(attr, _name=name):
         if f"{_name}.{attr}" in _binder.SIGNATURES or _names.is_mlx_name(f"mx.{_name}.{attr}"):
-            raise NotImplementedError(f"mlx.core.{_name}.{attr} is not implemented yet in mlx-arm")
+            raise _NotProvidedError(f"mlx.core.{_name}.{attr} is not implemented yet in mlx-arm")
         raise AttributeError(f"module 'mlx.core.{_name}' has no attribute '{attr}'")
 
     m.__getattr__ = __getattr__
@@ -290,6 +292,9 @@ _extra.install(globals())  # einsum, fast.rope …: signatures that need a hand-
 from . import _transforms  # noqa: E402
 
 _transforms.install(globals())  # grad, value_and_grad, vjp, jvp, stop_gradient (closure.h)
+from . import _custom  # noqa: E402
+
+_custom.install(globals())  # custom_function, checkpoint (transforms.h)
 
 # mlx-lm's needs (docs/COMPAT.md, "mlx-lm"): compile without fusion, the one-process
 # distributed group, device_info.
@@ -370,5 +375,5 @@ array.transpose = _varargs_method("transpose", "axes")
 
 def __getattr__(name):
     if name in _binder.SIGNATURES or _names.is_mlx_name(f"mx.{name}"):
-        raise NotImplementedError(f"mlx.core.{name} is not implemented yet in mlx-arm")
+        raise _NotProvidedError(f"mlx.core.{name} is not implemented yet in mlx-arm")
     raise AttributeError(f"module 'mlx.core' has no attribute '{name}'")

@@ -127,6 +127,11 @@ class _Closure:
 
     def failed(self):
         """The exception for a failed transform: the function's own, else the C error."""
+        from ._custom import take_pending  # raised in a custom_function rule (_custom)
+
+        pending = take_pending()
+        if self.exc is None:
+            self.exc = pending
         if self.exc is not None:
             lib.mlx_arm_clear_last_error()
             exc, self.exc = self.exc, None

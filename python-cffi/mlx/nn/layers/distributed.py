@@ -20,7 +20,7 @@ def sum_gradients(group):
     identity both ways."""
     if group.size() == 1:
         return lambda x: x
-    raise NotImplementedError("sum_gradients over several processes needs mx.custom_function")
+    raise NotImplementedError("sum_gradients over several processes: mx.distributed has only the one-process group in mlx-arm")
 
 
 def _split(weight, segments, axis):

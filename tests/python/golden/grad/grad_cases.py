@@ -401,3 +401,203 @@ def nn_value_and_grad_mlp_training(mx):
         mx.eval(model.parameters(), opt.state)
         losses.append(loss.item())
     return {"losses": losses, "final_l2_bias": model.l2.bias}
+
+
+# --- custom_function / checkpoint ----------------------------------------------------------
+
+
+def _custom_sin_mul(mx, vjp=False, jvp=False, vmap=False):
+    """f(x, y) = sin(x)·y with optional rules that differ from its true derivative."""
+
+    @mx.custom_function
+    def f(x, y):
+        return mx.sin(x) * y
+
+    if vjp:
+        @f.vjp
+        def f_vjp(primals, cotangent, output):
+            x, y = primals
+            return cotangent * mx.cos(x) * y * 3, cotangent * output
+
+    if jvp:
+        @f.jvp
+        def f_jvp(primals, tangents):
+            x, y = primals
+            dx, dy = tangents
+            return dx * mx.cos(x) * y * 5 + dy * mx.sin(x)
+
+    if vmap:
+        @f.vmap
+        def f_vmap(inputs, axes):
+            x, y = inputs
+            return mx.sin(x) * y + 100, axes[0]
+
+    return f
+
+
+@case
+def custom_no_rules_grad_jvp_vmap(mx):
+    f = _custom_sin_mul(mx)
+    x, y = _x(mx, 3, seed=11), _x(mx, 3, seed=12)
+    return (mx.grad(lambda a, b: f(a, b).sum(), argnums=(0, 1))(x, y),
+            mx.jvp(f, [x, y], [mx.ones(3), mx.ones(3)]), mx.vmap(f)(x, y))
+
+
+@case
+def custom_vjp_rule_used_by_grad(mx):
+    f = _custom_sin_mul(mx, vjp=True)
+    x, y = _x(mx, 3, seed=13), _x(mx, 3, seed=14)
+    return mx.value_and_grad(lambda a, b: (f(a, b) * mx.arange(3)).sum(), argnums=(0, 1))(x, y)
+
+
+@case
+def custom_vjp_rule_jvp_and_vmap_unchanged(mx):
+    f = _custom_sin_mul(mx, vjp=True)
+    x, y = _x(mx, 3, seed=15), _x(mx, 3, seed=16)
+    return mx.jvp(f, [x, y], [_x(mx, 3, seed=17), _x(mx, 3, seed=18)]), mx.vmap(f, in_axes=(0, None))(_x(mx, 2, 3), y)
+
+
+@case
+def custom_jvp_rule_used_by_jvp(mx):
+    f = _custom_sin_mul(mx, jvp=True)
+    x, y = _x(mx, 3, seed=19), _x(mx, 3, seed=20)
+    outer = lambda a, b: mx.exp(f(a, b))  # noqa: E731 — the chain rule around the rule
+    return (mx.jvp(outer, [x, y], [_x(mx, 3, seed=21), _x(mx, 3, seed=22)]),
+            mx.grad(lambda a, b: f(a, b).sum())(x, y))
+
+
+@case
+def custom_vmap_rule_used_by_vmap(mx):
+    f = _custom_sin_mul(mx, vmap=True)
+    x, y = _x(mx, 4, 3, seed=23), _x(mx, 4, 3, seed=24)
+    return mx.vmap(f)(x, y), f(x[0], y[0])
+
+
+@case
+def custom_all_rules_and_pytrees(mx):
+    @mx.custom_function
+    def g(params, scale):
+        return {"out": params["a"] * params["b"] * scale, "aux": params["a"] + 1}
+
+    @g.vjp
+    def g_vjp(primals, cotangents, outputs):
+        params, scale = primals
+        return ({"a": cotangents["out"] * 2 + cotangents["aux"], "b": mx.zeros_like(params["b"])},
+                (cotangents["out"] * outputs["out"]).sum().reshape(scale.shape))
+
+    p = {"a": _x(mx, 3, seed=25), "b": _x(mx, 3, seed=26)}
+    s = mx.array([1.5])
+    loss = lambda q, t: (g(q, t)["out"].sum() + g(q, t)["aux"].sum())  # noqa: E731
+    return mx.grad(loss, argnums=(0, 1))(p, s)
+
+
+@case
+def custom_grad_of_grad(mx):
+    @mx.custom_function
+    def cube(x):
+        return x * x * x
+
+    @cube.vjp
+    def cube_vjp(x, c, out):
+        return c * 3 * x * x
+
+    d1 = mx.grad(lambda x: cube(x).sum())
+    return mx.grad(lambda x: d1(x).sum())(_x(mx, 3, seed=27))
+
+
+@case
+def custom_captured_array_is_constant(mx):
+    def g(x, y):
+        @mx.custom_function
+        def f(x):
+            return x * y
+
+        @f.vjp
+        def f_vjp(x, dx, fx):
+            return dx * 10
+
+        return f(x)
+
+    x, y = mx.array(2.0), mx.array(3.0)
+    return g(x, y), mx.grad(g)(x, y), mx.grad(g, argnums=1)(x, y)
+
+
+@case
+def custom_vmap_of_grad(mx):
+    f = _custom_sin_mul(mx, vjp=True)
+    gx = mx.grad(lambda a, b: f(a, b).sum())
+    return mx.vmap(gx)(_x(mx, 4, 3, seed=28), _x(mx, 4, 3, seed=29))
+
+
+@case
+def error_custom_vjp_raises(mx):
+    @mx.custom_function
+    def f(x):
+        return x * 2
+
+    @f.vjp
+    def f_vjp(x, dx, fx):
+        raise ValueError("Abort!")
+
+    return mx.grad(lambda x: f(x).sum())(_x(mx, 2))
+
+
+@case
+def error_custom_vmap_not_a_pair(mx):
+    @mx.custom_function
+    def f(x):
+        return x * 2
+
+    @f.vmap
+    def f_vmap(x, ax):
+        return x * 2
+
+    return mx.vmap(f)(_x(mx, 2, 3))
+
+
+@case
+def error_custom_jvp_with_kwargs(mx):
+    @mx.custom_function
+    def f(x, scale=1.0):
+        return x * scale
+
+    @f.jvp
+    def f_jvp(x, dx):
+        return dx
+
+    return mx.jvp(lambda x: f(x, scale=mx.array(2.0)), [_x(mx, 2)], [_x(mx, 2)])
+
+
+@case
+def checkpoint_same_gradients(mx):
+    def block(x, w):
+        h = mx.tanh(x @ w)
+        return mx.sin(h) * h
+
+    ck = mx.checkpoint(block)
+    x, w = _x(mx, 2, 3, seed=30), _x(mx, 3, 3, seed=31)
+    loss = lambda f: (lambda a, b: f(f(a, b), b).sum())  # noqa: E731 — two applications
+    return (mx.value_and_grad(loss(ck), argnums=(0, 1))(x, w),
+            mx.value_and_grad(loss(block), argnums=(0, 1))(x, w))
+
+
+@case
+def checkpoint_pytree_kwargs_and_second_order(mx):
+    ck = mx.checkpoint(lambda d, k=None: {"y": mx.exp(d["a"]) * d["b"] * k})
+    a, b, k = _x(mx, 3, seed=32), _x(mx, 3, seed=33), mx.array(0.5)
+    d1 = mx.grad(lambda a: ck({"a": a, "b": b}, k=k)["y"].sum())
+    return d1(a), mx.grad(lambda a: d1(a).sum())(a)
+
+
+@case
+def checkpoint_nn_utils(mx):
+    import mlx.nn as nn
+
+    mx.random.seed(3)
+    layer = nn.Linear(3, 2)
+    layer.update({"weight": _x(mx, 2, 3, seed=34), "bias": _x(mx, 2, seed=35)})
+    ck = nn.utils.checkpoint(layer)
+    x = _x(mx, 4, 3, seed=36)
+    plain = nn.value_and_grad(layer, lambda x: (layer(x) ** 2).sum())(x)
+    checked = nn.value_and_grad(layer, lambda x: (ck(x) ** 2).sum())(x)
+    return plain, checked
