@@ -22,19 +22,21 @@ const WB: usize = 144;
 /// Q6_K weight block: 128 bytes of low nibbles, 64 of high bit pairs, 16 i8 scales, `d`.
 const WB6: usize = 210;
 
-/// The Q8_K row `x` prepared: quants in natural order, `d` per super-block, and `s` per
-/// sub-block of 32 = `d·Σa` over it (from the block's 16-element sums).
-fn prepare(x: &[u8]) -> Act {
+/// A Q8_K row `x` prepared: quants in natural order, `d` per super-block, and `s` per group
+/// of `group` quants (16 or 32) = `d·Σa` over it, from the block's 16-element sums.
+fn prepare_q8k(x: &[u8], group: usize) -> Act {
     let nb = x.len() / AB;
+    let per_block = 256 / group;
     let mut q = Vec::with_capacity(nb * 256);
     let mut d = Vec::with_capacity(nb);
-    let mut s = Vec::with_capacity(nb * 8);
+    let mut s = Vec::with_capacity(nb * per_block);
     for blk in x.chunks_exact(AB) {
         let da = f32::from_le_bytes([blk[0], blk[1], blk[2], blk[3]]);
         d.push(da);
         q.extend_from_slice(&blk[4..260]);
         let bsum = |i: usize| i16::from_le_bytes([blk[260 + 2 * i], blk[261 + 2 * i]]) as i32;
-        s.extend((0..8).map(|k| da * (bsum(2 * k) + bsum(2 * k + 1)) as f32));
+        let per_sum = group / 16;
+        s.extend((0..per_block).map(|k| da * (0..per_sum).map(|i| bsum(per_sum * k + i)).sum::<i32>() as f32));
     }
     Act { q, d, s, nb }
 }
@@ -117,22 +119,6 @@ impl Kernel for Q4K {
         }
         out
     }
-}
-
-/// The Q8_K row `x` prepared for Q6_K: quants in natural order, `d` per super-block, and `s`
-/// per sub-block of 16 = `d·Σa` over it (the block's own sums).
-fn prepare_q6(x: &[u8]) -> Act {
-    let nb = x.len() / AB;
-    let mut q = Vec::with_capacity(nb * 256);
-    let mut d = Vec::with_capacity(nb);
-    let mut s = Vec::with_capacity(nb * 16);
-    for blk in x.chunks_exact(AB) {
-        let da = f32::from_le_bytes([blk[0], blk[1], blk[2], blk[3]]);
-        d.push(da);
-        q.extend_from_slice(&blk[4..260]);
-        s.extend((0..16).map(|i| da * i16::from_le_bytes([blk[260 + 2 * i], blk[261 + 2 * i]]) as f32));
-    }
-    Act { q, d, s, nb }
 }
 
 /// Q6_K: element `e` of a super-block is `d·scale[e/16]·(q − 32)` with the 6-bit `q` made of a
@@ -219,7 +205,7 @@ impl Kernel for Q6K {
 }
 
 pub(super) const GEMV_Q6_K: QuantGemv =
-    QuantGemv { prepare: prepare_q6, run: |w, nw, acts, out, ldo| run(Q6K, w, nw, acts, out, ldo) };
+    QuantGemv { prepare: |x| prepare_q8k(x, 16), run: |w, nw, acts, out, ldo| run(Q6K, w, nw, acts, out, ldo) };
 
 pub(super) const GEMV_Q4_K: QuantGemv =
-    QuantGemv { prepare, run: |w, nw, acts, out, ldo| run(Q4K, w, nw, acts, out, ldo) };
+    QuantGemv { prepare: |x| prepare_q8k(x, 32), run: |w, nw, acts, out, ldo| run(Q4K, w, nw, acts, out, ldo) };
