@@ -10,21 +10,15 @@ use mlx_arm_core::ops::{self, RopeOffset, SdpaMask};
 use mlx_arm_core::parallel::set_num_threads;
 use mlx_arm_core::{Array, Result};
 
-/// Deterministic values in [lo, hi).
-fn vals(n: usize, seed: u64, lo: f32, hi: f32) -> Vec<f32> {
-    let mut s = seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1;
-    (0..n)
-        .map(|_| {
-            s ^= s << 13;
-            s ^= s >> 7;
-            s ^= s << 17;
-            lo + (hi - lo) * ((s >> 40) as f32 / (1u64 << 24) as f32)
-        })
-        .collect()
-}
+#[path = "common/rng.rs"]
+mod rng;
+use rng::Rng;
 
+/// Deterministic values in [lo, hi).
 fn arr(shape: &[usize], seed: u64, lo: f32, hi: f32) -> Array {
-    Array::from_slice(&vals(shape.iter().product(), seed, lo, hi), shape).unwrap()
+    let v = Rng(seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1).row(shape.iter().product(), (hi - lo) / 2.0);
+    let v: Vec<f32> = v.into_iter().map(|x| x + (hi + lo) / 2.0).collect();
+    Array::from_slice(&v, shape).unwrap()
 }
 
 /// How far a level's result may be from the portable level's.

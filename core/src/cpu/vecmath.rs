@@ -250,24 +250,18 @@ mod x86;
 mod arm;
 
 /// The kernels `level` runs, if it has SIMD ones.
-#[allow(unused_variables)]
 pub(crate) fn simd(level: Isa) -> Option<&'static VecKernels> {
-    #[cfg(target_arch = "x86_64")]
-    {
-        if level == Isa::Avx512 {
-            return Some(&x86::AVX512);
-        }
-        if level == Isa::Avx2 {
-            return Some(&x86::AVX2);
-        }
+    use super::arch::FloatSimd;
+    match super::arch::float_simd(level)? {
+        #[cfg(target_arch = "x86_64")]
+        FloatSimd::Avx512 => Some(&x86::AVX512),
+        #[cfg(target_arch = "x86_64")]
+        FloatSimd::Avx2 => Some(&x86::AVX2),
+        #[cfg(target_arch = "aarch64")]
+        FloatSimd::Neon => Some(&arm::NEON),
+        #[allow(unreachable_patterns)]
+        _ => None,
     }
-    #[cfg(target_arch = "aarch64")]
-    {
-        if level != Isa::Portable && level.allows(Isa::Neon) {
-            return Some(&arm::NEON);
-        }
-    }
-    None
 }
 
 /// Runs an elementwise kernel on `y` in place (`x` = None) or from `x` (same length).

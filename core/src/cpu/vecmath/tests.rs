@@ -12,17 +12,9 @@ fn levels() -> Vec<Isa> {
     isa::available().into_iter().filter(|&l| simd(l).is_some()).collect()
 }
 
-/// Deterministic values in [lo, hi).
+/// Deterministic values in [lo, hi) (the GEMM tests' generator, which gives [−2, 2)).
 fn vals(n: usize, seed: u64, lo: f32, hi: f32) -> Vec<f32> {
-    let mut s = seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1;
-    (0..n)
-        .map(|_| {
-            s ^= s << 13;
-            s ^= s >> 7;
-            s ^= s << 17;
-            lo + (hi - lo) * ((s >> 40) as f32 / (1u64 << 24) as f32)
-        })
-        .collect()
+    crate::cpu::gemm::tests::vals(n, seed).into_iter().map(|v| lo + (hi - lo) * (v + 2.0) / 4.0).collect()
 }
 
 /// Distance in representable f32s between `a` and `b` (0 when both are NaN or equal;
