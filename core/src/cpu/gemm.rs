@@ -347,17 +347,7 @@ const MAX_TILE: usize = 14 * 32;
 
 /// The f32 kernel set `level` runs, if it has one.
 fn f32_kernels(level: Isa) -> Option<&'static F32Kernels> {
-    use super::arch::FloatSimd;
-    match super::arch::float_simd(level)? {
-        #[cfg(target_arch = "x86_64")]
-        FloatSimd::Avx512 => Some(&x86::AVX512),
-        #[cfg(target_arch = "x86_64")]
-        FloatSimd::Avx2 => Some(&x86::AVX2),
-        #[cfg(target_arch = "aarch64")]
-        FloatSimd::Neon => Some(&arm::NEON),
-        #[allow(unreachable_patterns)]
-        _ => None,
-    }
+    super::arch::float_table!(level, x86::AVX512, x86::AVX2, arm::NEON)
 }
 
 /// An input type of the SIMD path: widens contiguous runs to f32.

@@ -251,17 +251,7 @@ mod arm;
 
 /// The kernels `level` runs, if it has SIMD ones.
 pub(crate) fn simd(level: Isa) -> Option<&'static VecKernels> {
-    use super::arch::FloatSimd;
-    match super::arch::float_simd(level)? {
-        #[cfg(target_arch = "x86_64")]
-        FloatSimd::Avx512 => Some(&x86::AVX512),
-        #[cfg(target_arch = "x86_64")]
-        FloatSimd::Avx2 => Some(&x86::AVX2),
-        #[cfg(target_arch = "aarch64")]
-        FloatSimd::Neon => Some(&arm::NEON),
-        #[allow(unreachable_patterns)]
-        _ => None,
-    }
+    super::arch::float_table!(level, x86::AVX512, x86::AVX2, arm::NEON)
 }
 
 /// Runs an elementwise kernel on `y` in place (`x` = None) or from `x` (same length).

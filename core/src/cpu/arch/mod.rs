@@ -32,6 +32,24 @@ pub(crate) fn float_simd(level: Isa) -> Option<FloatSimd> {
     }
 }
 
+/// The kernel table of the float family `level` runs: `Some(&$avx512)`, `Some(&$avx2)` or
+/// `Some(&$neon)` (each name only resolved on its own architecture), None at the portable level.
+macro_rules! float_table {
+    ($level:expr, $avx512:path, $avx2:path, $neon:path) => {
+        match $crate::cpu::arch::float_simd($level) {
+            #[cfg(target_arch = "x86_64")]
+            Some($crate::cpu::arch::FloatSimd::Avx512) => Some(&$avx512),
+            #[cfg(target_arch = "x86_64")]
+            Some($crate::cpu::arch::FloatSimd::Avx2) => Some(&$avx2),
+            #[cfg(target_arch = "aarch64")]
+            Some($crate::cpu::arch::FloatSimd::Neon) => Some(&$neon),
+            #[allow(unreachable_patterns)]
+            _ => None,
+        }
+    };
+}
+pub(crate) use float_table;
+
 /// A GGUF dot kernel (weight row · activation row).
 pub(crate) type QuantDotFn = fn(&[u8], &[u8]) -> f32;
 /// A GGUF row quantizer.
