@@ -13,19 +13,10 @@ use mlx_arm_core::ops::fast::SdpaMask;
 use mlx_arm_core::{ops, Array, DType};
 use std::collections::HashMap;
 
-fn fill(n: usize, seed: u32) -> Vec<f32> {
-    (0..n as u32).map(|i| ((i.wrapping_mul(2654435761) ^ seed) % 2000) as f32 / 1000.0 - 1.0).collect()
-}
-
 fn arr(shape: &[usize], seed: u32) -> Array {
-    let a = Array::from_slice(&fill(shape.iter().product(), seed), shape).unwrap();
+    let a = Array::from_slice(&common::fill(shape.iter().product(), seed), shape).unwrap();
     a.eval().unwrap();
     a
-}
-
-/// Runs the body on the calling thread only (the 1-thread figures).
-fn serial(n: usize, _grain: usize, body: &(dyn Fn(std::ops::Range<usize>) + Sync)) {
-    body(0..n)
 }
 
 /// One case: name, our closure, work (flops or bytes), unit, and the numpy statement timed
@@ -162,7 +153,7 @@ fn main() {
     println!("{:<26} {:>3} {:>16} {:>16} {:>8} {:>10}", "case", "thr", "mlx-arm", "numpy/OpenBLAS", "ratio", "of read bw");
     let anchors: Vec<(&str, &str)> = cases.iter().map(|c| (c.name, c.numpy)).collect();
     for threads in [1usize, 2] {
-        mlx_arm_core::parallel::set_parallel_for(if threads == 1 { Some(serial) } else { None });
+        mlx_arm_core::parallel::set_parallel_for(if threads == 1 { Some(common::serial) } else { None });
         let np = numpy_times(&python, threads, &anchors, big);
         for c in &cases {
             let runs = if c.name.contains("4096^3") { 3 } else { 7 };

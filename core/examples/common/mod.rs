@@ -2,6 +2,18 @@
 
 use std::time::Instant;
 
+/// Deterministic test values in [-1, 1) (no RNG dependency).
+#[allow(dead_code)]
+pub fn fill(n: usize, seed: u32) -> Vec<f32> {
+    (0..n as u32).map(|i| ((i.wrapping_mul(2654435761) ^ seed) % 2000) as f32 / 1000.0 - 1.0).collect()
+}
+
+/// A `parallel_for` that runs the body on the calling thread only (the 1-thread figures).
+#[allow(dead_code)]
+pub fn serial(n: usize, _grain: usize, body: &(dyn Fn(std::ops::Range<usize>) + Sync)) {
+    body(0..n)
+}
+
 /// Median wall time of `runs` calls of `f`, after `warmup` uncounted calls.
 pub fn median_seconds(warmup: usize, runs: usize, mut f: impl FnMut()) -> f64 {
     for _ in 0..warmup {

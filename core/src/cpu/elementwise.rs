@@ -80,6 +80,30 @@ fn map1_fresh<I: Element, O: Element>(a: &Array, shape: &[usize], op: &'static s
     Ok(out)
 }
 
+/// `f(out_chunk, Some(in_chunk))`, or `f(chunk, None)` to transform in place, over chunks of
+/// an array of `shape` (one dtype in and out): [`map1`] for kernels that take whole slices
+/// (the SIMD ones of `vecmath`). Reuses `a`'s buffer when it is donatable.
+pub fn map1_chunks<T: Element>(a: Array, shape: &[usize], op: &'static str, f: impl Fn(&mut [T], Option<&[T]>) + Sync) -> Result<Data> {
+    let n: usize = shape.iter().product();
+    let a = match a.donate(n * core::mem::size_of::<T>()) {
+        Ok(d) => {
+            let p = OutPtr(unsafe { d.buf.as_mut_ptr().add(d.offset) } as *mut T);
+            // SAFETY: donated buffer, uniquely ours; disjoint ranges.
+            parallel_for(n, GRAIN, &|r| f(unsafe { p.chunk(&r) }, None));
+            return Ok(d);
+        }
+        Err(a) => a,
+    };
+    let src = a.data()?;
+    let input = src.read::<T>(shape)?;
+    let out = Data::alloc_for_overwrite(shape, T::DTYPE, op)?;
+    let p = OutPtr(out.buf.as_mut_ptr() as *mut T);
+    let input: &[T] = &input;
+    // SAFETY: fresh buffer of n elements; disjoint ranges.
+    parallel_for(input.len(), GRAIN, &|r| f(unsafe { p.chunk(&r) }, Some(&input[r.clone()])));
+    Ok(out)
+}
+
 /// The elements of `a` broadcast to `shape` (inputs of binary ops are broadcast views).
 pub fn broadcast_read<T: Element>(a: &Array, shape: &[usize]) -> Result<Vec<T>> {
     let d = a.data()?;

@@ -77,12 +77,25 @@ fn rows<T: Store>(x: &[T], d: usize, out: &Data, f: impl Fn(usize, &[T], &mut [T
     });
 }
 
+/// `s` as f32 slices when `T` is f32 (the `vecmath` kernels take f32).
+fn as_f32<T: Store>(s: &[T]) -> Option<&[f32]> {
+    // SAFETY: the float32 dtype is stored as f32 only, so T is f32 here.
+    (T::DTYPE == DType::Float32).then(|| unsafe { core::slice::from_raw_parts(s.as_ptr() as *const f32, s.len()) })
+}
+
+/// [`as_f32`] for an output row.
+fn as_f32_mut<T: Store>(s: &mut [T]) -> Option<&mut [f32]> {
+    // SAFETY: as `as_f32`.
+    (T::DTYPE == DType::Float32).then(|| unsafe { core::slice::from_raw_parts_mut(s.as_mut_ptr() as *mut f32, s.len()) })
+}
+
 fn rms_norm<T: Store>(inputs: &[Array], eps: f32, shape: &[usize], out: &Data) -> Result<()> {
     const OP: &str = "rms_norm";
     let d = shape.last().copied().unwrap_or(1);
     let x = super::input(inputs, 0, OP)?;
     let w = super::input(inputs, 1, OP)?;
-    let xv = x.data()?.read::<T>(shape)?.into_owned();
+    let xd = x.data()?;
+    let xv = xd.read::<T>(shape)?;
     // A 0-d weight (no weight given) holds one element: read it as such, never as `d`.
     let wv: Vec<f32> = if w.ndim() == 0 {
         alloc::vec![w.data()?.read::<T>(&[])?[0].f(); d]
@@ -92,7 +105,13 @@ fn rms_norm<T: Store>(inputs: &[Array], eps: f32, shape: &[usize], out: &Data) -
     // Rounded exactly as MLX's definition `x * rsqrt(mean(square(x)) + eps)` computed by our
     // own ops (MLX's CPU runs that composite): `mx.sum`'s order, times the f32 of 1/d.
     let inv_d = (1.0 / d as f64) as f32;
+    let level = super::isa::isa();
     rows(&xv, d, out, |_, xr, o| {
+        if let (Some(xf), Some(of)) = (as_f32(xr), as_f32_mut(o)) {
+            if super::vecmath::rms_norm_row(level, xf, &wv, eps, inv_d, of) {
+                return;
+            }
+        }
         let ss = super::reduce::lanes_sum_map(xr, 0.0f32, |v| v.f() * v.f());
         let inv = 1.0 / (ss * inv_d + eps).sqrt();
         for ((y, &v), &g) in o.iter_mut().zip(xr).zip(&wv) {
@@ -115,11 +134,18 @@ fn layer_norm<T: Store>(inputs: &[Array], eps: f32, shape: &[usize], out: &Data)
     };
     let wv = per_feature(super::input(inputs, 1, OP)?)?;
     let bv = per_feature(super::input(inputs, 2, OP)?)?;
-    let xv = x.data()?.read::<T>(shape)?.into_owned();
+    let xd = x.data()?;
+    let xv = xd.read::<T>(shape)?;
     // As MLX's definition over our ops: `mean` and `var` (mean of squared deviations), each
     // `mx.sum`'s order times the f32 of 1/d.
     let inv_d = (1.0 / d as f64) as f32;
+    let level = super::isa::isa();
     rows(&xv, d, out, |_, xr, o| {
+        if let (Some(xf), Some(of)) = (as_f32(xr), as_f32_mut(o)) {
+            if super::vecmath::layer_norm_row(level, xf, &wv, &bv, eps, inv_d, of) {
+                return;
+            }
+        }
         let mu = super::reduce::lanes_sum_map(xr, 0.0f32, |v| v.f()) * inv_d;
         let var = super::reduce::lanes_sum_map(xr, 0.0f32, |v| (v.f() - mu) * (v.f() - mu)) * inv_d;
         let inv = 1.0 / (var + eps).sqrt();
@@ -151,16 +177,30 @@ fn rope<T: Store>(inputs: &[Array], dims: usize, traditional: bool, base: f32, s
             (0..half).map(|j| Float::exp(-(j as f32) * c)).collect()
         }
     };
-    let xv = x.data()?.read::<T>(shape)?.into_owned();
+    // One offset per batch entry, or one for all.
+    let per_entry = offsets.len() > 1;
+    if per_entry && offsets.len() < shape[0] {
+        return Err(Error::invalid(OP, "offset must have one entry per batch element."));
+    }
+    let n_ofs = if per_entry { shape[0] } else { 1 };
+    // cos θ and sin θ (rounded as the rotation uses them) for each (offset, position, j): every
+    // head at a position shares them, so the trigonometry runs once per position, not per row.
+    let mut table = Vec::with_capacity(n_ofs * t_len * half);
+    for e in 0..n_ofs {
+        let ofs = if per_entry { offsets[e] } else { offsets.first().copied().unwrap_or(0) };
+        for t in 0..t_len {
+            let pos = (t as f32 + ofs as f32) * scale;
+            table.extend(inv_freq.iter().map(|&f| (T::round(Float::cos(pos * f)), T::round(Float::sin(pos * f)))));
+        }
+    }
+    let xd = x.data()?;
+    let xv = xd.read::<T>(shape)?;
     rows(&xv, d, out, |i, xr, o| {
-        let b = i / per_batch.max(1);
+        let e = if per_entry { i / per_batch.max(1) } else { 0 };
         let t = i % t_len;
-        let ofs = if offsets.len() > 1 { offsets[b] } else { offsets.first().copied().unwrap_or(0) };
-        let pos = (t as f32 + ofs as f32) * scale;
+        let cs = &table[(e * t_len + t) * half..][..half];
         o[dims..].copy_from_slice(&xr[dims..]);
-        for (j, &f) in inv_freq.iter().enumerate() {
-            let theta = pos * f;
-            let (c, s) = (T::round(Float::cos(theta)), T::round(Float::sin(theta)));
+        for (j, &(c, s)) in cs.iter().enumerate() {
             let (i1, i2) = if traditional { (2 * j, 2 * j + 1) } else { (j, j + half) };
             let (x1, x2) = (xr[i1].f(), xr[i2].f());
             o[i1] = T::from_f(T::round(x1 * c) - T::round(x2 * s));
@@ -293,6 +333,7 @@ fn sdpa_f32(inputs: &[Array], scale: f32, causal: bool, shape: &[usize], out: &D
         _ => Mask::None,
     };
     let lowest = f32::MIN;
+    let level = super::isa::isa();
     let causal_off = s as isize - l as isize;
     let n_rows = b * hq * l;
     if n_rows == 0 || dv == 0 {
@@ -327,14 +368,16 @@ fn sdpa_f32(inputs: &[Array], scale: f32, causal: bool, shape: &[usize], out: &D
                     *x = lowest;
                 }
             }
-            let mx = scores.iter().copied().fold(f32::NEG_INFINITY, |a, b| if b > a || b.is_nan() { b } else { a });
-            let mut total = 0f32;
-            for sj in scores.iter_mut() {
-                *sj = Float::exp(*sj - mx);
-                total += *sj;
+            if !super::vecmath::softmax_in_place(level, &mut scores) {
+                let mx = scores.iter().copied().fold(f32::NEG_INFINITY, |a, b| if b > a || b.is_nan() { b } else { a });
+                let mut total = 0f32;
+                for sj in scores.iter_mut() {
+                    *sj = Float::exp(*sj - mx);
+                    total += *sj;
+                }
+                let inv = 1.0 / total;
+                scores.iter_mut().for_each(|e| *e *= inv);
             }
-            let inv = 1.0 / total;
-            scores.iter_mut().for_each(|e| *e *= inv);
             // SAFETY: row `row` of the fresh output, written by this chunk only.
             let rg = row * dv..(row + 1) * dv;
             let o = unsafe { p.chunk(&rg) };

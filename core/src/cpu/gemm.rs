@@ -346,24 +346,8 @@ pub(crate) struct F32Kernels {
 const MAX_TILE: usize = 14 * 32;
 
 /// The f32 kernel set `level` runs, if it has one.
-#[allow(unused_variables)]
 fn f32_kernels(level: Isa) -> Option<&'static F32Kernels> {
-    #[cfg(target_arch = "x86_64")]
-    {
-        if level == Isa::Avx512 {
-            return Some(&x86::AVX512);
-        }
-        if level == Isa::Avx2 {
-            return Some(&x86::AVX2);
-        }
-    }
-    #[cfg(target_arch = "aarch64")]
-    {
-        if level != Isa::Portable && level.allows(Isa::Neon) {
-            return Some(&arm::NEON);
-        }
-    }
-    None
+    super::arch::float_table!(level, x86::AVX512, x86::AVX2, arm::NEON)
 }
 
 /// An input type of the SIMD path: widens contiguous runs to f32.
@@ -734,13 +718,13 @@ pub(crate) fn axpy_rows(w: &[f32], ld: usize, x: &[f32], y: &mut [f32]) {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use alloc::vec;
 
     /// Deterministic values in [-2, 2) with awkward mantissas (exact in f16 and bf16 after
     /// rounding, since the reference uses the rounded inputs).
-    fn vals(n: usize, seed: u64) -> Vec<f32> {
+    pub(crate) fn vals(n: usize, seed: u64) -> Vec<f32> {
         let mut s = seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1;
         (0..n)
             .map(|_| {

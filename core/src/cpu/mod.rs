@@ -28,6 +28,7 @@ pub mod sort;
 pub mod decomp;
 pub mod svd;
 pub mod unary;
+pub mod vecmath;
 
 /// Evaluates one primitive on the CPU.
 pub fn eval(prim: &Primitive, inputs: Vec<Array>, outputs: &[OutMeta]) -> Result<Vec<Data>> {

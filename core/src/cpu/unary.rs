@@ -39,6 +39,16 @@ fn float<T: Real>(op: UnaryOp, a: Array, shape: &[usize]) -> Result<Data> {
             map1::<T, T>(a, shape, name, move |x| T::from_acc(f(x.acc())))
         }};
     }
+    // float32 exp and sigmoid on the SIMD kernels of the active level, where it has them.
+    if T::DTYPE == DType::Float32 && matches!(op, Exp | Sigmoid) {
+        let level = super::isa::isa();
+        if super::vecmath::simd(level).is_some() {
+            let kernel = if op == Exp { super::vecmath::exp } else { super::vecmath::sigmoid };
+            return super::elementwise::map1_chunks::<f32>(a, shape, name, |y, x| {
+                kernel(level, y, x);
+            });
+        }
+    }
     match op {
         Abs => map!(|x| x.abs()),
         Negative => map!(|x| -x),

@@ -11,6 +11,45 @@ pub mod aarch64;
 #[cfg(target_arch = "x86_64")]
 pub mod x86_64;
 
+/// The register family the float kernels (GEMM, vector math) of a level are written for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum FloatSimd {
+    /// x86-64 AVX2 + FMA, 8 f32 lanes.
+    Avx2,
+    /// x86-64 AVX-512, 16 f32 lanes.
+    Avx512,
+    /// aarch64 NEON, 4 f32 lanes (every aarch64 level above portable).
+    Neon,
+}
+
+/// The float kernel family `level` runs on this architecture; None at the portable level.
+pub(crate) fn float_simd(level: Isa) -> Option<FloatSimd> {
+    match level {
+        Isa::Avx512 if cfg!(target_arch = "x86_64") => Some(FloatSimd::Avx512),
+        Isa::Avx2 if cfg!(target_arch = "x86_64") => Some(FloatSimd::Avx2),
+        Isa::Neon | Isa::Dotprod | Isa::Sve if cfg!(target_arch = "aarch64") => Some(FloatSimd::Neon),
+        _ => None,
+    }
+}
+
+/// The kernel table of the float family `level` runs: `Some(&$avx512)`, `Some(&$avx2)` or
+/// `Some(&$neon)` (each name only resolved on its own architecture), None at the portable level.
+macro_rules! float_table {
+    ($level:expr, $avx512:path, $avx2:path, $neon:path) => {
+        match $crate::cpu::arch::float_simd($level) {
+            #[cfg(target_arch = "x86_64")]
+            Some($crate::cpu::arch::FloatSimd::Avx512) => Some(&$avx512),
+            #[cfg(target_arch = "x86_64")]
+            Some($crate::cpu::arch::FloatSimd::Avx2) => Some(&$avx2),
+            #[cfg(target_arch = "aarch64")]
+            Some($crate::cpu::arch::FloatSimd::Neon) => Some(&$neon),
+            #[allow(unreachable_patterns)]
+            _ => None,
+        }
+    };
+}
+pub(crate) use float_table;
+
 /// A GGUF dot kernel (weight row · activation row).
 pub(crate) type QuantDotFn = fn(&[u8], &[u8]) -> f32;
 /// A GGUF row quantizer.
