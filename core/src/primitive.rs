@@ -54,6 +54,8 @@ pub enum Primitive {
     Quantized(QuantizedOp),
     /// Discrete Fourier transform along one axis.
     Fft(FftOp),
+    /// A chain of elementwise ops fused by `compile` (one pass over memory).
+    Fused(alloc::sync::Arc<crate::ops::fused::FusedOp>),
 }
 
 impl Primitive {
@@ -74,6 +76,7 @@ impl Primitive {
             Primitive::Fast(op) => op.name(),
             Primitive::Quantized(op) => op.name(),
             Primitive::Fft(op) => op.name(),
+            Primitive::Fused(_) => crate::ops::fused::NAME,
         }
     }
 }

@@ -15,6 +15,7 @@ pub mod creation;
 pub mod elementwise;
 pub mod fast;
 pub mod fft;
+pub mod fused;
 pub mod gemm;
 pub mod isa;
 pub mod index;
@@ -47,6 +48,7 @@ pub fn eval(prim: &Primitive, inputs: Vec<Array>, outputs: &[OutMeta]) -> Result
         Primitive::Fast(op) => fast::eval(op, inputs, outputs),
         Primitive::Quantized(op) => quantized::eval(op, inputs, outputs),
         Primitive::Fft(op) => fft::eval(op, inputs, outputs),
+        Primitive::Fused(op) => one(fused::eval(op, inputs, outputs)),
     }
 }
 

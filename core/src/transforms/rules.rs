@@ -65,6 +65,16 @@ pub(crate) fn vjp(
         Primitive::Creation(_) => Ok(alloc::vec![None; inputs.len()]),
         Primitive::Random(_) => Ok(alloc::vec![None; inputs.len()]),
         Primitive::Sort(_) | Primitive::Quantized(_) | Primitive::Fft(_) => Err(unsupported(prim.name())),
+        // A fused chain differentiates as the ordinary ops it stands for.
+        Primitive::Fused(op) => {
+            let argnums: Vec<usize> = (0..inputs.len()).filter(|&i| needs.get(i) == Some(&true)).collect();
+            let g = crate::transforms::vjp_argnums(&|xs: &[Array]| Ok(alloc::vec![op.expand(xs)?]), inputs, &argnums, &[cot.clone()])?;
+            let mut out = alloc::vec![None; inputs.len()];
+            for (i, gi) in argnums.into_iter().zip(g) {
+                out[i] = Some(gi);
+            }
+            Ok(out)
+        }
     }
 }
 

@@ -1,0 +1,134 @@
+//! `compile`: trace a function of arrays once per input signature, keep the simplified graph,
+//! and replay it on later calls with chains of elementwise ops fused into one kernel
+//! (docs/COMPILE.md).
+//!
+//! The trace runs the function on tracers (as the other transforms do), so the ops it
+//! records on its inputs are told apart from the constants it captured; those are frozen at
+//! trace time, as in MLX. The graph becomes a [`tape::Tape`]: common subexpressions merged,
+//! unused nodes dropped, broadcasts feeding elementwise ops folded into them. Calls whose
+//! inputs are tracers of an enclosing transform (grad of a compiled function, compile of
+//! compile) replay the unfused tape, so every rule of the ordinary ops applies; other calls
+//! replay the fused one.
+
+mod fuse;
+mod tape;
+
+use crate::array::Array;
+use crate::dtype::DType;
+use crate::error::Result;
+use crate::transforms::{make_tracer, TraceGuard};
+use alloc::sync::Arc;
+use alloc::vec::Vec;
+use core::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use tape::Tape;
+
+/// A function of arrays to arrays that can be kept and called again (what `compile` takes).
+pub type CompileFn = Arc<dyn Fn(&[Array]) -> Result<Vec<Array>> + Send + Sync>;
+
+/// Whether `compile` is switched off globally (MLX's `disable_compile`).
+static DISABLED: AtomicBool = AtomicBool::new(false);
+
+/// Makes compiled functions call their function directly (no tracing, no fusion).
+pub fn disable_compile() {
+    DISABLED.store(true, Ordering::Release);
+}
+
+/// Undoes [`disable_compile`].
+pub fn enable_compile() {
+    DISABLED.store(false, Ordering::Release);
+}
+
+/// Whether compiled functions trace and fuse (not disabled).
+pub fn compile_enabled() -> bool {
+    !DISABLED.load(Ordering::Acquire)
+}
+
+/// What a trace is keyed on: per input its dtype and shape (only the number of axes when
+/// shapeless, as MLX).
+#[derive(Clone, PartialEq, Eq)]
+struct Signature(Vec<(DType, usize, Vec<usize>)>);
+
+impl Signature {
+    fn of(inputs: &[Array], shapeless: bool) -> Signature {
+        Signature(
+            inputs
+                .iter()
+                .map(|a| (a.dtype(), a.ndim(), if shapeless { Vec::new() } else { a.shape().to_vec() }))
+                .collect(),
+        )
+    }
+}
+
+/// One trace: the simplified tape and its fused form.
+struct Entry {
+    sig: Signature,
+    plain: Arc<Tape>,
+    fused: Arc<Tape>,
+}
+
+/// A compiled function: call it like the original.
+pub struct Compiled {
+    fun: CompileFn,
+    shapeless: bool,
+    cache: spin::Mutex<Vec<Entry>>,
+    traces: AtomicUsize,
+}
+
+/// `mx.compile(fun, shapeless)`.
+pub fn compile(fun: CompileFn, shapeless: bool) -> Compiled {
+    Compiled { fun, shapeless, cache: spin::Mutex::new(Vec::new()), traces: AtomicUsize::new(0) }
+}
+
+impl Compiled {
+    /// Calls the function: replays the trace for this input signature (tracing it first if
+    /// there is none yet).
+    pub fn call(&self, inputs: &[Array]) -> Result<Vec<Array>> {
+        if !compile_enabled() {
+            return (self.fun)(inputs);
+        }
+        let sig = Signature::of(inputs, self.shapeless);
+        let found = self.cache.lock().iter().find(|e| e.sig == sig).map(|e| (e.plain.clone(), e.fused.clone()));
+        let (plain, fused) = match found {
+            Some(t) => t,
+            None => {
+                // The lock is not held while the function runs (it may take long, or call
+                // this compiled function on other shapes).
+                let (plain, fused) = self.trace(inputs)?;
+                self.cache.lock().push(Entry { sig, plain: plain.clone(), fused: fused.clone() });
+                (plain, fused)
+            }
+        };
+        let tape = if inputs.iter().any(Array::is_tracer) { plain } else { fused };
+        tape.replay(inputs, self.shapeless)
+    }
+
+    /// How many times the function was traced (once per new input signature).
+    pub fn traces(&self) -> usize {
+        self.traces.load(Ordering::Acquire)
+    }
+
+    /// Forgets every trace (the next call traces again).
+    pub fn clear_cache(&self) {
+        self.cache.lock().clear();
+    }
+
+    fn trace(&self, inputs: &[Array]) -> Result<(Arc<Tape>, Arc<Tape>)> {
+        self.traces.fetch_add(1, Ordering::AcqRel);
+        let _guard = TraceGuard::new();
+        let tracers = inputs.iter().map(make_tracer).collect::<Result<Vec<_>>>()?;
+        let outputs = (self.fun)(&tracers)?;
+        let mut plain = Tape::build(&tracers, &outputs)?;
+        plain.simplify();
+        let fused = fuse::fuse(&plain);
+        Ok((Arc::new(plain), Arc::new(fused)))
+    }
+}
+
+/// The number of steps of the fused node that computes `a`, or `None` when `a` is not the
+/// output of a fused node (for tests and diagnostics).
+pub fn fused_steps(a: &Array) -> Option<usize> {
+    match &a.graph_op()?.prim {
+        crate::primitive::Primitive::Fused(op) => Some(op.steps.len()),
+        _ => None,
+    }
+}
