@@ -139,44 +139,58 @@ impl Load {
     }
 
     /// Elements `start..start + len` of the broadcast input, as a 1-d array: a view when the
-    /// input is dense or a scalar, else a gathered copy.
+    /// input is dense, else a gathered copy (a broadcast scalar is filled in, so the step's
+    /// kernel reads a dense block rather than a zero-stride view element by element).
     fn block(&self, start: usize, len: usize) -> Result<Array> {
         let sz = self.dtype.size();
-        if self.dense || self.constant {
-            let (offset, step) = if self.dense { (self.data.offset + start * sz, 1) } else { (self.data.offset, 0) };
-            let d = Data { buf: self.data.buf.clone(), offset, strides: vec![step] };
+        if self.dense {
+            let d = Data { buf: self.data.buf.clone(), offset: self.data.offset + start * sz, strides: vec![1] };
             return Ok(Array::from_data(vec![len], self.dtype, d));
         }
         let out = Data::alloc_for_overwrite(&[len], self.dtype, NAME)?;
         // SAFETY: fresh buffer of `len` elements, written once each below.
         let dst = unsafe { out.slice_mut::<u8>(len * sz) };
-        gather(&self.data, &self.shape, &self.strides, start, dst, sz);
+        let strides: &[isize] = if self.constant { &[] } else { &self.strides };
+        let shape: &[usize] = if self.constant { &[] } else { &self.shape };
+        match sz {
+            1 => gather::<u8>(&self.data, shape, strides, start, dst),
+            2 => gather::<u16>(&self.data, shape, strides, start, dst),
+            4 => gather::<u32>(&self.data, shape, strides, start, dst),
+            8 => gather::<u64>(&self.data, shape, strides, start, dst),
+            _ => return Err(Error::unsupported(NAME, alloc::format!("No fused load for {}.", self.dtype))),
+        }
         Ok(Array::from_data(vec![len], self.dtype, out))
     }
 }
 
-/// Copies elements `start..` (row-major over `shape`, `dst.len() / sz` of them) of a strided
-/// view into `dst`, a run of the innermost axis at a time.
-fn gather(data: &Data, shape: &[usize], strides: &[isize], start: usize, dst: &mut [u8], sz: usize) {
+/// Copies elements `start..` (row-major over `shape`, as many as `dst` holds) of a strided
+/// view of `T`-sized elements into `dst`, a run of the innermost axis at a time. An empty
+/// `shape` repeats the first element (a broadcast scalar).
+fn gather<T: Copy>(data: &Data, shape: &[usize], strides: &[isize], start: usize, dst: &mut [u8]) {
+    let total = dst.len() / core::mem::size_of::<T>();
+    // SAFETY: `dst` is a fresh, 64-byte aligned buffer of `total` elements of `T`'s size.
+    let dst = unsafe { core::slice::from_raw_parts_mut(dst.as_mut_ptr() as *mut T, total) };
+    let base = unsafe { data.buf.as_ptr().add(data.offset) } as *const T;
+    // SAFETY (reads below): every offset of the view lies inside its buffer (checked when the
+    // view was made); unaligned reads, as views may start anywhere.
     let nd = shape.len();
+    if nd == 0 {
+        dst.fill(unsafe { base.read_unaligned() });
+        return;
+    }
     let mut idx = vec![0usize; nd];
     let mut rest = start;
     for ax in (0..nd).rev() {
         idx[ax] = rest % shape[ax];
         rest /= shape[ax];
     }
-    let base = unsafe { data.buf.as_ptr().add(data.offset) };
-    let off_of = |idx: &[usize]| -> isize { idx.iter().zip(strides).map(|(&i, &s)| i as isize * s).sum() };
     let (inner, step) = (shape[nd - 1], strides[nd - 1]);
-    let total = dst.len() / sz;
     let mut k = 0;
     while k < total {
         let run = (inner - idx[nd - 1]).min(total - k);
-        let mut off = off_of(&idx);
-        for j in 0..run {
-            // SAFETY: every offset of the view lies inside its buffer (checked when the view was
-            // made); `k + j < total` keeps the write inside `dst`.
-            unsafe { core::ptr::copy_nonoverlapping(base.offset(off * sz as isize), dst.as_mut_ptr().add((k + j) * sz), sz) };
+        let mut off: isize = idx.iter().zip(strides).map(|(&i, &s)| i as isize * s).sum();
+        for d in &mut dst[k..k + run] {
+            *d = unsafe { base.offset(off).read_unaligned() };
             off += step;
         }
         k += run;
