@@ -19,28 +19,51 @@ use crate::error::Result;
 use crate::transforms::{make_tracer, TraceGuard};
 use alloc::sync::Arc;
 use alloc::vec::Vec;
-use core::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use core::sync::atomic::{AtomicU8, AtomicUsize, Ordering};
 use tape::Tape;
 
 /// A function of arrays to arrays that can be kept and called again (what `compile` takes).
-pub type CompileFn = Arc<dyn Fn(&[Array]) -> Result<Vec<Array>> + Send + Sync>;
+pub type CompileFn = Arc<dyn Fn(&[Array]) -> Result<Vec<Array>>>;
 
-/// Whether `compile` is switched off globally (MLX's `disable_compile`).
-static DISABLED: AtomicBool = AtomicBool::new(false);
+/// How compiled functions run (MLX's `CompileMode`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CompileMode {
+    /// Call the function itself every time (no tracing).
+    Disabled,
+    /// Replay the trace as recorded: no simplification, no fusion.
+    NoSimplify,
+    /// Replay the simplified trace without fusion.
+    NoFuse,
+    /// Simplify and fuse (the default).
+    Enabled,
+}
 
-/// Makes compiled functions call their function directly (no tracing, no fusion).
+/// The global mode, as its index in [`CompileMode`] order.
+static MODE: AtomicU8 = AtomicU8::new(3);
+
+/// Sets how every compiled function runs from its next call on.
+pub fn set_compile_mode(mode: CompileMode) {
+    MODE.store(mode as u8, Ordering::Release);
+}
+
+/// The current mode.
+pub fn compile_mode() -> CompileMode {
+    match MODE.load(Ordering::Acquire) {
+        0 => CompileMode::Disabled,
+        1 => CompileMode::NoSimplify,
+        2 => CompileMode::NoFuse,
+        _ => CompileMode::Enabled,
+    }
+}
+
+/// Makes compiled functions call their function directly (MLX's `disable_compile`).
 pub fn disable_compile() {
-    DISABLED.store(true, Ordering::Release);
+    set_compile_mode(CompileMode::Disabled);
 }
 
-/// Undoes [`disable_compile`].
+/// Undoes [`disable_compile`] (back to [`CompileMode::Enabled`]).
 pub fn enable_compile() {
-    DISABLED.store(false, Ordering::Release);
-}
-
-/// Whether compiled functions trace and fuse (not disabled).
-pub fn compile_enabled() -> bool {
-    !DISABLED.load(Ordering::Acquire)
+    set_compile_mode(CompileMode::Enabled);
 }
 
 /// What a trace is keyed on: per input its dtype and shape (only the number of axes when
@@ -59,11 +82,16 @@ impl Signature {
     }
 }
 
-/// One trace: the simplified tape and its fused form.
+/// One trace: as recorded, simplified, and fused.
 struct Entry {
     sig: Signature,
-    plain: Arc<Tape>,
-    fused: Arc<Tape>,
+    tapes: Arc<Tapes>,
+}
+
+struct Tapes {
+    raw: Tape,
+    plain: Tape,
+    fused: Tape,
 }
 
 /// A compiled function: call it like the original.
@@ -83,22 +111,28 @@ impl Compiled {
     /// Calls the function: replays the trace for this input signature (tracing it first if
     /// there is none yet).
     pub fn call(&self, inputs: &[Array]) -> Result<Vec<Array>> {
-        if !compile_enabled() {
+        let mode = compile_mode();
+        if mode == CompileMode::Disabled {
             return (self.fun)(inputs);
         }
         let sig = Signature::of(inputs, self.shapeless);
-        let found = self.cache.lock().iter().find(|e| e.sig == sig).map(|e| (e.plain.clone(), e.fused.clone()));
-        let (plain, fused) = match found {
+        let found = self.cache.lock().iter().find(|e| e.sig == sig).map(|e| e.tapes.clone());
+        let tapes = match found {
             Some(t) => t,
             None => {
                 // The lock is not held while the function runs (it may take long, or call
                 // this compiled function on other shapes).
-                let (plain, fused) = self.trace(inputs)?;
-                self.cache.lock().push(Entry { sig, plain: plain.clone(), fused: fused.clone() });
-                (plain, fused)
+                let t = self.trace(inputs)?;
+                self.cache.lock().push(Entry { sig, tapes: t.clone() });
+                t
             }
         };
-        let tape = if inputs.iter().any(Array::is_tracer) { plain } else { fused };
+        let tape = match mode {
+            CompileMode::NoSimplify => &tapes.raw,
+            _ if inputs.iter().any(Array::is_tracer) => &tapes.plain,
+            CompileMode::NoFuse => &tapes.plain,
+            _ => &tapes.fused,
+        };
         tape.replay(inputs, self.shapeless)
     }
 
@@ -112,15 +146,16 @@ impl Compiled {
         self.cache.lock().clear();
     }
 
-    fn trace(&self, inputs: &[Array]) -> Result<(Arc<Tape>, Arc<Tape>)> {
+    fn trace(&self, inputs: &[Array]) -> Result<Arc<Tapes>> {
         self.traces.fetch_add(1, Ordering::AcqRel);
         let _guard = TraceGuard::new();
         let tracers = inputs.iter().map(make_tracer).collect::<Result<Vec<_>>>()?;
         let outputs = (self.fun)(&tracers)?;
-        let mut plain = Tape::build(&tracers, &outputs)?;
+        let raw = Tape::build(&tracers, &outputs)?;
+        let mut plain = raw.clone();
         plain.simplify();
         let fused = fuse::fuse(&plain);
-        Ok((Arc::new(plain), Arc::new(fused)))
+        Ok(Arc::new(Tapes { raw, plain, fused }))
     }
 }
 
