@@ -29,6 +29,7 @@ pub mod array;
 pub mod bare_metal;
 pub mod buffer_size; // more ops
 pub mod closure;
+pub mod compile;
 pub mod device;
 pub mod error;
 #[cfg_attr(test, allow(dead_code))]

@@ -115,18 +115,12 @@ impl Compiled {
         if mode == CompileMode::Disabled {
             return (self.fun)(inputs);
         }
-        let sig = Signature::of(inputs, self.shapeless);
-        let found = self.cache.lock().iter().find(|e| e.sig == sig).map(|e| e.tapes.clone());
-        let tapes = match found {
-            Some(t) => t,
-            None => {
-                // The lock is not held while the function runs (it may take long, or call
-                // this compiled function on other shapes).
-                let t = self.trace(inputs)?;
-                self.cache.lock().push(Entry { sig, tapes: t.clone() });
-                t
-            }
-        };
+        let mut tapes = self.traced(Signature::of(inputs, self.shapeless), inputs)?;
+        // A shapeless trace with ops whose output shapes were fixed by the trace (reshape,
+        // reductions, matmul …) cannot serve other shapes: those get a trace of their own.
+        if self.shapeless && tapes.plain.fixes_shapes() && !tapes.plain.same_input_shapes(inputs) {
+            tapes = self.traced(Signature::of(inputs, false), inputs)?;
+        }
         let tape = match mode {
             CompileMode::NoSimplify => &tapes.raw,
             _ if inputs.iter().any(Array::is_tracer) => &tapes.plain,
@@ -134,6 +128,19 @@ impl Compiled {
             _ => &tapes.fused,
         };
         tape.replay(inputs, self.shapeless)
+    }
+
+    /// The trace for `sig`, made now if there is none.
+    fn traced(&self, sig: Signature, inputs: &[Array]) -> Result<Arc<Tapes>> {
+        let found = self.cache.lock().iter().find(|e| e.sig == sig).map(|e| e.tapes.clone());
+        if let Some(t) = found {
+            return Ok(t);
+        }
+        // The lock is not held while the function runs (it may take long, or call this
+        // compiled function on other shapes).
+        let t = self.trace(inputs)?;
+        self.cache.lock().push(Entry { sig, tapes: t.clone() });
+        Ok(t)
     }
 
     /// How many times the function was traced (once per new input signature).

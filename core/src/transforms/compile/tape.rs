@@ -174,6 +174,17 @@ impl Tape {
         self.nodes = kept;
     }
 
+    /// Whether a node's output shape was fixed at trace time (anything but elementwise and
+    /// fused nodes, which take their inputs' broadcast shape).
+    pub(crate) fn fixes_shapes(&self) -> bool {
+        self.nodes.iter().any(|n| !(is_elementwise(&n.prim) || matches!(n.prim, Primitive::Fused(_))))
+    }
+
+    /// Whether `inputs` have the shapes the trace saw.
+    pub(crate) fn same_input_shapes(&self, inputs: &[Array]) -> bool {
+        inputs.len() == self.input_shapes.len() && inputs.iter().zip(&self.input_shapes).all(|(a, s)| a.shape() == &s[..])
+    }
+
     /// Records the tape over `inputs`. With `shapeless`, inputs may differ in shape from the
     /// trace: elementwise and fused nodes take their inputs' broadcast shape; any other node
     /// whose inputs changed shape is an error (its recorded output shape would be wrong).
@@ -181,7 +192,7 @@ impl Tape {
         if inputs.len() != self.n_inputs {
             return Err(Error::invalid("compile", format!("Expected {} inputs, got {}.", self.n_inputs, inputs.len())));
         }
-        let same_shapes = inputs.iter().zip(&self.input_shapes).all(|(a, s)| a.shape() == &s[..]);
+        let same_shapes = self.same_input_shapes(inputs);
         let mut values: Vec<Vec<Array>> = Vec::with_capacity(self.nodes.len());
         let get = |values: &Vec<Vec<Array>>, r: Ref| -> Result<Array> {
             let found = match r {
