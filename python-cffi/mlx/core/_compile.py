@@ -59,10 +59,18 @@ def _key(tree):
 
 
 def _replace(tree, leaves, pos, undo):
-    """Replaces the arrays of a state tree in place (lists and dicts; tuples are walked), in
-    order, by ``leaves[pos[0]:]``; each ``(container, key, old, new)`` goes to ``undo``."""
+    """Replaces the arrays of a state tree in place (lists, dicts and ``mx.random.state``;
+    tuples are walked), in order, by ``leaves[pos[0]:]``; each ``(container, key, old, new)``
+    goes to ``undo``."""
     from ._array import array
+    from ._random import _RandomState
 
+    if isinstance(tree, _RandomState):
+        old, new = tree[0], leaves[pos[0]]
+        pos[0] += 1
+        tree._local.key = new
+        undo.append((tree, 0, old, new))
+        return
     items = tree.items() if isinstance(tree, dict) else enumerate(tree) if isinstance(tree, (list, tuple)) else ()
     for k, v in list(items):
         if isinstance(v, array):
@@ -74,6 +82,36 @@ def _replace(tree, leaves, pos, undo):
             undo.append((tree, k, v, new))
         else:
             _replace(v, leaves, pos, undo)
+
+
+def _state_arrays(tree, out):
+    """Appends the arrays of a state tree (as ``_replace`` visits them) to ``out``."""
+    from ._array import array
+    from ._random import _RandomState
+
+    if isinstance(tree, _RandomState):
+        out.append(tree[0])
+    elif isinstance(tree, (list, tuple)):
+        for t in tree:
+            _state_arrays(t, out)
+    elif isinstance(tree, dict):
+        for t in tree.values():
+            _state_arrays(t, out)
+    elif isinstance(tree, array):
+        out.append(tree)
+    return out
+
+
+def _undo(undo):
+    """Puts back the state arrays ``_replace`` swapped, where the function left its tracer."""
+    from ._random import _RandomState
+
+    for tree, k, old, new in reversed(undo):
+        if tree[k] is new:
+            if isinstance(tree, _RandomState):
+                tree._local.key = old
+            else:
+                tree[k] = old
 
 
 class _Trace:
@@ -96,11 +134,9 @@ class _Trace:
             try:
                 out = fun(*a, **kw)
                 flat = tr._flatten(out, [], False)
-                state = tr._flatten(outputs, [], False) if outputs is not None else []
+                state = _state_arrays(outputs, []) if outputs is not None else []
             finally:
-                for tree, k, old, new in reversed(undo):
-                    if tree[k] is new:
-                        tree[k] = old
+                _undo(undo)
             rec["tree"], rec["n"] = out, len(flat)
             return flat + state
 
@@ -158,7 +194,7 @@ def compile(fun, inputs=None, outputs=None, shapeless=False):  # noqa: A001 (MLX
             trace = traces[key] = _Trace(fun, args, kwargs, inputs, outputs, shapeless)
         arrays = tr._flatten((args, kwargs), [], False)
         if inputs is not None:
-            arrays += tr._flatten(inputs, [], False)
+            arrays += _state_arrays(inputs, [])
         return trace.call(arrays, outputs)
 
     compiled.__wrapped__ = fun

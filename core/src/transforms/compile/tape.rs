@@ -174,10 +174,12 @@ impl Tape {
         self.nodes = kept;
     }
 
-    /// Whether a node's output shape was fixed at trace time (anything but elementwise and
-    /// fused nodes, which take their inputs' broadcast shape).
+    /// Whether a shape was fixed at trace time: a node other than elementwise and fused ones
+    /// (which take their inputs' broadcast shape), or an output that is a constant (such as
+    /// `zeros_like(x)`, which does not read `x`).
     pub(crate) fn fixes_shapes(&self) -> bool {
         self.nodes.iter().any(|n| !(is_elementwise(&n.prim) || matches!(n.prim, Primitive::Fused(_))))
+            || self.outputs.iter().any(|r| matches!(r, Ref::Const(_)))
     }
 
     /// Whether `inputs` have the shapes the trace saw.
