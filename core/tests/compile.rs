@@ -196,3 +196,30 @@ fn grad_goes_through_compiled_functions() {
     let y = c.call(&inputs).unwrap();
     assert_eq!(fused_steps(&y[0]), Some(6));
 }
+
+#[test]
+fn fused_nodes_differentiate_as_their_ops() {
+    use mlx_arm_core::ops::binary::BinaryOp;
+    use mlx_arm_core::ops::fused::{FusedOp, Step};
+    use mlx_arm_core::ops::unary::UnaryOp;
+    use mlx_arm_core::primitive::Primitive;
+    // exp(x) * y as one fused node.
+    let op = Arc::new(FusedOp {
+        n_inputs: 2,
+        steps: vec![
+            Step { prim: Primitive::Unary(UnaryOp::Exp), args: vec![0], dtype: DType::Float32 },
+            Step { prim: Primitive::Binary(BinaryOp::Multiply), args: vec![2, 1], dtype: DType::Float32 },
+        ],
+    });
+    let fused = |x: &[Array]| -> Result<Vec<Array>> { Ok(vec![ops::sum(&FusedOp::record(&op, x.to_vec())?, None, false)?]) };
+    let plain = |x: &[Array]| -> Result<Vec<Array>> { Ok(vec![ops::sum(&ops::multiply(&ops::exp(&x[0])?, &x[1])?, None, false)?]) };
+    let inputs = [arr(&[4, 5], 31), arr(&[5], 32)];
+    let (want, got) = (grad(&plain, &inputs, &[0, 1]).unwrap(), grad(&fused, &inputs, &[0, 1]).unwrap());
+    for (g, w) in got.iter().zip(&want) {
+        assert_eq!(g.shape(), w.shape());
+        assert_eq!(g.to_bytes().unwrap(), w.to_bytes().unwrap());
+    }
+    // A malformed program is an error, not a panic.
+    let bad = Arc::new(FusedOp { n_inputs: 1, steps: vec![Step { prim: Primitive::Select, args: vec![5], dtype: DType::Float32 }] });
+    assert!(FusedOp::record(&bad, vec![arr(&[2], 33)]).and_then(|a| a.eval()).is_err());
+}

@@ -30,7 +30,8 @@ fn render() -> String {
            differentiated function comes out unchanged. Tests: `tests/python/test_grad.py` against real\n\
            MLX's results (`tests/python/golden/grad/gen_grad.py`), including a small MLP trained with\n\
            `nn.value_and_grad` and `optim.Adam`.\n\
-         - Not yet: `compile`, `checkpoint`, `custom_function`/`custom_vjp`, export.\n\n\
+         - `compile`: docs/COMPILE.md (grad/vjp/vmap of a compiled function replay its unfused trace).\n\
+         - Not yet: `checkpoint`, `custom_function`/`custom_vjp`, export.\n\n\
          ## vmap\n\n\
          `transforms::vmap(fun, inputs, in_axes, out_axes)` (C: `mlx_arm_vmap`, Python: `mx.vmap`) runs\n\
          `fun` once on tracers of one example's shape, then replays the recorded graph with each\n\

@@ -112,5 +112,6 @@ pub fn table() -> Vec<(&'static str, &'static str, &'static str)> {
     t.push(("sort", "sort, argsort, partition, argpartition, searchsorted", "no"));
     t.push(("fft", "fft family", "no"));
     t.push(("quantized", "quantized_matmul, quantize, dequantize …", "no"));
+    t.push(("fused", "compiled (elementwise chains fused by compile)", "yes (as the ops it fuses)"));
     t
 }
