@@ -108,3 +108,13 @@ def test_env_disables_compile():
     env = dict(os.environ, MLX_DISABLE_COMPILE="1")
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "2"
+
+
+def test_module_argument_keeps_its_type():
+    import mlx.nn as nn
+
+    lin = nn.Linear(3, 2)
+    x = mx.array([[1.0, 2.0, 3.0]])
+    c = mx.compile(lambda m, v: m(v))
+    assert np.array_equal(np.array(c(lin, x)), np.array(lin(x)))
+    assert isinstance(lin.weight, mx.array) and lin.weight.shape == (2, 3)  # the caller's values are back

@@ -127,7 +127,8 @@ class _Trace:
         self.rec = rec = {"tree": None, "n": 0}
 
         def traced(xs):
-            a, kw = tr._fill((args, kwargs), xs[:n_args], [0])
+            placed = []  # an nn.Module argument (a dict subclass) is filled in place
+            a, kw = tr._fill((args, kwargs), xs[:n_args], [0], placed)
             undo = []
             if inputs is not None:
                 _replace(inputs, xs[n_args:], [0], undo)
@@ -137,6 +138,7 @@ class _Trace:
                 state = _state_arrays(outputs, []) if outputs is not None else []
             finally:
                 _undo(undo)
+                tr._restore(placed)
             rec["tree"], rec["n"] = out, len(flat)
             return flat + state
 
