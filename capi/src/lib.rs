@@ -30,6 +30,7 @@ pub mod bare_metal;
 pub mod buffer_size; // more ops
 pub mod closure;
 pub mod custom;
+pub mod compile;
 pub mod device;
 pub mod error;
 #[cfg_attr(test, allow(dead_code))]

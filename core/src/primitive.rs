@@ -57,6 +57,8 @@ pub enum Primitive {
     /// A function with user-given transforms (`custom_function`, `checkpoint`): its outputs
     /// are its last inputs, passed on (`transforms/custom.rs`).
     Custom(crate::transforms::custom::CustomOp),
+    /// A chain of elementwise ops fused by `compile` (one pass over memory).
+    Fused(alloc::sync::Arc<crate::ops::fused::FusedOp>),
 }
 
 impl Primitive {
@@ -78,6 +80,7 @@ impl Primitive {
             Primitive::Quantized(op) => op.name(),
             Primitive::Fft(op) => op.name(),
             Primitive::Custom(op) => op.name(),
+            Primitive::Fused(_) => crate::ops::fused::NAME,
         }
     }
 }

@@ -30,7 +30,8 @@ fn render() -> String {
            differentiated function comes out unchanged. Tests: `tests/python/test_grad.py` against real\n\
            MLX's results (`tests/python/golden/grad/gen_grad.py`), including a small MLP trained with\n\
            `nn.value_and_grad` and `optim.Adam`.\n\
-         - Not yet: `compile`, export.\n\n\
+         - `compile`: docs/COMPILE.md (grad/vjp/vmap of a compiled function replay its unfused trace).\n\
+         - Not yet: export.\n\n\
          ## custom_function and checkpoint\n\n\
          `transforms::custom` (C: `mlx_custom_function`, `mlx_custom_vjp`, `mlx_checkpoint`; Python:\n\
          `mx.custom_function` with `.vjp`, `.jvp`, `.vmap`, `mx.checkpoint`, `nn.utils.checkpoint`) as MLX:\n\

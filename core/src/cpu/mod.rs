@@ -15,6 +15,7 @@ pub mod creation;
 pub mod elementwise;
 pub mod fast;
 pub mod fft;
+pub mod fused;
 pub mod gemm;
 pub mod isa;
 pub mod index;
@@ -49,6 +50,7 @@ pub fn eval(prim: &Primitive, inputs: Vec<Array>, outputs: &[OutMeta]) -> Result
         Primitive::Quantized(op) => quantized::eval(op, inputs, outputs),
         Primitive::Fft(op) => fft::eval(op, inputs, outputs),
         Primitive::Custom(op) => op.passthrough(inputs.len()).map(|i| input(&inputs, i, op.name())?.data()).collect(),
+        Primitive::Fused(op) => one(fused::eval(op, inputs, outputs)),
     }
 }
 

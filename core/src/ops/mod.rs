@@ -8,6 +8,7 @@ pub mod cast;
 pub mod creation;
 pub mod fast;
 pub mod fft;
+pub mod fused;
 pub mod gather_mm;
 pub mod index;
 pub mod linalg;

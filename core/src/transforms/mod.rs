@@ -13,6 +13,7 @@
 //! naming it, never a wrong gradient.
 
 pub mod custom;
+pub mod compile;
 pub mod rules;
 mod vmap;
 
@@ -39,10 +40,10 @@ pub fn tracing() -> bool {
 }
 
 /// Holds the tracing counter up for one trace (released on every exit path, errors included).
-struct TraceGuard;
+pub(crate) struct TraceGuard;
 
 impl TraceGuard {
-    fn new() -> TraceGuard {
+    pub(crate) fn new() -> TraceGuard {
         TRACING.fetch_add(1, Ordering::AcqRel);
         TraceGuard
     }
@@ -59,13 +60,13 @@ pub type Fun<'a> = &'a dyn Fn(&[Array]) -> Result<Vec<Array>>;
 
 /// A stand-in for `p`: the same values through an identity op, marked as tracer. The op links
 /// the tracer to `p`, so a transform of a transform (grad of grad) differentiates through it.
-fn make_tracer(p: &Array) -> Result<Array> {
+pub(crate) fn make_tracer(p: &Array) -> Result<Array> {
     let shape = p.shape().to_vec();
     let mut v = Array::from_op_traced(Primitive::Shape(ShapeOp::Reshape), vec![p.clone()], vec![(shape, p.dtype())], true);
     v.pop().ok_or_else(|| Error::runtime("vjp", "tracer op made no output"))
 }
 
-fn node_key(a: &Array) -> usize {
+pub(crate) fn node_key(a: &Array) -> usize {
     Arc::as_ptr(&a.node) as usize
 }
 
@@ -162,7 +163,7 @@ fn trace_inputs(primals: &[Array], argnums: &[usize], op: &'static str) -> Resul
 /// The ops between `outputs` and `leaves`, in topological order (inputs first). Only tracer
 /// nodes are followed — anything else cannot depend on the leaves — and the walk stops at the
 /// leaves. Iterative post-order, like `eval`'s tape.
-fn tape(outputs: &[Array], leaves: &BTreeSet<usize>) -> Vec<Arc<Op>> {
+pub(crate) fn tape(outputs: &[Array], leaves: &BTreeSet<usize>) -> Vec<Arc<Op>> {
     let follow = |a: &Array| -> Option<Arc<Op>> {
         if !a.node.tracer || leaves.contains(&node_key(a)) {
             None

@@ -69,6 +69,16 @@ pub(crate) fn vjp(
         Primitive::Random(_) => Ok(alloc::vec![None; inputs.len()]),
         Primitive::Sort(_) | Primitive::Quantized(_) | Primitive::Fft(_) => Err(unsupported(prim.name())),
         Primitive::Custom(_) => Err(unsupported(prim.name())), // handled above (several outputs)
+        // A fused chain differentiates as the ordinary ops it stands for.
+        Primitive::Fused(op) => {
+            let argnums: Vec<usize> = (0..inputs.len()).filter(|&i| needs.get(i) == Some(&true)).collect();
+            let g = crate::transforms::vjp_argnums(&|xs: &[Array]| Ok(alloc::vec![op.expand(xs)?]), inputs, &argnums, &[cot.clone()])?;
+            let mut out = alloc::vec![None; inputs.len()];
+            for (i, gi) in argnums.into_iter().zip(g) {
+                out[i] = Some(gi);
+            }
+            Ok(out)
+        }
     }
 }
 
@@ -106,5 +116,6 @@ pub fn table() -> Vec<(&'static str, &'static str, &'static str)> {
     t.push(("sort", "sort, argsort, partition, argpartition, searchsorted", "no"));
     t.push(("fft", "fft family", "no"));
     t.push(("quantized", "quantized_matmul, quantize, dequantize …", "no"));
+    t.push(("fused", "compiled (elementwise chains fused by compile)", "yes (as the ops it fuses)"));
     t
 }

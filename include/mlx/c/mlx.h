@@ -5,6 +5,7 @@
 
 #include "mlx/c/array.h"
 #include "mlx/c/closure.h"
+#include "mlx/c/compile.h"
 #include "mlx/c/device.h"
 #include "mlx/c/error.h"
 #include "mlx/c/fast.h"

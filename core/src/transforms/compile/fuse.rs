@@ -1,0 +1,103 @@
+//! Fusion: groups of elementwise nodes of one shape become one [`FusedOp`] node.
+//!
+//! A node joins the group of its consumers when it is elementwise, has the group's shape,
+//! is not an output of the function, and every node that reads it is in that one group — so
+//! its value never has to exist outside the fused kernel. Walking the tape backwards, each
+//! group grows from its last node (its root) towards the inputs; chains, diamonds and
+//! trees fuse, and a value read outside the group stays an ordinary node.
+
+use super::tape::{Ref, TNode, Tape};
+use crate::ops::fused::{is_elementwise, FusedOp, Step};
+use crate::primitive::Primitive;
+use alloc::collections::BTreeMap;
+use alloc::sync::Arc;
+use alloc::vec::Vec;
+
+/// The tape with its fusible groups (two nodes or more) replaced by fused nodes.
+pub(crate) fn fuse(t: &Tape) -> Tape {
+    let n = t.nodes.len();
+    let mut readers: Vec<Vec<usize>> = alloc::vec![Vec::new(); n];
+    for (k, node) in t.nodes.iter().enumerate() {
+        for r in &node.inputs {
+            if let Ref::Node(i, _) = r {
+                readers[*i].push(k);
+            }
+        }
+    }
+    let is_output = |k: usize| t.outputs.iter().any(|r| matches!(r, Ref::Node(i, _) if *i == k));
+    let fusible = |k: usize| is_elementwise(&t.nodes[k].prim) && t.nodes[k].metas.len() == 1;
+    // group[k]: the root of k's group.
+    let mut group: Vec<usize> = (0..n).collect();
+    for k in (0..n).rev() {
+        if !fusible(k) || is_output(k) || readers[k].is_empty() {
+            continue;
+        }
+        let g = group[readers[k][0]];
+        let joins = fusible(g)
+            && readers[k].iter().all(|&c| group[c] == g)
+            && t.nodes[k].metas[0].0 == t.nodes[g].metas[0].0;
+        if joins {
+            group[k] = g;
+        }
+    }
+    let mut members: BTreeMap<usize, Vec<usize>> = BTreeMap::new();
+    for k in 0..n {
+        members.entry(group[k]).or_default().push(k);
+    }
+    let mut out = Tape { nodes: Vec::new(), outputs: Vec::new(), ..t.clone() };
+    // new_ref[k]: where node k's (first) output lives in the new tape.
+    let mut new_ref: Vec<Option<usize>> = alloc::vec![None; n];
+    for k in 0..n {
+        let m = &members[&group[k]];
+        if m.len() < 2 {
+            let node = &t.nodes[k];
+            let inputs = node.inputs.iter().map(|&r| renumber(r, &new_ref)).collect();
+            out.nodes.push(TNode { prim: node.prim.clone(), inputs, metas: node.metas.clone() });
+            new_ref[k] = Some(out.nodes.len() - 1);
+        } else if group[k] == k {
+            out.nodes.push(fused_node(t, m, &new_ref));
+            new_ref[k] = Some(out.nodes.len() - 1);
+        }
+    }
+    out.outputs = t.outputs.iter().map(|&r| renumber(r, &new_ref)).collect();
+    out
+}
+
+/// The fused node for the group `members` (in tape order, root last).
+fn fused_node(t: &Tape, members: &[usize], new_ref: &[Option<usize>]) -> TNode {
+    let mut externals: Vec<Ref> = Vec::new();
+    let mut reg_of: BTreeMap<Ref, usize> = BTreeMap::new();
+    // First pass: the external inputs, in order of first use.
+    for &k in members {
+        for &r in &t.nodes[k].inputs {
+            let internal = matches!(r, Ref::Node(i, _) if members.contains(&i));
+            if !internal && !reg_of.contains_key(&r) {
+                reg_of.insert(r, externals.len());
+                externals.push(r);
+            }
+        }
+    }
+    let n_inputs = externals.len();
+    let mut steps = Vec::with_capacity(members.len());
+    for (s, &k) in members.iter().enumerate() {
+        let node = &t.nodes[k];
+        let args = node.inputs.iter().map(|r| reg_of[r]).collect();
+        steps.push(Step { prim: node.prim.clone(), args, dtype: node.metas[0].1 });
+        reg_of.insert(Ref::Node(k, 0), n_inputs + s);
+    }
+    let inputs = externals
+        .into_iter()
+        .map(|r| renumber(r, new_ref))
+        .collect();
+    let root = &t.nodes[members[members.len() - 1]];
+    TNode { prim: Primitive::Fused(Arc::new(FusedOp { n_inputs, steps })), inputs, metas: root.metas.clone() }
+}
+
+/// `r` in the new tape. Every node read is emitted before its readers (an external input
+/// of a group is never inside another group that ends later), so the lookup is filled.
+fn renumber(r: Ref, new_ref: &[Option<usize>]) -> Ref {
+    match r {
+        Ref::Node(k, j) => Ref::Node(new_ref[k].unwrap_or(usize::MAX), j),
+        other => other,
+    }
+}

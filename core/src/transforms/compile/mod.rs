@@ -1,0 +1,176 @@
+//! `compile`: trace a function of arrays once per input signature, keep the simplified graph,
+//! and replay it on later calls with chains of elementwise ops fused into one kernel
+//! (docs/COMPILE.md).
+//!
+//! The trace runs the function on tracers (as the other transforms do), so the ops it
+//! records on its inputs are told apart from the constants it captured; those are frozen at
+//! trace time, as in MLX. The graph becomes a [`tape::Tape`]: common subexpressions merged,
+//! unused nodes dropped, broadcasts feeding elementwise ops folded into them. Calls whose
+//! inputs are tracers of an enclosing transform (grad of a compiled function, compile of
+//! compile) replay the unfused tape, so every rule of the ordinary ops applies; other calls
+//! replay the fused one.
+
+mod fuse;
+mod tape;
+
+use crate::array::Array;
+use crate::dtype::DType;
+use crate::error::Result;
+use crate::transforms::{make_tracer, TraceGuard};
+use alloc::sync::Arc;
+use alloc::vec::Vec;
+use core::sync::atomic::{AtomicU8, AtomicUsize, Ordering};
+use tape::Tape;
+
+/// A function of arrays to arrays that can be kept and called again (what `compile` takes).
+pub type CompileFn = Arc<dyn Fn(&[Array]) -> Result<Vec<Array>>>;
+
+/// How compiled functions run (MLX's `CompileMode`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CompileMode {
+    /// Call the function itself every time (no tracing).
+    Disabled,
+    /// Replay the trace as recorded: no simplification, no fusion.
+    NoSimplify,
+    /// Replay the simplified trace without fusion.
+    NoFuse,
+    /// Simplify and fuse (the default).
+    Enabled,
+}
+
+/// The global mode, as its index in [`CompileMode`] order.
+static MODE: AtomicU8 = AtomicU8::new(3);
+
+/// Sets how every compiled function runs from its next call on.
+pub fn set_compile_mode(mode: CompileMode) {
+    MODE.store(mode as u8, Ordering::Release);
+}
+
+/// The current mode.
+pub fn compile_mode() -> CompileMode {
+    match MODE.load(Ordering::Acquire) {
+        0 => CompileMode::Disabled,
+        1 => CompileMode::NoSimplify,
+        2 => CompileMode::NoFuse,
+        _ => CompileMode::Enabled,
+    }
+}
+
+/// Makes compiled functions call their function directly (MLX's `disable_compile`).
+pub fn disable_compile() {
+    set_compile_mode(CompileMode::Disabled);
+}
+
+/// Undoes [`disable_compile`] (back to [`CompileMode::Enabled`]).
+pub fn enable_compile() {
+    set_compile_mode(CompileMode::Enabled);
+}
+
+/// What a trace is keyed on: per input its dtype and shape (only the number of axes when
+/// shapeless, as MLX).
+#[derive(Clone, PartialEq, Eq)]
+struct Signature(Vec<(DType, usize, Vec<usize>)>);
+
+impl Signature {
+    fn of(inputs: &[Array], shapeless: bool) -> Signature {
+        Signature(
+            inputs
+                .iter()
+                .map(|a| (a.dtype(), a.ndim(), if shapeless { Vec::new() } else { a.shape().to_vec() }))
+                .collect(),
+        )
+    }
+}
+
+/// One trace: as recorded, simplified, and fused.
+struct Entry {
+    sig: Signature,
+    tapes: Arc<Tapes>,
+}
+
+struct Tapes {
+    raw: Tape,
+    plain: Tape,
+    fused: Tape,
+}
+
+/// A compiled function: call it like the original.
+pub struct Compiled {
+    fun: CompileFn,
+    shapeless: bool,
+    cache: spin::Mutex<Vec<Entry>>,
+    traces: AtomicUsize,
+}
+
+/// `mx.compile(fun, shapeless)`.
+pub fn compile(fun: CompileFn, shapeless: bool) -> Compiled {
+    Compiled { fun, shapeless, cache: spin::Mutex::new(Vec::new()), traces: AtomicUsize::new(0) }
+}
+
+impl Compiled {
+    /// Calls the function: replays the trace for this input signature (tracing it first if
+    /// there is none yet).
+    pub fn call(&self, inputs: &[Array]) -> Result<Vec<Array>> {
+        let mode = compile_mode();
+        if mode == CompileMode::Disabled {
+            return (self.fun)(inputs);
+        }
+        let mut tapes = self.traced(Signature::of(inputs, self.shapeless), inputs)?;
+        // A shapeless trace with ops whose output shapes were fixed by the trace (reshape,
+        // reductions, matmul …) cannot serve other shapes: those get a trace of their own.
+        if self.shapeless && tapes.plain.fixes_shapes() && !tapes.plain.same_input_shapes(inputs) {
+            tapes = self.traced(Signature::of(inputs, false), inputs)?;
+        }
+        let tape = match mode {
+            CompileMode::NoSimplify => &tapes.raw,
+            _ if inputs.iter().any(Array::is_tracer) => &tapes.plain,
+            CompileMode::NoFuse => &tapes.plain,
+            _ => &tapes.fused,
+        };
+        tape.replay(inputs, self.shapeless)
+    }
+
+    /// The trace for `sig`, made now if there is none.
+    fn traced(&self, sig: Signature, inputs: &[Array]) -> Result<Arc<Tapes>> {
+        let found = self.cache.lock().iter().find(|e| e.sig == sig).map(|e| e.tapes.clone());
+        if let Some(t) = found {
+            return Ok(t);
+        }
+        // The lock is not held while the function runs (it may take long, or call this
+        // compiled function on other shapes).
+        let t = self.trace(inputs)?;
+        self.cache.lock().push(Entry { sig, tapes: t.clone() });
+        Ok(t)
+    }
+
+    /// How many times the function was traced (once per new input signature).
+    pub fn traces(&self) -> usize {
+        self.traces.load(Ordering::Acquire)
+    }
+
+    /// Forgets every trace (the next call traces again).
+    pub fn clear_cache(&self) {
+        self.cache.lock().clear();
+    }
+
+    fn trace(&self, inputs: &[Array]) -> Result<Arc<Tapes>> {
+        self.traces.fetch_add(1, Ordering::AcqRel);
+        let _guard = TraceGuard::new();
+        let tracers = inputs.iter().map(make_tracer).collect::<Result<Vec<_>>>()?;
+        let outputs = (self.fun)(&tracers)?;
+        let raw = Tape::build(&tracers, &outputs)?;
+        let mut plain = raw.clone();
+        plain.simplify();
+        let fused = fuse::fuse(&plain);
+        Ok(Arc::new(Tapes { raw, plain, fused }))
+    }
+}
+
+/// The number of steps of the fused node that computes `a`, or `None` when `a` is not the
+/// output of a fused node (for tests and diagnostics).
+pub fn fused_steps(a: &Array) -> Option<usize> {
+    match &a.graph_op()?.prim {
+        crate::primitive::Primitive::Fused(op) => Some(op.steps.len()),
+        _ => None,
+    }
+}

@@ -1,0 +1,225 @@
+//! `compile`: compiled and uncompiled functions give bit-identical results (the fused kernel
+//! runs the same per-element kernels), on chains with broadcasting, mixed dtypes, strided
+//! inputs, size-0 and 0-d inputs, multi-block sizes; traces are cached per signature; grad
+//! goes through compiled functions; errors are errors.
+
+use mlx_arm_core::ops;
+use mlx_arm_core::transforms::compile::{compile, fused_steps, CompileFn};
+use mlx_arm_core::transforms::grad;
+use mlx_arm_core::{Array, DType, ErrorKind, Result};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+
+#[path = "common/rng.rs"]
+mod rng;
+
+/// Deterministic values in [-2, 2) of `shape`.
+fn arr(shape: &[usize], seed: u64) -> Array {
+    let n = shape.iter().product();
+    let mut r = rng::Rng(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1);
+    Array::from_slice(&r.row(n, 2.0), shape).unwrap()
+}
+
+fn fun(f: impl Fn(&[Array]) -> Result<Vec<Array>> + Send + Sync + 'static) -> CompileFn {
+    Arc::new(f)
+}
+
+/// Runs `f` plain and compiled on `inputs`; asserts equal shapes, dtypes and bytes; returns
+/// the compiled outputs and, per output, the steps of the fused node computing it (looked at
+/// before evaluation, which drops the graph).
+fn check_same(name: &str, f: &CompileFn, inputs: &[Array]) -> (Vec<Array>, Vec<Option<usize>>) {
+    let want = f(inputs).unwrap_or_else(|e| panic!("{name}: plain: {e}"));
+    let c = compile(f.clone(), false);
+    let got = c.call(inputs).unwrap_or_else(|e| panic!("{name}: compiled: {e}"));
+    let steps = got.iter().map(fused_steps).collect();
+    assert_eq!(got.len(), want.len(), "{name}: output count");
+    for (g, w) in got.iter().zip(&want) {
+        assert_eq!(g.shape(), w.shape(), "{name}: shape");
+        assert_eq!(g.dtype(), w.dtype(), "{name}: dtype");
+        assert_eq!(g.to_bytes().unwrap(), w.to_bytes().unwrap(), "{name}: values differ");
+    }
+    (got, steps)
+}
+
+/// exp(-(x·row + s))·0.5 − x, x is [r, c], row [c], s 0-d: broadcasting of a row and a scalar.
+fn chain(x: &[Array]) -> Result<Vec<Array>> {
+    let t = ops::add(&ops::multiply(&x[0], &x[1])?, &x[2])?;
+    let t = ops::exp(&ops::negative(&t)?)?;
+    let half = Array::scalar(0.5f32)?;
+    Ok(vec![ops::subtract(&ops::multiply(&t, &half)?, &x[0])?])
+}
+
+#[test]
+fn chains_with_broadcasting_fuse_and_match() {
+    let f = fun(chain);
+    // Small, and large enough for many blocks and threads, with an odd row width so blocks
+    // cut rows in the middle.
+    for &(r, c) in &[(3usize, 5usize), (333, 301)] {
+        let inputs = [arr(&[r, c], 1), arr(&[c], 2), Array::scalar(0.25f32).unwrap()];
+        let (_, steps) = check_same("chain", &f, &inputs);
+        // negative, exp, multiply, subtract and the two of the first line: one kernel.
+        assert_eq!(steps[0], Some(6), "the chain is one fused node");
+    }
+    // A column vector against a row: both broadcast.
+    let g = fun(|x| Ok(vec![ops::tanh(&ops::add(&x[0], &x[1])?)?]));
+    check_same("outer", &g, &[arr(&[257, 1], 3), arr(&[1, 129], 4)]);
+}
+
+#[test]
+fn mixed_dtypes_and_casts_match() {
+    let f = fun(|x| {
+        let h = ops::astype(&x[0], DType::Float16)?;
+        let s = ops::sqrt(&ops::abs(&h)?)?; // float16 math
+        let i = ops::astype(&ops::multiply(&x[1], &Array::scalar(3i32)?)?, DType::Float32)?;
+        let y = ops::add(&ops::astype(&s, DType::Float32)?, &i)?;
+        let m = ops::greater(&y, &Array::scalar(1.0f32)?)?;
+        Ok(vec![ops::where_(&m, &y, &ops::negative(&y)?)?, ops::logical_not(&m)?])
+    });
+    let ints: Vec<i32> = (0..40 * 70).map(|i| (i % 13) as i32 - 6).collect();
+    check_same("mixed", &f, &[arr(&[40, 70], 5), Array::from_slice(&ints, &[40, 70]).unwrap()]);
+    let bf = fun(|x| Ok(vec![ops::sigmoid(&ops::multiply(&x[0], &x[0])?)?]));
+    check_same("bfloat16", &bf, &[ops::astype(&arr(&[1000], 6), DType::Bfloat16).unwrap()]);
+    let f64s = fun(|x| Ok(vec![ops::log1p(&ops::square(&ops::add(&x[0], &x[1])?)?)?]));
+    check_same("float64", &f64s, &[ops::astype(&arr(&[77, 3], 7), DType::Float64).unwrap(), Array::scalar(1.5f64).unwrap()]);
+}
+
+#[test]
+fn strided_inputs_match() {
+    let f = fun(|x| Ok(vec![ops::maximum(&ops::sin(&x[0])?, &ops::cos(&x[1])?)?]));
+    let a = ops::transpose(&arr(&[90, 130], 8), None).unwrap(); // [130, 90], column-major
+    let b = ops::slice(&arr(&[260, 180], 9), &[0, 1], &[260, 180], &[2, 2]).unwrap(); // [130, 90], stepped
+    let (_, steps) = check_same("strided", &f, &[a, b]);
+    assert_eq!(steps[0], Some(3));
+}
+
+#[test]
+fn size_zero_and_scalar_inputs() {
+    let f = fun(chain);
+    check_same("size 0", &f, &[arr(&[0, 4], 10), arr(&[4], 11), Array::scalar(1.0f32).unwrap()]);
+    check_same("0-d", &f, &[Array::scalar(0.3f32).unwrap(), Array::scalar(-1.5f32).unwrap(), Array::scalar(2.0f32).unwrap()]);
+}
+
+#[test]
+fn several_outputs_and_shared_values() {
+    // exp(x) is read by two outputs: it stays a value of its own; CSE merges the repeat.
+    let f = fun(|x| {
+        let e = ops::exp(&x[0])?;
+        let e2 = ops::exp(&x[0])?;
+        Ok(vec![ops::add(&e, &e2)?, ops::multiply(&e, &x[1])?, x[1].clone()])
+    });
+    let inputs = [arr(&[50, 20], 12), arr(&[50, 20], 13)];
+    let (out, steps) = check_same("shared", &f, &inputs);
+    assert!(out[2].same_node(&inputs[1]), "an input returned as is stays the input");
+    assert_eq!(steps, vec![None, None, None], "exp(x) feeds two single-op groups: nothing to fuse");
+    let g = fun(|x| {
+        let a = ops::exp(&x[0])?;
+        Ok(vec![ops::add(&a, &ops::exp(&x[0])?)?])
+    });
+    let (_, steps) = check_same("cse", &g, &inputs[..1]);
+    assert_eq!(steps[0], Some(2), "exp(x) + exp(x) computes exp once");
+}
+
+#[test]
+fn traces_once_per_signature() {
+    let calls = Arc::new(AtomicUsize::new(0));
+    let seen = calls.clone();
+    let f = fun(move |x| {
+        seen.fetch_add(1, Ordering::SeqCst);
+        Ok(vec![ops::add(&ops::exp(&x[0])?, &x[0])?])
+    });
+    let c = compile(f.clone(), false);
+    let a = arr(&[8, 8], 14);
+    let first = c.call(&[a.clone()]).unwrap();
+    let again = c.call(&[arr(&[8, 8], 15)]).unwrap();
+    assert_eq!((c.traces(), calls.load(Ordering::SeqCst)), (1, 1), "same signature: traced once");
+    assert_eq!(first[0].to_bytes().unwrap(), f(&[a]).unwrap()[0].to_bytes().unwrap());
+    assert_eq!(again[0].to_bytes().unwrap(), f(&[arr(&[8, 8], 15)]).unwrap()[0].to_bytes().unwrap(), "the replay uses the new input");
+    c.call(&[arr(&[4, 8], 16)]).unwrap();
+    assert_eq!(c.traces(), 2, "new shape: new trace");
+    c.call(&[ops::astype(&arr(&[8, 8], 17), DType::Float16).unwrap()]).unwrap();
+    assert_eq!(c.traces(), 3, "new dtype: new trace");
+    c.call(&[arr(&[8, 8], 18)]).unwrap();
+    assert_eq!(c.traces(), 3, "known signatures stay cached");
+
+    // Shapeless: one trace serves every shape of the same rank, elementwise ops re-broadcast.
+    let s = compile(fun(chain), true);
+    for &(r, c) in &[(2usize, 3usize), (70, 9), (1, 1)] {
+        let inputs = [arr(&[r, c], 19), arr(&[c], 20), Array::scalar(0.5f32).unwrap()];
+        let got = s.call(&inputs).unwrap();
+        assert_eq!(got[0].shape(), &[r, c]);
+        assert_eq!(got[0].to_bytes().unwrap(), chain(&inputs).unwrap()[0].to_bytes().unwrap(), "shapeless {r}x{c}");
+    }
+    assert_eq!(s.traces(), 1);
+    s.call(&[arr(&[6], 21), arr(&[6], 22), Array::scalar(0.5f32).unwrap()]).unwrap();
+    assert_eq!(s.traces(), 2, "a different rank traces again");
+}
+
+#[test]
+fn shapeless_retraces_shape_dependent_ops() {
+    // reshape's output shape is fixed by its trace: another input shape gets its own trace.
+    let s = compile(fun(|x| Ok(vec![ops::reshape(&ops::exp(&x[0])?, &[-1])?])), true);
+    for (k, shape) in [[2usize, 3], [4, 3], [2, 3]].iter().enumerate() {
+        let x = arr(shape, 23 + k as u64);
+        let got = s.call(&[x.clone()]).unwrap();
+        assert_eq!(got[0].shape(), &[shape[0] * shape[1]]);
+        assert_eq!(got[0].to_bytes().unwrap(), ops::exp(&x).unwrap().to_bytes().unwrap());
+    }
+    assert_eq!(s.traces(), 2, "one trace per shape, the first reused");
+    // An output that does not read the input (a constant of the traced shape) is shape-fixed too.
+    let z = compile(fun(|x| Ok(vec![ops::zeros(x[0].shape(), DType::Float32)?])), true);
+    assert_eq!(z.call(&[arr(&[1, 32], 29)]).unwrap()[0].shape(), &[1, 32]);
+    assert_eq!(z.call(&[arr(&[2, 16], 30)]).unwrap()[0].shape(), &[2, 16]);
+}
+
+#[test]
+fn errors_are_errors() {
+    // The function's own error surfaces, and a failed trace is not cached.
+    let c = compile(fun(|x| Ok(vec![ops::add(&x[0], &x[1])?])), false);
+    let err = c.call(&[arr(&[3], 25), arr(&[4], 26)]).unwrap_err();
+    assert_eq!(err.kind, ErrorKind::InvalidArgument, "{err}");
+    assert!(c.call(&[arr(&[3], 25), arr(&[3], 26)]).is_ok());
+}
+
+#[test]
+fn grad_goes_through_compiled_functions() {
+    let c = Arc::new(compile(fun(chain), false));
+    let inner = c.clone();
+    let loss_c = move |x: &[Array]| -> Result<Vec<Array>> { Ok(vec![ops::sum(&inner.call(x)?[0], None, false)?]) };
+    let loss = |x: &[Array]| -> Result<Vec<Array>> { Ok(vec![ops::sum(&chain(x)?[0], None, false)?]) };
+    let inputs = [arr(&[6, 7], 27), arr(&[7], 28), Array::scalar(0.1f32).unwrap()];
+    let want = grad(&loss, &inputs, &[0, 1, 2]).unwrap();
+    let got = grad(&loss_c, &inputs, &[0, 1, 2]).unwrap();
+    for (g, w) in got.iter().zip(&want) {
+        assert_eq!(g.to_bytes().unwrap(), w.to_bytes().unwrap());
+    }
+    // Outside a trace the same compiled function runs fused.
+    let y = c.call(&inputs).unwrap();
+    assert_eq!(fused_steps(&y[0]), Some(6));
+}
+
+#[test]
+fn fused_nodes_differentiate_as_their_ops() {
+    use mlx_arm_core::ops::binary::BinaryOp;
+    use mlx_arm_core::ops::fused::{FusedOp, Step};
+    use mlx_arm_core::ops::unary::UnaryOp;
+    use mlx_arm_core::primitive::Primitive;
+    // exp(x) * y as one fused node.
+    let op = Arc::new(FusedOp {
+        n_inputs: 2,
+        steps: vec![
+            Step { prim: Primitive::Unary(UnaryOp::Exp), args: vec![0], dtype: DType::Float32 },
+            Step { prim: Primitive::Binary(BinaryOp::Multiply), args: vec![2, 1], dtype: DType::Float32 },
+        ],
+    });
+    let fused = |x: &[Array]| -> Result<Vec<Array>> { Ok(vec![ops::sum(&FusedOp::record(&op, x.to_vec())?, None, false)?]) };
+    let plain = |x: &[Array]| -> Result<Vec<Array>> { Ok(vec![ops::sum(&ops::multiply(&ops::exp(&x[0])?, &x[1])?, None, false)?]) };
+    let inputs = [arr(&[4, 5], 31), arr(&[5], 32)];
+    let (want, got) = (grad(&plain, &inputs, &[0, 1]).unwrap(), grad(&fused, &inputs, &[0, 1]).unwrap());
+    for (g, w) in got.iter().zip(&want) {
+        assert_eq!(g.shape(), w.shape());
+        assert_eq!(g.to_bytes().unwrap(), w.to_bytes().unwrap());
+    }
+    // A malformed program is an error, not a panic.
+    let bad = Arc::new(FusedOp { n_inputs: 1, steps: vec![Step { prim: Primitive::Select, args: vec![5], dtype: DType::Float32 }] });
+    assert!(FusedOp::record(&bad, vec![arr(&[2], 33)]).and_then(|a| a.eval()).is_err());
+}

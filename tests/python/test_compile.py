@@ -1,0 +1,120 @@
+"""mx.compile over the C API's mlx_compile: values equal to the uncompiled function (and to
+numpy), one trace per argument signature (Python side effects run at trace time only, as in
+MLX), new constants and shapes retrace, inputs/outputs state (lists and mx.random.state),
+shapeless, disable_compile / MLX_DISABLE_COMPILE, and the function's own exception."""
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import mlx.core as mx
+
+
+def _chain(x, row, s):
+    return mx.exp(-(x * row + s)) * 0.5 - x
+
+
+def test_values_match_uncompiled_and_numpy():
+    xn = np.linspace(-2, 2, 60, dtype=np.float32).reshape(6, 10)
+    rn = np.linspace(0.5, 1.5, 10, dtype=np.float32)
+    x, r = mx.array(xn), mx.array(rn)
+    got = mx.compile(_chain)(x, r, 0.25)
+    assert np.array_equal(np.array(got), np.array(_chain(x, r, 0.25)))  # bit-identical
+    np.testing.assert_allclose(np.array(got), np.exp(-(xn * rn + 0.25)) * 0.5 - xn, rtol=1e-6)
+
+
+def test_traced_once_per_signature():
+    calls = []
+
+    def f(x, k):
+        calls.append(1)  # a Python side effect: runs when tracing only
+        return mx.sqrt(mx.abs(x)) + k
+
+    c = mx.compile(f)
+    a = mx.array([1.0, 4.0, 9.0])
+    assert c(a, 1).tolist() == [2.0, 3.0, 4.0]
+    assert c(mx.array([16.0, 0.0, 1.0]), 1).tolist() == [5.0, 1.0, 2.0]
+    assert len(calls) == 1
+    assert c(a, 2).tolist() == [3.0, 4.0, 5.0]  # a new constant traces again
+    assert c(mx.array([1.0, 4.0]), 2).tolist() == [3.0, 4.0]  # so does a new shape
+    assert len(calls) == 3
+
+
+def test_state_inputs_outputs():
+    state = [mx.array(1.0)]
+
+    def step(x):
+        state[0] = state[0] + x
+        return state[0] * 2
+
+    c = mx.compile(step, inputs=state, outputs=state)
+    assert c(mx.array(3.0)).item() == 8.0
+    assert c(mx.array(3.0)).item() == 14.0  # replayed with the updated state
+    assert state[0].item() == 7.0
+
+
+def test_random_state_advances():
+    rnd = mx.compile(lambda: mx.random.uniform(shape=(8,)), inputs=mx.random.state, outputs=mx.random.state)
+    a, b = rnd(), rnd()
+    assert not np.array_equal(np.array(a), np.array(b))
+
+
+def test_shapeless():
+    calls = []
+
+    def f(x):
+        calls.append(1)
+        return mx.tanh(x) * x
+
+    c = mx.compile(f, shapeless=True)
+    for n in (3, 7, 11):
+        x = mx.arange(n, dtype=mx.float32) / n
+        assert np.array_equal(np.array(c(x)), np.array(f(x)))
+    assert len(calls) == 4  # one trace for every length, plus the three plain calls
+
+
+def test_function_exception_is_raised():
+    def bad(x):
+        raise KeyError("from the function")
+
+    with pytest.raises(KeyError, match="from the function"):
+        mx.compile(bad)(mx.array(1.0))
+
+
+def test_disable_enable():
+    calls = []
+
+    def f(x):
+        calls.append(1)
+        return x + 1
+
+    c = mx.compile(f)
+    mx.disable_compile()
+    try:
+        c(mx.array(1.0))
+        c(mx.array(1.0))
+        assert len(calls) == 2
+    finally:
+        mx.enable_compile()
+    c(mx.array(1.0))
+    c(mx.array(1.0))
+    assert len(calls) == 3
+
+
+def test_env_disables_compile():
+    code = "import mlx.core as mx\nn=[]\nc=mx.compile(lambda x: (n.append(1), x)[1])\nc(mx.array(1));c(mx.array(1))\nprint(len(n))"
+    env = dict(os.environ, MLX_DISABLE_COMPILE="1")
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "2"
+
+
+def test_module_argument_keeps_its_type():
+    import mlx.nn as nn
+
+    lin = nn.Linear(3, 2)
+    x = mx.array([[1.0, 2.0, 3.0]])
+    c = mx.compile(lambda m, v: m(v))
+    assert np.array_equal(np.array(c(lin, x)), np.array(lin(x)))
+    assert isinstance(lin.weight, mx.array) and lin.weight.shape == (2, 3)  # the caller's values are back
