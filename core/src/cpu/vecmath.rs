@@ -52,12 +52,6 @@ pub(crate) struct VecKernels {
     pub exp_sub_sum: unsafe fn(x: *const f32, y: *mut f32, n: usize, m: f32) -> f32,
     /// `y *= s`.
     pub scale: unsafe fn(y: *mut f32, n: usize, s: f32),
-    /// `Σ x`.
-    pub sum: unsafe fn(x: *const f32, n: usize) -> f32,
-    /// `Σ x²`.
-    pub sum_sq: unsafe fn(x: *const f32, n: usize) -> f32,
-    /// `Σ (x − mu)²`.
-    pub sum_sq_dev: unsafe fn(x: *const f32, n: usize, mu: f32) -> f32,
     /// `y = (x·s)·w` (two roundings, as rms_norm's definition).
     pub mul2: unsafe fn(x: *const f32, s: f32, w: *const f32, y: *mut f32, n: usize),
     /// `y = ((x − mu)·s)·w + b` (layer_norm's definition, no FMA).
@@ -151,22 +145,6 @@ macro_rules! kernels {
         }
 
         #[target_feature(enable = $feat)]
-        pub(super) unsafe fn sum(x: *const f32, n: usize) -> f32 {
-            $crate::cpu::vecmath::sum_map!(x, n, v => v)
-        }
-
-        #[target_feature(enable = $feat)]
-        pub(super) unsafe fn sum_sq(x: *const f32, n: usize) -> f32 {
-            $crate::cpu::vecmath::sum_map!(x, n, v => mul(v, v))
-        }
-
-        #[target_feature(enable = $feat)]
-        pub(super) unsafe fn sum_sq_dev(x: *const f32, n: usize, mu: f32) -> f32 {
-            let mv = splat(mu);
-            $crate::cpu::vecmath::sum_map!(x, n, v => { let d = sub(v, mv); mul(d, d) })
-        }
-
-        #[target_feature(enable = $feat)]
         pub(super) unsafe fn mul2(x: *const f32, s: f32, w: *const f32, y: *mut f32, n: usize) {
             let sv = splat(s);
             let mut i = 0;
@@ -199,33 +177,6 @@ macro_rules! kernels {
 }
 pub(crate) use kernels;
 
-/// `Σ f(v)` over `n` floats at `x` with two vector accumulators; the tail lanes past `n` are
-/// zeroed after `f` (so `f(0) ≠ 0` is harmless).
-macro_rules! sum_map {
-    ($x:ident, $n:ident, $v:ident => $e:expr) => {{
-        let (mut a0, mut a1) = (splat(0.0), splat(0.0));
-        let mut i = 0;
-        while i + 2 * L <= $n {
-            let $v = ld($x.add(i));
-            a0 = add(a0, $e);
-            let $v = ld($x.add(i + L));
-            a1 = add(a1, $e);
-            i += 2 * L;
-        }
-        if i + L <= $n {
-            let $v = ld($x.add(i));
-            a0 = add(a0, $e);
-            i += L;
-        }
-        if i < $n {
-            let $v = ld_n($x.add(i), $n - i);
-            a1 = add(a1, keep_n($e, $n - i));
-        }
-        hsum(add(a0, a1))
-    }};
-}
-pub(crate) use sum_map;
-
 /// A [`VecKernels`] table of the module `$m`'s kernels.
 macro_rules! kernel_table {
     ($m:ident) => {
@@ -235,9 +186,6 @@ macro_rules! kernel_table {
             max: $m::max_of,
             exp_sub_sum: $m::exp_sub_sum,
             scale: $m::scale,
-            sum: $m::sum,
-            sum_sq: $m::sum_sq,
-            sum_sq_dev: $m::sum_sq_dev,
             mul2: $m::mul2,
             norm_affine: $m::norm_affine,
         }
@@ -298,7 +246,10 @@ pub(crate) fn rms_norm_row(level: Isa, x: &[f32], w: &[f32], eps: f32, inv_d: f3
     let n = x.len().min(w.len()).min(y.len());
     // SAFETY: every pointer covers n floats.
     unsafe {
-        let inv = 1.0 / libm::sqrtf((k.sum_sq)(x.as_ptr(), n) * inv_d + eps);
+        // The sums in `mx.sum`'s order (MLX computes fast norms as their composite definitions,
+        // bit for bit): only the elementwise passes are SIMD here.
+        let ss = super::reduce::lanes_sum_map(&x[..n], 0.0f32, |v| v * v);
+        let inv = 1.0 / libm::sqrtf(ss * inv_d + eps);
         (k.mul2)(x.as_ptr(), inv, w.as_ptr(), y.as_mut_ptr(), n);
     }
     true
@@ -311,8 +262,9 @@ pub(crate) fn layer_norm_row(level: Isa, x: &[f32], w: &[f32], b: &[f32], eps: f
     let n = x.len().min(w.len()).min(b.len()).min(y.len());
     // SAFETY: every pointer covers n floats.
     unsafe {
-        let mu = (k.sum)(x.as_ptr(), n) * inv_d;
-        let var = (k.sum_sq_dev)(x.as_ptr(), n, mu) * inv_d;
+        // Sums in `mx.sum`'s order, as in `rms_norm_row`.
+        let mu = super::reduce::lanes_sum_map(&x[..n], 0.0f32, |v| v) * inv_d;
+        let var = super::reduce::lanes_sum_map(&x[..n], 0.0f32, |v| (v - mu) * (v - mu)) * inv_d;
         let inv = 1.0 / libm::sqrtf(var + eps);
         (k.norm_affine)(x.as_ptr(), mu, inv, w.as_ptr(), b.as_ptr(), y.as_mut_ptr(), n);
     }
