@@ -11,7 +11,7 @@
 use mlx_arm_core::cpu::isa::{self, Isa};
 use mlx_arm_core::parallel::set_num_threads;
 use mlx_arm_core::quant::ggml::{
-    dequantize_row, qmatmul_rows, quantize_activations, quantize_row_at, vec_dot_at, vec_dot_type,
+    dequantize_row, matmul_equals_dot, qmatmul_rows, quantize_activations, quantize_row_at, vec_dot_at, vec_dot_type,
 };
 use mlx_arm_core::quant::GgmlType as T;
 use mlx_arm_core::{ops, Array, DType};
@@ -86,7 +86,7 @@ fn quantized_gemm_matches_the_dot_kernel_at_every_level_and_thread_count() {
                 // Whole range and split ranges.
                 let mut got = vec![f32::NAN; m * n];
                 qmatmul_rows(ty, &w, n, k, &x, m, &mut got, 0..n).unwrap();
-                if avx512_prepared(level, ty) {
+                if !matmul_equals_dot(ty, level) {
                     // The AVX-512 VNNI kernel (arch/x86_64/gemv.rs) sums in another float
                     // order than the dot kernel: it must meet the same bound against the f64
                     // product, and every split and thread count below must reproduce it bit
@@ -117,11 +117,6 @@ fn quantized_gemm_matches_the_dot_kernel_at_every_level_and_thread_count() {
         }
     }
     isa::set_isa(*isa::available().last().unwrap()).unwrap();
-}
-
-/// Whether `ty` at `level` takes the AVX-512 VNNI matmul of arch/x86_64/gemv.rs.
-pub fn avx512_prepared(level: Isa, ty: T) -> bool {
-    level == Isa::Avx512 && isa::has_avx512_vnni() && matches!(ty, T::Q4_0 | T::Q4_1 | T::Q8_0 | T::Q4_K | T::Q6_K)
 }
 
 fn bits(v: &[f32]) -> Vec<u32> {

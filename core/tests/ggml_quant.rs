@@ -459,10 +459,7 @@ fn qmatmul_matches_vec_dot_and_f64_reference() {
                     //    kernel runs (arch/x86_64/gemv.rs), the same block products summed in
                     //    another float order: then equal to it up to f32 accumulation.
                     let d = vec_dot(t, &w[j * wrb..(j + 1) * wrb], &xq, k).unwrap();
-                    let prepared = mlx_arm_core::cpu::isa::isa() == mlx_arm_core::cpu::isa::Isa::Avx512
-                        && mlx_arm_core::cpu::isa::has_avx512_vnni()
-                        && matches!(t, GgmlType::Q4_0 | GgmlType::Q4_1 | GgmlType::Q8_0 | GgmlType::Q4_K | GgmlType::Q6_K);
-                    if prepared {
+                    if !mlx_arm_core::quant::ggml::matmul_equals_dot(t, mlx_arm_core::cpu::isa::isa()) {
                         let scale: f32 = xd.iter().zip(&wd[j * k..(j + 1) * k]).map(|(a, b)| (a * b).abs()).sum();
                         let tol = 4.0 * (k / 32 + 16) as f32 * f32::EPSILON * scale;
                         assert!((got - d).abs() <= tol, "{} ({n_rows},{k},{m}) [{i},{j}]: {got} vs dot {d}", t.name());

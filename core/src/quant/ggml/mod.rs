@@ -327,6 +327,13 @@ impl PartialEq for GemvLayout {
 }
 impl Eq for GemvLayout {}
 
+/// Whether the matmul of `ty` at `level` returns, for every output, exactly the dot kernel's
+/// value (`vec_dot_at`). False where an AVX-512 kernel over prepared activations runs: it sums
+/// the same exact block products in another float order (within the dot bound).
+pub fn matmul_equals_dot(ty: GgmlType, level: Isa) -> bool {
+    kernels_at(ty, level).gemv.is_none()
+}
+
 /// Quantizes `m` rows of `k` activations for weight type `ty` (each row once).
 pub fn quantize_activations(
     ty: GgmlType,
