@@ -316,8 +316,9 @@ fn sdpa_f32(inputs: &[Array], scale: f32, causal: bool, shape: &[usize], out: &D
     }
     let reps = hq / hkv;
     let (qd, kd, vd) = (q.data()?, k.data()?, v.data()?);
-    let (qv, kv, vv) = (qd.read::<f32>(q.shape())?, kd.read::<f32>(k.shape())?, vd.read::<f32>(v.shape())?);
-    if qv.len() < b * hq * l * dk || kv.len() < b * hkv * s * dk || vv.len() < b * hkv * s * dv {
+    let qv = qd.read::<f32>(q.shape())?;
+    let (kh, vh) = (HeadBlocks::new(&kd, k.shape())?, HeadBlocks::new(&vd, v.shape())?);
+    if qv.len() < b * hq * l * dk || k.shape()[0] != b || v.shape()[..2] != k.shape()[..2] {
         return Err(Error::runtime(OP, "Attention inputs have inconsistent shapes."));
     }
     let mshape = [b, hq, l, s];
@@ -348,11 +349,11 @@ fn sdpa_f32(inputs: &[Array], scale: f32, causal: bool, shape: &[usize], out: &D
         for row in r {
             let (bh, i) = (row / l, row % l);
             let (bi, h) = (bh / hq, bh % hq);
-            let kvh = bi * hkv + h / reps;
+            let kvh = h / reps;
             for (d, &x) in qs.iter_mut().zip(&qv[row * dk..(row + 1) * dk]) {
                 *d = scale * x;
             }
-            super::gemm::dot_rows(&kv[kvh * s * dk..(kvh + 1) * s * dk], dk, &qs, &mut scores);
+            super::gemm::dot_rows(kh.head(bi, kvh), dk, &qs, &mut scores);
             for (j, x) in scores.iter_mut().enumerate() {
                 let m_idx = row * s + j;
                 match &mask {
@@ -382,8 +383,45 @@ fn sdpa_f32(inputs: &[Array], scale: f32, causal: bool, shape: &[usize], out: &D
             let rg = row * dv..(row + 1) * dv;
             let o = unsafe { p.chunk(&rg) };
             o.iter_mut().for_each(|y| *y = 0.0);
-            super::gemm::axpy_rows(&vv[kvh * s * dv..(kvh + 1) * s * dv], dv, &scores, o);
+            super::gemm::axpy_rows(vh.head(bi, kvh), dv, &scores, o);
         }
     });
     Ok(())
+}
+
+/// Keys or values `(batch, heads, rows, width)` as one dense `rows × width` block per
+/// (batch, head), read in place when every head's block is dense — a KV-cache window is: its
+/// heads lie a whole cache capacity apart but each head's rows follow each other — and copied
+/// only otherwise (a transposed view). Decode reads the cache once per step instead of copying
+/// it first.
+struct HeadBlocks<'a> {
+    elems: alloc::borrow::Cow<'a, [f32]>,
+    /// Element steps between batches and between heads.
+    steps: [usize; 2],
+    block: usize,
+}
+
+impl<'a> HeadBlocks<'a> {
+    fn new(d: &'a Data, shape: &[usize]) -> Result<Self> {
+        let [nb, nh, rows, width] = [shape[0], shape[1], shape[2], shape[3]];
+        let block = rows * width;
+        let dense_block = (width <= 1 || d.strides[3] == 1) && (rows <= 1 || d.strides[2] == width as isize);
+        let base = d.buf.as_ptr() as usize + d.offset;
+        if block > 0 && dense_block && base % core::mem::align_of::<f32>() == 0 {
+            let steps = [d.strides[0].max(0) as usize, d.strides[1].max(0) as usize];
+            let last = (nb.max(1) - 1) * steps[0] + (nh.max(1) - 1) * steps[1] + block;
+            if d.offset + last * 4 <= d.buf.len() {
+                // SAFETY: `last` elements from the view's first lie inside the buffer (checked
+                // just above), which lives as long as `d`; f32 alignment checked.
+                let elems = unsafe { core::slice::from_raw_parts(base as *const f32, last) };
+                return Ok(HeadBlocks { elems: alloc::borrow::Cow::Borrowed(elems), steps, block });
+            }
+        }
+        let elems = d.read::<f32>(shape)?;
+        Ok(HeadBlocks { elems, steps: [nh * block, block], block })
+    }
+
+    fn head(&self, b: usize, h: usize) -> &[f32] {
+        &self.elems[b * self.steps[0] + h * self.steps[1]..][..self.block]
+    }
 }
