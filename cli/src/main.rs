@@ -19,7 +19,7 @@ use mlx_arm_core::{Device, Error, Result};
 use mlx_arm_lm::chat::{self, Message};
 use mlx_arm_lm::generate::{self, GenerateConfig, Stats};
 use mlx_arm_lm::kv_cache::KvCache;
-use mlx_arm_lm::load::files::{self, LoadedModel, Origin};
+use mlx_arm_lm::load::files::{self, LoadedModel, Origin, WeightMemory};
 use mlx_arm_lm::sample::SamplerConfig;
 use mlx_arm_lm::text::generate_text;
 use mlx_arm_lm::tokenizer::Tokenizer;
@@ -52,6 +52,10 @@ struct ModelArgs {
     /// cpu, or gpu (Vulkan; ops without a GPU kernel run on the CPU)
     #[arg(long, default_value = "cpu")]
     device: String,
+    /// Map the weight files and view them in place instead of reading them into huge-page
+    /// memory: nothing is copied and the kernel may page weights out, but decode is slower
+    #[arg(long)]
+    mmap: bool,
 }
 
 #[derive(Args)]
@@ -203,10 +207,12 @@ fn open(args: &ModelArgs) -> Result<Session> {
         }
     };
     let mut bar = progress::LoadProgress::new();
-    let mut loaded = if bar.can_show() {
-        files::load_model_with_progress(&path, &mut |done, total| bar.update(done, total))?
-    } else {
+    let memory = if args.mmap { WeightMemory::Mapped } else { WeightMemory::Auto };
+    let mut loaded = if memory == WeightMemory::Mapped && !bar.can_show() {
+        // Nothing to report: mapped pages are read in as the first prompt touches them.
         files::load_model(&path)?
+    } else {
+        files::load_model_with(&path, memory, &mut |done, total| bar.update(done, total))?
     };
     bar.finish();
     let tokenizer = match &mut loaded.origin {

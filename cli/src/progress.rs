@@ -24,8 +24,7 @@ impl LoadProgress {
         LoadProgress { enabled: std::io::stderr().is_terminal(), start: Instant::now(), bar: None }
     }
 
-    /// Whether a bar can be drawn at all (stderr is a terminal). Without one there is nothing
-    /// to report, so the caller leaves the weights to be read in as the first prompt touches them.
+    /// Whether a bar can be drawn at all (stderr is a terminal).
     pub fn can_show(&self) -> bool {
         self.enabled
     }

@@ -18,7 +18,7 @@ use std::path::{Path, PathBuf};
 
 use mlx_arm_core::Array;
 use mlx_arm_lm::generate::{generate, GenerateConfig};
-use mlx_arm_lm::load::files::load_model;
+use mlx_arm_lm::load::files::{load_model, load_model_with, WeightMemory};
 use mlx_arm_lm::model::Model;
 use mlx_arm_lm::sample::argmax;
 
@@ -185,6 +185,27 @@ fn gguf_f16_and_quantized_match_their_dequantized_weights() {
 fn mlx_4bit_directory_matches_mlx_lm() {
     let c = check(&data("mlx-llama-4bit"), "mlx-llama-4bit/logits.npy", MLX_REL, None);
     assert_eq!(c.top1_agree, c.positions);
+}
+
+/// Every way of bringing weights into memory gives the very same model: the bytes read into
+/// huge-page memory are the file's, so logits are bit-identical to the mapped model's, for a
+/// GGUF file and for a safetensors directory; progress ends at the files' total size.
+#[test]
+fn weight_memory_modes_load_the_same_bytes() {
+    let ids = ids_of(&goldens()["ids"]);
+    for path in [data("gguf/llama-Q8_0.gguf"), data("llama")] {
+        let want = logits(&load_model(&path).unwrap().model, &ids);
+        for memory in [WeightMemory::Mapped, WeightMemory::HugePages, WeightMemory::Auto] {
+            let mut reports: Vec<(u64, u64)> = Vec::new();
+            let loaded = load_model_with(&path, memory, &mut |d, t| reports.push((d, t))).unwrap();
+            let got = logits(&loaded.model, &ids);
+            assert!(got.iter().zip(&want).all(|(a, b)| a.to_bits() == b.to_bits()), "{}: {memory:?} logits differ", path.display());
+            assert!(reports.windows(2).all(|w| w[0].0 <= w[1].0), "{memory:?}: progress went backwards");
+            assert_eq!(reports.last(), Some(&(loaded.file_bytes, loaded.file_bytes)), "{memory:?}: progress did not end at the total");
+        }
+    }
+    let missing = data("no-such-model.gguf");
+    assert!(load_model_with(&missing, WeightMemory::HugePages, &mut |_, _| {}).is_err());
 }
 
 // ---- hostile directories ------------------------------------------------------------------

@@ -2,6 +2,12 @@
 //! loaded from it are views into the page cache — nothing is read until an element is
 //! touched, and the kernel can drop clean pages under memory pressure.
 //!
+//! [`read_file_huge`] is the alternative for weights that every decode step streams whole: the
+//! file's bytes, unchanged, in anonymous memory backed by transparent huge pages. Page-cache
+//! mappings use 4 KiB pages, so streaming a 100 MB model walks the page tables for every 4 KiB
+//! and misses the TLB; with 2 MiB pages a two-thread decode of the default model runs about
+//! a third faster (docs/BENCHMARKS.md, "Weights in huge pages").
+//!
 //! The mapping is owned by the buffer; every array viewing the file holds an `Arc` to that
 //! buffer, so the mapping lives exactly as long as the last array (or other handle) using it.
 //!
@@ -52,3 +58,61 @@ pub fn map_file(op: &'static str, path: &Path) -> Result<Arc<Buffer>> {
     Ok(Buffer::external(Box::new(Mapping(map))))
 }
 
+
+/// Size of a transparent huge page on the targets we build for (x86-64, aarch64 with 4 KiB
+/// base pages).
+const HUGE_PAGE: usize = 2 << 20;
+
+/// Reads `path` whole into anonymous memory that asks the kernel for transparent huge pages
+/// (`MADV_HUGEPAGE`, 2 MiB aligned), calling `progress(bytes_read, total)` about every MiB.
+/// The bytes are the file's, unchanged; the buffer holds them privately, so the file may
+/// change afterwards. Costs the file's size in memory, as a fully touched mapping does.
+pub fn read_file_huge(op: &'static str, path: &Path, progress: &mut dyn FnMut(u64, u64)) -> Result<Arc<Buffer>> {
+    use std::io::Read;
+    let open_err = |e: std::io::Error| Error::invalid(op, alloc::format!("Failed to open {}: {e}", path.display()));
+    let mut file = File::open(path).map_err(open_err)?;
+    let len = file.metadata().map_err(open_err)?.len();
+    let len = usize::try_from(len)
+        .map_err(|_| Error::invalid(op, alloc::format!("{} ({len} bytes) does not fit the address space", path.display())))?;
+    if len == 0 {
+        return Ok(Buffer::external(Box::new(Vec::<u8>::new())));
+    }
+    let oom = || Error::out_of_memory(op, len);
+    // One huge page extra, so the bytes can start on a huge-page boundary.
+    let mut map = memmap2::MmapOptions::new().len(len.checked_add(HUGE_PAGE).ok_or_else(oom)?).map_anon().map_err(|_| oom())?;
+    let start = map.as_ptr().align_offset(HUGE_PAGE).min(HUGE_PAGE);
+    #[cfg(target_os = "linux")]
+    // Advice only: without transparent huge pages the bytes still load, on small pages.
+    let _ = map.advise_range(memmap2::Advice::HugePage, start, len);
+    let bytes = &mut map[start..start + len];
+    let total = len as u64;
+    progress(0, total);
+    for (i, chunk) in bytes.chunks_mut(1 << 20).enumerate() {
+        file.read_exact(chunk)
+            .map_err(|e| Error::runtime(op, alloc::format!("cannot read {}: {e}", path.display())))?;
+        progress(((i << 20) + chunk.len()) as u64, total);
+    }
+    let map = map.make_read_only().map_err(|e| Error::runtime(op, alloc::format!("cannot protect {}: {e}", path.display())))?;
+    Ok(Buffer::external(Box::new(Resident { map, start, len })))
+}
+
+/// Whether transparent huge pages can back memory that asks for them (Linux `madvise` or
+/// `always` mode); false elsewhere.
+pub fn huge_pages_available() -> bool {
+    std::fs::read_to_string("/sys/kernel/mm/transparent_hugepage/enabled")
+        .map(|s| !s.contains("[never]"))
+        .unwrap_or(false)
+}
+
+/// File bytes held in anonymous memory, from `start` of the mapping.
+struct Resident {
+    map: memmap2::Mmap,
+    start: usize,
+    len: usize,
+}
+
+impl ExternalBytes for Resident {
+    fn bytes(&self) -> &[u8] {
+        &self.map[self.start..self.start + self.len]
+    }
+}

@@ -1,12 +1,13 @@
 //! Opening models from the file system: a `.gguf` file, or a Hugging Face / MLX model
 //! directory (`config.json`, `model.safetensors` or the shards that
-//! `model.safetensors.index.json` lists). Files are memory-mapped: weights are viewed in
-//! place, never copied into allocated memory or converted.
+//! `model.safetensors.index.json` lists). Weights are never converted: they stay in the
+//! file's format, either memory-mapped (viewed in place) or, with [`WeightMemory::HugePages`],
+//! read once into huge-page memory, which decode streams faster (see [`WeightMemory`]).
 //!
-//! [`load_model_with_progress`] also reads the mapped pages in once, front to back, reporting
-//! how far it got: the disk reads then happen while a caller can show progress, instead of as
-//! page faults spread over the first prompt. The pages stay file pages (the kernel may drop
-//! them again under memory pressure), so this costs no memory beyond the file's own.
+//! [`load_model_with`] brings every byte in at load, reporting how far it got: the disk reads
+//! then happen while a caller can show progress, instead of as page faults spread over the
+//! first prompt. Mapped pages stay file pages (the kernel may drop them again under memory
+//! pressure), so mapping costs no memory beyond the file's own.
 
 extern crate std;
 
@@ -22,7 +23,7 @@ use mlx_arm_core::buffer::Buffer;
 use mlx_arm_core::io::arrays::{load_buffer, load_gguf_native_buffer};
 use mlx_arm_core::io::gguf::Value;
 use mlx_arm_core::io::json::Json;
-use mlx_arm_core::io::mmap::map_file;
+use mlx_arm_core::io::mmap::{huge_pages_available, map_file, read_file_huge};
 use mlx_arm_core::{Array, Error, Result};
 
 use crate::config::ModelConfig;
@@ -70,7 +71,7 @@ pub struct LoadedModel {
     pub model: Model,
     /// Its source.
     pub origin: Origin,
-    /// Bytes of the weight files (mapped, not read).
+    /// Bytes of the weight files.
     pub file_bytes: u64,
 }
 
@@ -78,18 +79,79 @@ fn io_err(path: &Path, e: std::io::Error) -> Error {
     Error::runtime(OP, format!("cannot read {}: {e}", path.display()))
 }
 
+/// How a model's weight files are brought into memory.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum WeightMemory {
+    /// Memory-mapped and viewed in place: no copy, and the kernel may drop clean pages under
+    /// memory pressure, so a model larger than the free memory still runs (slowly).
+    Mapped,
+    /// Read once into private memory backed by transparent huge pages. Decode streams every
+    /// weight per token, and on 4 KiB file pages it misses the TLB every 4 KiB: huge pages make
+    /// a two-thread decode of the default model about a third faster (docs/BENCHMARKS.md).
+    /// Costs the files' size in memory, as a fully touched mapping does.
+    HugePages,
+    /// [`WeightMemory::HugePages`] where the kernel offers transparent huge pages and the files
+    /// take at most half of the available memory, else [`WeightMemory::Mapped`].
+    Auto,
+}
+
+impl WeightMemory {
+    /// What `Auto` means for `bytes` of weight files on this machine.
+    pub fn resolve(self, bytes: u64) -> WeightMemory {
+        match self {
+            WeightMemory::Auto if huge_pages_available() && available_memory().is_some_and(|m| bytes <= m / 2) => {
+                WeightMemory::HugePages
+            }
+            WeightMemory::Auto => WeightMemory::Mapped,
+            m => m,
+        }
+    }
+}
+
+/// `MemAvailable` of `/proc/meminfo`, in bytes (Linux only).
+fn available_memory() -> Option<u64> {
+    let info = std::fs::read_to_string("/proc/meminfo").ok()?;
+    let line = info.lines().find(|l| l.starts_with("MemAvailable:"))?;
+    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    kib.checked_mul(1024)
+}
+
 /// Opens `path`: a `.gguf` file or a model directory. The weights stay mapped and are read
 /// from disk as the first prompt touches them.
 pub fn load_model(path: &Path) -> Result<LoadedModel> {
-    Ok(open_model(path)?.0)
+    open_model(path, &mut |op, file, _| map_file(op, file))
 }
 
-/// [`load_model`], then reads every mapped page of the weight files in, calling
-/// `progress(bytes_read, total_bytes)` as it goes (about every 1 MiB, and once at the end).
+/// [`load_model_with`] with [`WeightMemory::Auto`].
 pub fn load_model_with_progress(path: &Path, progress: &mut dyn FnMut(u64, u64)) -> Result<LoadedModel> {
-    let (loaded, maps) = open_model(path)?;
-    read_in(&maps, progress);
-    Ok(loaded)
+    load_model_with(path, WeightMemory::Auto, progress)
+}
+
+/// Opens `path` and brings all its weight bytes into memory the way `memory` says, calling
+/// `progress(bytes_done, total_bytes)` as it goes (about every 1 MiB, and once at the end).
+pub fn load_model_with(path: &Path, memory: WeightMemory, progress: &mut dyn FnMut(u64, u64)) -> Result<LoadedModel> {
+    let files = weight_files(path)?;
+    let mut total = 0u64;
+    for f in &files {
+        total += std::fs::metadata(f).map_err(|e| io_err(f, e))?.len();
+    }
+    let memory = memory.resolve(total);
+    let mut done = 0u64;
+    progress(0, total);
+    open_model(path, &mut |op, file, len| {
+        let base = done;
+        let mut report = |d: u64, _: u64| progress(base + d, total);
+        let buf = match memory {
+            WeightMemory::HugePages => read_file_huge(op, file, &mut report)?,
+            _ => {
+                let map = map_file(op, file)?;
+                read_in(&map, &mut report);
+                map
+            }
+        };
+        done = base + len;
+        Ok(buf)
+    })
 }
 
 /// Bytes read in per progress report.
@@ -98,59 +160,66 @@ const PROGRESS_STEP: usize = 1 << 20;
 /// several times per page, which costs nothing).
 const PAGE: usize = 4096;
 
-/// Touches one byte of every page of `maps` so the kernel reads them in.
-fn read_in(maps: &[Arc<Buffer>], progress: &mut dyn FnMut(u64, u64)) {
-    let total: u64 = maps.iter().map(|m| m.len() as u64).sum();
+/// Touches one byte of every page of `map` so the kernel reads them in.
+fn read_in(map: &Buffer, progress: &mut dyn FnMut(u64, u64)) {
+    let total = map.len() as u64;
     let mut done = 0u64;
-    progress(0, total);
-    for m in maps {
-        for chunk in m.bytes().chunks(PROGRESS_STEP) {
-            let mut sum = 0u8;
-            for page in chunk.chunks(PAGE) {
-                sum = sum.wrapping_add(page[0]);
-            }
-            // The sum is otherwise unused: keep the reads from being optimized away.
-            core::hint::black_box(sum);
-            done += chunk.len() as u64;
-            progress(done, total);
+    for chunk in map.bytes().chunks(PROGRESS_STEP) {
+        let mut sum = 0u8;
+        for page in chunk.chunks(PAGE) {
+            sum = sum.wrapping_add(page[0]);
         }
+        // The sum is otherwise unused: keep the reads from being optimized away.
+        core::hint::black_box(sum);
+        done += chunk.len() as u64;
+        progress(done, total);
     }
 }
 
-/// The model and the mapped files it views.
-fn open_model(path: &Path) -> Result<(LoadedModel, Vec<Arc<Buffer>>)> {
+/// Brings one weight file into a buffer: `open(op, path, file_len)`.
+type OpenFile<'a> = dyn FnMut(&'static str, &Path, u64) -> Result<Arc<Buffer>> + 'a;
+
+/// The weight files of a `.gguf` path or a model directory.
+fn weight_files(path: &Path) -> Result<Vec<PathBuf>> {
     let meta = std::fs::metadata(path).map_err(|e| io_err(path, e))?;
     if meta.is_dir() {
-        return load_dir(path);
+        shard_files(path)
+    } else {
+        Ok(alloc::vec![path.to_path_buf()])
     }
-    let map = map_file("load_gguf", path)?;
-    let g = load_gguf_native_buffer(map.clone())?;
-    let model = super::gguf::model_from_gguf(&g)?;
-    let loaded =
-        LoadedModel { model, origin: Origin::Gguf { path: path.to_path_buf(), metadata: g.metadata }, file_bytes: meta.len() };
-    Ok((loaded, alloc::vec![map]))
 }
 
-fn load_dir(dir: &Path) -> Result<(LoadedModel, Vec<Arc<Buffer>>)> {
+/// The model at `path`, its weight files opened by `open`.
+fn open_model(path: &Path, open: &mut OpenFile<'_>) -> Result<LoadedModel> {
+    let meta = std::fs::metadata(path).map_err(|e| io_err(path, e))?;
+    if meta.is_dir() {
+        return load_dir(path, open);
+    }
+    let buf = open("load_gguf", path, meta.len())?;
+    let g = load_gguf_native_buffer(buf)?;
+    let model = super::gguf::model_from_gguf(&g)?;
+    Ok(LoadedModel { model, origin: Origin::Gguf { path: path.to_path_buf(), metadata: g.metadata }, file_bytes: meta.len() })
+}
+
+fn load_dir(dir: &Path, open: &mut OpenFile<'_>) -> Result<LoadedModel> {
     let config_path = dir.join("config.json");
     let config_text = std::fs::read(&config_path).map_err(|e| io_err(&config_path, e))?;
     let config = ModelConfig::from_hf_json(&config_text)?;
     let quant = super::hf::quantization(&config_text)?;
     let mut tensors: BTreeMap<String, Array> = BTreeMap::new();
     let mut file_bytes = 0u64;
-    let mut maps = Vec::new();
     for shard in shard_files(dir)? {
-        file_bytes += std::fs::metadata(&shard).map_err(|e| io_err(&shard, e))?.len();
-        let map = map_file("load_safetensors", &shard)?;
-        for (name, a) in load_buffer(map.clone(), "safetensors")?.arrays {
+        let len = std::fs::metadata(&shard).map_err(|e| io_err(&shard, e))?.len();
+        file_bytes += len;
+        let buf = open("load_safetensors", &shard, len)?;
+        for (name, a) in load_buffer(buf, "safetensors")?.arrays {
             if tensors.insert(name.clone(), a).is_some() {
                 return Err(Error::format(OP, format!("tensor '{name}' appears in two shards")));
             }
         }
-        maps.push(map);
     }
     let model = super::hf::model_from_tensors(config, quant, &|n| tensors.get(n).cloned())?;
-    Ok((LoadedModel { model, origin: Origin::Dir(dir.to_path_buf()), file_bytes }, maps))
+    Ok(LoadedModel { model, origin: Origin::Dir(dir.to_path_buf()), file_bytes })
 }
 
 /// The safetensors files of a model directory: the shards its index names, else every
