@@ -8,6 +8,10 @@ use crate::quant::GgmlType;
 
 #[cfg(target_arch = "aarch64")]
 pub mod aarch64;
+#[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
+mod prefetch;
+#[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
+pub(crate) use prefetch::prefetch_rows_ahead;
 #[cfg(target_arch = "x86_64")]
 pub mod x86_64;
 

@@ -270,21 +270,6 @@ impl Kernel for Format {
     }
 }
 
-/// How far ahead of the tile being computed its weight rows are prefetched. A decode step
-/// streams ~100 MB of weights that no cache holds, and the hardware prefetchers, which stop at
-/// every 4 KiB page, leave the kernel waiting on memory: asking for the rows a few KiB ahead
-/// made the default model's 1-thread decode 1.4× faster (docs/BENCHMARKS.md, "Weight prefetch").
-const PREFETCH_BYTES: usize = 4096;
-
-/// Asks for `bytes` to be brought into the caches (a hint: never faults, may be dropped).
-#[inline]
-fn prefetch(bytes: &[u8]) {
-    for line in bytes.chunks(64) {
-        // SAFETY: a prefetch is only a hint and cannot fault; the address lies in `bytes`.
-        unsafe { _mm_prefetch::<_MM_HINT_T0>(line.as_ptr() as *const i8) };
-    }
-}
-
 /// `out[i·ldo + j] = W_j · act_i` for the `nw` weight rows in `w` and the activation rows
 /// `acts`, in register tiles of 4 activation × 2 weight rows (GEMV: 1 × 4), edges through
 /// smaller instances.
@@ -302,15 +287,11 @@ pub(super) fn run<K: Kernel>(f: K, w: &[u8], nw: usize, acts: &[Act], out: &mut 
         return;
     }
     let (mm, rr) = if nx == 1 { (1, 4) } else { (4, 2) };
-    // Weight rows whose prefetch is issued before the current tile runs.
-    let ahead = rr * (PREFETCH_BYTES / (rr * wrb)).max(1);
     let mut j0 = 0;
     while j0 < nw {
         let rn = (nw - j0).min(rr);
         let x = w[j0 * wrb..].as_ptr();
-        if let Some(next) = w.get((j0 + ahead) * wrb..((j0 + ahead + rr) * wrb).min(w.len())) {
-            prefetch(next);
-        }
+        crate::cpu::arch::prefetch_rows_ahead(w, wrb, j0, rr);
         let mut i0 = 0;
         while i0 < nx {
             let rm = (nx - i0).min(mm);

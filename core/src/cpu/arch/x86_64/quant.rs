@@ -142,9 +142,11 @@ macro_rules! tiles {
         #[target_feature(enable = $feat)]
         pub(super) unsafe fn $gemm(g: &super::Gemm) {
             let nb = (g.wrb / $wb).min(g.arb / $ab);
+            let w_all = core::slice::from_raw_parts(g.w, g.nw * g.wrb);
             let mut j0 = 0;
             while j0 < g.nw {
                 let rn = (g.nw - j0).min($rn);
+                crate::cpu::arch::prefetch_rows_ahead(w_all, g.wrb, j0, $rn);
                 let mut i0 = 0;
                 while i0 < g.nx {
                     let rm = (g.nx - i0).min(RM);
