@@ -153,15 +153,26 @@ impl Sampler {
     }
 }
 
-/// Index of the largest value (the first on ties; NaN never wins).
+/// Index of the largest value (the first on ties; NaN never wins; the last index when every
+/// value is NaN). Two passes that vectorize — the largest value, then its first position —
+/// instead of one compare-and-branch per element: greedy decode calls this on the whole
+/// vocabulary every token.
 pub fn argmax(v: &[f32]) -> u32 {
-    let mut best = 0usize;
-    for (i, &x) in v.iter().enumerate() {
-        if x > v[best] || v[best].is_nan() {
-            best = i;
+    const LANES: usize = 16;
+    let mut lanes = [f32::NEG_INFINITY; LANES];
+    let chunks = v.chunks_exact(LANES);
+    let tail = chunks.remainder();
+    for c in chunks {
+        for (m, &x) in lanes.iter_mut().zip(c) {
+            // `max` ignores NaN; written as a select so the loop vectorizes.
+            *m = if x > *m { x } else { *m };
         }
     }
-    best as u32
+    let max = tail.iter().chain(&lanes).fold(f32::NEG_INFINITY, |m, &x| if x > m { x } else { m });
+    match v.iter().position(|&x| x == max) {
+        Some(i) => i as u32,
+        None => v.len().saturating_sub(1) as u32,
+    }
 }
 
 /// O'Neill's PCG32 (XSH-RR): small, fast, and the same stream on every platform.
@@ -204,6 +215,41 @@ mod tests {
         let mut s = Sampler::new(SamplerConfig::default()).unwrap();
         assert_eq!(s.sample(&[0.1, 3.0, 3.0, -1.0], &[]).unwrap(), 1);
         assert_eq!(argmax(&[f32::NAN, 1.0, 0.5]), 1);
+    }
+
+    /// The one-pass definition: the first strictly larger value wins, and NaN is replaced by
+    /// whatever follows it.
+    fn argmax_reference(v: &[f32]) -> u32 {
+        let mut best = 0usize;
+        for (i, &x) in v.iter().enumerate() {
+            if x > v[best] || v[best].is_nan() {
+                best = i;
+            }
+        }
+        best as u32
+    }
+
+    #[test]
+    fn argmax_equals_its_one_pass_definition() {
+        let mut rng = Pcg32::new(3);
+        let specials = [f32::NAN, f32::INFINITY, f32::NEG_INFINITY, 0.0, -0.0, 1.0];
+        for n in [0usize, 1, 2, 15, 16, 17, 33, 100, 49_152] {
+            for case in 0..8 {
+                let v: Vec<f32> = (0..n)
+                    .map(|_| {
+                        let r = rng.next_u32();
+                        match case {
+                            0 => (r % 7) as f32, // many ties
+                            1 | 2 if r % 5 == 0 => specials[(r / 5) as usize % specials.len()],
+                            3 => f32::NAN,
+                            4 => f32::NEG_INFINITY,
+                            _ => (r as f32 / u32::MAX as f32) * 200.0 - 100.0,
+                        }
+                    })
+                    .collect();
+                assert_eq!(argmax(&v), argmax_reference(&v), "n = {n}, case {case}: {v:?}");
+            }
+        }
     }
 
     #[test]
