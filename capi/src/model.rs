@@ -124,7 +124,9 @@ pub extern "C" fn mlx_arm_model_free(model: mlx_arm_model) -> c_int {
 }
 
 /// `mlx_arm_model_load`: a `.gguf` file or a model directory (`config.json` +
-/// `*.safetensors`). Weights are memory-mapped, not copied.
+/// `*.safetensors`). Weights keep the file's format; they are read into huge-page memory where
+/// the kernel offers it and they take at most half the available memory, and memory-mapped
+/// otherwise (`WeightMemory::Auto`, as the CLI without `--mmap`).
 ///
 /// # Safety
 /// `res` points to a handle; `path` is NULL or NUL-terminated.
@@ -136,7 +138,8 @@ pub unsafe extern "C" fn mlx_arm_model_load(res: *mut mlx_arm_model, path: *cons
             return Err(Error::invalid(WHAT, "the result mlx_arm_model* is NULL"));
         }
         let path = arg::string(path, "path")?;
-        let loaded = mlx_arm_lm::load::files::load_model(std::path::Path::new(path))?;
+        use mlx_arm_lm::load::files::{load_model_with, WeightMemory};
+        let loaded = load_model_with(std::path::Path::new(path), WeightMemory::Auto, &mut |_, _| {})?;
         let tokenizer = match &loaded.origin {
             mlx_arm_lm::load::files::Origin::Gguf { metadata, .. } => Tokenizer::from_gguf(metadata),
             mlx_arm_lm::load::files::Origin::Dir(dir) => dir_tokenizer(dir),

@@ -146,8 +146,9 @@ mlx_arm_model mlx_arm_model_new(void);
 int mlx_arm_model_free(mlx_arm_model model);
 /**
  * A model from a `.gguf` file or a model directory (config.json, *.safetensors, tokenizer.json;
- * MLX-quantized or not). Weights are memory-mapped, not copied. A model already in `*res` is
- * freed. Hosted builds only.
+ * MLX-quantized or not). Weights keep the file's format: read into huge-page memory where the
+ * kernel offers it and they take at most half the available memory, memory-mapped otherwise
+ * (docs/MODELS.md, "Memory"). A model already in `*res` is freed. Hosted builds only.
  */
 int mlx_arm_model_load(mlx_arm_model* res, const char* path);
 /**
