@@ -37,7 +37,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let path = args.get(1).map(std::path::PathBuf::from).unwrap_or_else(mlx_arm_lm::load::files::default_model_path);
     let context: usize = args.get(2).map(|s| s.parse()).transpose()?.unwrap_or(32);
     let steps: usize = args.get(3).map(|s| s.parse()).transpose()?.unwrap_or(64);
-    let loaded = mlx_arm_lm::load::files::load_model(&path)?;
+    let loaded = mlx_arm_lm::load::files::load_model_with(&path, mlx_arm_lm::load::files::WeightMemory::Auto, &mut |_, _| {})?;
     let model = &loaded.model;
     let mut cache = model.new_cache();
     let prompt: Vec<u32> = (0..context.max(1) as u32).map(|i| (i * 7919 + 13) % model.config.vocab_size as u32).collect();
