@@ -1,7 +1,7 @@
 //! Model hyper-parameters, read from a GGUF file's metadata (`general.architecture` and the
 //! `<arch>.*` keys llama.cpp writes) or from a Hugging Face / MLX `config.json`. One struct
 //! for every Llama-family model; the architecture decides the few things that differ (QKV
-//! bias, the rotary layout).
+//! bias, the rotary layout, Gemma's norms, embedding scale and activation).
 
 use alloc::format;
 use alloc::string::{String, ToString};
@@ -20,6 +20,10 @@ pub enum Arch {
     Llama,
     /// Qwen2 / Qwen2.5: Llama with biases on the q, k and v projections.
     Qwen2,
+    /// Gemma (1), as mlx-lm's `gemma` model runs it from an MLX / Hugging Face directory:
+    /// RMSNorm by `1 + weight`, embeddings scaled by √hidden, a GELU-gated feed-forward and the
+    /// embedding as the output layer.
+    Gemma,
 }
 
 impl Arch {
@@ -28,8 +32,41 @@ impl Arch {
         match self {
             Arch::Llama => "llama",
             Arch::Qwen2 => "qwen2",
+            Arch::Gemma => "gemma",
         }
     }
+
+    /// The feed-forward gate's activation.
+    pub fn ffn_activation(self) -> FfnActivation {
+        match self {
+            Arch::Gemma => FfnActivation::Gelu,
+            _ => FfnActivation::Silu,
+        }
+    }
+
+    /// What the token embeddings are multiplied by before the first block.
+    pub fn embed_scale(self, hidden: usize) -> Option<f32> {
+        match self {
+            // √hidden computed in f64 and rounded once, as Python's `hidden_size**0.5` is.
+            Arch::Gemma => Some(libm::sqrt(hidden as f64) as f32),
+            _ => None,
+        }
+    }
+
+    /// Whether the files store RMSNorm weights as an offset from 1 (the norm multiplies by
+    /// `1 + weight`).
+    pub fn norm_weight_offset(self) -> bool {
+        self == Arch::Gemma
+    }
+}
+
+/// The activation of the gated feed-forward: `down(act(gate(x)) · up(x))`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FfnActivation {
+    /// `x · sigmoid(x)` (SwiGLU: Llama, Mistral, Qwen2).
+    Silu,
+    /// `x · (1 + erf(x / √2)) / 2`, MLX's `nn.gelu` (mlx-lm's Gemma).
+    Gelu,
 }
 
 /// How rotary frequencies are scaled for long contexts.
@@ -146,6 +183,12 @@ impl ModelConfig {
         let arch = match name.as_str() {
             "llama" | "mistral" => Arch::Llama,
             "qwen2" => Arch::Qwen2,
+            "gemma" => {
+                return Err(Error::unsupported(
+                    OP,
+                    "Gemma GGUF files are not supported yet (Gemma loads from MLX / Hugging Face model directories)",
+                ))
+            }
             other => {
                 return Err(Error::unsupported(
                     OP,
@@ -208,10 +251,11 @@ impl ModelConfig {
         let arch = match model_type.as_str() {
             "llama" | "mistral" => Arch::Llama,
             "qwen2" => Arch::Qwen2,
+            "gemma" => Arch::Gemma,
             other => {
                 return Err(Error::unsupported(
                     OP,
-                    format!("model_type '{other}' is not supported (supported: llama, mistral, qwen2)"),
+                    format!("model_type '{other}' is not supported (supported: llama, mistral, qwen2, gemma)"),
                 ))
             }
         };
@@ -256,7 +300,8 @@ impl ModelConfig {
                 Some(Json::Bool(b)) => *b,
                 _ => arch == Arch::Qwen2,
             },
-            tie_embeddings: matches!(get("tie_word_embeddings"), Some(Json::Bool(true))),
+            // Gemma has no separate output layer (mlx-lm always uses the embedding).
+            tie_embeddings: arch == Arch::Gemma || matches!(get("tie_word_embeddings"), Some(Json::Bool(true))),
         };
         cfg.validate()?;
         Ok(cfg)

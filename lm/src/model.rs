@@ -8,7 +8,7 @@ use alloc::vec::Vec;
 use mlx_arm_core::ops::{self, RopeOffset, SdpaMask};
 use mlx_arm_core::{Array, DType, Error, Result};
 
-use crate::config::{ModelConfig, RopeScaling};
+use crate::config::{FfnActivation, ModelConfig, RopeScaling};
 use crate::kv_cache::KvCache;
 use crate::weights::Weight;
 
@@ -124,6 +124,9 @@ impl Model {
         }
         let offset = cache.offset();
         let mut x = self.embed.lookup(tokens, self.dtype)?;
+        if let Some(s) = c.arch.embed_scale(c.hidden) {
+            x = ops::multiply(&x, &Array::scalar(s)?)?;
+        }
         let scale = 1.0 / libm::sqrtf(c.head_dim as f32);
         let mask = if t > 1 { SdpaMask::Causal } else { SdpaMask::None };
         let (bi, ti) = (b as isize, t as isize);
@@ -151,7 +154,7 @@ impl Model {
             let h = ops::rms_norm(&x, Some(&l.ffn_norm), c.rms_eps)?;
             let g = l.w_gate.project(&h)?;
             let u = l.w_up.project(&h)?;
-            let act = ops::multiply(&ops::multiply(&g, &ops::sigmoid(&g)?)?, &u)?;
+            let act = ops::multiply(&activation(c.arch.ffn_activation(), &g)?, &u)?;
             x = ops::add(&x, &l.w_down.project(&act)?)?;
         }
         cache.advance(t);
@@ -173,6 +176,19 @@ impl Model {
         match &self.rope_freqs {
             Some(f) => ops::rope(x, c.rope_dims as isize, c.rope_traditional, None, scale, RopeOffset::Int(offset), Some(f)),
             None => ops::rope(x, c.rope_dims as isize, c.rope_traditional, base, scale, RopeOffset::Int(offset), None),
+        }
+    }
+}
+
+/// The feed-forward gate's activation, in the order of operations MLX's `nn.silu` / `nn.gelu`
+/// use, so that results match theirs.
+fn activation(act: FfnActivation, g: &Array) -> Result<Array> {
+    match act {
+        FfnActivation::Silu => ops::multiply(g, &ops::sigmoid(g)?),
+        FfnActivation::Gelu => {
+            let erf = ops::erf(&ops::divide(g, &Array::scalar(core::f32::consts::SQRT_2)?)?)?;
+            let one_plus = ops::add(&Array::scalar(1.0f32)?, &erf)?;
+            ops::divide(&ops::multiply(g, &one_plus)?, &Array::scalar(2.0f32)?)
         }
     }
 }

@@ -187,6 +187,25 @@ fn mlx_4bit_directory_matches_mlx_lm() {
     assert_eq!(c.top1_agree, c.positions);
 }
 
+/// A tiny random Gemma directory (tests/data/hf/gen_gemma_mlx.py) against real mlx-lm's
+/// `gemma` model on it: (1 + weight) norms, √hidden embedding scale, GELU feed-forward, tied
+/// output, head dimension 32 with 4 query heads of a 64-wide model, one KV head.
+#[test]
+fn gemma_directory_matches_mlx_lm() {
+    let dir = data("gemma");
+    let g: serde_json::Value = serde_json::from_slice(&std::fs::read(dir.join("goldens.json")).unwrap()).unwrap();
+    let ids = ids_of(&g["ids"]);
+    let model = load_model(&dir).unwrap().model;
+    assert!(model.config.tie_embeddings && model.config.head_dim == 32);
+    let (shape, reference) = read_npy(&dir.join("logits.npy"));
+    assert_eq!(shape, [ids.len(), model.config.vocab_size]);
+    let c = compare(&logits(&model, &ids), &reference, model.config.vocab_size);
+    eprintln!("gemma: max|diff|/max|ref| = {:.2e}, top-1 {}/{}", c.rel, c.top1_agree, c.positions);
+    assert!(c.rel <= F32_REL, "gemma: relative logit error {:.3e} above {F32_REL:.0e}", c.rel);
+    assert_eq!(c.top1_agree, c.positions);
+    assert_eq!(greedy(&model, &ids, 16), ids_of(&g["greedy"]), "gemma: greedy continuation differs from mlx-lm's");
+}
+
 /// Every way of bringing weights into memory gives the very same model: the bytes read into
 /// huge-page memory are the file's, so logits are bit-identical to the mapped model's, for a
 /// GGUF file and for a safetensors directory; progress ends at the files' total size.

@@ -7,7 +7,7 @@ use alloc::string::String;
 use alloc::vec::Vec;
 
 use mlx_arm_core::io::json::Json;
-use mlx_arm_core::{Array, DType, Error, Result};
+use mlx_arm_core::{ops, Array, DType, Error, Result};
 
 use crate::config::ModelConfig;
 use crate::model::{llama3_rope_freqs, Layer, Model};
@@ -67,7 +67,15 @@ pub fn model_from_tensors(
             }
         }
     };
-    let norm = |name: &str| -> Result<Array> { vector(&need(name)?, config.hidden, name, DType::Float32) };
+    let offset = config.arch.norm_weight_offset();
+    let norm = |name: &str| -> Result<Array> {
+        let w = vector(&need(name)?, config.hidden, name, DType::Float32)?;
+        if offset {
+            ops::add(&w, &Array::scalar(1.0f32)?)
+        } else {
+            Ok(w)
+        }
+    };
     let embed = weight("model.embed_tokens")?;
     let output = if get("lm_head.weight").is_some() {
         weight("lm_head")?
