@@ -389,8 +389,8 @@ fn run_bench(a: BenchArgs) -> Result<()> {
             let t = Instant::now();
             let mut tok = prompt[0];
             for _ in 0..a.gen_tokens {
-                let logits = generate::step(model, &mut cache, &[tok])?;
-                tok = mlx_arm_lm::sample::argmax(&logits);
+                // On the GPU only the chosen id comes back; on the CPU, step + host argmax.
+                tok = generate::step_greedy(model, &mut cache, &[tok])?;
             }
             t.elapsed().as_secs_f64()
         };
@@ -406,8 +406,7 @@ fn run_bench(a: BenchArgs) -> Result<()> {
         for rep in 0..=reps {
             let mut cache = model.new_cache();
             let t = Instant::now();
-            let logits = generate::prefill(model, &mut cache, ttft_prompt, generate::DEFAULT_PREFILL_CHUNK)?;
-            std::hint::black_box(mlx_arm_lm::sample::argmax(&logits));
+            std::hint::black_box(generate::prefill_greedy(model, &mut cache, ttft_prompt, generate::DEFAULT_PREFILL_CHUNK)?);
             if rep > 0 {
                 ttft.push(t.elapsed().as_secs_f64() * 1e3);
             }
