@@ -65,9 +65,12 @@ pub struct QueueStats {
     pub submits: usize,
     /// Times the host waited for the queue (a result was read, or `synchronize`).
     pub waits: usize,
+    /// Nanoseconds the host spent blocked in those waits (the rest of a step's time is the
+    /// host's own: building the graph and recording it).
+    pub wait_ns: u64,
 }
 
-static STATS: Mutex<QueueStats> = Mutex::new(QueueStats { dispatches: 0, barriers: 0, submits: 0, waits: 0 });
+static STATS: Mutex<QueueStats> = Mutex::new(QueueStats { dispatches: 0, barriers: 0, submits: 0, waits: 0, wait_ns: 0 });
 
 /// The counters since start.
 pub fn stats() -> QueueStats {
@@ -315,7 +318,11 @@ impl Recorder {
         if self.in_flight.is_empty() {
             return Ok(());
         }
-        crate::lock(&STATS).waits += 1;
-        self.reclaim(true)
+        let t = std::time::Instant::now();
+        let done = self.reclaim(true);
+        let mut st = crate::lock(&STATS);
+        st.waits += 1;
+        st.wait_ns += t.elapsed().as_nanos() as u64;
+        done
     }
 }
