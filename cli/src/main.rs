@@ -239,6 +239,20 @@ fn gpu_init() -> Result<String> {
     }
 }
 
+/// The GPU queue's counters once its backend runs: dispatches, barriers, submissions, waits
+/// and seconds spent waiting (what `bench` reports per decode step).
+#[cfg(feature = "vulkan")]
+fn gpu_queue() -> Option<[f64; 5]> {
+    mlx_arm_vulkan::device_info()?;
+    let q = mlx_arm_vulkan::queue_stats();
+    Some([q.dispatches as f64, q.barriers as f64, q.submits as f64, q.waits as f64, q.wait_ns as f64 * 1e-9])
+}
+
+#[cfg(not(feature = "vulkan"))]
+fn gpu_queue() -> Option<[f64; 5]> {
+    None
+}
+
 #[cfg(not(feature = "vulkan"))]
 fn gpu_init() -> Result<String> {
     Err(Error::unsupported("mlx-arm", "--device gpu: this mlx-arm was built without the `vulkan` feature"))
@@ -381,6 +395,8 @@ fn run_bench(a: BenchArgs) -> Result<()> {
     let reps = a.reps.max(1);
     let mut pp = Vec::new();
     let mut tg = Vec::new();
+    // GPU queue counters summed over the measured decode runs, and their time.
+    let (mut tg_queue, mut tg_queue_s) = ([0f64; 5], 0f64);
     // One untimed warm-up of each, as llama-bench does. Each run's cache is dropped before
     // the next is made, so the peak RSS holds one cache at a time, as generation does.
     for rep in 0..=reps {
@@ -390,19 +406,26 @@ fn run_bench(a: BenchArgs) -> Result<()> {
             generate::prefill(model, &mut cache, &prompt, generate::DEFAULT_PREFILL_CHUNK)?;
             t.elapsed().as_secs_f64()
         };
+        let queue_before = gpu_queue();
         let tg_s = {
             let mut cache = model.new_cache();
             let t = Instant::now();
             let mut tok = prompt[0];
             for _ in 0..a.gen_tokens {
-                let logits = generate::step(model, &mut cache, &[tok])?;
-                tok = mlx_arm_lm::sample::argmax(&logits);
+                // On the GPU only the chosen id comes back; on the CPU, step + host argmax.
+                tok = generate::step_greedy(model, &mut cache, &[tok])?;
             }
             t.elapsed().as_secs_f64()
         };
         if rep > 0 {
             pp.push(prompt.len() as f64 / pp_s);
             tg.push(a.gen_tokens as f64 / tg_s);
+            if let (Some(b), Some(e)) = (queue_before, gpu_queue()) {
+                for i in 0..5 {
+                    tg_queue[i] += e[i] - b[i];
+                }
+                tg_queue_s += tg_s;
+            }
         }
     }
     // Time to first token: a fresh cache, the prompt, and the first token chosen (greedy).
@@ -412,8 +435,7 @@ fn run_bench(a: BenchArgs) -> Result<()> {
         for rep in 0..=reps {
             let mut cache = model.new_cache();
             let t = Instant::now();
-            let logits = generate::prefill(model, &mut cache, ttft_prompt, generate::DEFAULT_PREFILL_CHUNK)?;
-            std::hint::black_box(mlx_arm_lm::sample::argmax(&logits));
+            std::hint::black_box(generate::prefill_greedy(model, &mut cache, ttft_prompt, generate::DEFAULT_PREFILL_CHUNK)?);
             if rep > 0 {
                 ttft.push(t.elapsed().as_secs_f64() * 1e3);
             }
@@ -435,6 +457,15 @@ fn run_bench(a: BenchArgs) -> Result<()> {
     let size = format!("{:.1} MiB", s.loaded.file_bytes as f64 / (1 << 20) as f64);
     println!("| {name} | {size} | {threads} | pp{} | {:.1} |", prompt.len(), median(pp));
     println!("| {name} | {size} | {threads} | tg{} | {:.1} |", a.gen_tokens, median(tg));
+    if tg_queue_s > 0.0 {
+        let steps = (reps * a.gen_tokens).max(1) as f64;
+        let [d, b, sub, w, wait_s] = tg_queue.map(|v| v / steps);
+        println!(
+            "GPU queue per decode step: {d:.0} dispatches, {b:.0} barriers, {sub:.1} submissions, {w:.1} waits; {:.2} ms waiting of {:.2} ms",
+            wait_s * 1e3,
+            tg_queue_s / steps * 1e3
+        );
+    }
     if !ttft.is_empty() {
         println!("time to first token, {}-token prompt: {:.1} ms (median of {reps})", ttft_prompt.len(), median(ttft));
     }

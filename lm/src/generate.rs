@@ -6,7 +6,7 @@
 
 use alloc::vec::Vec;
 
-use mlx_arm_core::{ops, Array, DType, Error, Result};
+use mlx_arm_core::{device, ops, Array, DType, Device, Error, Result};
 
 use crate::kv_cache::KvCache;
 use crate::model::Model;
@@ -76,22 +76,52 @@ impl Stats {
 /// The logits of the last position of `tokens` after running them through the model,
 /// evaluated, as host floats. Runs `tokens` in chunks of `chunk`.
 pub fn prefill(model: &Model, cache: &mut KvCache, tokens: &[u32], chunk: usize) -> Result<Vec<f32>> {
-    if tokens.is_empty() {
-        return Err(Error::invalid("generate", "the prompt has no tokens"));
-    }
     let mut last = Vec::new();
-    let chunks: Vec<&[u32]> = tokens.chunks(chunk.max(1)).collect();
-    for (i, c) in chunks.iter().enumerate() {
-        let logits = step(model, cache, c)?;
-        if i + 1 == chunks.len() {
-            last = logits;
-        }
+    for c in prompt_chunks(tokens, chunk)? {
+        last = step(model, cache, c)?;
     }
     Ok(last)
 }
 
 /// Runs `tokens` at the cache's position and returns the last position's logits.
 pub fn step(model: &Model, cache: &mut KvCache, tokens: &[u32]) -> Result<Vec<f32>> {
+    // Evaluating the logits materializes the cache's buffers and releases the step's graph.
+    logits_graph(model, cache, tokens)?.to_vec::<f32>()
+}
+
+/// Runs `tokens` at the cache's position and returns the greedy choice after the last one.
+/// On the GPU the argmax runs there and only the token id comes back (not the vocabulary's
+/// logits); elsewhere it is `sample::argmax` of [`step`]'s logits, as before. The two differ
+/// only on NaN logits (the device's argmax takes the first NaN, `sample::argmax` never does).
+pub fn step_greedy(model: &Model, cache: &mut KvCache, tokens: &[u32]) -> Result<u32> {
+    if device::default_device() != Device::GPU {
+        return Ok(crate::sample::argmax(&step(model, cache, tokens)?));
+    }
+    let logits = logits_graph(model, cache, tokens)?;
+    let ids = ops::argmax(&logits, Some(-1), false)?.to_vec::<u32>()?;
+    ids.first().copied().ok_or_else(|| Error::runtime("generate", "the model returned no logits"))
+}
+
+/// [`prefill`] followed by the greedy choice ([`step_greedy`] for the last chunk).
+pub fn prefill_greedy(model: &Model, cache: &mut KvCache, tokens: &[u32], chunk: usize) -> Result<u32> {
+    let chunks = prompt_chunks(tokens, chunk)?;
+    let (last, rest) = chunks.split_last().ok_or_else(|| Error::invalid("generate", "the prompt has no tokens"))?;
+    for c in rest {
+        step(model, cache, c)?;
+    }
+    step_greedy(model, cache, last)
+}
+
+/// `tokens` in chunks of `chunk` (at least one token each), or an error for an empty prompt.
+fn prompt_chunks(tokens: &[u32], chunk: usize) -> Result<Vec<&[u32]>> {
+    if tokens.is_empty() {
+        return Err(Error::invalid("generate", "the prompt has no tokens"));
+    }
+    Ok(tokens.chunks(chunk.max(1)).collect())
+}
+
+/// The graph of the last position's float32 logits after running `tokens` (checked).
+fn logits_graph(model: &Model, cache: &mut KvCache, tokens: &[u32]) -> Result<Array> {
     let vocab = model.config.vocab_size;
     if let Some(&bad) = tokens.iter().find(|&&t| t as usize >= vocab) {
         return Err(Error::invalid("generate", alloc::format!("token id {bad} is outside the vocabulary of {vocab}")));
@@ -102,10 +132,13 @@ pub fn step(model: &Model, cache: &mut KvCache, tokens: &[u32]) -> Result<Vec<f3
     let ids: Vec<i32> = tokens.iter().map(|&t| t as i32).collect();
     let x = Array::from_slice(&ids, &[1, ids.len()])?;
     let logits = model.forward(&x, cache, true)?;
-    let logits = if logits.dtype() == DType::Float32 { logits } else { ops::astype(&logits, DType::Float32)? };
-    // Evaluate the logits and the cache together so the cache's buffers are materialized
-    // and the step's graph is released.
-    logits.to_vec::<f32>()
+    if logits.dtype() == DType::Float32 { Ok(logits) } else { ops::astype(&logits, DType::Float32) }
+}
+
+/// What a step leaves for the next choice: logits to sample from, or the token already chosen.
+enum Next {
+    Logits(Vec<f32>),
+    Token(u32),
 }
 
 /// Generates after `prompt`: calls `on_token(id)` for every generated token (stop tokens
@@ -122,7 +155,13 @@ pub fn generate(
     let mut sampler = Sampler::new(cfg.sampler.clone())?;
     let mut stats = Stats { prompt_tokens: prompt.len(), ..Default::default() };
     let t0 = now();
-    let mut logits = prefill(model, cache, prompt, cfg.prefill_chunk)?;
+    // Plain greedy decoding on the GPU chooses there: one token id comes back per step.
+    let on_device = sampler.is_greedy() && device::default_device() == Device::GPU;
+    let mut next = if on_device {
+        Next::Token(prefill_greedy(model, cache, prompt, cfg.prefill_chunk)?)
+    } else {
+        Next::Logits(prefill(model, cache, prompt, cfg.prefill_chunk)?)
+    };
     let mut history: Vec<u32> = prompt.to_vec();
     let mut out = Vec::new();
     let mut t_first = t0;
@@ -130,7 +169,10 @@ pub fn generate(
         if out.len() >= cfg.max_tokens {
             break StopReason::Length;
         }
-        let tok = sampler.sample(&logits, &history)?;
+        let tok = match &next {
+            Next::Token(t) => *t,
+            Next::Logits(l) => sampler.sample(l, &history)?,
+        };
         if out.is_empty() {
             t_first = now();
             stats.prompt_secs = t_first - t0;
@@ -150,7 +192,7 @@ pub fn generate(
         if cache.offset() + 1 > model.config.context_length {
             break StopReason::Context;
         }
-        logits = step(model, cache, &[tok])?;
+        next = if on_device { Next::Token(step_greedy(model, cache, &[tok])?) } else { Next::Logits(step(model, cache, &[tok])?) };
     };
     stats.generation_secs = now() - t_first;
     Ok((out, reason, stats))

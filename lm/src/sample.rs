@@ -80,6 +80,12 @@ impl Sampler {
         &self.cfg
     }
 
+    /// Whether every choice is the plain argmax of the logits (no temperature, no penalty):
+    /// then the choice can be made where the logits are (`generate::step_greedy`).
+    pub fn is_greedy(&self) -> bool {
+        self.cfg.temperature == 0.0 && self.cfg.repetition_penalty == 1.0
+    }
+
     /// Picks the next token from one row of `logits`, given the tokens so far (`history`,
     /// for the repetition penalty).
     pub fn sample(&mut self, logits: &[f32], history: &[u32]) -> Result<u32> {

@@ -158,8 +158,8 @@ fn run() -> Result<()> {
             if *bytes > 0.0 { format!("{:.0}", bytes / gpu / 1e9) } else { "-".into() },
         );
     }
-    let (d, b, s) = mlx_arm_vulkan::queue_stats();
-    println!("queue: {d} dispatches, {b} barriers, {s} submits");
+    let q = mlx_arm_vulkan::queue_stats();
+    println!("queue: {} dispatches, {} barriers, {} submits, {} waits", q.dispatches, q.barriers, q.submits, q.waits);
     Ok(())
 }
 

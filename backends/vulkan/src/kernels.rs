@@ -14,6 +14,7 @@ use mlx_arm_core::ops::reduce::ReduceKind;
 use mlx_arm_core::ops::unary::UnaryOp;
 use mlx_arm_core::quant::GgmlType;
 use mlx_arm_core::{DType, Error, Result};
+use std::collections::HashMap;
 use std::sync::Arc;
 
 /// Axes a strided kernel takes at most (after merging contiguous axes).
@@ -163,30 +164,32 @@ pub(crate) fn bind(rec: &mut Recorder, d: &Data, shape: &[usize], itemsize: usiz
             return Ok(Bound { mem, off: 0 });
         }
         let mem = upload(rec, src)?;
-        crate::lock(&VIEW_MIRRORS).push(ViewMirror { key, buf: Arc::downgrade(&d.buf), mem: mem.clone() });
+        let mut guard = crate::lock(&VIEW_MIRRORS);
+        let all = guard.get_or_insert_with(HashMap::new);
+        // Copies of released files go when a new copy is made (rare: once per weight), not on
+        // every lookup (~200 per decode step).
+        all.retain(|_, v| v.buf.strong_count() > 0);
+        all.insert(key, ViewMirror { buf: Arc::downgrade(&d.buf), mem: mem.clone() });
         return Ok(Bound { mem, off: 0 });
     }
     Ok(Bound { mem: upload(rec, src)?, off: 0 })
 }
 
-/// A device copy of one view (buffer address, byte offset, byte span) of an external buffer.
+/// A device copy of one view of an external buffer.
 struct ViewMirror {
-    key: (usize, usize, usize),
     buf: std::sync::Weak<Buffer>,
     mem: Arc<VkMemory>,
 }
 
-/// Device copies of views of external buffers, dropped once their buffer is gone.
-static VIEW_MIRRORS: std::sync::Mutex<Vec<ViewMirror>> = std::sync::Mutex::new(Vec::new());
+/// Device copies of views of external buffers by (buffer address, byte offset, byte span).
+static VIEW_MIRRORS: std::sync::Mutex<Option<HashMap<(usize, usize, usize), ViewMirror>>> = std::sync::Mutex::new(None);
 
-/// The kept copy of view `key` of `buf`, if any; forgets copies whose buffer was released
-/// (its address may since have been reused by another buffer).
+/// The kept copy of view `key` of `buf`, if any. A copy whose buffer was released (its
+/// address may since have been reused by another buffer) does not match.
 fn view_mirror(key: (usize, usize, usize), buf: &Arc<Buffer>) -> Option<Arc<VkMemory>> {
-    let mut all = crate::lock(&VIEW_MIRRORS);
-    all.retain(|v| v.buf.strong_count() > 0);
-    all.iter()
-        .find(|v| v.key == key && v.buf.upgrade().is_some_and(|b| Arc::ptr_eq(&b, buf)))
-        .map(|v| v.mem.clone())
+    let all = crate::lock(&VIEW_MIRRORS);
+    let v = all.as_ref()?.get(&key)?;
+    v.buf.upgrade().is_some_and(|b| Arc::ptr_eq(&b, buf)).then(|| v.mem.clone())
 }
 
 /// Copies host bytes into fresh device memory (a counted transfer).
@@ -370,6 +373,23 @@ pub(crate) fn binary(rec: &mut Recorder, code: u32, a: (&Data, &[usize]), b: (&D
 
 /// Reduction of one `axis` of `x` (shape `shape`); the output keeps the axis as size 1.
 pub(crate) fn reduce(rec: &mut Recorder, code: u32, x: &Data, shape: &[usize], axis: usize, dt: DType) -> Result<Option<Data>> {
+    along_axis(rec, (Shader::Reduce, code, dt.size(), "reduce"), x, shape, axis, dt)
+}
+
+/// argmax (`max`) or argmin of `x` over `axis`: uint32 indices, the axis kept as 1 (the op's
+/// shape before its reshape). A greedy decode step reads back only this index.
+pub(crate) fn arg_reduce(rec: &mut Recorder, max: bool, x: &Data, shape: &[usize], axis: usize, dt: DType) -> Result<Option<Data>> {
+    // An empty axis has no index to give: the CPU kernel's case.
+    if shape[axis] == 0 {
+        return Ok(None);
+    }
+    along_axis(rec, (Shader::ArgReduce, u32::from(!max), 4, if max { "argmax" } else { "argmin" }), x, shape, axis, dt)
+}
+
+/// One workgroup per output element over `axis` of `x` with reduce.comp's push constants
+/// (reduce.comp, argreduce.comp): `kernel` is (shader, op code, output item size, op name).
+fn along_axis(rec: &mut Recorder, kernel: (Shader, u32, usize, &'static str), x: &Data, shape: &[usize], axis: usize, dt: DType) -> Result<Option<Data>> {
+    let (shader, code, out_itemsize, op) = kernel;
     let Some(f16) = variant(dt) else { return Ok(None) };
     let mut kept = shape.to_vec();
     kept[axis] = 1;
@@ -379,14 +399,14 @@ pub(crate) fn reduce(rec: &mut Recorder, code: u32, x: &Data, shape: &[usize], a
         return Ok(None);
     }
     let a = bind(rec, x, shape, dt.size())?;
-    let (om, out) = output(rec, &kept, dt.size(), "reduce")?;
+    let (om, out) = output(rec, &kept, out_itemsize, op)?;
     if n == 0 {
         return Ok(Some(out));
     }
     let mut push = vec![n as u32, sh.len() as u32, a.off as u32, code, shape[axis] as u32, x.strides[axis] as i32 as u32];
     push.extend(pad(&sh, MAXD, 1));
     push.extend(pad_i(&st[0], MAXD));
-    dispatch(rec, Shader::Reduce, f16, &[&a.mem, &om], 1, &push, grid(n)?)?;
+    dispatch(rec, shader, f16, &[&a.mem, &om], 1, &push, grid(n)?)?;
     Ok(Some(out))
 }
 
@@ -804,5 +824,72 @@ pub(crate) fn ggml_matmul(rec: &mut Recorder, x: (&Data, &[usize]), w: (&Data, &
     }
     let push = [m as u32, n as u32, k as u32, row_bytes as u32, n_cols as u32, bx.off as u32, bw.off as u32];
     dispatch(rec, shader, f16, &[&bx.mem, &bw.mem, &om], 2, &push, grid(groups)?)?;
+    Ok(Some(out))
+}
+
+/// `ggml_dequantize`: `w` (uint8 `[n, row_bytes]`, GGUF blocks of type `ty` for rows of `k`
+/// weights) to float32 `[n, k]`, on the GPU for the types ggml_matmul covers.
+pub(crate) fn ggml_dequantize(rec: &mut Recorder, w: (&Data, &[usize]), ty: GgmlType, k: usize) -> Result<Option<Data>> {
+    let [n, row_bytes] = *w.1 else { return Ok(None) };
+    // The shader reads words: the weight must start on an even byte (block scales are 16-bit)
+    // and its buffer must end on a whole word.
+    let words_ok = w.0.offset % 2 == 0 && w.0.buf.len() % 4 == 0;
+    if !ggml_covered(ty) || k == 0 || k % 32 != 0 || ty.row_bytes(k) != Some(row_bytes) || !w.0.is_row_contiguous(w.1) || !words_ok {
+        return Ok(None);
+    }
+    let chunks = n * (k / 32);
+    if !fits_u32(n * row_bytes + 4) || !fits_u32(n * k) {
+        return Ok(None);
+    }
+    let bw = bind(rec, w.0, w.1, 1)?;
+    if !fits_u32(bw.off + n * row_bytes + 4) {
+        return Ok(None);
+    }
+    let (om, out) = output(rec, &[n, k], 4, "ggml_dequantize")?;
+    if chunks == 0 {
+        return Ok(Some(out));
+    }
+    let push = [chunks as u32, k as u32, row_bytes as u32, bw.off as u32];
+    dispatch(rec, Shader::GgmlDequant(ty.id()), false, &[&bw.mem, &om], 1, &push, grid(chunks.div_ceil(GROUP as usize))?)?;
+    Ok(Some(out))
+}
+
+/// `gather` of whole rows along axis 0 (what `take(table, ids, axis=0)` records: the embedding
+/// lookup) with indices the host holds (a prompt's token ids): one copy command of a region
+/// per index, any dtype. Indices on the device, or other windows, run on the CPU.
+pub(crate) fn gather_rows(rec: &mut Recorder, table: (&Data, &[usize]), ids: &mlx_arm_core::Array, sizes: &[usize], itemsize: usize) -> Result<Option<Data>> {
+    const OP: &str = "gather";
+    let (t, shape) = table;
+    let Some((&rows, row_shape)) = shape.split_first() else { return Ok(None) };
+    if sizes.first() != Some(&1) || sizes[1..] != *row_shape || !t.is_row_contiguous(shape) || ids.data_on_device()?.buf.device_memory().is_some() {
+        return Ok(None);
+    }
+    let wanted: Vec<i64> = match ids.dtype() {
+        DType::Int32 => ids.to_vec::<i32>()?.into_iter().map(i64::from).collect(),
+        DType::Uint32 => ids.to_vec::<u32>()?.into_iter().map(i64::from).collect(),
+        DType::Int64 => ids.to_vec::<i64>()?,
+        _ => return Ok(None),
+    };
+    let row_bytes = row_shape.iter().product::<usize>() * itemsize;
+    let mut out_shape = ids.shape().to_vec();
+    out_shape.extend_from_slice(sizes);
+    let bt = bind(rec, t, shape, itemsize)?;
+    let (om, out) = output(rec, &out_shape, itemsize, OP)?;
+    let mut regions = Vec::with_capacity(wanted.len());
+    for (k, &i) in wanted.iter().enumerate() {
+        // Negative indices count from the end, as on the CPU.
+        let r = if i < 0 { i + rows as i64 } else { i };
+        if r < 0 || r >= rows as i64 {
+            return Err(Error::index(OP, format!("index {i} is out of bounds for axis 0 with size {rows}")));
+        }
+        let src = bt.off * itemsize + r as usize * row_bytes;
+        if src + row_bytes > bt.mem.size {
+            return Err(Error::runtime(OP, "A gathered row lies outside its GPU buffer."));
+        }
+        regions.push(vk::BufferCopy { src_offset: src as u64, dst_offset: (k * row_bytes) as u64, size: row_bytes as u64 });
+    }
+    if row_bytes > 0 {
+        rec.copy_regions(&bt.mem, &om, &regions)?;
+    }
     Ok(Some(out))
 }

@@ -9,12 +9,13 @@ mod pipelines;
 mod queue;
 
 pub use context::{DeviceInfo, DEVICE_ENV, MEMORY_ENV};
-pub use queue::stats as queue_stats;
+pub use queue::{stats as queue_stats, QueueStats};
 
 use context::Context;
 use mlx_arm_core::array::Data;
 use mlx_arm_core::backend::{self, Backend, OutMeta};
 use mlx_arm_core::ops::fast::FastOp;
+use mlx_arm_core::ops::index::IndexOp;
 use mlx_arm_core::ops::linalg::LinalgOp;
 use mlx_arm_core::ops::quantized::QuantizedOp;
 use mlx_arm_core::quant::mlx::QuantMode;
@@ -114,6 +115,7 @@ impl Backend for VulkanBackend {
             Primitive::Reduce(ReduceOp::Reduce { kind, axes }) => {
                 kernels::reduce_code(*kind).is_some() && axes.len() == 1 && inputs.len() == 1 && self.float_ok(inputs)
             }
+            Primitive::Reduce(ReduceOp::ArgReduce { .. }) => inputs.len() == 1 && self.float_ok(inputs),
             Primitive::Fast(FastOp::RmsNorm { .. }) => inputs.len() == 2 && self.float_ok(inputs),
             Primitive::Fast(FastOp::LayerNorm { .. }) => inputs.len() == 3 && self.float_ok(inputs),
             // x, int32 offset [, float32 freqs].
@@ -131,6 +133,12 @@ impl Backend for VulkanBackend {
             // x @ Wᵀ with W as GGUF blocks: x, uint8 blocks.
             Primitive::Quantized(QuantizedOp::GgmlMatmul { ty, .. }) => {
                 matches!(inputs, [x, DType::Uint8] if self.float_ok(&[*x])) && kernels::ggml_covered(*ty)
+            }
+            // GGUF rows to float32 (the embedding rows of a GGUF model).
+            Primitive::Quantized(QuantizedOp::GgmlDequantize { ty, .. }) => inputs == [DType::Uint8] && kernels::ggml_covered(*ty),
+            // Whole rows along axis 0 with integer indices (the embedding lookup), any dtype.
+            Primitive::Index(IndexOp::Gather { axes, .. }) => {
+                axes.as_slice() == [0] && matches!(inputs, [_, DType::Int32 | DType::Uint32 | DType::Int64])
             }
             Primitive::Linalg(LinalgOp::Matmul) => inputs.len() == 2 && self.float_ok(inputs),
             _ => false,
@@ -174,6 +182,9 @@ impl Backend for VulkanBackend {
                         None => None,
                     }
                 }
+                Primitive::Reduce(ReduceOp::ArgReduce { max, axis }) if *out_dt == DType::Uint32 && *axis < shapes[0].len() => {
+                    kernels::arg_reduce(r, *max, &datas[0], shapes[0], *axis, dt)?
+                }
                 Primitive::Fast(FastOp::RmsNorm { eps }) if *out_dt == dt => {
                     kernels::norm(r, (&datas[0], shapes[0]), (&datas[1], shapes[1]), None, eps.get() as f32, dt)?
                 }
@@ -199,6 +210,12 @@ impl Backend for VulkanBackend {
                 }
                 Primitive::Quantized(QuantizedOp::GgmlMatmul { ty, k }) if *out_dt == dt && datas.len() == 2 => {
                     kernels::ggml_matmul(r, (&datas[0], shapes[0]), (&datas[1], shapes[1]), *ty, *k, dt)?
+                }
+                Primitive::Quantized(QuantizedOp::GgmlDequantize { ty, k }) if datas.len() == 1 => {
+                    kernels::ggml_dequantize(r, (&datas[0], shapes[0]), *ty, *k)?
+                }
+                Primitive::Index(IndexOp::Gather { axes, slice_sizes }) if axes.as_slice() == [0] && inputs.len() == 2 => {
+                    kernels::gather_rows(r, (&datas[0], shapes[0]), &inputs[1], slice_sizes, dt.size())?
                 }
                 Primitive::Linalg(LinalgOp::Matmul) if *out_dt == dt => {
                     kernels::matmul(r, (&datas[0], shapes[0]), (&datas[1], shapes[1]), dt)?

@@ -9,6 +9,7 @@ use gpu_allocator::vulkan::{Allocation, AllocationCreateDesc, AllocationScheme};
 use gpu_allocator::MemoryLocation;
 use mlx_arm_core::buffer::DeviceMemory;
 use mlx_arm_core::{Device, Error, Result};
+use std::collections::HashMap;
 use std::ptr::NonNull;
 use std::sync::{Arc, Mutex};
 
@@ -24,20 +25,28 @@ pub(crate) struct VkMemory {
 }
 
 /// Released buffers kept for reuse by size and location: a model step allocates the same
-/// sizes every time, and creating a buffer (plus, past the allocator's block, device memory)
-/// costs far more than a kernel on a large GPU. Bounded by `POOL_BYTES`.
+/// sizes every time (~600 outputs a decode step of the default model, all alive until the
+/// step's batches complete), and creating a buffer (plus, past the allocator's block, device
+/// memory) costs far more than a kernel on a large GPU. Bounded by `POOL_BYTES` and
+/// `POOL_ENTRIES`; looked up by size.
 struct Pooled {
     buffer: vk::Buffer,
-    size: usize,
     location: MemoryLocation,
     allocation: Allocation,
 }
 // SAFETY: plain handles and an allocation record, owned by the pool alone.
 unsafe impl Send for Pooled {}
 
-static POOL: Mutex<(Vec<Pooled>, usize)> = Mutex::new((Vec::new(), 0));
+#[derive(Default)]
+struct Pool {
+    by_size: HashMap<usize, Vec<Pooled>>,
+    bytes: usize,
+    entries: usize,
+}
+
+static POOL: Mutex<Option<Pool>> = Mutex::new(None);
 const POOL_BYTES: usize = 1 << 30;
-const POOL_ENTRIES: usize = 256;
+const POOL_ENTRIES: usize = 4096;
 
 // SAFETY: the mapping is plain memory; access discipline comes from core's buffer rules and
 // the queue's fences.
@@ -48,10 +57,12 @@ impl VkMemory {
     /// `size` bytes (at least 4: Vulkan has no empty buffers) in `location`.
     pub fn new(ctx: &'static Context, size: usize, location: MemoryLocation, op: &'static str) -> Result<Arc<VkMemory>> {
         {
-            let mut pool = crate::lock(&POOL);
-            if let Some(i) = pool.0.iter().position(|p| p.size == size && p.location == location) {
-                let p = pool.0.swap_remove(i);
-                pool.1 -= size;
+            let mut guard = crate::lock(&POOL);
+            let pool = guard.get_or_insert_with(Pool::default);
+            let same = pool.by_size.get_mut(&size);
+            if let Some(p) = same.and_then(|v| v.iter().position(|p| p.location == location).map(|i| v.swap_remove(i))) {
+                pool.bytes -= size;
+                pool.entries -= 1;
                 let mapped = p.allocation.mapped_ptr().map(|q| q.cast::<u8>()).filter(|_| location != MemoryLocation::GpuOnly);
                 return Ok(Arc::new(VkMemory { ctx, buffer: p.buffer, size, location, allocation: Mutex::new(Some(p.allocation)), mapped }));
             }
@@ -106,8 +117,8 @@ impl VkMemory {
 
 /// Destroys every pooled buffer and returns its memory.
 fn drain_pool(ctx: &Context) {
-    let drained = std::mem::take(&mut *crate::lock(&POOL));
-    for p in drained.0 {
+    let drained = crate::lock(&POOL).take().unwrap_or_default();
+    for p in drained.by_size.into_values().flatten() {
         // SAFETY: pooled buffers are unused.
         unsafe { ctx.device.destroy_buffer(p.buffer, None) };
         let _ = crate::lock(&ctx.allocator).free(p.allocation);
@@ -119,10 +130,13 @@ impl Drop for VkMemory {
         // No queued work uses the buffer any more (batches hold an Arc until done).
         let Some(allocation) = crate::lock(&self.allocation).take() else { return };
         {
-            let mut pool = crate::lock(&POOL);
-            if pool.1 + self.size <= POOL_BYTES && pool.0.len() < POOL_ENTRIES {
-                pool.1 += self.size;
-                pool.0.push(Pooled { buffer: self.buffer, size: self.size, location: self.location, allocation });
+            let mut guard = crate::lock(&POOL);
+            let pool = guard.get_or_insert_with(Pool::default);
+            if pool.bytes + self.size <= POOL_BYTES && pool.entries < POOL_ENTRIES {
+                pool.bytes += self.size;
+                pool.entries += 1;
+                let p = Pooled { buffer: self.buffer, location: self.location, allocation };
+                pool.by_size.entry(self.size).or_default().push(p);
                 return;
             }
         }

@@ -17,6 +17,7 @@ pub(crate) enum Shader {
     Unary,
     Binary,
     Reduce,
+    ArgReduce,
     Norm,
     Rope,
     Sdpa,
@@ -26,13 +27,15 @@ pub(crate) enum Shader {
     GgmlMv(u32),
     /// The same, 8 rows per workgroup.
     GgmlMm(u32),
+    /// GGUF blocks to float32, for the GGUF type number.
+    GgmlDequant(u32),
     Matmul,
 }
 
 impl Shader {
     fn bindings(self) -> u32 {
         match self {
-            Shader::Unary | Shader::Reduce => 2,
+            Shader::Unary | Shader::Reduce | Shader::ArgReduce | Shader::GgmlDequant(_) => 2,
             Shader::Binary | Shader::Matmul | Shader::GgmlMv(_) | Shader::GgmlMm(_) => 3,
             Shader::Norm | Shader::Rope => 4,
             Shader::Qmm => 5,
@@ -42,7 +45,7 @@ impl Shader {
     /// Specialization constant 0, for shaders that take one.
     fn specialization(self) -> Option<u32> {
         match self {
-            Shader::GgmlMv(ty) | Shader::GgmlMm(ty) => Some(ty),
+            Shader::GgmlMv(ty) | Shader::GgmlMm(ty) | Shader::GgmlDequant(ty) => Some(ty),
             _ => None,
         }
     }
@@ -60,12 +63,14 @@ impl Shader {
             Shader::Unary => spv!("unary"),
             Shader::Binary => spv!("binary"),
             Shader::Reduce => spv!("reduce"),
+            Shader::ArgReduce => spv!("argreduce"),
             Shader::Norm => spv!("norm"),
             Shader::Rope => spv!("rope"),
             Shader::Sdpa => spv!("sdpa"),
             Shader::Qmm => spv!("qmm"),
             Shader::GgmlMv(_) => spv!("ggml_mv"),
             Shader::GgmlMm(_) => spv!("ggml_mm"),
+            Shader::GgmlDequant(_) => spv!("ggml_dequant"),
             Shader::Matmul => spv!("matmul"),
         }
     }

@@ -1,8 +1,11 @@
-//! Command recording and submission. Dispatches are recorded into one open command buffer and
-//! submitted when it holds `MLX_ARM_VULKAN_BATCH` of them (default 64) or when the host needs a
-//! result. A barrier is recorded only where a dispatch reads or overwrites a buffer written
-//! (or, for writes, read) since the last barrier. Each submitted batch keeps the memory it
-//! uses alive until its fence signals.
+//! Command recording and submission. Dispatches are recorded into one open command buffer;
+//! nothing waits until the host needs a result (a host read of a GPU buffer, `synchronize`).
+//! The open batch is submitted then, or earlier when it is full: the first batch after a wait
+//! holds `FIRST_BATCH` dispatches (so the GPU starts while the host records the rest of the
+//! graph), each next one twice the last, up to `MLX_ARM_VULKAN_BATCH` (default 1024). A decode
+//! step (~640 dispatches) is thus 4 submissions and one wait. A barrier is recorded only where a
+//! dispatch reads or overwrites a buffer written (or, for writes, read) since the last barrier.
+//! Each submitted batch keeps the memory it uses alive until its fence signals.
 //!
 //! Core's `Backend::eval` carries no stream, so every GPU stream shares this one recorder on
 //! the one compute queue (in order, which is what MLX promises within a stream).
@@ -32,19 +35,45 @@ pub(crate) struct Recorder {
     read: HashSet<vk::Buffer>,
     keep: Vec<Arc<VkMemory>>,
     in_flight: Vec<Batch>,
-    threshold: usize,
+    /// Dispatches the open batch may hold before it is submitted (grows after each submission).
+    limit: usize,
+    /// The most a batch holds (`MLX_ARM_VULKAN_BATCH`).
+    cap: usize,
+    /// How long a wait for one batch may take before it fails (`MLX_ARM_VULKAN_TIMEOUT`, in
+    /// seconds; default 600).
+    timeout_ns: u64,
 }
+
+/// Dispatches in the first batch after a wait.
+const FIRST_BATCH: usize = 64;
+/// The largest batch by default.
+const DEFAULT_CAP: usize = 1024;
 
 // SAFETY: Vulkan handles are plain values; the recorder is used under its mutex only.
 unsafe impl Send for Recorder {}
 
 static RECORDER: OnceLock<Mutex<Recorder>> = OnceLock::new();
 
-/// Dispatches recorded so far, and batches submitted (for tests and benchmarks).
-static STATS: Mutex<(usize, usize, usize)> = Mutex::new((0, 0, 0));
+/// Work recorded and submitted since start (for tests and benchmarks).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct QueueStats {
+    /// Dispatches and copies recorded.
+    pub dispatches: usize,
+    /// Pipeline barriers recorded between them (real hazards only).
+    pub barriers: usize,
+    /// Command buffers submitted.
+    pub submits: usize,
+    /// Times the host waited for the queue (a result was read, or `synchronize`).
+    pub waits: usize,
+    /// Nanoseconds the host spent blocked in those waits (the rest of a step's time is the
+    /// host's own: building the graph and recording it).
+    pub wait_ns: u64,
+}
 
-/// `(dispatches, barriers, submits)` since start.
-pub fn stats() -> (usize, usize, usize) {
+static STATS: Mutex<QueueStats> = Mutex::new(QueueStats { dispatches: 0, barriers: 0, submits: 0, waits: 0, wait_ns: 0 });
+
+/// The counters since start.
+pub fn stats() -> QueueStats {
     *crate::lock(&STATS)
 }
 
@@ -54,7 +83,8 @@ pub(crate) fn init(ctx: &'static Context) -> Result<()> {
         .flags(vk::CommandPoolCreateFlags::RESET_COMMAND_BUFFER);
     // SAFETY: valid create info.
     let pool = unsafe { ctx.device.create_command_pool(&pci, None) }.map_err(|r| vk_err(OP, "vkCreateCommandPool", r))?;
-    let threshold = std::env::var("MLX_ARM_VULKAN_BATCH").ok().and_then(|v| v.parse().ok()).filter(|&n| n > 0).unwrap_or(64);
+    let timeout_s: u64 = std::env::var("MLX_ARM_VULKAN_TIMEOUT").ok().and_then(|v| v.parse().ok()).filter(|&n| n > 0).unwrap_or(600);
+    let cap = std::env::var("MLX_ARM_VULKAN_BATCH").ok().and_then(|v| v.parse().ok()).filter(|&n| n > 0).unwrap_or(DEFAULT_CAP);
     let rec = Recorder {
         ctx,
         pool,
@@ -64,7 +94,9 @@ pub(crate) fn init(ctx: &'static Context) -> Result<()> {
         read: HashSet::new(),
         keep: Vec::new(),
         in_flight: Vec::new(),
-        threshold,
+        limit: FIRST_BATCH.min(cap),
+        cap,
+        timeout_ns: timeout_s.saturating_mul(1_000_000_000),
     };
     let _ = RECORDER.set(Mutex::new(rec));
     Ok(())
@@ -141,7 +173,7 @@ impl Recorder {
             unsafe { self.ctx.device.cmd_pipeline_barrier(cb, stages, stages, vk::DependencyFlags::empty(), &[mb], &[], &[]) };
             self.written.clear();
             self.read.clear();
-            crate::lock(&STATS).1 += 1;
+            crate::lock(&STATS).barriers += 1;
         }
         for m in reads {
             self.read.insert(m.buffer);
@@ -157,9 +189,10 @@ impl Recorder {
     /// Counts one recorded dispatch (or copy) and submits the batch when it is full.
     pub fn recorded(&mut self) -> Result<()> {
         self.count += 1;
-        crate::lock(&STATS).0 += 1;
-        if self.count >= self.threshold {
+        crate::lock(&STATS).dispatches += 1;
+        if self.count >= self.limit {
             self.submit()?;
+            self.limit = (self.limit * 2).min(self.cap);
         }
         Ok(())
     }
@@ -173,6 +206,18 @@ impl Recorder {
         let region = [vk::BufferCopy::default().size(n as u64)];
         // SAFETY: both buffers hold at least n bytes.
         unsafe { self.ctx.device.cmd_copy_buffer(cb, src.buffer, dst.buffer, &region) };
+        self.recorded()
+    }
+
+    /// Records copies of byte `regions` (source offset, destination offset, length) from
+    /// `src` to `dst`, as one command.
+    pub fn copy_regions(&mut self, src: &Arc<VkMemory>, dst: &Arc<VkMemory>, regions: &[vk::BufferCopy]) -> Result<()> {
+        if regions.is_empty() {
+            return Ok(());
+        }
+        let cb = self.access(&[src], &[dst])?;
+        // SAFETY: the caller checked every region against both buffers' sizes.
+        unsafe { self.ctx.device.cmd_copy_buffer(cb, src.buffer, dst.buffer, regions) };
         self.recorded()
     }
 
@@ -214,7 +259,7 @@ impl Recorder {
         match result {
             Ok(fence) => {
                 self.in_flight.push(Batch { fence, cb, _keep: keep });
-                crate::lock(&STATS).2 += 1;
+                crate::lock(&STATS).submits += 1;
                 self.reclaim(false)
             }
             Err(e) => {
@@ -233,9 +278,18 @@ impl Recorder {
             let f = self.in_flight[i].fence;
             // SAFETY: a live fence of this device.
             let done = if wait {
-                // A lost device or a hung queue ends in an error, not a hang: 60 s at most.
-                match unsafe { d.wait_for_fences(&[f], true, 60_000_000_000) } {
+                // A lost device ends the wait at once (VK_ERROR_DEVICE_LOST); a hung queue after
+                // `self.timeout_ns` (a batch holds up to `cap` dispatches, which a CPU driver
+                // such as lavapipe can take tens of seconds to run).
+                match unsafe { d.wait_for_fences(&[f], true, self.timeout_ns) } {
                     Ok(()) => true,
+                    Err(vk::Result::TIMEOUT) => {
+                        let secs = self.timeout_ns / 1_000_000_000;
+                        let msg = format!("The GPU did not finish its work within {secs} s (MLX_ARM_VULKAN_TIMEOUT): the device hangs.");
+                        // The batch may still run: keep it (and the memory it uses).
+                        err = Some(Error::runtime(OP, msg));
+                        break;
+                    }
                     Err(r) => {
                         err = Some(vk_err(OP, "waiting for the GPU", r));
                         true
@@ -260,6 +314,15 @@ impl Recorder {
     /// Submits what is open and waits for everything.
     pub fn finish(&mut self) -> Result<()> {
         self.submit()?;
-        self.reclaim(true)
+        self.limit = FIRST_BATCH.min(self.cap);
+        if self.in_flight.is_empty() {
+            return Ok(());
+        }
+        let t = std::time::Instant::now();
+        let done = self.reclaim(true);
+        let mut st = crate::lock(&STATS);
+        st.waits += 1;
+        st.wait_ns += t.elapsed().as_nanos() as u64;
+        done
     }
 }

@@ -212,6 +212,27 @@ fn cases() -> Vec<Case> {
         case!("ggml_matmul q4_1 vs CPU's Q8 activations", &[&[4, 576], &[40, 576]], (-1.0, 1.0), true, bound 1e-2, |x| {
             ggml_mm(x, GgmlType::Q4_1, false)
         }),
+        // argmax / argmin (greedy decoding reads back only the index): first index on ties, the
+        // first NaN wins (MLX's rule), any axis of a strided view, a vocabulary-sized row.
+        case!("argmax last axis", V, (-2.0, 2.0), true, |x| ops::argmax(&x[0], Some(-1), false)),
+        case!("argmin axis 1 of a transposed view", V, (-2.0, 2.0), true, |x| ops::argmin(&ops::transpose(&x[0], None)?, Some(1), true)),
+        case!("argmax with ties (first wins)", &[&[4, 300]], (-2.0, 2.0), true, |x| ops::argmax(&ops::floor(&x[0])?, Some(-1), false)),
+        case!("argmin with ties (first wins)", &[&[4, 300]], (-2.0, 2.0), true, |x| ops::argmin(&ops::floor(&x[0])?, Some(0), false)),
+        case!("argmax with NaNs (first NaN wins)", &[&[6, 40]], (-1.0, 1.0), true, |x| {
+            let nan = ops::where_(&ops::greater(&x[0], &Array::scalar(0.9f32)?)?, &Array::scalar(f32::NAN)?, &x[0])?;
+            ops::argmax(&ops::astype(&nan, x[0].dtype())?, Some(-1), false)
+        }),
+        case!("argmax over a 49152-wide row", &[&[2, 49152]], (-4.0, 4.0), true, |x| ops::argmax(&x[0], Some(-1), false)),
+        // The embedding lookup of a GGUF model: `take` of whole block rows (host token ids,
+        // negative ones from the end, repeats) and ggml_dequantize of those rows, both on the GPU.
+        case!("ggml_dequantize q8_0", &[&[5, 576]], (-1.0, 1.0), true, |x| ggml_rows(x, GgmlType::Q8_0, None)),
+        case!("ggml_dequantize q4_0", &[&[3, 64]], (-1.0, 1.0), true, |x| ggml_rows(x, GgmlType::Q4_0, None)),
+        case!("ggml_dequantize q4_1", &[&[3, 96]], (-1.0, 1.0), true, |x| ggml_rows(x, GgmlType::Q4_1, None)),
+        case!("ggml_dequantize q4_K", &[&[2, 512]], (-1.0, 1.0), true, |x| ggml_rows(x, GgmlType::Q4_K, None)),
+        case!("ggml_dequantize q6_K", &[&[2, 512]], (-1.0, 1.0), true, |x| ggml_rows(x, GgmlType::Q6_K, None)),
+        case!("take q8_0 rows + ggml_dequantize", &[&[40, 576]], (-1.0, 1.0), true, |x| ggml_rows(x, GgmlType::Q8_0, Some(&[7, 0, -1, 7, 39]))),
+        case!("take q4_1 rows + ggml_dequantize", &[&[9, 64]], (-1.0, 1.0), true, |x| ggml_rows(x, GgmlType::Q4_1, Some(&[8, 2]))),
+        case!("take float rows", &[&[6, 3, 5]], (-1.0, 1.0), true, |x| ops::take(&x[0], &Array::from_slice(&[5i32, -6, 2], &[3, 1])?, Some(0))),
         case!("ggml_matmul q5_0 (CPU fallback)", &[&[2, 64], &[7, 64]], (-1.0, 1.0), false, |x| ggml_mm(x, GgmlType::Q5_0, false)),
         case!("quantized_matmul 3-bit (CPU fallback)", &[&[2, 128], &[9, 128]], (-1.0, 1.0), false, |x| qmm(x, 64, 3)),
         // No GPU kernel: runs on the CPU behind a counted transfer, and must still agree.
@@ -235,6 +256,18 @@ fn ggml_mm(x: &[Array], ty: GgmlType, t: bool) -> Result<Array> {
     let k = x[1].shape()[1];
     let a = if t { ops::transpose(&x[0], None)? } else { x[0].clone() };
     ops::ggml_matmul(&a, &ops::ggml_quantize(&x[1], ty)?, ty, k)
+}
+
+/// `x[0]` quantized to GGUF blocks of type `ty` (on the CPU: no GPU kernel), the rows `ids`
+/// taken (all when `None`), then dequantized: the embedding lookup of a GGUF model.
+fn ggml_rows(x: &[Array], ty: GgmlType, ids: Option<&[i32]>) -> Result<Array> {
+    let k = x[0].shape()[1];
+    let blocks = ops::ggml_quantize(&x[0], ty)?;
+    let rows = match ids {
+        Some(ids) => ops::take(&blocks, &Array::from_slice(ids, &[ids.len()])?, Some(0))?,
+        None => blocks,
+    };
+    ops::ggml_dequantize(&rows, ty, k)
 }
 
 /// The same product in float32 with `W` dequantized whole: the math ggml_matmul.comp promises.
@@ -296,10 +329,10 @@ pub fn check_all() {
     for case in cases() {
         for &(dt, tol) in &dtypes {
             let want = run(&case, case.oracle.unwrap_or(case.build), dt, Device::CPU);
-            let before = vkb::queue_stats().0;
+            let before = vkb::queue_stats().dispatches;
             buffer::reset_transfer_stats();
             let got = run(&case, case.build, dt, Device::GPU);
-            let dispatched = vkb::queue_stats().0 - before;
+            let dispatched = vkb::queue_stats().dispatches - before;
             let reads_before_ask = buffer::transfer_stats().device_to_host;
             assert_eq!(got.shape(), want.shape(), "{} {dt}", case.name);
             assert_eq!(got.dtype(), want.dtype(), "{} {dt}", case.name);
