@@ -200,12 +200,15 @@ def _g_reduce(g, op):
     return [x], kw
 
 
+def _axis_kw(g, x):
+    """{"axis": a} for a drawn axis of x, or {} when the draw is None."""
+    ax = g.axis(len(x.shape))
+    return {} if ax is None else {"axis": ax}
+
+
 def _g_scan(g, op):
     x = g.arr()
-    kw = {}
-    ax = g.axis(len(x.shape))
-    if ax is not None:
-        kw["axis"] = ax
+    kw = _axis_kw(g, x)
     if g.r.random() < 0.3:
         kw["reverse"] = g.r.random() < 0.5
     if g.r.random() < 0.3:
@@ -303,10 +306,7 @@ def _g_tile(g, op):
 
 def _g_repeat(g, op):
     x = g.arr()
-    kw = {}
-    ax = g.axis(len(x.shape))
-    if ax is not None:
-        kw["axis"] = ax
+    kw = _axis_kw(g, x)
     return [x, g.r.randint(0, 3)], kw
 
 
