@@ -12,13 +12,17 @@ pub const ABI_VERSION: c_int = 1;
 
 const VERSION_NUL: &str = concat!(env!("CARGO_PKG_VERSION"), "\0");
 
-/// `mlx_version`: this library's version ("0.1.0"), not the MLX version it mirrors.
+/// The MLX release whose API and behaviour this library matches (the oracle of its goldens).
+pub const MLX_VERSION: &str = "0.32.4";
+
+/// `mlx_version`: the MLX version the API matches, as mlx-c's `mlx_version` reports MLX's
+/// (this library's own version is `mlx_arm_version_string`).
 ///
 /// # Safety
 /// `str_` points to a valid handle.
 #[no_mangle]
 pub unsafe extern "C" fn mlx_version(str_: *mut mlx_string) -> c_int {
-    status("mlx_version", || handle::assign(str_, cstring(env!("CARGO_PKG_VERSION"))))
+    status("mlx_version", || handle::assign(str_, cstring(MLX_VERSION)))
 }
 
 /// `mlx_arm_version_string`: "MAJOR.MINOR.PATCH", static.

@@ -71,7 +71,7 @@ pub fn normalize_axis(axis: isize, ndim: usize, op: &'static str) -> Result<usiz
     let n = ndim as isize;
     let a = if axis < 0 { axis + n } else { axis };
     if a < 0 || a >= n {
-        return Err(Error::invalid(
+        return Err(Error::index(
             op,
             alloc::format!("Axis {axis} is out of bounds for array with {ndim} dimensions."),
         ));

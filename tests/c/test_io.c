@@ -4,6 +4,7 @@
  * give a non-zero status and one message. Scratch files go to the working directory. */
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "golden_support.h"
 #include "io_golden.h"
@@ -415,6 +416,24 @@ static void streams(mlx_stream s) {
   expect_entry("reader st c", arrays, "c", MLX_FLOAT16, s22, 2, io_c, 4);
   expect_string(meta, "note", "written by real MLX");
   mlx_io_reader_free(r);
+
+  /* a fixed-size memory stream: the file, then zero bytes up to the buffer's size (real MLX
+     0.32.4 ignores bytes after the last tensor, so this loads the same) */
+  mem_stream fixed = file_stream(DATA("mlx.safetensors"));
+  fixed.data = realloc(fixed.data, fixed.len + 64);
+  memset(fixed.data + fixed.len, 0, 64);
+  fixed.len += 64;
+  fixed.cap = fixed.len;
+  r = mlx_io_reader_new(&fixed, mem_vtable);
+  mlx_map_string_to_array fixed_arrays = mlx_map_string_to_array_new();
+  mlx_map_string_to_string fixed_meta = mlx_map_string_to_string_new();
+  CHECK_OK(mlx_load_safetensors_reader(&fixed_arrays, &fixed_meta, r, s));
+  expect_entry("fixed-size st a", fixed_arrays, "a", MLX_FLOAT32, s23, 2, io_a, 6);
+  expect_string(fixed_meta, "note", "written by real MLX");
+  mlx_io_reader_free(r);
+  mlx_map_string_to_array_free(fixed_arrays);
+  mlx_map_string_to_string_free(fixed_meta);
+  free(fixed.data);
 
   /* our writers, read back through our readers and compared with the file functions' bytes */
   mem_stream out = {0};

@@ -172,3 +172,140 @@ def test_sdpa_attention_sinks_match_real_mlx():
     with pytest.raises(ValueError, match="Type of sinks must promote to output type float16"):
         h = q.astype(mx.float16)
         mx.fast.scaled_dot_product_attention(h, k.astype(mx.float16), v.astype(mx.float16), scale=1.0, sinks=sinks)
+
+
+# --- issue 20 (branch difftest): values and classes checked against real MLX 0.32.4 ------------------
+
+
+def test_64bit_arrays_take_negative_python_ints_as_int64_bits():
+    u = mx.array([4], mx.uint64)
+    assert (u | -1).item() == 2**64 - 1 and (u | -1).dtype == mx.uint64
+    assert (u / -1).dtype == mx.float32 and np.isclose((u / -1).item(), 4 / (2**64 - 1), rtol=1e-6)
+    assert (mx.array([3], mx.int64) + -(2**63)).item() == -(2**63) + 3
+    with pytest.raises(ValueError):  # narrower types still check the range
+        mx.array([4], mx.uint32) + -1
+    with pytest.raises(RuntimeError):  # beyond int64 (MLX: std::bad_cast)
+        u + 2**63
+
+
+def test_roll_keyword_axis_unstack_tuple_cumsum_dtype():
+    x = np.arange(6).reshape(3, 2)
+    assert np.array_equal(mx.roll(mx.array(x), 2, axis=0), np.roll(x, 2, axis=0))
+    parts = mx.unstack(mx.array(x))
+    assert isinstance(parts, tuple) and [p.tolist() for p in parts] == x.tolist()
+    c = mx.cumsum(mx.array([100, 100], mx.int8), dtype=mx.int32)
+    assert c.dtype == mx.int32 and c.tolist() == [100, 200]  # cast first, then summed
+    assert mx.cumprod(mx.array([1.5, 2.5]), dtype=mx.int32).tolist() == [1, 2]
+
+
+def test_bitwise_error_classes():
+    f, i = mx.array([1.0]), mx.array([1, 2])
+    with pytest.raises(RuntimeError):
+        mx.bitwise_and(f, f)
+    with pytest.raises(RuntimeError):
+        mx.left_shift(i, 1.5)
+    with pytest.raises(RuntimeError):  # int16 with uint64 promotes to float32
+        mx.array([1], mx.int16) | mx.array([1], mx.uint64)
+    for op in (lambda: i & 1.5, lambda: f | i, lambda: i << f, lambda: i ^ 1j):
+        with pytest.raises(ValueError, match="Floating point types not allowed"):
+            op()
+    with pytest.raises(TypeError):  # MLX's array has no reflected bitwise operators
+        9 & i
+    assert (i & 3).tolist() == [1, 2]
+
+
+def test_pad_width_of_wrong_type_is_type_error():
+    x = mx.zeros((2, 3))
+    for w in ("x", (1.5, 1), [1, 2, 3], [1, 2]):
+        with pytest.raises(TypeError):
+            mx.pad(x, w)
+    assert mx.pad(x, (1, 2)).shape == (5, 6) and mx.pad(x, [(1,), (2,)]).shape == (4, 7)
+
+
+def test_where_condition_takes_no_part_in_promotion():
+    r = mx.where(mx.array([1.0, 0.0]), 0, mx.array([1, 2], mx.int64))
+    assert r.dtype == mx.int64 and r.tolist() == [0, 2]
+    r = mx.where(mx.array([[1, 0]], mx.int32), mx.array([[5, 6]], mx.uint8), 2)
+    assert r.dtype == mx.uint8 and r.tolist() == [[5, 2]]
+
+
+def test_full_dtype_is_a_hint_for_scalars_only():
+    assert mx.full([5], mx.array(1.5, mx.bfloat16), dtype=mx.float32).dtype == mx.bfloat16
+    assert mx.full([2], 1.5, dtype=mx.int32).dtype == mx.float32
+    assert mx.full([1], 3, dtype=mx.bool_).dtype == mx.int32
+    assert mx.full([1], 3.5, dtype=mx.complex64).dtype == mx.float32
+    assert mx.full([1], True, dtype=mx.uint8).tolist() == [1]
+    assert mx.full([1], 3, dtype=mx.float16).dtype == mx.float16
+    with pytest.raises(ValueError):
+        mx.full([1], 2**40, dtype=mx.int16)
+
+
+def test_index_into_array_with_size0_axis():
+    x = mx.zeros((4, 5, 3, 0), mx.int16)
+    r = x[-3, ::-2, mx.array([0, 2]), 0:0:2]
+    assert r.shape == (2, 3, 0) and r.dtype == mx.int16
+    assert x[1, 1:4, mx.array([0, 2, 1])].shape == (3, 3, 0)
+    y = np.arange(24).reshape(2, 3, 4)
+    assert mx.array(y)[-1, ::-2, mx.array([0, 3])].tolist() == y[-1, ::-2, [0, 3]].tolist()
+
+
+def test_complex_sqrt_keeps_small_imaginary_part():
+    z = np.array([30005.373 + 0.0638j, -30005.373 + 0.0638j, complex(-4, -0.0), 3 + 4j, 1e-3 - 7j], np.complex64)
+    got = np.array(mx.sqrt(mx.array(z)))
+    want = np.sqrt(z.astype(np.complex128))
+    assert np.allclose(got.real, want.real, rtol=1e-6) and np.allclose(got.imag, want.imag, rtol=1e-5, atol=0)
+    assert abs(got[0].imag - 1.8415824e-4) < 1e-9  # real MLX: 0.00018415824160911143
+    assert np.signbit(got[2].imag)  # -4-0j lies under the branch cut: -2j
+
+
+def test_safetensors_null_metadata_and_trailing_bytes(tmp_path):
+    # Exactly what real MLX 0.32.4's save_safetensors writes for {"x": arange(3)}, plus 13 bytes.
+    header = b'{"__metadata__":null,"x":{"data_offsets":[0,12],"dtype":"I32","shape":[3]}}'
+    data = np.arange(3, dtype=np.int32).tobytes()
+    p = tmp_path / "t.safetensors"
+    p.write_bytes(len(header).to_bytes(8, "little") + header + data + b"\0" * 13)
+    got = mx.load(str(p))
+    assert list(got) == ["x"] and got["x"].tolist() == [0, 1, 2]
+
+
+def test_new_stream_belongs_to_its_thread():
+    import threading
+
+    s = mx.new_stream(mx.cpu)
+    u = mx.new_thread_unsafe_stream(mx.cpu)
+    out = {}
+
+    def worker():
+        try:
+            mx.add(mx.array(1), 2, stream=s)
+            out["s"] = "ran"
+        except RuntimeError as e:
+            out["s"] = str(e)
+        out["u"] = mx.add(mx.array(1), 2, stream=u).item()
+
+    t = threading.Thread(target=worker)
+    t.start()
+    t.join()
+    assert "in current thread" in out["s"] and out["u"] == 3
+    assert mx.add(mx.array(1), 2, stream=s).item() == 3
+
+
+def test_axis_errors_and_complex_nan_to_num():
+    with pytest.raises(IndexError):
+        mx.swapaxes(mx.zeros((3, 1)), 1, 2)
+    with pytest.raises(IndexError):
+        mx.roll(mx.zeros((3,)), 1, axis=-2)
+    with pytest.raises(IndexError):  # a 0-d array has no axis 0 (axis=None flattens first)
+        mx.repeat(mx.array(1), 1, axis=0)
+    assert mx.repeat(mx.array(1), 2).tolist() == [1, 1]
+    with pytest.raises(ValueError):
+        mx.nan_to_num(mx.array([1j]))
+
+
+def test_half_cummin_propagates_nan_like_float32():
+    # Real MLX 0.32.4 gives 0 where the NaN goes for float16/bfloat16 (its float32 propagates NaN);
+    # ours propagates NaN at every width (docs/COMPAT.md, rule half_scan_nan).
+    v = np.array([3.0, np.nan, 1.0, 2.0], np.float32)
+    for dt in (mx.float16, mx.bfloat16, mx.float32):
+        got = np.array(mx.cummin(mx.array(v).astype(dt)).astype(mx.float32))
+        assert np.array_equal(got, np.minimum.accumulate(v), equal_nan=True), dt

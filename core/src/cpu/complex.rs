@@ -43,11 +43,24 @@ pub fn log(z: C) -> C {
 }
 /// √z
 pub fn sqrt(z: C) -> C {
-    let m = abs(z);
-    let re = Float::sqrt((m + z.re) * 0.5);
-    let im = Float::sqrt((m - z.re) * 0.5);
+    if z.im.is_infinite() {
+        return C::new(f32::INFINITY, z.im);
+    }
+    if z.re == 0.0 && z.im == 0.0 {
+        return C::new(0.0, z.im);
+    }
+    // The larger part is √((|z| + |re|)/2); the smaller one is im/(2·that). Taking it as
+    // √((|z| - |re|)/2) instead subtracts two nearly equal numbers and loses every digit when
+    // |im| ≪ |re| (√(30005.373+0.0638i) has imaginary part 1.84e-4, not 0).
+    let t = Float::sqrt((abs(z) + libm::fabsf(z.re)) * 0.5);
+    let small = libm::fabsf(z.im) / (2.0 * t);
     // The sign of a zero imaginary part picks the side of the branch cut (C99 csqrt).
-    C::new(re, if z.im.is_sign_negative() { -im } else { im })
+    let sign = |v: f32| if z.im.is_sign_negative() { -v } else { v };
+    if z.re >= 0.0 {
+        C::new(t, sign(small))
+    } else {
+        C::new(small, sign(t))
+    }
 }
 /// sin z
 pub fn sin(z: C) -> C {

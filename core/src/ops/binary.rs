@@ -93,7 +93,11 @@ pub fn binary_dtypes(op: BinaryOp, a: DType, b: DType) -> Result<(DType, DType)>
         BinaryKind::Logical => (DType::Bool, DType::Bool),
         BinaryKind::Bitwise => {
             if !matches!(t.kind(), Kind::Signed | Kind::Unsigned | Kind::Bool) {
-                return Err(Error::invalid(op.name(), "Bitwise operations are only allowed on integer types."));
+                // A RuntimeError in MLX (std::runtime_error), unlike most argument errors.
+                return Err(Error::runtime(
+                    op.name(),
+                    alloc::format!("Only allowed on integer or boolean types but got types {} and {}.", a.name(), b.name()),
+                ));
             }
             // Shifts of bools compute in uint8, as MLX does.
             let t = if t == DType::Bool && matches!(op, BinaryOp::LeftShift | BinaryOp::RightShift) { DType::Uint8 } else { t };

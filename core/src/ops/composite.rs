@@ -74,6 +74,10 @@ pub fn nan_to_num(a: &Array, nan: f64, posinf: Option<f64>, neginf: Option<f64>)
     if !a.dtype().is_inexact() {
         return Ok(a.clone());
     }
+    if a.dtype() == DType::Complex64 {
+        // MLX 0.32.4 refuses complex input (a ValueError), rather than cleaning each part.
+        return Err(Error::invalid("nan_to_num", "Does not yet support given type: complex64."));
+    }
     let info = finfo(a.dtype())?;
     let k = |v: f64| Array::from_value(Value::F(v), a.dtype());
     let out = where_(&isnan(a)?, &k(nan)?, a)?;

@@ -9,7 +9,8 @@
 extern "C" {
 #endif
 
-/** This library's version ("0.1.0"; see mlx_arm.h for numeric macros). */
+/** The MLX version this API matches ("0.32.4"), as mlx-c reports MLX's; mlx-arm's own version
+ * is mlx_arm_version_string() (see mlx_arm.h for numeric macros). */
 int mlx_version(mlx_string* str_);
 
 #ifdef __cplusplus

@@ -15,7 +15,7 @@ import sys as _sys
 import types as _types
 
 from . import _binder, _composite, _dtypes, _extra, _names, _operators, _random  # noqa: F401  (_operators installs array operators)
-from ._array import _ARR_PTR, _Ctx, ArrayIterator, ArrayLike, array, to_array, wrap
+from ._array import _ARR_PTR, _Ctx, ArrayIterator, ArrayLike, array, hinted_scalar as _hinted_scalar, to_array, wrap
 from ._device import (Device, DeviceType, Stream, StreamContext, async_eval, clear_cache,
                       clear_streams, cpu, default_device, default_stream, device_count, eval,
                       get_active_memory, get_cache_memory, get_memory_limit, get_peak_memory, gpu,
@@ -193,10 +193,12 @@ def linspace(start, stop, num=50, endpoint=True, dtype=float32, stream=None):
 
 
 def full(shape, vals, dtype=None, *, stream=None):
-    # A Python scalar becomes `dtype` directly, so float64 keeps every digit of a Python float.
-    v = to_array(vals, dtype) if dtype is not None and type(vals) is float else to_array(vals)
+    # As MLX 0.32.4, `dtype` is only a hint for a Python scalar (see hinted_scalar): an array
+    # keeps its own dtype and `full([2], 1.5, dtype=mx.int32)` is float32.
+    v = None if dtype is None else _hinted_scalar(vals, dtype)
+    v = to_array(vals) if v is None else v
     sh, n = _shape_arg(shape)
-    return _op("mlx_full", sh, n, v._p[0], (dtype or v.dtype).code, _stream(stream))
+    return _op("mlx_full", sh, n, v._p[0], v.dtype.code, _stream(stream))
 
 
 def full_like(a, vals, dtype=None, *, stream=None):

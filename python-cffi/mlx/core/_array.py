@@ -139,16 +139,43 @@ def _weak_scalar(v, dtype, t):
     if t is bool:
         return wrap_value(lib.mlx_array_new_bool(v))
     if t is int:
-        if dtype.code in _INT_RANGE:
-            lo, hi = _INT_RANGE[dtype.code]
-            if not lo <= v <= hi:
-                raise ValueError(f"Converting {v} to {dtype.name} would result in overflow.")
-            return scalar(v, dtype)
-        if dtype.code == 0:
-            return _py_int(v)
-        return scalar(v, dtype)
+        return _int_scalar(v, dtype)
     if t is float:
         return scalar(v, dtype if D.is_inexact(dtype) else D.float32)
+    if t is complex:
+        return scalar(v, D.complex64)
+    return None
+
+
+def _int_scalar(v, dtype):
+    """A Python int next to an array of ``dtype``. Like MLX, the int is first read as an int64
+    (RuntimeError beyond that); a type narrower than 64 bits must hold it (ValueError), while the
+    64-bit types take its int64 bits as they are: ``uint64 array | -1`` has every bit set."""
+    if not _I64[0] <= v <= _I64[1]:
+        raise RuntimeError(f"Python int {v} does not fit in int64")
+    if dtype.code in _INT_RANGE:
+        if dtype.size == 8:
+            return scalar(v % (1 << 64) if dtype.code == D.uint64.code else v, dtype)
+        lo, hi = _INT_RANGE[dtype.code]
+        if not lo <= v <= hi:
+            raise ValueError(f"Converting {v} to {dtype.name} would result in overflow.")
+        return scalar(v, dtype)
+    if dtype.code == 0:
+        return _py_int(v)
+    return scalar(v, dtype)
+
+
+def hinted_scalar(v, dtype):
+    """MLX's conversion of a Python scalar given a dtype *hint* (``mx.full``'s ``vals``): a bool
+    takes the hint; an int takes it unless it is bool (then int32); a float takes it only when it
+    is a real floating type (else float32); a complex is always complex64. None for non-scalars."""
+    t = type(v)
+    if t is bool:
+        return scalar(v, dtype)
+    if t is int:
+        return _int_scalar(v, D.int32 if dtype.code == 0 else dtype)
+    if t is float:
+        return scalar(v, dtype if D.is_inexact(dtype) and dtype.code != D.complex64.code else D.float32)
     if t is complex:
         return scalar(v, D.complex64)
     return None

@@ -252,6 +252,18 @@ def _vector_to_list(v):
         lib.mlx_vector_array_free(v)
 
 
+# Ops whose `dtype` argument casts the input before the op (real MLX 0.32.4's Python binding).
+_DTYPE_CASTS_INPUT = frozenset({"cumsum", "cumprod"})
+
+# Ops whose list of arrays real MLX 0.32.4 returns as a tuple (the others return a list).
+_TUPLE_VECTORS = frozenset({"unstack"})
+
+
+def _vector_result(pyname, v):
+    out = _vector_to_list(v)
+    return tuple(out) if pyname in _TUPLE_VECTORS else out
+
+
 def _is_array_type(t):
     return "array" in t or "scalar" in t
 
@@ -272,8 +284,10 @@ class Op:
             else:
                 by.setdefault("none", v)
         self.by = by
-        # Array-like parameters that combine with weak typing (binary ops, where's x/y).
-        self.weak = [p["name"] for p in sig.params if p["kind"] in ("posonly", "pos") and "scalar" in p.get("type", "")]
+        # Array-like parameters that combine with weak typing (binary ops, where's x/y: MLX
+        # converts where's condition on its own, so it takes no part in the promotion).
+        self.weak = [p["name"] for p in sig.params
+                     if p["kind"] in ("posonly", "pos") and "scalar" in p.get("type", "") and p["name"] != "condition"]
         if len(self.weak) < 2:
             self.weak = []
         # Without an axis parameter the variant never depends on the arguments: chosen once.
@@ -375,6 +389,9 @@ class Op:
 
     def run(self, b):
         """The call for bound arguments ``b`` ({parameter name: value}, defaults filled in)."""
+        if self.pyname in _DTYPE_CASTS_INPUT and b.get("dtype") is not None:
+            # MLX's cumsum/cumprod(dtype=...) cast the input first; the C op has no dtype argument.
+            b = dict(b, a=to_array(b["a"]).astype(b["dtype"]), dtype=None)
         v = self.fixed
         if v is None:
             v, b = self.choose(b)
@@ -405,7 +422,7 @@ class Op:
             return a
         outs = [_newp(_ARR_PTR) if kind == "array" else _newp(_VAR_ARRAY_PTR) for kind in v.outs]
         check(v.fn(*outs, *cargs))
-        res = [wrap(o) if k == "array" else _vector_to_list(o[0]) for o, k in zip(outs, v.outs)]
+        res = [wrap(o) if k == "array" else _vector_result(self.pyname, o[0]) for o, k in zip(outs, v.outs)]
         return res[0] if len(res) == 1 else tuple(res)
 
 

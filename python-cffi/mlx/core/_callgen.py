@@ -117,6 +117,8 @@ def _axis_dispatch(op, names, used):
 def compile_op(op):
     """``mx.<name>`` for ``op`` (a ``_binder.Op``) as a compiled function, or None (use the
     generic wrapper)."""
+    if op.pyname in B._DTYPE_CASTS_INPUT:
+        return None  # Op.run casts the input for their `dtype` argument
     params = [dict(p, _missing=op.sig.defaults[p["name"]] is B._MISSING) for p in op.sig.params]
     plist = _param_list(params)
     if plist is None:

@@ -60,6 +60,7 @@ class Stream:
     def __init__(self, device, index=0, _handle=None):
         self.device, self.index = _as_device(device), index
         self._h = _handle
+        self._owner = None  # the thread of an mx.new_stream stream (None: any thread)
 
     def __repr__(self):
         return f"Stream({self.device!r}, {self.index})"
@@ -71,6 +72,9 @@ class Stream:
         return hash((self.device, self.index))
 
     def _stream_handle(self):
+        if self._owner is not None and self._owner != threading.get_ident():
+            # As MLX 0.32.4: mx.new_stream's streams are thread-local (new_thread_unsafe_stream's are not).
+            raise RuntimeError(f"There is no {self!r} in current thread.")
         if self._h is None:
             if self.device.type != DeviceType.cpu:
                 raise ValueError("[stream] No GPU backend is available in this build of mlx-arm.")
@@ -101,14 +105,20 @@ def _wrap_stream(h):
 
 def new_stream(device):
     """A new stream on ``device``."""
+    s = _new_any_thread_stream(device)
+    s._owner = threading.get_ident()
+    return s
+
+
+def _new_any_thread_stream(device):
     d = _as_device(device)._c()
     return _wrap_stream(lib.mlx_stream_new_device(d[0]))
 
 
 def new_thread_unsafe_stream(device):
-    """A new stream on ``device`` that any thread may use. Every mlx-arm stream can be used
-    from any thread (work is recorded per call, evaluated in order), so this is ``new_stream``."""
-    return new_stream(device)
+    """A new stream on ``device`` that any thread may use (work is recorded per call and
+    evaluated in order); ``new_stream``'s belong to the thread that made them, as in MLX."""
+    return _new_any_thread_stream(device)
 
 
 class ThreadLocalStream:

@@ -200,7 +200,12 @@ def positions(shape, items):
             const += val * stride
         elif kind == "slice":
             b, s, ln, at = val
-            r = _arange(b * stride, b * stride + ln * s * stride, s * stride, pdt) if ln else _arange(0, 0, 1, pdt)
+            if ln and stride:
+                r = _arange(b * stride, b * stride + ln * s * stride, s * stride, pdt)
+            else:
+                # An array with a size-0 axis has stride 0 on the others: every position is 0
+                # (and arange cannot step by 0).
+                r = _binop(lib.mlx_multiply, _arange(0, ln, 1, pdt), to_array(0, pdt))
             sh = [1] * rank
             sh[at] = ln
             pos = _binop(lib.mlx_add, pos, _reshape(r, sh))
@@ -225,6 +230,10 @@ def getitem_general(a, items):
     """``a[items]`` through positions (several integer arrays)."""
     pos = positions(a.shape, items)
     flat = _flat(a)  # named: a temporary's handle would be freed before the call
+    if pos.size == 0:
+        # Nothing is read: an empty result of the index's shape, also when `a` itself is empty
+        # (where take would refuse every position).
+        return _reshape(_c(lib.mlx_astype, flat._p[0], a.dtype.code, _Ctx.stream)[0:0], list(pos.shape))
     return _c(lib.mlx_take, flat._p[0], pos._p[0], _Ctx.stream)
 
 

@@ -80,27 +80,38 @@ def lu(a, /, *, stream=None):
     return tuple(_vector_list("mlx_linalg_lu", a._p[0], stream_handle(stream)))
 
 
+def _pad_width_type_error():
+    # A TypeError, as MLX's binding raises for a pad_width of any other shape or type.
+    return TypeError("pad(): pad_width must be an int, a tuple of one or two ints or a list of pairs of ints")
+
+
 def _pad_pairs(pad_width, ndim):
     """numpy/MLX ``pad_width`` → one (low, high) pair per axis."""
     def ints(x):
         if isinstance(x, bool) or not isinstance(x, int):
-            raise ValueError("[pad] pad_width must be an int, a pair of ints or a list of pairs of ints")
+            raise _pad_width_type_error()
         return x
 
     if isinstance(pad_width, int) and not isinstance(pad_width, bool):
         return [(pad_width, pad_width)] * ndim
+    if not isinstance(pad_width, (tuple, list)):  # MLX's binding takes no other type (a str too)
+        raise _pad_width_type_error()
     pw = list(pad_width)
+    if isinstance(pad_width, list) and not all(isinstance(p, (tuple, list)) for p in pw):
+        raise _pad_width_type_error()  # ints alone come as a tuple: MLX takes no list of ints
     if len(pw) == 1 and not isinstance(pw[0], (tuple, list)):
         return [(ints(pw[0]), ints(pw[0]))] * ndim
     if len(pw) == 2 and all(not isinstance(x, (tuple, list)) for x in pw):
         return [(ints(pw[0]), ints(pw[1]))] * ndim
     out = []
     for p in pw:
-        p = list(p) if isinstance(p, (tuple, list)) else [p]
+        if not isinstance(p, (tuple, list)):
+            raise _pad_width_type_error()
+        p = list(p)
         if len(p) == 1:
             p = p * 2
         if len(p) != 2:
-            raise ValueError("[pad] pad_width must contain pairs of ints")
+            raise _pad_width_type_error()
         out.append((ints(p[0]), ints(p[1])))
     if len(out) == 1:
         out = out * ndim

@@ -48,8 +48,19 @@ def _unsupported(cfn_name, other):
     return NotImplemented
 
 
+_BITWISE = frozenset({"mlx_bitwise_and", "mlx_bitwise_or", "mlx_bitwise_xor", "mlx_left_shift", "mlx_right_shift"})
+
+
+def _no_float_bitwise(cfn_name, a, b):
+    """MLX's operators refuse inexact operands of a bitwise op before the op is called (ValueError;
+    mx.bitwise_and & co. leave it to the op, which raises RuntimeError)."""
+    if D.is_inexact(a.dtype) or D.is_inexact(b.dtype):
+        raise ValueError(f"Floating point types not allowed with {_DESC[cfn_name]}.")
+
+
 def _binary(cfn_name):
     cfn = getattr(lib, cfn_name)
+    bitwise = cfn_name in _BITWISE
 
     def op(self, other):
         # Fast paths first (this is the hottest code of the package): an array operand, or a
@@ -67,6 +78,8 @@ def _binary(cfn_name):
             o = _operand(self, other)
         if o is None:
             return _unsupported(cfn_name, other)
+        if bitwise:
+            _no_float_bitwise(cfn_name, self, o)
         p = _newp(_ARR_PTR)
         if cfn(p, h, o._p[0], _Ctx.stream):
             raise error()
@@ -104,7 +117,8 @@ _BIN = {
 for _name, _c in _BIN.items():
     _op, _rop, _iop = _binary(_c)
     setattr(array, f"__{_name}__", _op)
-    setattr(array, f"__r{_name}__", _rop)
+    if _c not in _BITWISE:  # MLX's array has no reflected bitwise operators: `9 & a` is a TypeError
+        setattr(array, f"__r{_name}__", _rop)
     setattr(array, f"__i{_name}__", _iop)
 
 for _name, _c in {"eq": "mlx_equal", "ne": "mlx_not_equal", "lt": "mlx_less", "le": "mlx_less_equal",

@@ -131,7 +131,7 @@ def slice_update(a, update, start_indices, axes, *, stream=None):
     return _res("mlx_slice_update_dynamic", a._p[0], u._p[0], st._p[0], ax, na, stream_handle(stream))
 
 
-def roll(a, shift, axis=None, /, *, stream=None):
+def roll(a, shift, /, axis=None, *, stream=None):
     """MLX's roll: with no axis the shifts add up over the flattened array; an int shift
     applies to every axis of a tuple; a tuple of shifts with an int axis adds up there."""
     a = to_array(a)

@@ -193,9 +193,7 @@ pub fn repeat(a: &Array, repeats: isize, axis: Option<isize>) -> Result<Array> {
     let Some(axis) = axis else {
         return repeat(&flatten(a, 0, -1)?, repeats, Some(0));
     };
-    if a.ndim() == 0 {
-        return repeat(&reshape(a, &[1])?, repeats, Some(0));
-    }
+    // A 0-d array has no axis to repeat along: IndexError, as MLX 0.32.4 (axis=None flattens first).
     let ax = normalize_axis(axis, a.ndim(), OP)?;
     let x = expand_dims(a, &[ax as isize + 1])?;
     let mut b = x.shape().to_vec();
