@@ -44,6 +44,7 @@ impl_handle! {
     mlx_io_reader => crate::io_types::Stream;
     mlx_io_writer => crate::io_types::Stream;
     mlx_io_gguf => crate::io_types::Gguf;
+    mlx_node_namer => crate::graph_utils::Namer;
     mlx_closure => crate::closure::ClosureFn;
     mlx_closure_kwargs => crate::closure::KwargsFn;
     mlx_closure_value_and_grad => crate::closure::ValueAndGradFn;

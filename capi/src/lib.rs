@@ -40,6 +40,7 @@ mod format;
 // generator (a unit test) from rewriting it; `cargo build` compiles it.
 #[cfg(not(test))]
 mod generated_ops;
+pub mod graph_utils;
 pub mod handle;
 mod host;
 #[cfg(feature = "std")]

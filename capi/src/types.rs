@@ -33,6 +33,7 @@ handles! {
     mlx_io_reader, "mlx_io_reader";
     mlx_io_writer, "mlx_io_writer";
     mlx_io_gguf, "mlx_io_gguf";
+    mlx_node_namer, "mlx_node_namer";
     mlx_closure, "mlx_closure";
     mlx_closure_kwargs, "mlx_closure_kwargs";
     mlx_closure_value_and_grad, "mlx_closure_value_and_grad";

@@ -27,6 +27,7 @@ pub mod device;
 pub mod dtype;
 pub mod element;
 pub mod eval;
+pub mod graph_utils;
 pub mod ops;
 pub mod parallel;
 pub mod primitive;

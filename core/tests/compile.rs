@@ -223,3 +223,48 @@ fn fused_nodes_differentiate_as_their_ops() {
     let bad = Arc::new(FusedOp { n_inputs: 1, steps: vec![Step { prim: Primitive::Select, args: vec![5], dtype: DType::Float32 }] });
     assert!(FusedOp::record(&bad, vec![arr(&[2], 33)]).and_then(|a| a.eval()).is_err());
 }
+
+/// Every dtype the fused steps take: arithmetic, a comparison, `where` and a cast in one
+/// chain, over several blocks (the widest dtype's blocks are the smallest), with a broadcast
+/// row operand.
+#[test]
+fn every_dtype_fuses_and_matches() {
+    use DType::*;
+    let f = fun(|x| {
+        let t = ops::add(&x[0], &x[1])?;
+        let t = ops::multiply(&t, &x[0])?;
+        let t = ops::maximum(&t, &x[1])?;
+        let m = ops::greater(&t, &x[0])?;
+        let w = ops::where_(&m, &t, &x[1])?;
+        Ok(vec![w.clone(), ops::astype(&ops::abs(&w)?, Float32)?])
+    });
+    for d in [Bool, Uint8, Uint16, Uint32, Uint64, Int8, Int16, Int32, Int64, Float16, Bfloat16, Float32, Float64, Complex64] {
+        let x = ops::astype(&ops::multiply(&arr(&[70, 300], 20), &Array::scalar(3.0f32).unwrap()).unwrap(), d).unwrap();
+        let y = ops::astype(&ops::multiply(&arr(&[300], 21), &Array::scalar(3.0f32).unwrap()).unwrap(), d).unwrap();
+        let name = format!("{d}");
+        let (_, steps) = check_same(&name, &f, &[x, y]);
+        assert_eq!(steps[0], Some(5), "{name}: the chain is one fused node");
+        // abs and astype fuse, unless the astype is a no-op (abs already gives float32).
+        let want = if matches!(d, Float32 | Complex64) { None } else { Some(2) };
+        assert_eq!(steps[1], want, "{name}: abs and astype");
+    }
+}
+
+/// Registers read twice by one step, read again steps later, and dying at different steps
+/// (the kernel's block buffers are reused and steps run in place where a register dies),
+/// on a size that spreads over many blocks and threads and does not end on a block.
+#[test]
+fn register_reuse_matches() {
+    let f = fun(|x| {
+        let t1 = ops::exp(&ops::multiply(&x[0], &Array::scalar(0.5f32)?)?)?;
+        let t2 = ops::multiply(&t1, &t1)?; // t1 read twice
+        let t3 = ops::add(&t2, &t1)?; // t1's last read
+        let t4 = ops::sin(&t3)?;
+        let t5 = ops::subtract(&t4, &t2)?; // t2 read long after it was made
+        let t6 = ops::sigmoid(&ops::divide(&t5, &x[1])?)?;
+        Ok(vec![ops::multiply(&t6, &t6)?])
+    });
+    let n = 100_003;
+    let (_, steps) = check_same("reuse", &f, &[arr(&[n], 22), ops::add(&arr(&[n], 23), &Array::scalar(3.0f32).unwrap()).unwrap()]);
+    assert_eq!(steps[0], Some(9));
+}

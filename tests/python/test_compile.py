@@ -120,3 +120,43 @@ def test_module_argument_keeps_its_type():
     c = mx.compile(lambda m, v: m(v))
     assert np.array_equal(np.array(c(lin, x)), np.array(lin(x)))
     assert isinstance(lin.weight, mx.array) and lin.weight.shape == (2, 3)  # the caller's values are back
+
+
+def test_export_to_dot(tmp_path):
+    """mx.export_to_dot: keyword names name their arrays, the rest are A, B, ...; written to a
+    file object or a path (hand-written expectation of a*b + a)."""
+    import io
+
+    a, b = mx.array([1.0, 2.0]), mx.array([3.0, 4.0])
+    mx.eval(a, b)  # evaluated: graph sources
+    c = a * b + a
+    want = (
+        "digraph {\n"
+        '{ rank=source; "a"; }\n'
+        '{ rank=source; "b"; }\n'
+        '{ P0 [label="multiply", shape=rectangle]; }\n'
+        '"a" -> P0\n'
+        '"b" -> P0\n'
+        '{ "D"; }\n'  # three names are set: the next generated one is the 4th letter
+        'P0 -> "D"\n'
+        '{ P1 [label="add", shape=rectangle]; }\n'
+        '"D" -> P1\n'
+        '"a" -> P1\n'
+        '{ rank=sink; "out"; }\n'
+        'P1 -> "out"\n'
+        "}\n"
+    )
+    f = io.StringIO()
+    mx.export_to_dot(f, a=a, b=b, out=c)
+    assert f.getvalue() == want
+    p = tmp_path / "g.dot"
+    mx.export_to_dot(str(p), a=a, b=b, out=c)
+    assert p.read_text() == want
+    # Positional outputs in a tree; unnamed arrays get letters.
+    f = io.StringIO()
+    mx.export_to_dot(f, [c])
+    text = f.getvalue()
+    assert text.count("shape=rectangle") == 2 and text.count(" -> ") == 6
+    assert '{ rank=sink; "D"; }' in text
+    with pytest.raises(ValueError):
+        mx.export_to_dot(3, c)

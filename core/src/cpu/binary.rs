@@ -1,7 +1,8 @@
 //! Binary kernels and `select`. Inputs arrive cast to the compute dtype and broadcast to the
-//! output shape, so each kernel is a plain zip.
+//! output shape, so each kernel is a plain zip. Each is a slice kernel ([`Slice2`],
+//! [`Slice3`]) that the whole-array driver and the fused kernel both run.
 
-use super::elementwise::{fn2, map2, OutPtr, GRAIN};
+use super::elementwise::{apply2, as_bytes, fn2, map2_slices, typed, typed_mut, OutPtr, GRAIN};
 use super::math::{Float, Real};
 use super::unary::Int;
 use crate::array::{Array, Data};
@@ -13,53 +14,89 @@ use crate::ops::binary::BinaryOp;
 use crate::parallel::parallel_for;
 use alloc::vec::Vec;
 
+/// A binary slice kernel: `y = op(a, b)` elementwise over byte slices holding elements of the
+/// dtype it was chosen for (by [`kernel`]; both operands have it) and of `op`'s output dtype;
+/// `a = None` computes in place (`y` holds the first operand; only where its elements have the
+/// output's size). Returns false where `op` is not defined on that dtype.
+///
+/// # Safety
+/// The slices hold valid, aligned elements of their dtypes; `a` and `b` have `y`'s element count.
+pub type Slice2 = unsafe fn(BinaryOp, &mut [u8], Option<&[u8]>, &[u8]) -> bool;
+
+/// The slice kernel for operands of dtype `dt`.
+pub fn kernel(dt: DType) -> Slice2 {
+    match dt {
+        DType::Bool => boolean,
+        DType::Complex64 => complex,
+        d if d.is_float() => crate::dispatch_float!(d, T => float::<T> as Slice2, else undefined),
+        d => crate::dispatch_int!(d, T => integer::<T> as Slice2, else undefined),
+    }
+}
+
+/// The kernel of a dtype no arm above covers: defines no op.
+unsafe fn undefined(_: BinaryOp, _: &mut [u8], _: Option<&[u8]>, _: &[u8]) -> bool {
+    false
+}
+
+/// Whether `k` defines `op` (a call on empty slices), as an error naming the dtype if not.
+pub fn check(k: Slice2, op: BinaryOp, dt: DType) -> Result<()> {
+    // SAFETY: empty slices.
+    if unsafe { k(op, &mut [], Some(&[]), &[]) } {
+        Ok(())
+    } else {
+        Err(unsupported(op.name(), dt))
+    }
+}
+
 /// Evaluates `op` on two same-shape, same-dtype inputs.
 pub fn eval(op: BinaryOp, mut inputs: Vec<Array>, outputs: &[OutMeta]) -> Result<Data> {
     let name = op.name();
-    let (shape, _) = super::out0(outputs, name)?.clone();
+    let (shape, out_dtype) = super::out0(outputs, name)?.clone();
     let (Some(b), Some(a)) = (inputs.pop(), inputs.pop()) else {
         return Err(Error::runtime(name, "Missing input."));
     };
-    match a.dtype() {
-        DType::Bool => boolean(op, a, b, &shape),
-        DType::Complex64 => complex(op, a, b, &shape),
-        d if d.is_float() => crate::dispatch_float!(d, T => float::<T>(op, a, b, &shape), else unsupported(name, d)),
-        d => crate::dispatch_int!(d, T => integer::<T>(op, a, b, &shape), else unsupported(name, d)),
+    if a.dtype() != b.dtype() {
+        return Err(Error::runtime(name, "Binary kernel operands of two dtypes."));
     }
+    let k = kernel(a.dtype());
+    check(k, op, a.dtype())?;
+    // SAFETY: the driver hands the kernel slices of the operands' and the output's dtypes.
+    map2_slices(a, b, &shape, out_dtype, name, &|y, a, b| {
+        unsafe { k(op, y, a, b) };
+    })
 }
 
-fn unsupported(op: &'static str, d: DType) -> Result<Data> {
-    Err(Error::unsupported(op, alloc::format!("{op} does not support {d}.")))
+fn unsupported(op: &'static str, d: DType) -> Error {
+    Error::unsupported(op, alloc::format!("{op} does not support {d}."))
 }
 
-fn compare<T: Element>(op: BinaryOp, a: Array, b: Array, shape: &[usize], lt: fn(T, T) -> bool) -> Result<Data> {
+unsafe fn compare<T: Element>(op: BinaryOp, y: &mut [u8], a: Option<&[u8]>, b: &[u8], lt: fn(T, T) -> bool) -> bool {
     use BinaryOp::*;
-    let n = op.name();
     match op {
-        Equal => map2::<T, T, bool>(a, b, shape, n, |x, y| x == y),
-        NotEqual => map2::<T, T, bool>(a, b, shape, n, |x, y| x != y),
-        Less => map2::<T, T, bool>(a, b, shape, n, move |x, y| lt(x, y)),
-        LessEqual => map2::<T, T, bool>(a, b, shape, n, move |x, y| lt(x, y) || x == y),
-        Greater => map2::<T, T, bool>(a, b, shape, n, move |x, y| lt(y, x)),
-        GreaterEqual => map2::<T, T, bool>(a, b, shape, n, move |x, y| lt(y, x) || x == y),
-        _ => unsupported(n, T::DTYPE),
+        Equal => apply2::<T, T, bool>(y, a, b, |x, y| x == y),
+        NotEqual => apply2::<T, T, bool>(y, a, b, |x, y| x != y),
+        Less => apply2::<T, T, bool>(y, a, b, move |x, y| lt(x, y)),
+        LessEqual => apply2::<T, T, bool>(y, a, b, move |x, y| lt(x, y) || x == y),
+        Greater => apply2::<T, T, bool>(y, a, b, move |x, y| lt(y, x)),
+        GreaterEqual => apply2::<T, T, bool>(y, a, b, move |x, y| lt(y, x) || x == y),
+        _ => return false,
     }
+    true
 }
 
-fn float<T: Real>(op: BinaryOp, a: Array, b: Array, shape: &[usize]) -> Result<Data> {
+unsafe fn float<T: Real>(op: BinaryOp, y: &mut [u8], a: Option<&[u8]>, b: &[u8]) -> bool {
     use BinaryOp::*;
-    let n = op.name();
     macro_rules! f {
         ($g:expr) => {{
             let g = fn2::<T::Acc, T::Acc, T::Acc, _>($g);
-            map2::<T, T, T>(a, b, shape, n, move |x, y| T::from_acc(g(x.acc(), y.acc())))
+            apply2::<T, T, T>(y, a, b, move |x, y| T::from_acc(g(x.acc(), y.acc())))
         }};
     }
     match op {
-        Add => map2::<T, T, T>(a, b, shape, n, |x, y| T::from_acc(x.acc() + y.acc())),
-        Subtract => map2::<T, T, T>(a, b, shape, n, |x, y| T::from_acc(x.acc() - y.acc())),
-        Multiply => map2::<T, T, T>(a, b, shape, n, |x, y| T::from_acc(x.acc() * y.acc())),
-        Divide => map2::<T, T, T>(a, b, shape, n, |x, y| T::from_acc(x.acc() / y.acc())),
+        Add => apply2::<T, T, T>(y, a, b, |x, y| T::from_acc(x.acc() + y.acc())),
+        Subtract => apply2::<T, T, T>(y, a, b, |x, y| T::from_acc(x.acc() - y.acc())),
+        Multiply => apply2::<T, T, T>(y, a, b, |x, y| T::from_acc(x.acc() * y.acc())),
+        Divide => apply2::<T, T, T>(y, a, b, |x, y| T::from_acc(x.acc() / y.acc())),
         FloorDivide => f!(|x, y| (x / y).floor()),
         Remainder => f!(|x, y| {
             let r = x.fmod(y);
@@ -78,9 +115,10 @@ fn float<T: Real>(op: BinaryOp, a: Array, b: Array, shape: &[usize]) -> Result<D
             let inf = T::Acc::ONE / T::Acc::ZERO;
             if lo == -inf || hi == inf { hi } else { hi + (lo - hi).exp().ln_1p() }
         }),
-        LogicalAnd | LogicalOr | BitwiseAnd | BitwiseOr | BitwiseXor | LeftShift | RightShift => unsupported(n, T::DTYPE),
-        _ => compare::<T>(op, a, b, shape, |x, y| x < y),
+        LogicalAnd | LogicalOr | BitwiseAnd | BitwiseOr | BitwiseXor | LeftShift | RightShift => return false,
+        _ => return compare::<T>(op, y, a, b, |x, y| x < y),
     }
+    true
 }
 
 /// Integer helpers with C++-compatible results and no panics (x/0 gives 0).
@@ -169,14 +207,13 @@ macro_rules! impl_int_arith {
 }
 impl_int_arith!(i8, i16, i32, i64, u8, u16, u32, u64);
 
-fn integer<T: IntArith>(op: BinaryOp, a: Array, b: Array, shape: &[usize]) -> Result<Data> {
+unsafe fn integer<T: IntArith>(op: BinaryOp, y: &mut [u8], a: Option<&[u8]>, b: &[u8]) -> bool {
     use BinaryOp::*;
-    let n = op.name();
-    macro_rules! f { ($g:expr) => {{ let g = fn2::<T, T, T, _>($g); map2::<T, T, T>(a, b, shape, n, g) }}; }
+    macro_rules! f { ($g:expr) => {{ let g = fn2::<T, T, T, _>($g); apply2::<T, T, T>(y, a, b, g) }}; }
     match op {
-        Add => map2::<T, T, T>(a, b, shape, n, T::add_w),
-        Subtract => map2::<T, T, T>(a, b, shape, n, T::sub_w),
-        Multiply => map2::<T, T, T>(a, b, shape, n, T::mul_w),
+        Add => apply2::<T, T, T>(y, a, b, T::add_w),
+        Subtract => apply2::<T, T, T>(y, a, b, T::sub_w),
+        Multiply => apply2::<T, T, T>(y, a, b, T::mul_w),
         FloorDivide => f!(T::floor_div),
         Remainder => f!(T::py_rem),
         Power => f!(T::pow_i),
@@ -187,15 +224,15 @@ fn integer<T: IntArith>(op: BinaryOp, a: Array, b: Array, shape: &[usize]) -> Re
         BitwiseXor => f!(T::xor),
         LeftShift => f!(T::shl_),
         RightShift => f!(T::shr_),
-        Divide | Arctan2 | LogAddExp | LogicalAnd | LogicalOr => unsupported(n, T::DTYPE),
-        _ => compare::<T>(op, a, b, shape, |x, y| x < y),
+        Divide | Arctan2 | LogAddExp | LogicalAnd | LogicalOr => return false,
+        _ => return compare::<T>(op, y, a, b, |x, y| x < y),
     }
+    true
 }
 
-fn boolean(op: BinaryOp, a: Array, b: Array, shape: &[usize]) -> Result<Data> {
+unsafe fn boolean(op: BinaryOp, y: &mut [u8], a: Option<&[u8]>, b: &[u8]) -> bool {
     use BinaryOp::*;
-    let n = op.name();
-    macro_rules! f { ($g:expr) => {{ let g = fn2::<bool, bool, bool, _>($g); map2::<bool, bool, bool>(a, b, shape, n, g) }}; }
+    macro_rules! f { ($g:expr) => {{ let g = fn2::<bool, bool, bool, _>($g); apply2::<bool, bool, bool>(y, a, b, g) }}; }
     match op {
         // C++ bool arithmetic converted back to bool.
         Add | Maximum | LogicalOr | BitwiseOr => f!(|x, y| x | y),
@@ -205,18 +242,18 @@ fn boolean(op: BinaryOp, a: Array, b: Array, shape: &[usize]) -> Result<Data> {
         // Integer semantics on 0/1 (x // 0 == 0, x % 0 == x).
         FloorDivide => f!(|x, y| x & y),
         Remainder => f!(|x, y| x & !y),
-        LeftShift | RightShift => unsupported(n, DType::Bool),
-        Divide | Arctan2 | LogAddExp => unsupported(n, DType::Bool),
-        _ => compare::<bool>(op, a, b, shape, |x, y| !x & y),
+        LeftShift | RightShift => return false,
+        Divide | Arctan2 | LogAddExp => return false,
+        _ => return compare::<bool>(op, y, a, b, |x, y| !x & y),
     }
+    true
 }
 
-fn complex(op: BinaryOp, a: Array, b: Array, shape: &[usize]) -> Result<Data> {
+unsafe fn complex(op: BinaryOp, y: &mut [u8], a: Option<&[u8]>, b: &[u8]) -> bool {
     use super::complex as cm;
     use BinaryOp::*;
     type C = Complex64;
-    let n = op.name();
-    macro_rules! f { ($g:expr) => {{ let g = fn2::<C, C, C, _>($g); map2::<C, C, C>(a, b, shape, n, g) }}; }
+    macro_rules! f { ($g:expr) => {{ let g = fn2::<C, C, C, _>($g); apply2::<C, C, C>(y, a, b, g) }}; }
     // Lexicographic order, as MLX compares complex numbers.
     fn lt(x: C, y: C) -> bool {
         x.re < y.re || (x.re == y.re && x.im < y.im)
@@ -234,8 +271,27 @@ fn complex(op: BinaryOp, a: Array, b: Array, shape: &[usize]) -> Result<Data> {
             let (hi, lo) = if lt(y, x) { (x, y) } else { (y, x) };
             cm::add(hi, cm::log(cm::add(C::new(1.0, 0.0), cm::exp(cm::sub(lo, hi)))))
         }),
-        Equal | NotEqual | Less | LessEqual | Greater | GreaterEqual => compare::<C>(op, a, b, shape, lt),
-        _ => unsupported(n, DType::Complex64),
+        Equal | NotEqual | Less | LessEqual | Greater | GreaterEqual => return compare::<C>(op, y, a, b, lt),
+        _ => return false,
+    }
+    true
+}
+
+/// A `where` slice kernel: `y = c ? x : z` elementwise over byte slices (`c` of bools, the
+/// others of the dtype it was chosen for by [`select_kernel`]).
+///
+/// # Safety
+/// The slices hold valid, aligned elements of their dtypes, `y`'s element count each.
+pub type Slice3 = unsafe fn(&mut [u8], &[u8], &[u8], &[u8]);
+
+/// The `where` slice kernel for values of dtype `dt`.
+pub fn select_kernel(dt: DType) -> Slice3 {
+    crate::dispatch_all!(dt, T => select_slice::<T> as Slice3)
+}
+
+unsafe fn select_slice<T: Element>(y: &mut [u8], c: &[u8], x: &[u8], z: &[u8]) {
+    for (((o, &c), &x), &z) in typed_mut::<T>(y).iter_mut().zip(typed::<bool>(c)).zip(typed::<T>(x)).zip(typed::<T>(z)) {
+        *o = if c { x } else { z };
     }
 }
 
@@ -246,20 +302,20 @@ pub fn select(mut inputs: Vec<Array>, outputs: &[OutMeta]) -> Result<Data> {
     let (Some(y), Some(x), Some(c)) = (inputs.pop(), inputs.pop(), inputs.pop()) else {
         return Err(Error::runtime(OP, "Missing input."));
     };
+    let k = select_kernel(dtype);
+    let sz = dtype.size();
     let cd = c.data()?;
     let cv = cd.read::<bool>(&shape)?;
     crate::dispatch_all!(dtype, T => {
         let (xd, yd) = (x.data()?, y.data()?);
         let (xv, yv) = (xd.read::<T>(&shape)?, yd.read::<T>(&shape)?);
         let out = Data::alloc(&shape, dtype, OP)?;
-        let p = OutPtr(out.buf.as_mut_ptr() as *mut T);
-        let (cv, xv, yv): (&[bool], &[T], &[T]) = (&cv, &xv, &yv);
+        let p = OutPtr(out.buf.as_mut_ptr());
+        let (cv, xv, yv) = (as_bytes::<bool>(&cv), as_bytes::<T>(&xv), as_bytes::<T>(&yv));
         parallel_for(cv.len(), GRAIN, &|r| {
-            // SAFETY: fresh buffer; disjoint ranges.
-            let o = unsafe { p.chunk(&r) };
-            for (i, z) in r.clone().zip(o.iter_mut()) {
-                *z = if cv[i] { xv[i] } else { yv[i] };
-            }
+            let b = r.start * sz..r.end * sz;
+            // SAFETY: fresh buffer; disjoint ranges; each slice holds its dtype's elements.
+            unsafe { k(p.chunk(&b), &cv[r.clone()], &xv[b.clone()], &yv[b.clone()]) };
         });
         Ok(out)
     })

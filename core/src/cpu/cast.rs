@@ -1,6 +1,7 @@
 //! astype and view kernels.
 
-use super::elementwise::map1;
+use super::elementwise::{apply1, map1_slices};
+use crate::dtype::DType;
 use crate::array::{Array, Data};
 use crate::backend::OutMeta;
 use crate::element::Element;
@@ -9,6 +10,23 @@ use crate::ops::cast::CastOp;
 use crate::shape::row_major_strides;
 use alloc::vec::Vec;
 
+/// An astype slice kernel: `y = x` converted elementwise, over byte slices holding elements
+/// of the two dtypes it was chosen for by [`kernel`]; `x = None` converts in place (only where
+/// the two have one size).
+///
+/// # Safety
+/// The slices hold valid, aligned elements of their dtypes; `x` has `y`'s element count.
+pub type SliceCast = unsafe fn(&mut [u8], Option<&[u8]>);
+
+/// The astype slice kernel from dtype `from` to `to`.
+pub fn kernel(from: DType, to: DType) -> SliceCast {
+    crate::dispatch_all!(from, I => crate::dispatch_all!(to, O => cast_slice::<I, O> as SliceCast))
+}
+
+unsafe fn cast_slice<I: Element, O: Element>(y: &mut [u8], x: Option<&[u8]>) {
+    apply1::<I, O>(y, x, |v| O::from_value(v.to_value()));
+}
+
 /// Evaluates a cast.
 pub fn eval(op: &CastOp, mut inputs: Vec<Array>, outputs: &[OutMeta]) -> Result<Data> {
     let name = op.name();
@@ -16,9 +34,9 @@ pub fn eval(op: &CastOp, mut inputs: Vec<Array>, outputs: &[OutMeta]) -> Result<
     let a = inputs.pop().ok_or_else(|| Error::runtime(name, "Missing input."))?;
     match op {
         CastOp::AsType => {
-            crate::dispatch_all!(a.dtype(), I => crate::dispatch_all!(dtype, O => {
-                map1::<I, O>(a, &shape, name, |x| O::from_value(x.to_value()))
-            }))
+            let k = kernel(a.dtype(), dtype);
+            // SAFETY: the driver hands the kernel slices of the input's and the output's dtypes.
+            map1_slices(a, &shape, dtype, name, &|y, x| unsafe { k(y, x) })
         }
         CastOp::View => {
             let d = a.data()?;

@@ -1,26 +1,35 @@
-//! The fused elementwise kernel: runs a [`FusedOp`] program block by block. Each block is a
-//! few KiB of every register (small enough to stay in L1/L2), each step calls the ordinary
-//! CPU kernel of its primitive on that block, and only the inputs are read from and the
-//! result written to main memory — one pass instead of one per step. Blocks run in parallel
-//! through `parallel_for`; each step's kernel sees at most [`GRAIN`] elements, so it runs
-//! inline on the block's thread.
+//! The fused elementwise kernel: runs a [`FusedOp`] program block by block. The output is cut
+//! into blocks of a few KiB per register (they stay in L1/L2); for each block every step runs
+//! its primitive's **slice kernel** — the very function the ordinary unfused kernel runs over
+//! the whole array (`cpu/unary.rs`, `binary.rs`, `cast.rs`) — on plain byte slices: dense
+//! inputs are read in place, the others gathered into a block buffer, intermediate results
+//! live in a few reused block buffers (computed in place where a register dies), and the last
+//! step writes straight into the output. Only the inputs are read from, and the result written
+//! to, main memory: one pass instead of one per step. Nothing is allocated per block, and each
+//! step's kernel is a function pointer chosen once per call.
 //!
-//! Because every step is the very kernel the unfused graph would run, on the same element
-//! values, the results are bit-identical to the unfused ones (as long as a kernel's value for
-//! an element does not depend on where in its slice the element sits; blocks start at
-//! multiples of 64 elements to keep SIMD bodies and tails where they would be).
+//! Because each step is the same per-element function on the same values, results are
+//! bit-identical to the unfused ones (as long as a kernel's value for an element does not
+//! depend on where in its slice the element sits; blocks start at multiples of 64 elements).
 
+use super::binary::{self, Slice2, Slice3};
+use super::cast::{self, SliceCast};
 use super::elementwise::{OutPtr, GRAIN};
+use super::unary::{self, Slice1};
 use crate::array::{Array, Data};
 use crate::backend::OutMeta;
 use crate::dtype::DType;
 use crate::error::{Error, Result};
-use crate::ops::fused::{FusedOp, NAME};
+use crate::ops::binary::BinaryOp;
+use crate::ops::cast::CastOp;
+use crate::ops::fused::{FusedOp, Step, NAME};
+use crate::ops::unary::UnaryOp;
+use crate::primitive::Primitive;
 use alloc::vec;
 use alloc::vec::Vec;
 
-/// Bytes of the widest register per block.
-const BLOCK_BYTES: usize = 32 * 1024;
+/// Bytes of the widest register per block: a few block buffers fit in L1/L2.
+const BLOCK_BYTES: usize = 16 * 1024;
 
 /// Evaluates the fused program over `inputs`, which broadcast to the output shape.
 pub fn eval(op: &FusedOp, inputs: Vec<Array>, outputs: &[OutMeta]) -> Result<Data> {
@@ -29,28 +38,53 @@ pub fn eval(op: &FusedOp, inputs: Vec<Array>, outputs: &[OutMeta]) -> Result<Dat
     if inputs.len() != op.n_inputs {
         return Err(Error::runtime(NAME, "Wrong number of inputs for a fused program."));
     }
+    if op.dtype()? != dtype {
+        return Err(Error::runtime(NAME, "A fused program's dtype differs from its node's."));
+    }
+    let loads = inputs.iter().map(|a| Load::new(a, &shape)).collect::<Result<Vec<_>>>()?;
+    drop(inputs);
+    let plan = Plan::new(op, &loads)?;
     let out = Data::alloc_for_overwrite(&shape, dtype, NAME)?;
     let n: usize = shape.iter().product();
     if n == 0 {
         return Ok(out);
     }
-    let loads = inputs.iter().map(|a| Load::new(a, &shape)).collect::<Result<Vec<_>>>()?;
-    drop(inputs);
-    let last_use = last_uses(op);
-    let widest = op.steps.iter().map(|s| s.dtype.size()).chain(loads.iter().map(|l| l.dtype.size())).max().unwrap_or(1);
+    let widest = plan.sizes.iter().copied().max().unwrap_or(1);
     let block = ((BLOCK_BYTES / widest.max(1)) / 64 * 64).clamp(64, GRAIN);
     let blocks = n.div_ceil(block);
     let dst = OutPtr(out.buf.as_mut_ptr());
     let failure: spin::Mutex<Option<Error>> = spin::Mutex::new(None);
     crate::parallel::parallel_for(blocks, 1, &|r| {
+        // Block buffers for this range of blocks, 8 bytes per element (the widest dtype),
+        // as u64 so every dtype's elements are aligned in them.
+        let mut slots: Vec<Vec<u64>> = Vec::new();
+        if slots.try_reserve_exact(plan.n_slots).is_err() {
+            failure.lock().get_or_insert(Error::out_of_memory(NAME, plan.n_slots * block * 8));
+            return;
+        }
+        for _ in 0..plan.n_slots {
+            let mut v = Vec::new();
+            if v.try_reserve_exact(block).is_err() {
+                failure.lock().get_or_insert(Error::out_of_memory(NAME, block * 8));
+                return;
+            }
+            v.resize(block, 0u64);
+            slots.push(v);
+        }
+        // Broadcast scalars fill their buffer once.
+        for (l, home) in loads.iter().zip(&plan.homes) {
+            if let (Home::Slot(j), true) = (home, l.constant) {
+                l.gather(0, &mut bytes_mut(&mut slots[*j])[..block * l.size]);
+            }
+        }
         for b in r {
             let start = b * block;
             let len = block.min(n - start);
-            let res = run_block(op, &loads, &last_use, start, len).and_then(|reg| {
-                // SAFETY: blocks write disjoint byte ranges of the fresh output buffer.
-                store(&reg, unsafe { dst.chunk(&(start * dtype.size()..(start + len) * dtype.size())) })
-            });
-            if let Err(e) = res {
+            let sz = dtype.size();
+            let range = start * sz..(start + len) * sz;
+            // SAFETY: blocks write disjoint byte ranges of the fresh output buffer.
+            let out = unsafe { dst.chunk(&range) };
+            if let Err(e) = plan.run_block(&loads, &mut slots, start, len, out) {
                 failure.lock().get_or_insert(e);
                 return;
             }
@@ -62,61 +96,242 @@ pub fn eval(op: &FusedOp, inputs: Vec<Array>, outputs: &[OutMeta]) -> Result<Dat
     }
 }
 
-/// For each register, the index of the last step that reads it (`usize::MAX`: none), so a
-/// step can take the register by value and the kernel may write in place (donation).
-fn last_uses(op: &FusedOp) -> Vec<usize> {
-    let mut last = vec![usize::MAX; op.n_inputs + op.steps.len()];
-    for (k, s) in op.steps.iter().enumerate() {
-        for &r in &s.args {
-            last[r] = k;
-        }
-    }
-    last
+/// A `u64` buffer as bytes.
+fn bytes_mut(v: &mut [u64]) -> &mut [u8] {
+    // SAFETY: u64 has no padding; any byte pattern is a valid u64.
+    unsafe { core::slice::from_raw_parts_mut(v.as_mut_ptr() as *mut u8, v.len() * 8) }
 }
 
-/// Runs the program on elements `start..start + len`; returns the result register.
-fn run_block(op: &FusedOp, loads: &[Load], last_use: &[usize], start: usize, len: usize) -> Result<Array> {
-    let mut regs: Vec<Option<Array>> = Vec::with_capacity(last_use.len());
-    for l in loads {
-        regs.push(Some(l.block(start, len)?));
-    }
-    for (k, s) in op.steps.iter().enumerate() {
-        let mut args = Vec::with_capacity(s.args.len());
-        for (j, &r) in s.args.iter().enumerate() {
-            // Take the register on its last read (and not read again by this step), else share.
-            let again = s.args[j + 1..].contains(&r);
-            let reg = if last_use[r] == k && !again { regs[r].take() } else { regs[r].clone() };
-            args.push(reg.ok_or_else(|| Error::runtime(NAME, "A fused register was read after its last use."))?);
-        }
-        let metas = [(vec![len], s.dtype)];
-        let mut datas = super::eval(&s.prim, args, &metas)?;
-        let d = datas.pop().ok_or_else(|| Error::runtime(NAME, "A step produced no output."))?;
-        regs.push(Some(Array::from_data(vec![len], s.dtype, d)));
-    }
-    regs.pop().flatten().ok_or_else(|| Error::runtime(NAME, "A fused program has no steps."))
+/// Read-only twin of [`bytes_mut`].
+fn bytes(v: &[u64]) -> &[u8] {
+    // SAFETY: as `bytes_mut`.
+    unsafe { core::slice::from_raw_parts(v.as_ptr() as *const u8, v.len() * 8) }
 }
 
-/// Copies the block's result register into its place in the output.
-fn store(reg: &Array, dst: &mut [u8]) -> Result<()> {
-    let d = reg.data()?;
-    if !d.is_row_contiguous(reg.shape()) {
-        return Err(Error::runtime(NAME, "A fused step produced a strided block."));
+/// A step's slice kernel, chosen once per call from its primitive and operand dtypes.
+#[derive(Clone, Copy)]
+enum Kernel {
+    Unary(UnaryOp, Slice1),
+    Binary(BinaryOp, Slice2),
+    Select(Slice3),
+    Cast(SliceCast),
+}
+
+impl Kernel {
+    /// The kernel of `step` over registers of dtypes `args`; an error if the primitive is not
+    /// defined on them.
+    fn new(step: &Step, args: &[DType]) -> Result<Kernel> {
+        let arity = |k: usize| {
+            if args.len() == k {
+                Ok(())
+            } else {
+                Err(Error::runtime(NAME, "A fused step has the wrong number of operands."))
+            }
+        };
+        match &step.prim {
+            Primitive::Unary(op) => {
+                arity(1)?;
+                let k = unary::kernel(args[0]);
+                unary::check(k, *op, args[0])?;
+                Ok(Kernel::Unary(*op, k))
+            }
+            Primitive::Binary(op) => {
+                arity(2)?;
+                if args[0] != args[1] {
+                    return Err(Error::runtime(NAME, "A fused binary step over operands of two dtypes."));
+                }
+                let k = binary::kernel(args[0]);
+                binary::check(k, *op, args[0])?;
+                Ok(Kernel::Binary(*op, k))
+            }
+            Primitive::Select => {
+                arity(3)?;
+                if args[0] != DType::Bool || args[1] != step.dtype || args[2] != step.dtype {
+                    return Err(Error::runtime(NAME, "A fused where step over operands of unexpected dtypes."));
+                }
+                Ok(Kernel::Select(binary::select_kernel(step.dtype)))
+            }
+            Primitive::Cast(CastOp::AsType) => {
+                arity(1)?;
+                Ok(Kernel::Cast(cast::kernel(args[0], step.dtype)))
+            }
+            _ => Err(Error::runtime(NAME, "Malformed fused program.")),
+        }
     }
-    // SAFETY: the register is dense with `len` elements of the output dtype: exactly
-    // `dst.len()` bytes from its offset.
-    unsafe { core::ptr::copy_nonoverlapping(d.buf.as_ptr().add(d.offset), dst.as_mut_ptr(), dst.len()) };
-    Ok(())
+
+    /// Runs the kernel: `y = f(first, rest…)`, with `first = None` in place (`y` holds it).
+    /// False where the op is not defined on the dtype (ruled out by [`Kernel::new`]).
+    ///
+    /// # Safety
+    /// The slices hold valid, aligned elements of the dtypes the kernel was chosen for, one
+    /// element count; in place only where the first operand's elements have `y`'s size.
+    unsafe fn run(self, y: &mut [u8], first: Option<&[u8]>, rest: &[&[u8]]) -> bool {
+        match self {
+            Kernel::Unary(op, k) => k(op, y, first),
+            Kernel::Binary(op, k) => k(op, y, first, rest[0]),
+            Kernel::Select(k) => match first {
+                Some(c) => {
+                    k(y, c, rest[0], rest[1]);
+                    true
+                }
+                None => false,
+            },
+            Kernel::Cast(k) => {
+                k(y, first);
+                true
+            }
+        }
+    }
+
+    /// Whether the kernel may compute in place over its first operand.
+    fn in_place_ok(self) -> bool {
+        !matches!(self, Kernel::Select(_))
+    }
+}
+
+/// Where a register's block lives.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Home {
+    /// An input read in place (dense and aligned): a window of its buffer.
+    Input,
+    /// Block buffer `j`.
+    Slot(usize),
+    /// The output (the last step).
+    Out,
+}
+
+/// The program prepared for running: each step's kernel, where each register lives, and
+/// which steps compute in place.
+struct Plan {
+    kernels: Vec<Kernel>,
+    steps: Vec<Vec<usize>>,
+    homes: Vec<Home>,
+    in_place: Vec<bool>,
+    /// Element size of each register.
+    sizes: Vec<usize>,
+    n_slots: usize,
+}
+
+impl Plan {
+    fn new(op: &FusedOp, loads: &[Load]) -> Result<Plan> {
+        let n_regs = op.n_inputs + op.steps.len();
+        let mut dtypes: Vec<DType> = loads.iter().map(|l| l.dtype).collect();
+        dtypes.extend(op.steps.iter().map(|s| s.dtype));
+        let mut kernels = Vec::with_capacity(op.steps.len());
+        for s in &op.steps {
+            let args: Vec<DType> = s.args.iter().map(|&r| dtypes[r]).collect();
+            kernels.push(Kernel::new(s, &args)?);
+        }
+        // The last step reading each register (usize::MAX: none).
+        let mut last = vec![usize::MAX; n_regs];
+        for (k, s) in op.steps.iter().enumerate() {
+            for &r in &s.args {
+                last[r] = k;
+            }
+        }
+        let mut n_slots = 0;
+        let mut free: Vec<usize> = Vec::new();
+        let mut alloc = |free: &mut Vec<usize>| {
+            free.pop().unwrap_or_else(|| {
+                n_slots += 1;
+                n_slots - 1
+            })
+        };
+        let mut homes = Vec::with_capacity(n_regs);
+        for l in loads {
+            // Input buffers are never freed: scalars are filled once per range of blocks.
+            homes.push(if l.in_place { Home::Input } else { Home::Slot(alloc(&mut free)) });
+        }
+        let mut in_place = Vec::with_capacity(op.steps.len());
+        let final_step = op.steps.len() - 1;
+        for (k, s) in op.steps.iter().enumerate() {
+            let a0 = s.args[0];
+            let reuse = k != final_step
+                && kernels[k].in_place_ok()
+                && a0 >= op.n_inputs
+                && last[a0] == k
+                && !s.args[1..].contains(&a0)
+                && dtypes[a0].size() == s.dtype.size();
+            let home = if reuse {
+                homes[a0]
+            } else if k == final_step {
+                Home::Out
+            } else {
+                Home::Slot(alloc(&mut free))
+            };
+            homes.push(home);
+            in_place.push(reuse);
+            // Step registers read for the last time give their buffer back (after the output
+            // took one, so a step never writes a buffer it reads).
+            for (j, &r) in s.args.iter().enumerate() {
+                if r >= op.n_inputs && last[r] == k && !s.args[..j].contains(&r) && !(reuse && r == a0) {
+                    if let Home::Slot(b) = homes[r] {
+                        free.push(b);
+                    }
+                }
+            }
+        }
+        Ok(Plan { kernels, steps: op.steps.iter().map(|s| s.args.clone()).collect(), homes, in_place, sizes: dtypes.iter().map(|d| d.size()).collect(), n_slots })
+    }
+
+    /// Runs the program on elements `start..start + len`, writing the result into `out`.
+    fn run_block(&self, loads: &[Load], slots: &mut [Vec<u64>], start: usize, len: usize, out: &mut [u8]) -> Result<()> {
+        for (l, home) in loads.iter().zip(&self.homes) {
+            if let (Home::Slot(j), false) = (home, l.constant) {
+                l.gather(start, &mut bytes_mut(&mut slots[*j])[..len * l.size]);
+            }
+        }
+        let n_inputs = loads.len();
+        for (k, args) in self.steps.iter().enumerate() {
+            let reg = n_inputs + k;
+            let ysz = self.sizes[reg];
+            // Take the step's own buffer out so its operands can be borrowed beside it.
+            let mut own = match self.homes[reg] {
+                Home::Slot(j) => Some((j, core::mem::take(&mut slots[j]))),
+                _ => None,
+            };
+            let operand = |r: usize| -> &[u8] {
+                let sz = self.sizes[r];
+                match self.homes[r] {
+                    Home::Input => loads[r].window(start, len),
+                    Home::Slot(j) => &bytes(&slots[j])[..len * sz],
+                    // Only the last step writes the output and nothing reads it.
+                    Home::Out => &[],
+                }
+            };
+            let mut rest: [&[u8]; 2] = [&[], &[]];
+            for (i, &r) in args.iter().skip(1).enumerate() {
+                rest[i] = operand(r);
+            }
+            let first = if self.in_place[k] { None } else { Some(operand(args[0])) };
+            let y: &mut [u8] = match &mut own {
+                Some((_, v)) => &mut bytes_mut(v)[..len * ysz],
+                None => &mut *out,
+            };
+            // SAFETY: every register's block holds `len` valid elements of its dtype, aligned
+            // (u64 buffers, or inputs checked aligned); the kernel was chosen for these dtypes.
+            let ok = unsafe { self.kernels[k].run(y, first, &rest[..args.len() - 1]) };
+            if let Some((j, v)) = own {
+                slots[j] = v;
+            }
+            if !ok {
+                return Err(Error::runtime(NAME, "A fused step is not defined on its operands."));
+            }
+        }
+        Ok(())
+    }
 }
 
 /// How one input is read block by block: its data and its strides broadcast to the output.
 struct Load {
     data: Data,
     dtype: DType,
+    size: usize,
     shape: Vec<usize>,
     strides: Vec<isize>,
-    /// Element offsets are row-major over the output: a block is a plain window.
-    dense: bool,
-    /// Every stride is 0 (a broadcast scalar): a block is a zero-stride view.
+    /// Dense over the output and aligned: a block is a window of the buffer, read in place.
+    in_place: bool,
+    /// Every stride is 0 (a broadcast scalar): its block buffer is filled once.
     constant: bool,
 }
 
@@ -133,33 +348,31 @@ impl Load {
             }
         }
         let probe = Data { buf: data.buf.clone(), offset: data.offset, strides: strides.clone() };
-        let dense = probe.is_row_contiguous(shape);
+        let dtype = a.dtype();
+        let align = crate::dispatch_all!(dtype, T => core::mem::align_of::<T>());
+        let base = data.buf.as_ptr() as usize + data.offset;
+        let in_place = probe.is_row_contiguous(shape) && base % align == 0;
         let constant = strides.iter().zip(shape).all(|(&s, &d)| s == 0 || d == 1);
-        Ok(Load { data, dtype: a.dtype(), shape: shape.to_vec(), strides, dense, constant })
+        Ok(Load { data, dtype, size: dtype.size(), shape: shape.to_vec(), strides, in_place, constant })
     }
 
-    /// Elements `start..start + len` of the broadcast input, as a 1-d array: a view when the
-    /// input is dense, else a gathered copy (a broadcast scalar is filled in, so the step's
-    /// kernel reads a dense block rather than a zero-stride view element by element).
-    fn block(&self, start: usize, len: usize) -> Result<Array> {
-        let sz = self.dtype.size();
-        if self.dense {
-            let d = Data { buf: self.data.buf.clone(), offset: self.data.offset + start * sz, strides: vec![1] };
-            return Ok(Array::from_data(vec![len], self.dtype, d));
-        }
-        let out = Data::alloc_for_overwrite(&[len], self.dtype, NAME)?;
-        // SAFETY: fresh buffer of `len` elements, written once each below.
-        let dst = unsafe { out.slice_mut::<u8>(len * sz) };
+    /// Elements `start..start + len` of a dense input, in its buffer.
+    fn window(&self, start: usize, len: usize) -> &[u8] {
+        // SAFETY: a dense view's row-major elements lie in its buffer from its offset.
+        unsafe { core::slice::from_raw_parts(self.data.buf.as_ptr().add(self.data.offset + start * self.size), len * self.size) }
+    }
+
+    /// Copies elements `start..` of the broadcast input (as many as `dst` holds) into `dst`
+    /// (a broadcast scalar repeats its one element).
+    fn gather(&self, start: usize, dst: &mut [u8]) {
         let strides: &[isize] = if self.constant { &[] } else { &self.strides };
         let shape: &[usize] = if self.constant { &[] } else { &self.shape };
-        match sz {
+        match self.size {
             1 => gather::<u8>(&self.data, shape, strides, start, dst),
             2 => gather::<u16>(&self.data, shape, strides, start, dst),
             4 => gather::<u32>(&self.data, shape, strides, start, dst),
-            8 => gather::<u64>(&self.data, shape, strides, start, dst),
-            _ => return Err(Error::unsupported(NAME, alloc::format!("No fused load for {}.", self.dtype))),
+            _ => gather::<u64>(&self.data, shape, strides, start, dst),
         }
-        Ok(Array::from_data(vec![len], self.dtype, out))
     }
 }
 

@@ -1,6 +1,8 @@
 //! Unary kernels. Floats compute in f32 (f16/bf16/f32) or f64; integers and bool directly.
+//! Each kernel is a slice kernel ([`Slice1`]) that the whole-array driver and the fused
+//! kernel both run.
 
-use super::elementwise::{fn1, map1};
+use super::elementwise::{apply1, fn1, map1_slices, typed, typed_mut};
 use super::math::{Float, Real};
 use crate::array::{Array, Data};
 use crate::backend::OutMeta;
@@ -11,32 +13,63 @@ use crate::error::{Error, Result};
 use crate::ops::unary::UnaryOp;
 use alloc::vec::Vec;
 
+/// A unary slice kernel: `y = op(x)` elementwise over byte slices holding elements of the
+/// dtype it was chosen for (by [`kernel`]) and of `op`'s output dtype; `x = None` computes in
+/// place (`y` holds the input; only where input and output elements have one size). Returns
+/// false where `op` is not defined on that dtype (checked on empty slices before running).
+///
+/// # Safety
+/// The slices hold valid, aligned elements of their dtypes; `x` has `y`'s element count.
+pub type Slice1 = unsafe fn(UnaryOp, &mut [u8], Option<&[u8]>) -> bool;
+
+/// The slice kernel for inputs of dtype `dt`.
+pub fn kernel(dt: DType) -> Slice1 {
+    match dt {
+        DType::Complex64 => complex,
+        DType::Bool => boolean,
+        d if d.is_float() => crate::dispatch_float!(d, T => float::<T> as Slice1, else undefined),
+        d => crate::dispatch_int!(d, T => integer::<T> as Slice1, else undefined),
+    }
+}
+
+/// The kernel of a dtype no arm above covers: defines no op.
+unsafe fn undefined(_: UnaryOp, _: &mut [u8], _: Option<&[u8]>) -> bool {
+    false
+}
+
+/// Whether `k` defines `op` (a call on empty slices), as an error naming the dtype if not.
+pub fn check(k: Slice1, op: UnaryOp, dt: DType) -> Result<()> {
+    // SAFETY: empty slices.
+    if unsafe { k(op, &mut [], Some(&[])) } {
+        Ok(())
+    } else {
+        Err(unreachable_dtype(op.name(), dt))
+    }
+}
+
 /// Evaluates `op` on the single input.
 pub fn eval(op: UnaryOp, mut inputs: Vec<Array>, outputs: &[OutMeta]) -> Result<Data> {
     let name = op.name();
     let (shape, out_dtype) = super::out0(outputs, name)?.clone();
     let a = inputs.pop().ok_or_else(|| Error::runtime(name, "Missing input."))?;
-    let dt = a.dtype();
-    match dt {
-        DType::Complex64 => complex(op, a, &shape, out_dtype),
-        DType::Bool => boolean(op, a, &shape),
-        d if d.is_float() => crate::dispatch_float!(d, T => float::<T>(op, a, &shape), else unreachable_dtype(name, d)),
-        d => crate::dispatch_int!(d, T => integer::<T>(op, a, &shape), else unreachable_dtype(name, d)),
-    }
+    let k = kernel(a.dtype());
+    check(k, op, a.dtype())?;
+    // SAFETY: the driver hands the kernel slices of the input's and the output's dtypes.
+    map1_slices(a, &shape, out_dtype, name, &|y, x| {
+        unsafe { k(op, y, x) };
+    })
 }
 
-fn unreachable_dtype(op: &'static str, d: DType) -> Result<Data> {
-    Err(Error::unsupported(op, alloc::format!("{op} does not support {d}.")))
+fn unreachable_dtype(op: &'static str, d: DType) -> Error {
+    Error::unsupported(op, alloc::format!("{op} does not support {d}."))
 }
 
-fn float<T: Real>(op: UnaryOp, a: Array, shape: &[usize]) -> Result<Data> {
+unsafe fn float<T: Real>(op: UnaryOp, y: &mut [u8], x: Option<&[u8]>) -> bool {
     use UnaryOp::*;
-    let name = op.name();
-    // A macro rather than a closure: each arm moves `a` in, which keeps donation possible.
     macro_rules! map {
         ($f:expr) => {{
             let f = fn1::<T::Acc, T::Acc, _>($f);
-            map1::<T, T>(a, shape, name, move |x| T::from_acc(f(x.acc())))
+            apply1::<T, T>(y, x, move |x| T::from_acc(f(x.acc())))
         }};
     }
     // float32 exp and sigmoid on the SIMD kernels of the active level, where it has them.
@@ -44,9 +77,8 @@ fn float<T: Real>(op: UnaryOp, a: Array, shape: &[usize]) -> Result<Data> {
         let level = super::isa::isa();
         if super::vecmath::simd(level).is_some() {
             let kernel = if op == Exp { super::vecmath::exp } else { super::vecmath::sigmoid };
-            return super::elementwise::map1_chunks::<f32>(a, shape, name, |y, x| {
-                kernel(level, y, x);
-            });
+            kernel(level, typed_mut::<f32>(y), x.map(|x| typed::<f32>(x)));
+            return true;
         }
     }
     match op {
@@ -94,7 +126,7 @@ fn float<T: Real>(op: UnaryOp, a: Array, shape: &[usize]) -> Result<Data> {
         // f32, rounded to the dtype, then the sign select — bit-exact with MLX, which the
         // composed array-bound `truncated_normal` needs. float64 keeps the exact erf.
         Erf if T::DTYPE == DType::Float64 => map!(|x| x.erf()),
-        Erf => map1::<T, T>(a, shape, name, |x| {
+        Erf => apply1::<T, T>(y, x, |x| {
             let v = x.to_value().as_f64() as f32;
             let r = T::from_value(Value::F(f64::from(crate::random::fmath::erf_abs(v))));
             if v > 0.0 {
@@ -105,20 +137,21 @@ fn float<T: Real>(op: UnaryOp, a: Array, shape: &[usize]) -> Result<Data> {
         }),
         // MLX's erfinv (Giles, single precision) for every float dtype, f64 included: MLX
         // computes it in f32 too.
-        Erfinv => map1::<T, T>(a, shape, name, |x| {
+        Erfinv => apply1::<T, T>(y, x, |x| {
             T::from_value(Value::F(f64::from(erfinv(x.to_value().as_f64() as f32))))
         }),
         Sigmoid => map!(|x| T::Acc::ONE / (T::Acc::ONE + (-x).exp())),
         Degrees => map!(|x| x * T::Acc::of(180.0 / core::f64::consts::PI)),
         Radians => map!(|x| x * T::Acc::of(core::f64::consts::PI / 180.0)),
-        IsNan => map1::<T, bool>(a, shape, name, |x| x.acc().is_nan()),
-        IsInf => map1::<T, bool>(a, shape, name, |x| x.acc().is_infinite()),
-        IsPosInf => map1::<T, bool>(a, shape, name, |x| x.acc().is_infinite() && x.acc() > T::Acc::ZERO),
-        IsNegInf => map1::<T, bool>(a, shape, name, |x| x.acc().is_infinite() && x.acc() < T::Acc::ZERO),
-        IsFinite => map1::<T, bool>(a, shape, name, |x| !x.acc().is_infinite() && !x.acc().is_nan()),
-        LogicalNot => map1::<T, bool>(a, shape, name, |x| x.acc() == T::Acc::ZERO),
-        BitwiseInvert => unreachable_dtype(name, T::DTYPE),
+        IsNan => apply1::<T, bool>(y, x, |x| x.acc().is_nan()),
+        IsInf => apply1::<T, bool>(y, x, |x| x.acc().is_infinite()),
+        IsPosInf => apply1::<T, bool>(y, x, |x| x.acc().is_infinite() && x.acc() > T::Acc::ZERO),
+        IsNegInf => apply1::<T, bool>(y, x, |x| x.acc().is_infinite() && x.acc() < T::Acc::ZERO),
+        IsFinite => apply1::<T, bool>(y, x, |x| !x.acc().is_infinite() && !x.acc().is_nan()),
+        LogicalNot => apply1::<T, bool>(y, x, |x| x.acc() == T::Acc::ZERO),
+        BitwiseInvert => return false,
     }
+    true
 }
 
 /// Integer ops wrap on overflow, as C++ does for MLX.
@@ -162,43 +195,41 @@ macro_rules! impl_int {
 impl_int!(signed: i8, i16, i32, i64);
 impl_int!(unsigned: u8, u16, u32, u64);
 
-fn integer<T: Int>(op: UnaryOp, a: Array, shape: &[usize]) -> Result<Data> {
+unsafe fn integer<T: Int>(op: UnaryOp, y: &mut [u8], x: Option<&[u8]>) -> bool {
     use UnaryOp::*;
-    let name = op.name();
     match op {
-        Abs => map1::<T, T>(a, shape, name, |x| x.abs_w()),
-        Negative => map1::<T, T>(a, shape, name, |x| x.neg_w()),
-        Sign => map1::<T, T>(a, shape, name, |x| x.signum_()),
-        Square => map1::<T, T>(a, shape, name, |x| x.sq_w()),
-        BitwiseInvert => map1::<T, T>(a, shape, name, |x| x.not_()),
-        IsNan | IsInf | IsPosInf | IsNegInf => map1::<T, bool>(a, shape, name, |_| false),
-        IsFinite => map1::<T, bool>(a, shape, name, |_| true),
-        LogicalNot => map1::<T, bool>(a, shape, name, |x| x == T::ZERO),
-        _ => unreachable_dtype(name, T::DTYPE),
+        Abs => apply1::<T, T>(y, x, |x| x.abs_w()),
+        Negative => apply1::<T, T>(y, x, |x| x.neg_w()),
+        Sign => apply1::<T, T>(y, x, |x| x.signum_()),
+        Square => apply1::<T, T>(y, x, |x| x.sq_w()),
+        BitwiseInvert => apply1::<T, T>(y, x, |x| x.not_()),
+        IsNan | IsInf | IsPosInf | IsNegInf => apply1::<T, bool>(y, x, |_| false),
+        IsFinite => apply1::<T, bool>(y, x, |_| true),
+        LogicalNot => apply1::<T, bool>(y, x, |x| x == T::ZERO),
+        _ => return false,
     }
+    true
 }
 
-fn boolean(op: UnaryOp, a: Array, shape: &[usize]) -> Result<Data> {
+unsafe fn boolean(op: UnaryOp, y: &mut [u8], x: Option<&[u8]>) -> bool {
     use UnaryOp::*;
-    let name = op.name();
     match op {
-        Abs | Sign | Square => map1::<bool, bool>(a, shape, name, |x| x),
-        LogicalNot | BitwiseInvert => map1::<bool, bool>(a, shape, name, |x| !x),
-        IsNan | IsInf | IsPosInf | IsNegInf => map1::<bool, bool>(a, shape, name, |_| false),
-        IsFinite => map1::<bool, bool>(a, shape, name, |_| true),
-        _ => unreachable_dtype(name, DType::Bool),
+        Abs | Sign | Square => apply1::<bool, bool>(y, x, |x| x),
+        LogicalNot | BitwiseInvert => apply1::<bool, bool>(y, x, |x| !x),
+        IsNan | IsInf | IsPosInf | IsNegInf => apply1::<bool, bool>(y, x, |_| false),
+        IsFinite => apply1::<bool, bool>(y, x, |_| true),
+        _ => return false,
     }
+    true
 }
 
-fn complex(op: UnaryOp, a: Array, shape: &[usize], out: DType) -> Result<Data> {
+unsafe fn complex(op: UnaryOp, y: &mut [u8], x: Option<&[u8]>) -> bool {
     use super::complex as cm;
     use UnaryOp::*;
-    let name = op.name();
     type C = Complex64;
-    let _ = out;
-    macro_rules! c { ($f:expr) => {{ let f = fn1::<C, C, _>($f); map1::<C, C>(a, shape, name, f) }}; }
-    macro_rules! r { ($f:expr) => {{ let f = fn1::<C, f32, _>($f); map1::<C, f32>(a, shape, name, f) }}; }
-    macro_rules! b { ($f:expr) => {{ let f = fn1::<C, bool, _>($f); map1::<C, bool>(a, shape, name, f) }}; }
+    macro_rules! c { ($f:expr) => {{ let f = fn1::<C, C, _>($f); apply1::<C, C>(y, x, f) }}; }
+    macro_rules! r { ($f:expr) => {{ let f = fn1::<C, f32, _>($f); apply1::<C, f32>(y, x, f) }}; }
+    macro_rules! b { ($f:expr) => {{ let f = fn1::<C, bool, _>($f); apply1::<C, bool>(y, x, f) }}; }
     match op {
         Abs => r!(cm::abs),
         Real => r!(|z| z.re),
@@ -240,6 +271,7 @@ fn complex(op: UnaryOp, a: Array, shape: &[usize], out: DType) -> Result<Data> {
         IsPosInf => b!(|z| z.re == f32::INFINITY && z.im == 0.0),
         IsNegInf => b!(|z| z.re == f32::NEG_INFINITY && z.im == 0.0),
         LogicalNot => b!(|z| z.re == 0.0 && z.im == 0.0),
-        _ => unreachable_dtype(name, DType::Complex64),
+        _ => return false,
     }
+    true
 }

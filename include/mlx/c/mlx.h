@@ -10,6 +10,7 @@
 #include "mlx/c/error.h"
 #include "mlx/c/fast.h"
 #include "mlx/c/fft.h"
+#include "mlx/c/graph_utils.h"
 #include "mlx/c/half.h"
 #include "mlx/c/io.h"
 #include "mlx/c/io_types.h"

@@ -470,3 +470,35 @@ def install(g):
         g["vmap"] = vmap
     if _has("mlx_stop_gradient"):
         g["stop_gradient"] = stop_gradient
+    if _has("mlx_arm_export_to_dot_string"):
+        g["export_to_dot"] = export_to_dot
+
+
+# --- export_to_dot ---------------------------------------------------------------------
+
+
+def export_to_dot(file, *args, **kwargs):
+    """Writes the graph computing the arrays of ``args`` and ``kwargs`` (trees of arrays) to
+    ``file`` (a path, or an object with ``write``) as Graphviz dot text. The keyword names
+    name their arrays; other arrays are named A, B, ... (as MLX's ``export_to_dot``)."""
+    arrays = _flatten([args, kwargs], [], True)
+    namer = lib.mlx_node_namer_new()
+    st = ffi.new("mlx_string*")
+    st[0] = lib.mlx_string_new()
+    try:
+        for k, v in kwargs.items():
+            if isinstance(v, array):
+                check(lib.mlx_node_namer_set_name(namer, v._p[0], str(k).encode("utf-8")))
+        vec = _Vec(arrays)
+        check(lib.mlx_arm_export_to_dot_string(st, namer, vec.p[0]))
+        text = ffi.string(lib.mlx_string_data(st[0])).decode("utf-8")
+    finally:
+        lib.mlx_string_free(st[0])
+        lib.mlx_node_namer_free(namer)
+    if isinstance(file, str):
+        with open(file, "w") as f:
+            f.write(text)
+    elif hasattr(file, "write"):
+        file.write(text)
+    else:
+        raise ValueError("export_to_dot accepts file-like objects or strings to be used as filenames")
