@@ -120,7 +120,7 @@ macro_rules! k_kernels {
             }
             #[target_feature(enable = $feat)]
             unsafe fn tile<const M: usize, const R: usize>(self, x: *const u8, wrb: usize, nb: usize, acts: [&Act; M]) -> [[f32; R]; M] {
-                let (m4, m3) = (vdupq_n_u8(0x0F), vdupq_n_u8(0x03));
+                let (m4, m30) = (vdupq_n_u8(0x0F), vdupq_n_u8(0x30));
                 let zero = vdupq_n_s32(0);
                 let mut acc = [[vdupq_n_f32(0.0); R]; M];
                 let mut acc_off = [[vdupq_n_f32(0.0); R]; M];
@@ -155,10 +155,11 @@ macro_rules! k_kernels {
                                 for (c, wv) in v.iter_mut().enumerate() {
                                     let l = vld1q_u8(ql.add(16 * c));
                                     let nib = if t == 0 { vandq_u8(l, m4) } else { vshrq_n_u8(l, 4) };
-                                    // Bit pair at 2·(chunk / 2) = 4t + 2·(c / 2).
-                                    let shift = vdupq_n_s8(-((4 * t + 2 * (c / 2)) as i8));
-                                    let bits = vandq_u8(vshlq_u8(qh[c % 2], shift), m3);
-                                    *wv = vreinterpretq_s8_u8(vorrq_u8(nib, vshlq_n_u8(bits, 4)));
+                                    // Bit pair at s = 2·(chunk / 2) = 4t + 2·(c / 2), moved to
+                                    // bits 4..6 by one shift of 4 − s (left or right) and a mask.
+                                    let shift = vdupq_n_s8(4 - (4 * t + 2 * (c / 2)) as i8);
+                                    let bits = vandq_u8(vshlq_u8(qh[c % 2], shift), m30);
+                                    *wv = vreinterpretq_s8_u8(vorrq_u8(nib, bits));
                                 }
                             }
                             let mut dots = [[[zero; 4]; R]; M];
