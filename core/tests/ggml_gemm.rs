@@ -44,7 +44,11 @@ fn quantized_gemm_matches_the_dot_kernel_at_every_level_and_thread_count() {
                 (1, 5, 7),
                 (1, 6, 17),
                 (2, 3, 2),
+                (3, 5, 5),
+                (4, 6, 4),
                 (5, 7, 3),
+                (6, 3, 6),
+                (7, 5, 1),
                 (8, 4, 1),
                 (17, 9, 2),
                 (37, 19, 3),
@@ -87,12 +91,12 @@ fn quantized_gemm_matches_the_dot_kernel_at_every_level_and_thread_count() {
                 let mut got = vec![f32::NAN; m * n];
                 qmatmul_rows(ty, &w, n, k, &x, m, &mut got, 0..n).unwrap();
                 if !matmul_equals_dot(ty, level) {
-                    // The AVX-512 VNNI kernel (arch/x86_64/gemv.rs) sums in another float
-                    // order than the dot kernel: it must meet the same bound against the f64
-                    // product, and every split and thread count below must reproduce it bit
-                    // for bit.
+                    // The kernels over prepared activations (arch/x86_64/gemv*.rs AVX-512 VNNI,
+                    // arch/aarch64/gemv*.rs NEON and dotprod) sum in another float order than
+                    // the dot kernel: they must meet the same bound against the f64 product,
+                    // and every split and thread count below must reproduce them bit for bit.
                     for (j, (&g, &(exact, tol))) in got.iter().zip(&bound).enumerate() {
-                        assert!((g as f64 - exact).abs() <= tol, "{} {ty:?} AVX-512 ({m},{n},{k}) [{j}]: {g} vs {exact}", level.name());
+                        assert!((g as f64 - exact).abs() <= tol, "{} {ty:?} prepared ({m},{n},{k}) [{j}]: {g} vs {exact}", level.name());
                     }
                     want = got.clone();
                 }

@@ -455,9 +455,10 @@ fn qmatmul_matches_vec_dot_and_f64_reference() {
                 let xd = dequantize(at, &xq, k);
                 for j in 0..n_rows {
                     let got = out[i * n_rows + j];
-                    // 1. Exactly one ggml vec_dot per output — or, where the AVX-512 VNNI
-                    //    kernel runs (arch/x86_64/gemv.rs), the same block products summed in
-                    //    another float order: then equal to it up to f32 accumulation.
+                    // 1. Exactly one ggml vec_dot per output — or, where a kernel over
+                    //    prepared activations runs (AVX-512 VNNI, aarch64 NEON / dotprod:
+                    //    arch/*/gemv*.rs), the same block products summed in another float
+                    //    order: then equal to it up to f32 accumulation.
                     let d = vec_dot(t, &w[j * wrb..(j + 1) * wrb], &xq, k).unwrap();
                     if !mlx_arm_core::quant::ggml::matmul_equals_dot(t, mlx_arm_core::cpu::isa::isa()) {
                         let scale: f32 = xd.iter().zip(&wd[j * k..(j + 1) * k]).map(|(a, b)| (a * b).abs()).sum();

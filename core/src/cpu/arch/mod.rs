@@ -14,6 +14,8 @@ mod prefetch;
 pub(crate) use prefetch::prefetch_rows_ahead;
 #[cfg(target_arch = "x86_64")]
 pub mod x86_64;
+#[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
+pub(crate) mod prepared;
 
 /// The register family the float kernels (GEMM, vector math) of a level are written for.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -90,8 +92,8 @@ pub(crate) fn quant_gemm(ty: GgmlType, level: Isa) -> Option<QuantGemmFn> {
 /// threads): the quants in the byte order the kernel's registers take, and per block the
 /// scale and the format's second term as f32, padded with zeros to a multiple of 8 blocks.
 #[derive(Clone, Debug)]
-// Only x86-64 has such kernels so far; elsewhere the type exists for the matmul's signature.
-#[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
+// Only x86-64 and aarch64 have such kernels; elsewhere the type exists for the matmul's signature.
+#[cfg_attr(not(any(target_arch = "x86_64", target_arch = "aarch64")), allow(dead_code))]
 pub(crate) struct GemvActivations {
     pub(crate) q: alloc::vec::Vec<u8>,
     pub(crate) d: alloc::vec::Vec<f32>,
@@ -100,7 +102,8 @@ pub(crate) struct GemvActivations {
     pub(crate) nb: usize,
 }
 
-/// A quantized matmul over weight rows in file layout, from AVX-512 VNNI up: `prepare` turns
+/// A quantized matmul over weight rows in file layout (x86-64 AVX-512 VNNI, aarch64 NEON and
+/// dotprod; the shared half is [`prepared`]): `prepare` turns
 /// one quantized activation row (partner type) into [`GemvActivations`]; `run` computes
 /// `out[i·ldo + j] = W_j · act_i` for the `nw` rows in `w` and the prepared rows `acts`.
 /// Equal to the dot kernel within the dot bound (its float summation order differs), not bit
@@ -116,6 +119,8 @@ pub(crate) struct QuantGemv {
 pub(crate) fn quant_gemv(ty: GgmlType, level: Isa) -> Option<QuantGemv> {
     #[cfg(target_arch = "x86_64")]
     return x86_64::gemv::gemv_for(ty, level);
+    #[cfg(target_arch = "aarch64")]
+    return aarch64::gemv::gemv_for(ty, level);
     #[allow(unreachable_code)]
     None
 }

@@ -5,7 +5,8 @@
 /// How far ahead of the register tile being computed the quantized matmul kernels prefetch
 /// weight rows. Issued a tile at a time, not in bursts (a burst of prefetches fills the line
 /// fill buffers and the rest are dropped): the default model's 1-thread decode on the dev VM
-/// went from 65 to 105 tok/s (docs/BENCHMARKS.md, "Weight prefetch").
+/// went from 65 to 105 tok/s (docs/BENCHMARKS.md, "Decode: weight prefetch, huge pages, in-place
+/// attention").
 const PREFETCH_BYTES: usize = 4096;
 
 /// For a kernel walking the rows of `w` (`wrb` bytes each) in tiles of `tile_rows`, now at

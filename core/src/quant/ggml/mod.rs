@@ -50,7 +50,8 @@ struct Kernels {
     /// A register-tiled GEMM over many rows, bit-identical to `dot` on each pair (SIMD levels
     /// of some types only; elsewhere the matmul calls `dot` per pair).
     gemm: Option<crate::cpu::arch::QuantGemmFn>,
-    /// The AVX-512 VNNI matmul over prepared activation rows (decode GEMV and prefill GEMM),
+    /// The matmul over prepared activation rows (decode GEMV and prefill GEMM; AVX-512 VNNI,
+    /// aarch64 NEON and dotprod),
     /// equal to `dot` within its bound but not bit for bit (another float summation order;
     /// some types only). Taken over `gemm` where present.
     gemv: Option<crate::cpu::arch::QuantGemv>,
@@ -310,7 +311,7 @@ pub struct QuantizedActivations {
     pub k: usize,
     /// `m` rows of `ty.row_bytes(k)` bytes.
     pub data: Vec<u8>,
-    /// At a level that has an AVX-512 kernel for the weights (`arch::quant_gemv`): every row
+    /// At a level that has a kernel over prepared rows for the weights (`arch::quant_gemv`): every row
     /// in that kernel's order, prepared once for every thread of the matmul; else empty.
     gemv: GemvLayout,
 }
@@ -328,7 +329,8 @@ impl PartialEq for GemvLayout {
 impl Eq for GemvLayout {}
 
 /// Whether the matmul of `ty` at `level` returns, for every output, exactly the dot kernel's
-/// value (`vec_dot_at`). False where an AVX-512 kernel over prepared activations runs: it sums
+/// value (`vec_dot_at`). False where a kernel over prepared activations runs (AVX-512 VNNI,
+/// aarch64 NEON and dotprod): it sums
 /// the same exact block products in another float order (within the dot bound).
 pub fn matmul_equals_dot(ty: GgmlType, level: Isa) -> bool {
     kernels_at(ty, level).gemv.is_none()
@@ -479,7 +481,7 @@ pub fn qmatmul_rows_quantized(
 /// The register-tiled kernel a matmul takes, if any.
 #[derive(Clone, Copy)]
 enum Tiled {
-    /// AVX-512 over the activations prepared in [`QuantizedActivations`].
+    /// Over the activations prepared in [`QuantizedActivations`].
     Prepared(fn(&[u8], usize, &[crate::cpu::arch::GemvActivations], &mut [f32], usize)),
     /// Over the quantized activation blocks.
     Blocks(crate::cpu::arch::QuantGemmFn),

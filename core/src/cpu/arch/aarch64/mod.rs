@@ -1,2 +1,4 @@
 //! aarch64 kernels (NEON, dotprod).
 pub mod quant;
+pub mod gemv;
+pub mod gemv_k;

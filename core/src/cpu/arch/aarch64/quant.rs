@@ -387,13 +387,13 @@ macro_rules! kernels {
     };
 }
 
-mod neon {
+pub(super) mod neon {
     use super::*;
 
     /// `acc + Σ of 4 adjacent x[i]·y[i]` per i32 lane, exact for all i8 values.
     #[target_feature(enable = "neon")]
     #[inline]
-    pub(super) unsafe fn dot(acc: int32x4_t, x: int8x16_t, y: int8x16_t) -> int32x4_t {
+    pub(in crate::cpu::arch::aarch64) unsafe fn dot(acc: int32x4_t, x: int8x16_t, y: int8x16_t) -> int32x4_t {
         let lo = vmull_s8(vget_low_s8(x), vget_low_s8(y));
         let hi = vmull_high_s8(x, y);
         // Pairwise adds land the 16 products in 4 lanes (grouping differs from sdot, the
@@ -404,13 +404,13 @@ mod neon {
     kernels!("neon", dot);
 }
 
-mod dotprod {
+pub(super) mod dotprod {
     use super::*;
 
     /// `sdot`: `acc + Σ of 4 adjacent x[i]·y[i]` per i32 lane, exact.
     #[target_feature(enable = "neon,dotprod")]
     #[inline]
-    pub(super) unsafe fn dot(mut acc: int32x4_t, x: int8x16_t, y: int8x16_t) -> int32x4_t {
+    pub(in crate::cpu::arch::aarch64) unsafe fn dot(mut acc: int32x4_t, x: int8x16_t, y: int8x16_t) -> int32x4_t {
         // SAFETY: reached only where the dot-product extension exists (checked by `dot_for`);
         // register-only instruction.
         asm!(

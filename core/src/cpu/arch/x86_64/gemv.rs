@@ -16,88 +16,12 @@
 //! accumulation order differs from [`super::quant`]'s dot and GEMM kernels, so a GEMV result
 //! equals the dot kernel's within the bound of docs/QUANT.md, not bit for bit.
 
-use alloc::vec::Vec;
 use core::arch::x86_64::*;
 
 use crate::quant::GgmlType;
 
+use super::super::prepared::{self, holds_32, quant_gemv, Format, Kernel, Order, Second};
 pub(super) use super::super::{GemvActivations as Act, QuantGemv};
-
-/// Weight-format facts the kernels are written over.
-#[derive(Clone, Copy)]
-struct Format {
-    /// Bytes of one weight block.
-    wb: usize,
-    /// Offset of the quants in a weight block (after the f16 scale, and min for Q4_1).
-    wq: usize,
-    /// Bytes of one activation block (34 for Q8_0, 36 for Q8_1) and offset of its quants.
-    ab: usize,
-    aq: usize,
-    /// Nibble formats: low nibbles are elements 0..16 of the block, high nibbles 16..32.
-    nibbles: bool,
-    /// What the per-block second term is (see [`Act::s`]).
-    second: Second,
-}
-
-#[derive(Clone, Copy, PartialEq)]
-enum Second {
-    /// Q4_0: the nibbles' offset of 8, `d_w · (−8·d_a·Σa)`.
-    Offset,
-    /// Q4_1: the weight's min times the activation's `s = d_a·Σa`.
-    Min,
-    /// Q8_0: none.
-    None,
-}
-
-const Q4_0: Format = Format { wb: 18, wq: 2, ab: 34, aq: 2, nibbles: true, second: Second::Offset };
-const Q4_1: Format = Format { wb: 20, wq: 4, ab: 36, aq: 4, nibbles: true, second: Second::Min };
-const Q8_0: Format = Format { wb: 34, wq: 2, ab: 34, aq: 2, nibbles: false, second: Second::None };
-
-fn f16_le(p: &[u8], at: usize) -> f32 {
-    half::f16::from_bits(u16::from_le_bytes([p[at], p[at + 1]])).to_f32()
-}
-
-/// The activation row `x` (whole blocks of the partner type) in the kernels' order: for
-/// nibble formats a pair of blocks is `[a₀[0..16], a₁[0..16], a₀[16..32], a₁[16..32]]`,
-/// matching a weight register of `[lo₀, lo₁, hi₀, hi₁]`; for Q8_0 it is `[a₀, a₁]`; a last
-/// odd block is its 32 bytes. `s` is the term the weight's second f16 multiplies (Q4_1: the
-/// activation's `s = d·Σq`; Q4_0: `−8·d·Σq`, paired with the weight's own scale).
-fn prepare(f: Format, x: &[u8]) -> Act {
-    {
-        let nb = x.len() / f.ab;
-        let padded = nb.next_multiple_of(8);
-        let mut q = Vec::with_capacity(nb * 32);
-        let (mut d, mut s) = (Vec::with_capacity(padded), Vec::with_capacity(padded));
-        for b in 0..nb {
-            let blk = &x[b * f.ab..(b + 1) * f.ab];
-            d.push(f16_le(blk, 0));
-            let quants = &blk[f.aq..f.aq + 32];
-            s.push(match f.second {
-                Second::Min => f16_le(blk, 2),
-                Second::Offset => -8.0 * d[b] * quants.iter().map(|&v| v as i8 as i32).sum::<i32>() as f32,
-                Second::None => 0.0,
-            });
-        }
-        for pair in 0..nb / 2 {
-            let (a0, a1) = (pair * 2 * f.ab + f.aq, (pair * 2 + 1) * f.ab + f.aq);
-            if f.nibbles {
-                for (src, half) in [(a0, 0), (a1, 0), (a0, 16), (a1, 16)] {
-                    q.extend_from_slice(&x[src + half..src + half + 16]);
-                }
-            } else {
-                q.extend_from_slice(&x[a0..a0 + 32]);
-                q.extend_from_slice(&x[a1..a1 + 32]);
-            }
-        }
-        if nb % 2 == 1 {
-            let a = (nb - 1) * f.ab + f.aq;
-            q.extend_from_slice(&x[a..a + 32]);
-        }
-        d.resize(padded, 0.0);
-        s.resize(padded, 0.0);
-        Act { q, d, s, nb }
-    }
-}
 
 /// Lane → scale-lane index for the pair `p` (blocks 2p, 2p+1 of a group of 8, whose scales
 /// sit in lanes 4p and 4p + 2 of the group's scale register): nibble registers hold
@@ -245,99 +169,21 @@ pub(super) unsafe fn hsum256(v: __m256) -> f32 {
     _mm_cvtss_f32(_mm_add_ss(s, _mm_movehdup_ps(s)))
 }
 
-/// A weight format's register-tile kernel over prepared activation rows.
-pub(super) trait Kernel: Copy {
-    /// Bytes of one weight block.
-    fn block_bytes(self) -> usize;
-    /// Whether `act` holds the `nb` blocks the kernel reads.
-    fn holds(self, act: &Act, nb: usize) -> bool;
-    /// `out[i][r]` = weight row r (at `x + r·wrb`, `nb` blocks) · activation row i.
-    ///
-    /// # Safety
-    /// AVX-512 F/BW/VL/VNNI; the `R` rows hold `nb` blocks; every `acts[i]` holds them too.
-    unsafe fn tile<const M: usize, const R: usize>(self, x: *const u8, wrb: usize, nb: usize, acts: [&Act; M]) -> [[f32; R]; M];
-}
-
 impl Kernel for Format {
     fn block_bytes(self) -> usize {
         self.wb
     }
     fn holds(self, act: &Act, nb: usize) -> bool {
-        act.nb >= nb && act.q.len() >= nb * 32 && act.d.len() >= nb.next_multiple_of(8) && act.s.len() >= nb.next_multiple_of(8)
+        holds_32(act, nb)
     }
     unsafe fn tile<const M: usize, const R: usize>(self, x: *const u8, wrb: usize, nb: usize, acts: [&Act; M]) -> [[f32; R]; M] {
         tile::<M, R>(self, x, wrb, nb, acts)
     }
 }
 
-/// `out[i·ldo + j] = W_j · act_i` for the `nw` weight rows in `w` and the activation rows
-/// `acts`, in register tiles of 4 activation × 2 weight rows (GEMV: 1 × 4), edges through
-/// smaller instances.
-pub(super) fn run<K: Kernel>(f: K, w: &[u8], nw: usize, acts: &[Act], out: &mut [f32], ldo: usize) {
-    let nx = acts.len();
-    if nw == 0 || nx == 0 || w.len() % nw != 0 || ldo < nw {
-        return;
-    }
-    if (nx - 1).checked_mul(ldo).and_then(|v| v.checked_add(nw)).is_none_or(|need| out.len() < need) {
-        return;
-    }
-    let wrb = w.len() / nw;
-    let nb = wrb / f.block_bytes();
-    if !acts.iter().all(|a| f.holds(a, nb)) {
-        return;
-    }
-    let (mm, rr) = if nx == 1 { (1, 4) } else { (4, 2) };
-    let mut j0 = 0;
-    while j0 < nw {
-        let rn = (nw - j0).min(rr);
-        let x = w[j0 * wrb..].as_ptr();
-        crate::cpu::arch::prefetch_rows_ahead(w, wrb, j0, rr);
-        let mut i0 = 0;
-        while i0 < nx {
-            let rm = (nx - i0).min(mm);
-            let a = &acts[i0..i0 + rm];
-            // SAFETY: handed out only by `gemv_for`, which checks AVX-512 F/BW/VL/VNNI; the rn
-            // rows from j0 hold `wrb ≥ nb·wb` bytes each, every activation row holds `nb`
-            // blocks (checked above), and out[i·ldo + j] is in bounds for i < nx, j < nw.
-            unsafe {
-                macro_rules! put {
-                    ($m:literal, $r:literal) => {{
-                        let t = f.tile::<$m, $r>(x, wrb, nb, core::array::from_fn(|i| &a[i]));
-                        for (i, row) in t.iter().enumerate() {
-                            for (j, &v) in row.iter().enumerate() {
-                                *out.get_unchecked_mut((i0 + i) * ldo + j0 + j) = v;
-                            }
-                        }
-                    }};
-                }
-                match (rm, rn) {
-                    (1, 4) => put!(1, 4),
-                    (4, 2) => put!(4, 2),
-                    (4, 1) => put!(4, 1),
-                    (3, 2) => put!(3, 2),
-                    (3, 1) => put!(3, 1),
-                    (2, 2) => put!(2, 2),
-                    (2, 1) => put!(2, 1),
-                    (1, 2) => put!(1, 2),
-                    (1, 3) => put!(1, 3),
-                    _ => put!(1, 1),
-                }
-            }
-            i0 += rm;
-        }
-        j0 += rn;
-    }
-}
-
-macro_rules! gemv_of {
-    ($name:ident, $f:expr) => {
-        const $name: QuantGemv =
-            QuantGemv { prepare: |x| prepare($f, x), run: |w, nw, acts, out, ldo| run($f, w, nw, acts, out, ldo) };
-    };
-}
-gemv_of!(GEMV_Q4_0, Q4_0);
-gemv_of!(GEMV_Q4_1, Q4_1);
-gemv_of!(GEMV_Q8_0, Q8_0);
+const GEMV_Q4_0: QuantGemv = quant_gemv!(|x| prepared::prepare(prepared::Q4_0, Order::NibblePairs, x), prepared::Q4_0);
+const GEMV_Q4_1: QuantGemv = quant_gemv!(|x| prepared::prepare(prepared::Q4_1, Order::NibblePairs, x), prepared::Q4_1);
+const GEMV_Q8_0: QuantGemv = quant_gemv!(|x| prepared::prepare(prepared::Q8_0, Order::NibblePairs, x), prepared::Q8_0);
 
 /// The GEMV of weight type `ty` when the CPU has AVX-512 F/BW/VL and VNNI and `level`
 /// allows AVX-512.

@@ -10,49 +10,17 @@
 //! float (exact integer dots, then `d·d_a·scale` per lane), and the mins go through the
 //! activation's per-sub-block sums: `dmin·d_a·Σ min_k·Σa_k`.
 
-use alloc::vec::Vec;
 use core::arch::x86_64::*;
 
-use super::gemv::{hsum256, run, Act, Kernel, QuantGemv};
-
-/// Q8_K activation block: `d` (f32), 256 quants, 16 sums of 16 quants (i16).
-const AB: usize = 292;
-/// Q4_K weight block.
-const WB: usize = 144;
-/// Q6_K weight block: 128 bytes of low nibbles, 64 of high bit pairs, 16 i8 scales, `d`.
-const WB6: usize = 210;
-
-/// A Q8_K row `x` prepared: quants in natural order, `d` per super-block, and `s` per group
-/// of `group` quants (16 or 32) = `d·Σa` over it, from the block's 16-element sums.
-fn prepare_q8k(x: &[u8], group: usize) -> Act {
-    let nb = x.len() / AB;
-    let per_block = 256 / group;
-    let mut q = Vec::with_capacity(nb * 256);
-    let mut d = Vec::with_capacity(nb);
-    let mut s = Vec::with_capacity(nb * per_block);
-    for blk in x.chunks_exact(AB) {
-        let da = f32::from_le_bytes([blk[0], blk[1], blk[2], blk[3]]);
-        d.push(da);
-        q.extend_from_slice(&blk[4..260]);
-        let bsum = |i: usize| i16::from_le_bytes([blk[260 + 2 * i], blk[261 + 2 * i]]) as i32;
-        let per_sum = group / 16;
-        s.extend((0..per_block).map(|k| da * (0..per_sum).map(|i| bsum(per_sum * k + i)).sum::<i32>() as f32));
-    }
-    Act { q, d, s, nb }
-}
+use super::super::prepared::{holds_q8k, prepare_q8k, q4k_scales_mins, quant_gemv, Kernel, Q4K_BYTES as WB, Q6K_BYTES as WB6};
+use super::gemv::{hsum256, Act, QuantGemv};
 
 /// The eight 6-bit scales and mins of a super-block's 12 scale bytes (ggml's `scale_min_k4`
 /// order), as f32 vectors.
 #[target_feature(enable = "avx2")]
 #[inline]
 unsafe fn scales_mins(p: *const u8) -> (__m256, __m256) {
-    let word = |i: usize| (p.add(4 * i) as *const u32).read_unaligned();
-    let (w0, w1, w2) = (word(0), word(1), word(2));
-    const LOW6: u32 = 0x3f3f_3f3f;
-    const LOW4: u32 = 0x0f0f_0f0f;
-    const TOP2: u32 = 0x0303_0303;
-    let scales = (w0 & LOW6) as u64 | ((((w2 & LOW4) | (((w0 >> 6) & TOP2) << 4)) as u64) << 32);
-    let mins = (w1 & LOW6) as u64 | (((((w2 >> 4) & LOW4) | (((w1 >> 6) & TOP2) << 4)) as u64) << 32);
+    let (scales, mins) = q4k_scales_mins((p as *const [u8; 12]).read_unaligned());
     let to_f32 = |v: u64| _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(_mm_cvtsi64_si128(v as i64)));
     (to_f32(scales), to_f32(mins))
 }
@@ -65,7 +33,7 @@ impl Kernel for Q4K {
         WB
     }
     fn holds(self, act: &Act, nb: usize) -> bool {
-        act.nb >= nb && act.q.len() >= nb * 256 && act.d.len() >= nb && act.s.len() >= nb * 8
+        holds_q8k(act, nb, 8)
     }
     #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512vnni,avx2,fma,f16c")]
     unsafe fn tile<const M: usize, const R: usize>(self, x: *const u8, wrb: usize, nb: usize, acts: [&Act; M]) -> [[f32; R]; M] {
@@ -135,7 +103,7 @@ impl Kernel for Q6K {
         WB6
     }
     fn holds(self, act: &Act, nb: usize) -> bool {
-        act.nb >= nb && act.q.len() >= nb * 256 && act.d.len() >= nb && act.s.len() >= nb * 16
+        holds_q8k(act, nb, 16)
     }
     #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512vnni,avx2,fma,f16c")]
     unsafe fn tile<const M: usize, const R: usize>(self, x: *const u8, wrb: usize, nb: usize, acts: [&Act; M]) -> [[f32; R]; M] {
@@ -204,8 +172,6 @@ impl Kernel for Q6K {
     }
 }
 
-pub(super) const GEMV_Q6_K: QuantGemv =
-    QuantGemv { prepare: |x| prepare_q8k(x, 16), run: |w, nw, acts, out, ldo| run(Q6K, w, nw, acts, out, ldo) };
+pub(super) const GEMV_Q6_K: QuantGemv = quant_gemv!(|x| prepare_q8k(x, 16), Q6K);
 
-pub(super) const GEMV_Q4_K: QuantGemv =
-    QuantGemv { prepare: |x| prepare_q8k(x, 32), run: |w, nw, acts, out, ldo| run(Q4K, w, nw, acts, out, ldo) };
+pub(super) const GEMV_Q4_K: QuantGemv = quant_gemv!(|x| prepare_q8k(x, 32), Q4K);

@@ -1,0 +1,239 @@
+//! The architecture-neutral half of the quantized matmul over prepared activations
+//! ([`super::QuantGemv`]): the weight-format facts the kernels are written over, the activation
+//! preparation (once per matmul call) and the register-tiling driver. Each architecture only
+//! supplies its [`Kernel`]s (x86-64 AVX-512 VNNI in `x86_64/gemv*.rs`, aarch64 NEON and
+//! dotprod in `aarch64/gemv*.rs`), so the tiling and the activation layout exist once.
+
+use alloc::vec::Vec;
+
+use super::GemvActivations as Act;
+
+/// Facts of a 32-element weight format (Q4_0, Q4_1, Q8_0) and its activation partner.
+#[derive(Clone, Copy)]
+pub(crate) struct Format {
+    /// Bytes of one weight block.
+    pub(crate) wb: usize,
+    /// Offset of the quants in a weight block (after the f16 scale, and min for Q4_1).
+    pub(crate) wq: usize,
+    /// Bytes of one activation block (34 for Q8_0, 36 for Q8_1) and offset of its quants.
+    pub(crate) ab: usize,
+    pub(crate) aq: usize,
+    /// Nibble formats: low nibbles are elements 0..16 of the block, high nibbles 16..32.
+    pub(crate) nibbles: bool,
+    /// What the per-block second term is (see [`Act::s`]).
+    pub(crate) second: Second,
+}
+
+#[derive(Clone, Copy, PartialEq)]
+pub(crate) enum Second {
+    /// Q4_0: the nibbles' offset of 8, `d_w · (−8·d_a·Σa)`.
+    Offset,
+    /// Q4_1: the weight's min times the activation's `s = d_a·Σa`.
+    Min,
+    /// Q8_0: none.
+    None,
+}
+
+pub(crate) const Q4_0: Format = Format { wb: 18, wq: 2, ab: 34, aq: 2, nibbles: true, second: Second::Offset };
+pub(crate) const Q4_1: Format = Format { wb: 20, wq: 4, ab: 36, aq: 4, nibbles: true, second: Second::Min };
+pub(crate) const Q8_0: Format = Format { wb: 34, wq: 2, ab: 34, aq: 2, nibbles: false, second: Second::None };
+
+/// Q8_K activation block: `d` (f32), 256 quants, 16 sums of 16 quants (i16).
+pub(crate) const Q8K_BYTES: usize = 292;
+/// Q4_K weight block: `d`, `dmin` (f16), 12 bytes of 6-bit scales and mins, 128 of nibbles.
+pub(crate) const Q4K_BYTES: usize = 144;
+/// Q6_K weight block: 128 bytes of low nibbles, 64 of high bit pairs, 16 i8 scales, `d`.
+pub(crate) const Q6K_BYTES: usize = 210;
+
+fn f16_le(p: &[u8], at: usize) -> f32 {
+    half::f16::from_bits(u16::from_le_bytes([p[at], p[at + 1]])).to_f32()
+}
+
+/// How a kernel's registers take the quants of a 32-element format.
+#[derive(Clone, Copy, PartialEq)]
+pub(crate) enum Order {
+    /// Each block's 32 quants as they are (128-bit registers: `[a[0..16]]`, `[a[16..32]]`
+    /// match a nibble register's low and high halves). The aarch64 kernels' order.
+    #[cfg_attr(not(target_arch = "aarch64"), allow(dead_code))]
+    Natural,
+    /// 512-bit registers over two blocks: for nibble formats a pair is
+    /// `[a₀[0..16], a₁[0..16], a₀[16..32], a₁[16..32]]`, matching a weight register of
+    /// `[lo₀, lo₁, hi₀, hi₁]`; Q8_0 pairs and a last odd block stay natural.
+    NibblePairs,
+}
+
+/// The activation row `x` (whole blocks of the partner type) prepared: quants in `order`, per
+/// block `d` and the term the weight's second f16 multiplies (Q4_1: the activation's
+/// `s = d·Σq`; Q4_0: `−8·d·Σq`, paired with the weight's own scale), both padded with zeros to
+/// a multiple of 8 blocks (kernels load them in groups).
+pub(crate) fn prepare(f: Format, order: Order, x: &[u8]) -> Act {
+    let nb = x.len() / f.ab;
+    let padded = nb.next_multiple_of(8);
+    let mut q = Vec::with_capacity(nb * 32);
+    let (mut d, mut s) = (Vec::with_capacity(padded), Vec::with_capacity(padded));
+    for b in 0..nb {
+        let blk = &x[b * f.ab..(b + 1) * f.ab];
+        d.push(f16_le(blk, 0));
+        let quants = &blk[f.aq..f.aq + 32];
+        s.push(match f.second {
+            Second::Min => f16_le(blk, 2),
+            Second::Offset => -8.0 * d[b] * quants.iter().map(|&v| v as i8 as i32).sum::<i32>() as f32,
+            Second::None => 0.0,
+        });
+    }
+    let quants = |b: usize| (b * f.ab + f.aq, b * f.ab + f.aq + 32);
+    if order == Order::NibblePairs && f.nibbles {
+        for pair in 0..nb / 2 {
+            let (a0, a1) = (quants(2 * pair).0, quants(2 * pair + 1).0);
+            for (src, half) in [(a0, 0), (a1, 0), (a0, 16), (a1, 16)] {
+                q.extend_from_slice(&x[src + half..src + half + 16]);
+            }
+        }
+        if nb % 2 == 1 {
+            let (a, e) = quants(nb - 1);
+            q.extend_from_slice(&x[a..e]);
+        }
+    } else {
+        for b in 0..nb {
+            let (a, e) = quants(b);
+            q.extend_from_slice(&x[a..e]);
+        }
+    }
+    d.resize(padded, 0.0);
+    s.resize(padded, 0.0);
+    Act { q, d, s, nb }
+}
+
+/// A Q8_K row `x` prepared: quants in natural order, `d` per super-block, and `s` per group
+/// of `group` quants (16 or 32) = `d·Σa` over it, from the block's 16-element sums.
+pub(crate) fn prepare_q8k(x: &[u8], group: usize) -> Act {
+    let nb = x.len() / Q8K_BYTES;
+    let per_block = 256 / group;
+    let mut q = Vec::with_capacity(nb * 256);
+    let mut d = Vec::with_capacity(nb);
+    let mut s = Vec::with_capacity(nb * per_block);
+    for blk in x.chunks_exact(Q8K_BYTES) {
+        let da = f32::from_le_bytes([blk[0], blk[1], blk[2], blk[3]]);
+        d.push(da);
+        q.extend_from_slice(&blk[4..260]);
+        let bsum = |i: usize| i16::from_le_bytes([blk[260 + 2 * i], blk[261 + 2 * i]]) as i32;
+        let per_sum = group / 16;
+        s.extend((0..per_block).map(|k| da * (0..per_sum).map(|i| bsum(per_sum * k + i)).sum::<i32>() as f32));
+    }
+    Act { q, d, s, nb }
+}
+
+/// The eight 6-bit scales and the eight mins of a Q4_K super-block's 12 scale bytes `sc`
+/// (ggml's `scale_min_k4` order), one per byte of each u64, from three 32-bit word operations.
+#[inline]
+pub(crate) fn q4k_scales_mins(sc: [u8; 12]) -> (u64, u64) {
+    let word = |i: usize| u32::from_le_bytes([sc[4 * i], sc[4 * i + 1], sc[4 * i + 2], sc[4 * i + 3]]);
+    let (w0, w1, w2) = (word(0), word(1), word(2));
+    const LOW6: u32 = 0x3f3f_3f3f;
+    const LOW4: u32 = 0x0f0f_0f0f;
+    const TOP2: u32 = 0x0303_0303;
+    let scales = (w0 & LOW6) as u64 | ((((w2 & LOW4) | (((w0 >> 6) & TOP2) << 4)) as u64) << 32);
+    let mins = (w1 & LOW6) as u64 | (((((w2 >> 4) & LOW4) | (((w1 >> 6) & TOP2) << 4)) as u64) << 32);
+    (scales, mins)
+}
+
+/// A weight format's register-tile kernel over prepared activation rows.
+pub(crate) trait Kernel: Copy {
+    /// Bytes of one weight block.
+    fn block_bytes(self) -> usize;
+    /// Whether `act` holds the `nb` blocks the kernel reads.
+    fn holds(self, act: &Act, nb: usize) -> bool;
+    /// `out[i][r]` = weight row r (at `x + r·wrb`, `nb` blocks) · activation row i. Every
+    /// output goes through the same operations whatever `M` and `R`, so results do not depend
+    /// on the tiling.
+    ///
+    /// # Safety
+    /// The CPU has the features the implementation is compiled for (the architecture's
+    /// `gemv_for` checked them before handing the kernel out); the `R` rows hold `nb` blocks;
+    /// every `acts[i]` holds them too ([`Kernel::holds`]).
+    unsafe fn tile<const M: usize, const R: usize>(self, x: *const u8, wrb: usize, nb: usize, acts: [&Act; M]) -> [[f32; R]; M];
+}
+
+/// Kernel formats whose blocks fill whole prepared activation blocks of 32 quants.
+pub(crate) fn holds_32(act: &Act, nb: usize) -> bool {
+    act.nb >= nb && act.q.len() >= nb * 32 && act.d.len() >= nb.next_multiple_of(8) && act.s.len() >= nb.next_multiple_of(8)
+}
+
+/// Q8_K rows prepared with `groups` sums per super-block (8 for Q4_K, 16 for Q6_K).
+pub(crate) fn holds_q8k(act: &Act, nb: usize, groups: usize) -> bool {
+    act.nb >= nb && act.q.len() >= nb * 256 && act.d.len() >= nb && act.s.len() >= nb * groups
+}
+
+/// `out[i·ldo + j] = W_j · act_i` for the `nw` weight rows in `w` and the activation rows
+/// `acts`, in register tiles of 4 activation × 2 weight rows (GEMV: 1 × 4), edges through
+/// smaller instances. Sizes that do not fit write nothing (the callers check them first).
+///
+/// `K` must come from an architecture's `gemv_for`, which hands a kernel out only where the
+/// CPU has its features.
+pub(crate) fn run<K: Kernel>(f: K, w: &[u8], nw: usize, acts: &[Act], out: &mut [f32], ldo: usize) {
+    let nx = acts.len();
+    if nw == 0 || nx == 0 || w.len() % nw != 0 || ldo < nw {
+        return;
+    }
+    if (nx - 1).checked_mul(ldo).and_then(|v| v.checked_add(nw)).is_none_or(|need| out.len() < need) {
+        return;
+    }
+    let wrb = w.len() / nw;
+    let nb = wrb / f.block_bytes();
+    if !acts.iter().all(|a| f.holds(a, nb)) {
+        return;
+    }
+    let (mm, rr) = if nx == 1 { (1, 4) } else { (4, 2) };
+    let mut j0 = 0;
+    while j0 < nw {
+        let rn = (nw - j0).min(rr);
+        let x = w[j0 * wrb..].as_ptr();
+        super::prefetch_rows_ahead(w, wrb, j0, rr);
+        let mut i0 = 0;
+        while i0 < nx {
+            let rm = (nx - i0).min(mm);
+            let a = &acts[i0..i0 + rm];
+            // SAFETY: `K` was handed out by its architecture's `gemv_for` after the feature
+            // check; the rn rows from j0 hold `wrb ≥ nb·block_bytes` bytes each, every
+            // activation row holds `nb` blocks (checked above), and out[i·ldo + j] is in
+            // bounds for i < nx, j < nw.
+            unsafe {
+                macro_rules! put {
+                    ($m:literal, $r:literal) => {{
+                        let t = f.tile::<$m, $r>(x, wrb, nb, core::array::from_fn(|i| &a[i]));
+                        for (i, row) in t.iter().enumerate() {
+                            for (j, &v) in row.iter().enumerate() {
+                                *out.get_unchecked_mut((i0 + i) * ldo + j0 + j) = v;
+                            }
+                        }
+                    }};
+                }
+                match (rm, rn) {
+                    (1, 4) => put!(1, 4),
+                    (4, 2) => put!(4, 2),
+                    (4, 1) => put!(4, 1),
+                    (3, 2) => put!(3, 2),
+                    (3, 1) => put!(3, 1),
+                    (2, 2) => put!(2, 2),
+                    (2, 1) => put!(2, 1),
+                    (1, 2) => put!(1, 2),
+                    (1, 3) => put!(1, 3),
+                    _ => put!(1, 1),
+                }
+            }
+            i0 += rm;
+        }
+        j0 += rn;
+    }
+}
+
+/// A [`super::QuantGemv`] from a preparation and a kernel.
+macro_rules! quant_gemv {
+    ($prepare:expr, $kernel:expr) => {
+        $crate::cpu::arch::QuantGemv {
+            prepare: $prepare,
+            run: |w, nw, acts, out, ldo| $crate::cpu::arch::prepared::run($kernel, w, nw, acts, out, ldo),
+        }
+    };
+}
+pub(crate) use quant_gemv;
