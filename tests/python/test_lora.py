@@ -30,9 +30,12 @@ with open(os.path.join(GOLDEN, "goldens.json")) as f:
     GOLD = json.load(f)
 ADAPTERS = np.load(os.path.join(GOLDEN, "adapters.npz"))
 
-# Float32 sums in another order, amplified by six Adam steps at lr 1e-3 on losses near 20:
-# the curves agree to 1e-3 relative (measured: below 1e-4), far inside the drop being tested.
-LOSS_RTOL = 1e-3
+# Float32 sums in another order, through six Adam steps at lr 1e-3 on losses near 20. Measured
+# (dev VM, AVX-512): losses within 1.3e-6 relative, adapters within 5.2e-4 of their largest value
+# (Adam moves weights whose gradient is near zero by about lr whatever its sign, so rounding shows
+# most there). Both bounds are far inside the >50 % drop being tested.
+LOSS_RTOL = 1e-4
+ADAPTER_ATOL = 2e-3  # times the golden tensor's largest magnitude
 
 
 def test_goldens_match_the_recipe():
@@ -54,7 +57,7 @@ def test_loss_curve_matches_real_mlx(name, tmp_path):
     for k in keys:
         ref = ADAPTERS[f"{name}/{k}"]
         scale = float(np.abs(ref).max())
-        np.testing.assert_allclose(adapters[k], ref, rtol=0, atol=1e-3 * scale, err_msg=f"{name} {k}")
+        np.testing.assert_allclose(adapters[k], ref, rtol=0, atol=ADAPTER_ATOL * scale, err_msg=f"{name} {k}")
 
 
 def test_command_line_saves_the_adapters_real_mlx_saved(tmp_path):
@@ -70,7 +73,7 @@ def test_command_line_saves_the_adapters_real_mlx_saved(tmp_path):
     ref = {k[4:]: ADAPTERS[k] for k in ADAPTERS.files if k.startswith("cli/")}
     assert sorted(saved) == sorted(ref)
     for k, v in ref.items():
-        np.testing.assert_allclose(np.array(saved[k]), v, rtol=0, atol=1e-3 * float(np.abs(v).max()), err_msg=k)
+        np.testing.assert_allclose(np.array(saved[k]), v, rtol=0, atol=ADAPTER_ATOL * float(np.abs(v).max()), err_msg=k)
     with open(tmp_path / "adapter_config.json") as f:
         cfg = json.load(f)
     assert cfg["fine_tune_type"] == "lora" and cfg["num_layers"] == 2
