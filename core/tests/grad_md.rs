@@ -31,6 +31,7 @@ fn render() -> String {
            MLX's results (`tests/python/golden/grad/gen_grad.py`), including a small MLP trained with\n\
            `nn.value_and_grad` and `optim.Adam`.\n\
          - `compile`: docs/COMPILE.md (grad/vjp/vmap of a compiled function replay its unfused trace).\n\
+         - LoRA and QLoRA fine-tuning with the unmodified `mlx_lm.lora`: docs/LORA.md.\n\
          - Not yet: export.\n\n\
          ## custom_function and checkpoint\n\n\
          `transforms::custom` (C: `mlx_custom_function`, `mlx_custom_vjp`, `mlx_checkpoint`; Python:\n\

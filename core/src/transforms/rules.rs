@@ -64,10 +64,11 @@ pub(crate) fn vjp(
         Primitive::Linalg(op) => ops::linalg::grad::vjp(op, inputs, cot, needs),
         Primitive::Fast(op) => ops::fast::grad::vjp(op, inputs, cot, needs),
         // Outputs of these carry no gradient back to float inputs (creation has no inputs;
-        // random draws depend on their key only; sort/fft/quantized have no rule yet).
+        // random draws depend on their key only; sort/fft have no rule yet).
         Primitive::Creation(_) => Ok(alloc::vec![None; inputs.len()]),
         Primitive::Random(_) => Ok(alloc::vec![None; inputs.len()]),
-        Primitive::Sort(_) | Primitive::Quantized(_) | Primitive::Fft(_) => Err(unsupported(prim.name())),
+        Primitive::Quantized(op) => ops::quantized::grad::vjp(op, inputs, cot, needs),
+        Primitive::Sort(_) | Primitive::Fft(_) => Err(unsupported(prim.name())),
         Primitive::Custom(_) => Err(unsupported(prim.name())), // handled above (several outputs)
         // A fused chain differentiates as the ordinary ops it stands for.
         Primitive::Fused(op) => {
@@ -115,7 +116,9 @@ pub fn table() -> Vec<(&'static str, &'static str, &'static str)> {
     t.push(("random", "bits …", "zero (depends on the key only)"));
     t.push(("sort", "sort, argsort, partition, argpartition, searchsorted", "no"));
     t.push(("fft", "fft family", "no"));
-    t.push(("quantized", "quantized_matmul, quantize, dequantize …", "no"));
+    for (name, s) in ops::quantized::grad::STATUS {
+        t.push(("quantized", name, s));
+    }
     t.push(("fused", "compiled (elementwise chains fused by compile)", "yes (as the ops it fuses)"));
     t
 }

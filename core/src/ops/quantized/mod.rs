@@ -524,3 +524,5 @@ pub fn ggml_quantize(w: &Array, ty: GgmlType) -> Result<Array> {
     let shape = vec![w.shape()[0], rb];
     Ok(Array::from_op(q(QuantizedOp::GgmlQuantize { ty }), vec![w], shape, DType::Uint8))
 }
+
+pub(crate) mod grad;
