@@ -86,9 +86,16 @@ pub unsafe extern "C" fn mlx_arm_export_to_dot_string(res: *mut mlx_string, name
     status("mlx_arm_export_to_dot_string", || handle::assign(res, cstring(&dot(namer, outputs)?)))
 }
 
+/// C's `FILE`, only ever behind a pointer (so the exported signature reads `FILE*`, as mlx-c's).
+#[allow(non_camel_case_types)]
+#[repr(C)]
+pub struct FILE {
+    _opaque: [u8; 0],
+}
+
 #[cfg(feature = "std")]
 extern "C" {
-    fn fwrite(ptr: *const c_void, size: usize, n: usize, stream: *mut c_void) -> usize;
+    fn fwrite(ptr: *const c_void, size: usize, n: usize, stream: *mut FILE) -> usize;
 }
 
 /// `mlx_export_to_dot`: writes the graph behind `outputs` to the C stream `os` as Graphviz dot.
@@ -96,7 +103,7 @@ extern "C" {
 /// # Safety
 /// `os` an open, writable `FILE*` (NULL is an error); `namer` empty or live; `outputs` live.
 #[no_mangle]
-pub unsafe extern "C" fn mlx_export_to_dot(os: *mut c_void, namer: mlx_node_namer, outputs: mlx_vector_array) -> c_int {
+pub unsafe extern "C" fn mlx_export_to_dot(os: *mut FILE, namer: mlx_node_namer, outputs: mlx_vector_array) -> c_int {
     status("mlx_export_to_dot", || {
         if os.is_null() {
             return Err(Error::invalid("mlx_export_to_dot", "the FILE* is NULL"));
@@ -107,7 +114,7 @@ pub unsafe extern "C" fn mlx_export_to_dot(os: *mut c_void, namer: mlx_node_name
 }
 
 #[cfg(feature = "std")]
-unsafe fn write_file(os: *mut c_void, bytes: &[u8]) -> mlx_arm_core::Result<()> {
+unsafe fn write_file(os: *mut FILE, bytes: &[u8]) -> mlx_arm_core::Result<()> {
     if fwrite(bytes.as_ptr() as *const c_void, 1, bytes.len(), os) != bytes.len() {
         return Err(Error::runtime("mlx_export_to_dot", "writing the dot text to the FILE* failed"));
     }
@@ -115,6 +122,6 @@ unsafe fn write_file(os: *mut c_void, bytes: &[u8]) -> mlx_arm_core::Result<()> 
 }
 
 #[cfg(not(feature = "std"))]
-unsafe fn write_file(_: *mut c_void, _: &[u8]) -> mlx_arm_core::Result<()> {
+unsafe fn write_file(_: *mut FILE, _: &[u8]) -> mlx_arm_core::Result<()> {
     Err(Error::unsupported("mlx_export_to_dot", "no C stdio in the bare-metal build: use mlx_arm_export_to_dot_string"))
 }
