@@ -7,7 +7,7 @@ use crate::prelude::*;
 use crate::string::cstring;
 use crate::types::{mlx_array, mlx_node_namer, mlx_string, mlx_vector_array};
 use alloc::collections::BTreeMap;
-use core::ffi::{c_char, c_int, c_void};
+use core::ffi::{c_char, c_int};
 use mlx_arm_core::graph_utils::{to_dot_string, NodeNamer};
 use mlx_arm_core::Error;
 
@@ -95,7 +95,7 @@ pub struct FILE {
 
 #[cfg(feature = "std")]
 extern "C" {
-    fn fwrite(ptr: *const c_void, size: usize, n: usize, stream: *mut FILE) -> usize;
+    fn fwrite(ptr: *const core::ffi::c_void, size: usize, n: usize, stream: *mut FILE) -> usize;
 }
 
 /// `mlx_export_to_dot`: writes the graph behind `outputs` to the C stream `os` as Graphviz dot.
@@ -115,7 +115,7 @@ pub unsafe extern "C" fn mlx_export_to_dot(os: *mut FILE, namer: mlx_node_namer,
 
 #[cfg(feature = "std")]
 unsafe fn write_file(os: *mut FILE, bytes: &[u8]) -> mlx_arm_core::Result<()> {
-    if fwrite(bytes.as_ptr() as *const c_void, 1, bytes.len(), os) != bytes.len() {
+    if fwrite(bytes.as_ptr() as *const core::ffi::c_void, 1, bytes.len(), os) != bytes.len() {
         return Err(Error::runtime("mlx_export_to_dot", "writing the dot text to the FILE* failed"));
     }
     Ok(())
