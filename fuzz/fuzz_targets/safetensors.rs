@@ -12,9 +12,10 @@ fuzz_target!(|data: &[u8]| {
     assert_eq!(st.file_dtypes.len(), st.tensors.len());
     assert!(st.data_start <= data.len());
     check_infos(&st.tensors, st.data_start..data.len());
-    // The tensors tile the data section exactly (the reference crate's rule).
+    // The tensors lie inside the data section (checked per tensor above) and together fit it;
+    // bytes after the last one are ignored, as real MLX reads such files.
     let total: usize = st.tensors.iter().map(|t| t.data.len()).sum();
-    assert_eq!(total, data.len() - st.data_start, "tensors do not tile the data section");
+    assert!(total <= data.len() - st.data_start, "tensors overflow the data section");
 
     // What a user does next: load (views or copies) and read every element.
     let loaded = arrays::load_safetensors_buffer(buffer(data)).expect("parse accepted the file, load must too");
