@@ -7,3 +7,21 @@ import sys
 HERE = os.path.dirname(os.path.abspath(__file__))
 if os.environ.get("MLX_ARM_PY_SOURCE") == "1":
     sys.path.insert(0, os.path.join(HERE, "..", "..", "python-cffi"))
+
+
+import pytest
+
+
+@pytest.fixture(scope="session")
+def default_model_path():
+    """The default model's GGUF path; a loud skip without it (a failure under CI=true, where
+    scripts/setup.sh installs it)."""
+    import mlx.arm as arm
+    path = arm.default_model_path()
+    if not os.path.exists(path):
+        msg = f"SKIPPED: {path} is not installed (run scripts/setup.sh)"
+        print(msg, file=sys.stderr)
+        if os.environ.get("CI") == "true":
+            pytest.fail(msg + " — required under CI=true")
+        pytest.skip(msg)
+    return path

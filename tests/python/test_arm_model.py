@@ -20,20 +20,8 @@ LLAMACPP = os.path.join(ROOT, "lm", "tests", "data", "llamacpp", "llamacpp_golde
 CHAT = os.path.join(HERE, "golden", "lm", "chat_template.json")
 
 
-def _model_or_skip():
-    path = arm.default_model_path()
-    if not os.path.exists(path):
-        msg = f"SKIPPED: {path} is not installed (run scripts/setup.sh)"
-        print(msg, file=sys.stderr)
-        if os.environ.get("CI") == "true":
-            pytest.fail(msg + " — required under CI=true")
-        pytest.skip(msg)
-    return path
-
-
 @pytest.fixture(scope="module")
-def model():
-    _model_or_skip()
+def model(default_model_path):
     m = arm.Model.load()
     yield m
     m.close()

@@ -43,15 +43,8 @@ def test_names_and_refusals():
 
 
 @pytest.fixture(scope="module")
-def converted(tmp_path_factory):
-    import mlx.arm as arm
-    path = arm.default_model_path()
-    if not os.path.exists(path):
-        msg = f"SKIPPED: {path} is not installed (run scripts/setup.sh)"
-        print(msg, file=sys.stderr)
-        if os.environ.get("CI") == "true":
-            pytest.fail(msg + " — required under CI=true")
-        pytest.skip(msg)
+def converted(tmp_path_factory, default_model_path):
+    path = default_model_path
     if importlib.util.find_spec("mlx_lm") is None:
         pytest.skip("mlx-lm is not installed")
     out = tmp_path_factory.mktemp("smol") / "f16"
