@@ -46,7 +46,7 @@ pub(crate) const Q4K_BYTES: usize = 144;
 pub(crate) const Q6K_BYTES: usize = 210;
 
 fn f16_le(p: &[u8], at: usize) -> f32 {
-    half::f16::from_bits(u16::from_le_bytes([p[at], p[at + 1]])).to_f32()
+    crate::quant::ggml::util::f16_to_f32([p[at], p[at + 1]])
 }
 
 /// How a kernel's registers take the quants of a 32-element format.
