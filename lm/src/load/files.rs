@@ -86,8 +86,8 @@ pub enum WeightMemory {
     /// memory pressure, so a model larger than the free memory still runs (slowly).
     Mapped,
     /// Read once into private memory backed by transparent huge pages. Decode streams every
-    /// weight per token, and on 4 KiB file pages it misses the TLB every 4 KiB: huge pages make
-    /// a two-thread decode of the default model about a third faster (docs/BENCHMARKS.md).
+    /// weight per token, and on 4 KiB file pages it misses the TLB every 4 KiB: huge pages made
+    /// the default model's decode 8–15 % faster at 1 thread on the dev VM (docs/BENCHMARKS.md).
     /// Costs the files' size in memory, as a fully touched mapping does.
     HugePages,
     /// [`WeightMemory::HugePages`] where the kernel offers transparent huge pages and the files
@@ -119,7 +119,7 @@ fn available_memory() -> Option<u64> {
 /// Opens `path`: a `.gguf` file or a model directory. The weights stay mapped and are read
 /// from disk as the first prompt touches them.
 pub fn load_model(path: &Path) -> Result<LoadedModel> {
-    open_model(path, &mut |op, file, _| map_file(op, file))
+    open_model(path, &weight_files(path)?, &mut |op, file, _| map_file(op, file))
 }
 
 /// [`load_model_with`] with [`WeightMemory::Auto`].
@@ -131,14 +131,11 @@ pub fn load_model_with_progress(path: &Path, progress: &mut dyn FnMut(u64, u64))
 /// `progress(bytes_done, total_bytes)` as it goes (about every 1 MiB, and once at the end).
 pub fn load_model_with(path: &Path, memory: WeightMemory, progress: &mut dyn FnMut(u64, u64)) -> Result<LoadedModel> {
     let files = weight_files(path)?;
-    let mut total = 0u64;
-    for f in &files {
-        total += std::fs::metadata(f).map_err(|e| io_err(f, e))?.len();
-    }
+    let total: u64 = files.files.iter().map(|(_, len)| len).sum();
     let memory = memory.resolve(total);
     let mut done = 0u64;
     progress(0, total);
-    open_model(path, &mut |op, file, len| {
+    open_model(path, &files, &mut |op, file, len| {
         let base = done;
         let mut report = |d: u64, _: u64| progress(base + d, total);
         let buf = match memory {
@@ -179,39 +176,48 @@ fn read_in(map: &Buffer, progress: &mut dyn FnMut(u64, u64)) {
 /// Brings one weight file into a buffer: `open(op, path, file_len)`.
 type OpenFile<'a> = dyn FnMut(&'static str, &Path, u64) -> Result<Arc<Buffer>> + 'a;
 
-/// The weight files of a `.gguf` path or a model directory.
-fn weight_files(path: &Path) -> Result<Vec<PathBuf>> {
-    let meta = std::fs::metadata(path).map_err(|e| io_err(path, e))?;
-    if meta.is_dir() {
-        shard_files(path)
-    } else {
-        Ok(alloc::vec![path.to_path_buf()])
-    }
+/// The weight files of a `.gguf` path or a model directory, with their sizes: found (and the
+/// directory's shard index read) once per load.
+struct WeightFiles {
+    dir: bool,
+    files: Vec<(PathBuf, u64)>,
 }
 
-/// The model at `path`, its weight files opened by `open`.
-fn open_model(path: &Path, open: &mut OpenFile<'_>) -> Result<LoadedModel> {
+fn weight_files(path: &Path) -> Result<WeightFiles> {
     let meta = std::fs::metadata(path).map_err(|e| io_err(path, e))?;
-    if meta.is_dir() {
-        return load_dir(path, open);
+    if !meta.is_dir() {
+        return Ok(WeightFiles { dir: false, files: alloc::vec![(path.to_path_buf(), meta.len())] });
     }
-    let buf = open("load_gguf", path, meta.len())?;
+    let mut files = Vec::new();
+    for shard in shard_files(path)? {
+        let len = std::fs::metadata(&shard).map_err(|e| io_err(&shard, e))?.len();
+        files.push((shard, len));
+    }
+    Ok(WeightFiles { dir: true, files })
+}
+
+/// The model at `path` (whose weight files are `w`), the files opened by `open`.
+fn open_model(path: &Path, w: &WeightFiles, open: &mut OpenFile<'_>) -> Result<LoadedModel> {
+    if w.dir {
+        return load_dir(path, &w.files, open);
+    }
+    let len = w.files.first().map_or(0, |(_, len)| *len);
+    let buf = open("load_gguf", path, len)?;
     let g = load_gguf_native_buffer(buf)?;
     let model = super::gguf::model_from_gguf(&g)?;
-    Ok(LoadedModel { model, origin: Origin::Gguf { path: path.to_path_buf(), metadata: g.metadata }, file_bytes: meta.len() })
+    Ok(LoadedModel { model, origin: Origin::Gguf { path: path.to_path_buf(), metadata: g.metadata }, file_bytes: len })
 }
 
-fn load_dir(dir: &Path, open: &mut OpenFile<'_>) -> Result<LoadedModel> {
+fn load_dir(dir: &Path, shards: &[(PathBuf, u64)], open: &mut OpenFile<'_>) -> Result<LoadedModel> {
     let config_path = dir.join("config.json");
     let config_text = std::fs::read(&config_path).map_err(|e| io_err(&config_path, e))?;
     let config = ModelConfig::from_hf_json(&config_text)?;
     let quant = super::hf::quantization(&config_text)?;
     let mut tensors: BTreeMap<String, Array> = BTreeMap::new();
     let mut file_bytes = 0u64;
-    for shard in shard_files(dir)? {
-        let len = std::fs::metadata(&shard).map_err(|e| io_err(&shard, e))?.len();
+    for (shard, len) in shards {
         file_bytes += len;
-        let buf = open("load_safetensors", &shard, len)?;
+        let buf = open("load_safetensors", shard, *len)?;
         for (name, a) in load_buffer(buf, "safetensors")?.arrays {
             if tensors.insert(name.clone(), a).is_some() {
                 return Err(Error::format(OP, format!("tensor '{name}' appears in two shards")));
