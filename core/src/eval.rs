@@ -69,7 +69,11 @@ fn run(op: Arc<Op>) -> Result<()> {
     // the graph after the traced function evaluated something; others free them now.
     let keep = op.tracer && crate::transforms::tracing();
     let inputs = if keep { op.inputs.lock().clone() } else { core::mem::take(&mut *op.inputs.lock()) };
+    #[cfg(feature = "std")]
+    let started = crate::profile::start();
     let result = check_inputs(&inputs).and_then(|_| crate::backend::dispatch(op.stream, &op.prim, inputs, &op.metas));
+    #[cfg(feature = "std")]
+    crate::profile::record(op.prim.name(), started);
     let outputs = op.outputs.lock();
     match result {
         Ok(datas) => {

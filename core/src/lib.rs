@@ -31,6 +31,8 @@ pub mod graph_utils;
 pub mod ops;
 pub mod parallel;
 pub mod primitive;
+#[cfg(feature = "std")]
+pub mod profile;
 pub mod quant;
 pub mod registry;
 pub mod io;

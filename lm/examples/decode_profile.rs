@@ -1,10 +1,11 @@
-//! Where one decode step's time goes: `decode_profile [MODEL] [CONTEXT] [STEPS]`.
+//! Where one decode step's time goes: `decode_profile [--ops] [MODEL] [CONTEXT] [STEPS]`.
 //!
 //! Prefills CONTEXT tokens (default 32), then runs STEPS (default 64) single-token steps and
 //! splits each into building the graph (`Model::forward`), evaluating it (kernels, scheduling,
 //! allocation), and sampling (argmax over the vocabulary). Times are the calling thread's CPU
 //! time (`CLOCK_THREAD_CPUTIME_ID`, which other jobs on a shared machine do not inflate)
-//! and wall time; run with `MLX_ARM_NUM_THREADS=1` for a per-thread account. A debugging aid
+//! and wall time; run with `MLX_ARM_NUM_THREADS=1` for a per-thread account. `--ops` adds the
+//! wall time per primitive (`mlx_arm_core::profile`). A debugging aid
 //! for issue 16/17's decode speed, not a benchmark (`mlx-arm bench` is).
 
 use std::time::Instant;
@@ -33,7 +34,9 @@ impl Acc {
 }
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
-    let args: Vec<String> = std::env::args().collect();
+    let mut args: Vec<String> = std::env::args().collect();
+    let per_op = args.iter().any(|a| a == "--ops");
+    args.retain(|a| a != "--ops");
     let path = args.get(1).map(std::path::PathBuf::from).unwrap_or_else(mlx_arm_lm::load::files::default_model_path);
     let context: usize = args.get(2).map(|s| s.parse()).transpose()?.unwrap_or(32);
     let steps: usize = args.get(3).map(|s| s.parse()).transpose()?.unwrap_or(64);
@@ -47,6 +50,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     for _ in 0..4 {
         tok = mlx_arm_lm::sample::argmax(&mlx_arm_lm::generate::step(model, &mut cache, &[tok])?);
     }
+    mlx_arm_core::profile::set_enabled(per_op);
     let (cpu_all, wall_all) = (thread_cpu_ns(), Instant::now());
     let [build, eval, sample] = measured_steps(model, &mut cache, tok, steps)?;
     let cpu_total = (thread_cpu_ns() - cpu_all) as f64 / 1e6 / steps as f64;
@@ -59,7 +63,20 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     }
     println!("| total | {cpu_total:.3} | {wall_total:.3} |");
     println!("wall: {:.1} tok/s", 1e3 / wall_total);
+    if per_op {
+        print_op_times(steps);
+    }
     Ok(())
+}
+
+/// The per-primitive wall times of the measured steps, per step.
+fn print_op_times(steps: usize) {
+    println!("| primitive | calls/step | ms/step | µs/call |");
+    println!("|---|---:|---:|---:|");
+    for row in mlx_arm_core::profile::take() {
+        let ms = row.nanos as f64 / 1e6 / steps as f64;
+        println!("| {} | {:.0} | {ms:.3} | {:.2} |", row.name, row.calls as f64 / steps as f64, row.nanos as f64 / 1e3 / row.calls as f64);
+    }
 }
 
 /// The measured steps, in a function of their own so that a profiler can collect just them
