@@ -5,7 +5,13 @@
 //! One call at a time owns the pool ("job"): the caller publishes the job, takes chunks
 //! itself, and waits for the chunks the workers took. Chunks are claimed dynamically from one
 //! atomic word, so a worker that the OS deschedules (the machine is shared) delays the call by
-//! at most one chunk. Idle workers spin 300 µs, then yield up to 3 ms, then sleep on a
+//! at most one chunk. The fixed cost of a call is what bounds a decode step at many threads
+//! (a few hundred calls of a few µs of work each), so a call touches shared cache lines as
+//! little as it can: each participating thread has its own share of the chunks behind a claim
+//! word on a cache line of its own ([`SLOTS`]), takes them with an uncontended `fetch_add`,
+//! then steals from the others' words; each thread reports its finished chunks with one
+//! `fetch_add` when it runs out of them, and nothing is cloned per chunk. Measured with
+//! `core/examples/bench_pool` (docs/BENCHMARKS.md, "Thread pool: the fixed cost of a call"). Idle workers spin 300 µs, then yield up to 3 ms, then sleep on a
 //! condition variable: a decode step dispatches a few hundred kernels with serial work in
 //! between, and a worker that fell asleep in such a gap costs a futex wake-up (tens of
 //! microseconds on many cores) on the next GEMV, which is itself only a few microseconds of
@@ -81,22 +87,25 @@ struct Job<'a> {
     chunks: usize,
     done: AtomicUsize,
     panic: spin::Mutex<Option<Box<dyn Any + Send>>>,
-    caller: Thread,
 }
 
 struct Shared {
-    /// `epoch << 32 | chunks << 16 | next`: which job is current, how many chunks it has and
-    /// the next unclaimed one. One word, so a claim (compare-exchange) can only succeed for the
-    /// job whose pointer the claimer read.
+    /// `epoch << 32`: which job is current; workers wait for it to change.
     state: AtomicU64,
     job: AtomicPtr<Job<'static>>,
-    /// Workers with an index below this take part in the current job.
+    /// Workers with an index below this take part in the current job; with the caller they
+    /// are its `helpers + 1` participants, each owning [`SLOTS`]`[participant]`.
     helpers: AtomicUsize,
     sleepers: AtomicUsize,
     lock: Mutex<()>,
     wake: Condvar,
     /// Held by the caller that owns the pool.
     busy: AtomicBool,
+    /// The owning caller when it sleeps waiting for its chunks (after [`SPIN`]), so that the
+    /// thread finishing the last one can wake it. Static, not in the job: the job may be gone
+    /// the moment its last chunk is counted.
+    owner: spin::Mutex<Option<Thread>>,
+    owner_parked: AtomicBool,
     spawned: Mutex<usize>,
 }
 
@@ -108,12 +117,23 @@ static SHARED: Shared = Shared {
     lock: Mutex::new(()),
     wake: Condvar::new(),
     busy: AtomicBool::new(false),
+    owner: spin::Mutex::new(None),
+    owner_parked: AtomicBool::new(false),
     spawned: Mutex::new(0),
 };
 
+/// A participant's claim word, alone on its cache line(s) so that taking one's own chunks
+/// does not contend: `epoch << 32 | end << 16 | next`, the chunks `next..end` of the job of
+/// `epoch` not claimed yet. One word, so a claim's result says by itself whether it owns a
+/// chunk (`next < end`) and of which job, whatever happened to the job since.
+#[repr(align(128))]
+struct Slot(AtomicU64);
+
+static SLOTS: [Slot; MAX_THREADS] = [const { Slot(AtomicU64::new(0)) }; MAX_THREADS];
+
 #[inline]
-fn pack(epoch: u32, chunks: usize, next: usize) -> u64 {
-    ((epoch as u64) << 32) | ((chunks as u64 & 0xFFFF) << 16) | (next as u64 & 0xFFFF)
+fn pack(epoch: u32, end: usize, next: usize) -> u64 {
+    ((epoch as u64) << 32) | ((end as u64 & 0xFFFF) << 16) | (next as u64 & 0xFFFF)
 }
 
 #[inline]
@@ -160,28 +180,39 @@ pub fn run(n: usize, grain: usize, body: &(dyn Fn(Range<usize>) + Sync)) {
         chunks,
         done: AtomicUsize::new(0),
         panic: spin::Mutex::new(None),
-        caller: thread::current(),
     };
     let (old_epoch, _, _) = unpack(sh.state.load(Ordering::Relaxed));
     let epoch = old_epoch.wrapping_add(1);
     sh.helpers.store(helpers, Ordering::Relaxed);
     // The pointer is only dereferenced by a claimer whose claim of this epoch succeeded, and
-    // we wait below until every claimed chunk is done, so it never outlives `job`.
+    // we wait below until every claimed chunk is done, so it never outlives `job`. It is
+    // stored before the slots are (Release), so a claim that reads a slot sees it.
     sh.job.store(&job as *const Job<'_> as *mut Job<'static>, Ordering::Relaxed);
+    let parts = helpers + 1;
+    for (p, slot) in SLOTS[..parts].iter().enumerate() {
+        slot.0.store(pack(epoch, (p + 1) * chunks / parts, p * chunks / parts), Ordering::Release);
+    }
     // SeqCst pairs with the sleepers' SeqCst increment-then-check (no lost wake-up).
-    sh.state.store(pack(epoch, chunks, 0), Ordering::SeqCst);
+    sh.state.store(pack(epoch, 0, 0), Ordering::SeqCst);
     if sh.sleepers.load(Ordering::SeqCst) > 0 {
         let _g = sh.lock.lock().unwrap_or_else(|e| e.into_inner());
         sh.wake.notify_all();
     }
-    take_chunks(sh, epoch);
+    take_chunks(sh, 0, parts);
     let start = Instant::now();
     while job.done.load(Ordering::Acquire) < chunks {
         if start.elapsed() < SPIN {
             core::hint::spin_loop();
         } else {
-            // The worker finishing the last chunk unparks us; the timeout is a safety net.
-            thread::park_timeout(Duration::from_millis(1));
+            // The thread counting the last chunk unparks us: it reads `owner_parked` after its
+            // count (both SeqCst), so either it sees the flag or we see the count before
+            // sleeping. The timeout is a safety net.
+            *sh.owner.lock() = Some(thread::current());
+            sh.owner_parked.store(true, Ordering::SeqCst);
+            if job.done.load(Ordering::SeqCst) < chunks {
+                thread::park_timeout(Duration::from_millis(1));
+            }
+            sh.owner_parked.store(false, Ordering::Relaxed);
         }
     }
     let payload = job.panic.lock().take();
@@ -191,27 +222,58 @@ pub fn run(n: usize, grain: usize, body: &(dyn Fn(Range<usize>) + Sync)) {
     }
 }
 
-/// Claims and runs chunks of job `epoch` until none is left (or a newer job is current).
-fn take_chunks(sh: &Shared, epoch: u32) {
-    loop {
-        let s = sh.state.load(Ordering::Acquire);
-        let (e, chunks, next) = unpack(s);
-        if e != epoch || next >= chunks {
-            return;
+/// Claims and runs chunks of the current job until none is left — first from participant
+/// `me`'s own slot, then from the others' — then counts the ones it ran in the job's `done`
+/// with one `fetch_add`.
+fn take_chunks(sh: &Shared, me: usize, parts: usize) {
+    let mut ran: Option<(&Job<'_>, u32, usize)> = None;
+    for k in 0..parts {
+        let slot = &SLOTS[(me + k) % parts].0;
+        while let Some((e, i)) = claim(slot) {
+            // SAFETY: we own chunk `i` of job `e`, whose pointer was stored before the slot
+            // value we incremented; its caller waits until this chunk is counted.
+            let job = unsafe { &*sh.job.load(Ordering::Acquire) };
+            run_chunk(job, i);
+            ran = match ran {
+                // A job whose chunks we ran but did not count yet cannot end, so no newer
+                // epoch can be current while `ran` holds one.
+                Some((j, epoch, count)) if epoch == e => Some((j, epoch, count + 1)),
+                Some((j, _, count)) => {
+                    count_done(sh, j, count);
+                    Some((job, e, 1))
+                }
+                None => Some((job, e, 1)),
+            };
         }
-        let job = sh.job.load(Ordering::Relaxed);
-        if sh
-            .state
-            .compare_exchange_weak(s, s + 1, Ordering::AcqRel, Ordering::Relaxed)
-            .is_err()
-        {
-            continue;
+    }
+    if let Some((job, _, count)) = ran {
+        count_done(sh, job, count);
+    }
+}
+
+/// Takes the next chunk of `slot`: its job's epoch and index, or `None` when it has none left.
+/// An increment that returns `next < end` owns that chunk; increments past the end are
+/// harmless (at most one per thread and job, far below the 16-bit field's range), and the
+/// next job's store resets the word.
+#[inline]
+fn claim(slot: &AtomicU64) -> Option<(u32, usize)> {
+    // A load first, so that a thread arriving after the last claim leaves without writing.
+    let (_, end, next) = unpack(slot.load(Ordering::Acquire));
+    if next >= end {
+        return None;
+    }
+    let (e, end, next) = unpack(slot.fetch_add(1, Ordering::AcqRel));
+    (next < end).then_some((e, next))
+}
+
+/// Adds `count` finished chunks to `job`, waking its caller if they were the last and it
+/// sleeps. Nothing of `job` is touched afterwards: once `done` reaches `chunks` it may be gone.
+fn count_done(sh: &Shared, job: &Job<'_>, count: usize) {
+    let chunks = job.chunks;
+    if job.done.fetch_add(count, Ordering::SeqCst) + count == chunks && sh.owner_parked.load(Ordering::SeqCst) {
+        if let Some(owner) = sh.owner.lock().as_ref() {
+            owner.unpark();
         }
-        // SAFETY: the claim succeeded with `state` unchanged since we read it, so `job` is the
-        // pointer of this (unfinished) job, and its caller waits for this chunk before the
-        // `Job` goes out of scope.
-        let job = unsafe { &*job };
-        run_chunk(job, next);
     }
 }
 
@@ -226,11 +288,6 @@ fn run_chunk(job: &Job<'_>, i: usize) {
         if slot.is_none() {
             *slot = Some(p);
         }
-    }
-    // Copied out first: once `done` reaches `chunks` the caller may drop the job.
-    let caller = job.caller.clone();
-    if job.done.fetch_add(1, Ordering::AcqRel) + 1 == job.chunks {
-        caller.unpark();
     }
 }
 
@@ -257,12 +314,14 @@ fn worker(index: usize) {
     let mut seen = unpack(sh.state.load(Ordering::Acquire)).0;
     loop {
         let idle = Instant::now();
-        loop {
+        let helpers = loop {
             let e = unpack(sh.state.load(Ordering::Acquire)).0;
             if e != seen {
                 seen = e;
-                if index < sh.helpers.load(Ordering::Relaxed) {
-                    break;
+                // Stored before the state this load saw; the caller is participant 0.
+                let helpers = sh.helpers.load(Ordering::Relaxed);
+                if index < helpers {
+                    break helpers;
                 }
             }
             let t = idle.elapsed();
@@ -280,8 +339,8 @@ fn worker(index: usize) {
                 drop(g);
                 // Back to the top: the new epoch is picked up there.
             }
-        }
-        take_chunks(sh, seen);
+        };
+        take_chunks(sh, index + 1, helpers + 1);
     }
 }
 
@@ -317,6 +376,36 @@ mod tests {
             assert_eq!(v.len(), n);
             assert!(v.iter().enumerate().all(|(j, &x)| x == (j * j) as u64));
         }
+    }
+
+    #[test]
+    fn oversubscribed_pool_counts_every_chunk() {
+        // More threads than this machine has cores: workers get descheduled mid-claim, the
+        // case where a lost or double-counted chunk would show.
+        let before = REQUESTED.load(Ordering::Relaxed);
+        set_num_threads(8);
+        for i in 0..5_000usize {
+            let n = 1 + i % 61;
+            let v = squares(n, 1);
+            assert!(v.iter().enumerate().all(|(j, &x)| x == (j * j) as u64), "n = {n}");
+        }
+        REQUESTED.store(before, Ordering::Relaxed);
+    }
+
+    #[test]
+    fn a_caller_that_sleeps_waiting_is_woken() {
+        // Chunks longer than the caller's spin: it parks, and the last chunk's thread wakes it.
+        let before = REQUESTED.load(Ordering::Relaxed);
+        set_num_threads(4);
+        for _ in 0..20 {
+            let total = AtomicU64::new(0);
+            parallel_for(8, 1, &|r| {
+                std::thread::sleep(Duration::from_micros(700));
+                total.fetch_add(r.len() as u64, Ordering::Relaxed);
+            });
+            assert_eq!(total.load(Ordering::Relaxed), 8);
+        }
+        REQUESTED.store(before, Ordering::Relaxed);
     }
 
     #[test]
