@@ -412,3 +412,39 @@ fn ggml_zero_rows_and_errors() {
     assert_eq!(kind(ops::ggml_dequantize(&ops::reshape(&wq, &[2, 2, 68]).unwrap(), ty, k)), InvalidArgument);
     assert_eq!(kind(ops::ggml_quantize(&Array::from_slice(&noise(40, 3), &[1, 40]).unwrap(), ty)), InvalidArgument);
 }
+
+#[test]
+fn ggml_matmul_many_equals_each_ggml_matmul() {
+    // The oracle is `ggml_matmul` of each weight, bit for bit: the fused op quantizes x once
+    // per activation type and shares one parallel pass, but every output is the same dot
+    // product. Mixed types (Q8_0 partners, Q8_1, Q8_K), row counts that split tasks across
+    // weight boundaries, GEMV and GEMM rows, f32 and half activations.
+    let k = 256;
+    let specs = [(GgmlType::Q4_1, 97), (GgmlType::Q4_K, 33), (GgmlType::Q8_0, 33), (GgmlType::Q6_K, 130), (GgmlType::Q4_0, 5)];
+    let ws: Vec<(Array, GgmlType)> = specs
+        .iter()
+        .enumerate()
+        .map(|(i, &(ty, n))| {
+            let w = Array::from_slice(&noise(n * k, 40 + i as u64), &[n, k]).unwrap();
+            (ops::ggml_quantize(&w, ty).unwrap(), ty)
+        })
+        .collect();
+    let pairs: Vec<(&Array, GgmlType)> = ws.iter().map(|(w, ty)| (w, *ty)).collect();
+    for (shape, dt) in [(vec![1usize, 1, k], DType::Float32), (vec![3, k], DType::Float32), (vec![1, k], DType::Float16), (vec![2, 1, k], DType::Bfloat16)] {
+        let n: usize = shape.iter().product();
+        let x = ops::astype(&Array::from_slice(&noise(n, 7), &shape).unwrap(), dt).unwrap();
+        let many = ops::ggml_matmul_many(&x, &pairs, k).unwrap();
+        assert_eq!(many.len(), ws.len());
+        for (got, (w, ty)) in many.iter().zip(&ws) {
+            let want = ops::ggml_matmul(&x, w, *ty, k).unwrap();
+            assert_eq!(got.shape(), want.shape());
+            assert_eq!(got.dtype(), dt);
+            assert_eq!(got.to_bytes().unwrap(), want.to_bytes().unwrap(), "{} x {shape:?} {dt}", ty.name());
+        }
+    }
+    // Errors: no weights, blocks that are not the named type, a K the weights do not have.
+    let x = Array::from_slice(&noise(k, 2), &[k]).unwrap();
+    assert_eq!(ops::ggml_matmul_many(&x, &[], k).unwrap_err().kind, ErrorKind::InvalidArgument);
+    assert_eq!(ops::ggml_matmul_many(&x, &[pairs[0], (pairs[1].0, GgmlType::Q8_0)], k).unwrap_err().kind, ErrorKind::InvalidArgument);
+    assert_eq!(ops::ggml_matmul_many(&x, &pairs[..2], 128).unwrap_err().kind, ErrorKind::InvalidArgument);
+}

@@ -132,9 +132,7 @@ impl Model {
         let (bi, ti) = (b as isize, t as isize);
         for (i, l) in self.layers.iter().enumerate() {
             let h = ops::rms_norm(&x, Some(&l.attn_norm), c.rms_eps)?;
-            let mut q = l.wq.project(&h)?;
-            let mut k = l.wk.project(&h)?;
-            let mut v = l.wv.project(&h)?;
+            let [mut q, mut k, mut v] = exactly(Weight::project_all(&[&l.wq, &l.wk, &l.wv], &h)?)?;
             if let Some([bq, bk, bv]) = &l.qkv_bias {
                 q = ops::add(&q, bq)?;
                 k = ops::add(&k, bk)?;
@@ -152,8 +150,7 @@ impl Model {
             let o = ops::reshape(&ops::transpose(&o, Some(&[0, 2, 1, 3]))?, &[bi, ti, (c.n_heads * c.head_dim) as isize])?;
             x = ops::add(&x, &l.wo.project(&o)?)?;
             let h = ops::rms_norm(&x, Some(&l.ffn_norm), c.rms_eps)?;
-            let g = l.w_gate.project(&h)?;
-            let u = l.w_up.project(&h)?;
+            let [g, u] = exactly(Weight::project_all(&[&l.w_gate, &l.w_up], &h)?)?;
             let act = ops::multiply(&activation(c.arch.ffn_activation(), &g)?, &u)?;
             x = ops::add(&x, &l.w_down.project(&act)?)?;
         }
@@ -191,6 +188,11 @@ fn activation(act: FfnActivation, g: &Array) -> Result<Array> {
             ops::divide(&ops::multiply(g, &one_plus)?, &Array::scalar(2.0f32)?)
         }
     }
+}
+
+/// The arrays of a `Vec` known to hold `N` (what [`Weight::project_all`] returns for `N` weights).
+fn exactly<const N: usize>(v: Vec<Array>) -> Result<[Array; N]> {
+    v.try_into().map_err(|_| Error::runtime("forward", "a projection returned the wrong number of arrays"))
 }
 
 fn mask_ref<'a>(m: &'a SdpaMask<'a>) -> SdpaMask<'a> {

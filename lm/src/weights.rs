@@ -4,10 +4,11 @@
 //! those.
 
 use alloc::format;
+use alloc::vec::Vec;
 
 use mlx_arm_core::ops;
 use mlx_arm_core::quant::GgmlType;
-use mlx_arm_core::{Array, DType, Error, Result};
+use mlx_arm_core::{Array, DType, Device, Error, Result};
 
 /// A `(N, K)` weight matrix used as `x @ Wᵀ` (a projection) or row by row (an embedding).
 #[derive(Clone, Debug)]
@@ -92,6 +93,28 @@ impl Weight {
         }
     }
 
+    /// `x @ Wᵀ` for each of `weights` (all `K` columns), as [`Weight::project`] of each. On
+    /// the CPU, GGUF weights go through one `ggml_matmul_many`: one pass of the thread pool
+    /// for all of them (a decode step's Q/K/V and gate/up projections are each a few
+    /// microseconds of work per thread, which the pool's wake-up would otherwise double).
+    pub fn project_all(weights: &[&Weight], x: &Array) -> Result<Vec<Array>> {
+        let blocks: Option<Vec<(&Array, GgmlType, usize)>> = weights
+            .iter()
+            .map(|w| match w {
+                Weight::Ggml { blocks, ty, k } => Some((blocks, *ty, *k)),
+                _ => None,
+            })
+            .collect();
+        let on_cpu = mlx_arm_core::device::default_device() == Device::CPU;
+        match blocks {
+            Some(b) if on_cpu && b.len() > 1 && b.iter().all(|&(_, _, k)| k == b[0].2) => {
+                let pairs: Vec<(&Array, GgmlType)> = b.iter().map(|&(w, ty, _)| (w, ty)).collect();
+                ops::ggml_matmul_many(x, &pairs, b[0].2)
+            }
+            _ => weights.iter().map(|w| w.project(x)).collect(),
+        }
+    }
+
     /// Rows `ids` (an integer array of any shape) expanded to `dtype`: shape `ids.shape + (K,)`.
     pub fn lookup(&self, ids: &Array, dtype: DType) -> Result<Array> {
         let flat = ops::reshape(ids, &[-1])?;
@@ -112,7 +135,7 @@ impl Weight {
                 Some(dtype),
             )?,
         };
-        let mut shape: alloc::vec::Vec<isize> = ids.shape().iter().map(|&d| d as isize).collect();
+        let mut shape: Vec<isize> = ids.shape().iter().map(|&d| d as isize).collect();
         shape.push(self.cols() as isize);
         let rows = if rows.dtype() == dtype { rows } else { ops::astype(&rows, dtype)? };
         ops::reshape(&rows, &shape)
@@ -151,7 +174,7 @@ pub fn plain_from_blocks(blocks: &Array, ty: GgmlType, shape: &[usize], name: &s
     };
     let flat = ops::reshape(blocks, &[-1])?;
     let v = ops::view(&flat, dtype)?;
-    let shape: alloc::vec::Vec<isize> = shape.iter().map(|&d| d as isize).collect();
+    let shape: Vec<isize> = shape.iter().map(|&d| d as isize).collect();
     if v.size() != shape.iter().product::<isize>() as usize {
         return Err(Error::format("load_model", format!("tensor '{name}' has the wrong number of bytes")));
     }

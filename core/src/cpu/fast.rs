@@ -242,7 +242,7 @@ fn sdpa<T: Store>(inputs: &[Array], scale: f32, causal: bool, shape: &[usize], o
         return Ok(());
     }
     let p = OutPtr(out.buf.as_mut_ptr() as *mut T);
-    let grain = (super::elementwise::GRAIN / (s * (dk + dv)).max(1)).max(1);
+    let grain = (ATTENTION_GRAIN_MACS / (s * (dk + dv)).max(1)).max(1);
     parallel_for(n_rows, grain, &|r| {
         let p = &p;
         let mut scores = alloc::vec![0f32; s];
@@ -306,6 +306,12 @@ fn sdpa<T: Store>(inputs: &[Array], scale: f32, causal: bool, shape: &[usize], o
 /// decode step streams K and V once per query head. Rows (batch × head × query) are split
 /// across threads; grouped-query heads share their K/V head. Same arithmetic as [`sdpa`]
 /// (f32 rounding is the identity) up to summation order.
+/// Multiply-adds per attention task. A query row is s·(dk + dv) multiply-adds plus a softmax
+/// over s: at decode sizes (a few heads, tens to thousands of keys) each is a microsecond or
+/// more, so rows are shared out down to one per task once a task holds ~8k multiply-adds —
+/// the elementwise grain left most threads idle while one ran several heads.
+const ATTENTION_GRAIN_MACS: usize = 1 << 13;
+
 fn sdpa_f32(inputs: &[Array], scale: f32, causal: bool, shape: &[usize], out: &Data) -> Result<()> {
     const OP: &str = "scaled_dot_product_attention";
     let (q, k, v) = (super::input(inputs, 0, OP)?, super::input(inputs, 1, OP)?, super::input(inputs, 2, OP)?);
@@ -341,7 +347,7 @@ fn sdpa_f32(inputs: &[Array], scale: f32, causal: bool, shape: &[usize], out: &D
         return Ok(());
     }
     let p = OutPtr(out.buf.as_mut_ptr() as *mut f32);
-    let grain = (super::elementwise::GRAIN / (s * (dk + dv)).max(1)).max(1);
+    let grain = (ATTENTION_GRAIN_MACS / (s * (dk + dv)).max(1)).max(1);
     parallel_for(n_rows, grain, &|r| {
         let p = &p;
         let mut scores = alloc::vec![0f32; s];

@@ -114,7 +114,11 @@ pub fn eval(op: &QuantizedOp, inputs: Vec<Array>, outputs: &[OutMeta]) -> Result
         }
         QuantizedOp::GgmlMatmul { ty, k } => {
             let o = out0(outputs, name)?;
-            float3!(name, o.1, T => ggml_matmul::<T>(ty, k, &inputs, o)).map(|d| vec![d])
+            float3!(name, o.1, T => ggml_matmuls::<T>(&[ty], k, &inputs, outputs))
+        }
+        QuantizedOp::GgmlMatmulMany { ref tys, k } => {
+            let o = out0(outputs, name)?;
+            float3!(name, o.1, T => ggml_matmuls::<T>(tys, k, &inputs, outputs))
         }
         QuantizedOp::GgmlDequantize { ty, k } => ggml_dequantize(ty, k, &inputs, outputs).map(|d| vec![d]),
         QuantizedOp::GgmlQuantize { ty } => ggml_quantize(ty, &inputs, outputs).map(|d| vec![d]),
@@ -435,24 +439,26 @@ fn qmm_one<T: QFloat + Sync>(
     errs.into_result()
 }
 
-/// `ggml_matmul`: activations quantized once, then weight-row ranges in parallel.
-fn ggml_matmul<T: QFloat + Element>(ty: GgmlType, k: usize, inputs: &[Array], o: &OutMeta) -> Result<Data> {
+/// `ggml_matmul` of one `x` by the weights `inputs[1..]` (types `tys`), one output each:
+/// activations quantized once per activation type, then one parallel pass over the weights'
+/// rows end to end (a task may cover the end of one weight and the start of the next).
+fn ggml_matmuls<T: QFloat + Element>(tys: &[GgmlType], k: usize, inputs: &[Array], outs: &[OutMeta]) -> Result<Vec<Data>> {
     const OP: &str = "ggml_matmul";
+    if outs.len() != tys.len() || inputs.len() != tys.len() + 1 {
+        return Err(Error::runtime(OP, "Weights, types and outputs do not match."));
+    }
     let x = input(inputs, 0, OP)?;
-    let w = input(inputs, 1, OP)?;
-    let n = w.shape().first().copied().unwrap_or(0);
     let xd = x.data()?;
     let xs = xd.read::<T>(x.shape())?;
     let m = xs.len().checked_div(k).unwrap_or(0);
-    let out_len: usize = o.0.iter().product();
-    let out = Data::alloc_for_overwrite(&o.0, <T as QFloat>::DTYPE, OP)?;
-    if out_len == 0 {
-        return Ok(out);
-    }
-    if k == 0 {
-        // SAFETY: fresh buffer of out_len elements of T.
-        unsafe { out.slice_mut::<T>(out_len) }.iter_mut().for_each(|v| *v = T::from_f32(0.0));
-        return Ok(out);
+    let out_lens: Vec<usize> = outs.iter().map(|o| o.0.iter().product()).collect();
+    let datas = outs.iter().map(|o| Data::alloc_for_overwrite(&o.0, <T as QFloat>::DTYPE, OP)).collect::<Result<Vec<Data>>>()?;
+    if m == 0 || k == 0 {
+        for (d, &len) in datas.iter().zip(&out_lens) {
+            // SAFETY: fresh buffer of len elements of T.
+            unsafe { d.slice_mut::<T>(len) }.iter_mut().for_each(|v| *v = T::from_f32(0.0));
+        }
+        return Ok(datas);
     }
     let xf: Cow<'_, [f32]> = if <T as QFloat>::DTYPE == DType::Float32 {
         // SAFETY: T is f32 here (same dtype), so the slice reinterprets exactly.
@@ -460,47 +466,84 @@ fn ggml_matmul<T: QFloat + Element>(ty: GgmlType, k: usize, inputs: &[Array], o:
     } else {
         Cow::Owned(xs.iter().map(|v| v.to_f32()).collect())
     };
-    let xq = ggml::quantize_activations(ty, &xf, m, k)?;
-    let wd = w.data()?;
-    let wb = wd.read::<u8>(w.shape())?;
-    // f32 results go straight into the output; other dtypes through an f32 buffer.
-    let mut tmp: Vec<f32> = Vec::new();
-    let res: &mut [f32] = if <T as QFloat>::DTYPE == DType::Float32 {
-        // SAFETY: fresh buffer of out_len f32 elements.
-        unsafe { out.slice_mut::<f32>(out_len) }
-    } else {
-        tmp.try_reserve_exact(out_len).map_err(|_| Error::out_of_memory(OP, out_len * 4))?;
-        tmp.resize(out_len, 0.0);
-        &mut tmp
-    };
-    let errs = FirstError::new();
-    let ptr = OutPtr(res.as_mut_ptr());
-    let grain = ggml_rows_per_task(ty, m, k);
-    parallel_for(n, grain, &|r| {
-        let width = r.end - r.start;
-        if m == 1 {
-            // SAFETY: disjoint weight-row ranges; r ⊂ 0..n = 0..res.len().
-            let o = unsafe { ptr.chunk(&r) };
-            errs.set(ggml::qmatmul_rows_quantized(ty, &wb, n, &xq, o, r.clone()));
-            return;
+    let mut acts: Vec<(GgmlType, ggml::QuantizedActivations)> = Vec::new();
+    for &ty in tys {
+        if !acts.iter().any(|(t, _)| *t == ty) {
+            acts.push((ty, ggml::quantize_activations(ty, &xf, m, k)?));
         }
-        let mut tile = vec![0f32; m * width];
-        errs.set(ggml::qmatmul_rows_quantized(ty, &wb, n, &xq, &mut tile, r.clone()));
-        for (i, row) in tile.chunks_exact(width.max(1)).enumerate() {
-            for (j, &v) in row.iter().enumerate() {
-                // SAFETY: in bounds; only this chunk writes column r.start + j.
-                unsafe { *ptr.0.add(i * n + r.start + j) = v };
+    }
+    let wds = (1..inputs.len()).map(|i| input(inputs, i, OP)?.data()).collect::<Result<Vec<Data>>>()?;
+    let wbs = wds.iter().zip(&inputs[1..]).map(|(d, w)| d.read::<u8>(w.shape())).collect::<Result<Vec<_>>>()?;
+    // f32 results go straight into the outputs; other dtypes through f32 buffers.
+    let mut tmps: Vec<Vec<f32>> = Vec::new();
+    let mut ptrs: Vec<OutPtr<f32>> = Vec::with_capacity(tys.len());
+    for (d, &len) in datas.iter().zip(&out_lens) {
+        if <T as QFloat>::DTYPE == DType::Float32 {
+            // SAFETY: fresh buffer of len f32 elements, written only through this pointer.
+            ptrs.push(OutPtr(unsafe { d.slice_mut::<f32>(len) }.as_mut_ptr()));
+        } else {
+            let mut tmp = Vec::new();
+            tmp.try_reserve_exact(len).map_err(|_| Error::out_of_memory(OP, len * 4))?;
+            tmp.resize(len, 0.0);
+            tmps.push(tmp);
+            ptrs.push(OutPtr(tmps.last_mut().map_or(core::ptr::null_mut(), |t| t.as_mut_ptr())));
+        }
+    }
+    // Each weight's rows, placed end to end.
+    let rows: Vec<usize> = out_lens.iter().map(|&len| len / m).collect();
+    let starts: Vec<usize> = rows.iter().scan(0, |at, &n| Some(core::mem::replace(at, *at + n))).collect();
+    let total: usize = rows.iter().sum();
+    let grain = tys.iter().map(|&ty| ggml_rows_per_task(ty, m, k)).min().unwrap_or(1);
+    let errs = FirstError::new();
+    parallel_for(total, grain, &|r| {
+        for (i, (&start, &n)) in starts.iter().zip(&rows).enumerate() {
+            let (lo, hi) = (r.start.max(start), r.end.min(start + n));
+            if lo < hi {
+                let xq = acts.iter().find(|(t, _)| *t == tys[i]).map(|(_, a)| a);
+                if let Some(xq) = xq {
+                    errs.set(ggml_rows_into(tys[i], &wbs[i], n, xq, m, ptrs[i], lo - start..hi - start));
+                }
             }
         }
     });
     errs.into_result()?;
     if <T as QFloat>::DTYPE != DType::Float32 {
-        // SAFETY: fresh buffer of out_len elements of T.
-        for (d, &v) in unsafe { out.slice_mut::<T>(out_len) }.iter_mut().zip(tmp.iter()) {
-            *d = T::from_f32(v);
+        for ((d, &len), tmp) in datas.iter().zip(&out_lens).zip(&tmps) {
+            // SAFETY: fresh buffer of len elements of T.
+            for (o, &v) in unsafe { d.slice_mut::<T>(len) }.iter_mut().zip(tmp.iter()) {
+                *o = T::from_f32(v);
+            }
         }
     }
-    Ok(out)
+    Ok(datas)
+}
+
+/// Weight rows `r` of one `ggml_matmul` (`n` rows, `m` activation rows) into the `(m, n)`
+/// f32 result at `out`.
+fn ggml_rows_into(
+    ty: GgmlType,
+    wb: &[u8],
+    n: usize,
+    xq: &ggml::QuantizedActivations,
+    m: usize,
+    out: OutPtr<f32>,
+    r: core::ops::Range<usize>,
+) -> Result<()> {
+    let width = r.end - r.start;
+    if m == 1 {
+        // SAFETY: the caller's tasks cover disjoint weight-row ranges; r ⊂ 0..n = 0..out.len().
+        let o = unsafe { out.chunk(&r) };
+        return ggml::qmatmul_rows_quantized(ty, wb, n, xq, o, r.clone());
+    }
+    let mut tile = vec![0f32; m * width];
+    ggml::qmatmul_rows_quantized(ty, wb, n, xq, &mut tile, r.clone())?;
+    for (i, row) in tile.chunks_exact(width.max(1)).enumerate() {
+        for (j, &v) in row.iter().enumerate() {
+            // SAFETY: in bounds; only this task writes column r.start + j.
+            unsafe { *out.0.add(i * n + r.start + j) = v };
+        }
+    }
+    Ok(())
 }
 
 fn ggml_dequantize(ty: GgmlType, k: usize, inputs: &[Array], outputs: &[OutMeta]) -> Result<Data> {

@@ -81,6 +81,14 @@ pub enum QuantizedOp {
         /// Elements per weight row.
         k: usize,
     },
+    /// Several [`QuantizedOp::GgmlMatmul`]s of one `x`, one output each: inputs `x`, then the
+    /// weights' blocks in the order of `tys`.
+    GgmlMatmulMany {
+        /// Each weight's block type.
+        tys: Vec<GgmlType>,
+        /// Elements per weight row (all weights).
+        k: usize,
+    },
     /// GGUF blocks `(N, row_bytes)` → float32 `(N, K)`.
     GgmlDequantize {
         /// The block type.
@@ -106,6 +114,7 @@ impl QuantizedOp {
             QuantizedOp::ToFp8 => "to_fp8",
             QuantizedOp::FromFp8 => "from_fp8",
             QuantizedOp::GgmlMatmul { .. } => "ggml_matmul",
+            QuantizedOp::GgmlMatmulMany { .. } => "ggml_matmul_many",
             QuantizedOp::GgmlDequantize { .. } => "ggml_dequantize",
             QuantizedOp::GgmlQuantize { .. } => "ggml_quantize",
         }
@@ -471,20 +480,53 @@ fn check_blocks(op: &'static str, w: &Array, ty: GgmlType, k: usize) -> Result<u
 /// is quantized once to the weight's partner type (Q8_0, Q8_K …) and every output is one
 /// block-wise dot product: `W` is never expanded. f32 results equal ggml's portable kernels.
 pub fn ggml_matmul(x: &Array, w_blocks: &Array, ty: GgmlType, k: usize) -> Result<Array> {
-    const OP: &str = "ggml_matmul";
-    let n = check_blocks(OP, w_blocks, ty, k)?;
-    if ggml::vec_dot_type(ty).is_none() {
-        return Err(Error::unsupported(OP, format!("GGML type {} has no matmul kernel.", ty.name())));
+    let n = check_matmul_weight("ggml_matmul", w_blocks, ty, k)?;
+    let shape = check_matmul_x("ggml_matmul", x, k, n)?;
+    let op = QuantizedOp::GgmlMatmul { ty, k };
+    Ok(Array::from_op(q(op), vec![x.clone(), w_blocks.clone()], shape, x.dtype()))
+}
+
+/// [`ggml_matmul`] of one `x` by several weights of `k` columns (`weights`: each one's blocks
+/// and type), as one op: `x` is quantized once per activation type and one parallel pass
+/// covers every weight's rows, so a decode step's Q/K/V or gate/up projections cost one
+/// wake-up of the thread pool instead of one each. Each result equals `ggml_matmul`'s.
+pub fn ggml_matmul_many(x: &Array, weights: &[(&Array, GgmlType)], k: usize) -> Result<Vec<Array>> {
+    const OP: &str = "ggml_matmul_many";
+    if weights.is_empty() {
+        return Err(Error::invalid(OP, "No weights given."));
     }
+    let mut metas = Vec::with_capacity(weights.len());
+    let mut inputs = Vec::with_capacity(weights.len() + 1);
+    inputs.push(x.clone());
+    for &(w, ty) in weights {
+        let n = check_matmul_weight(OP, w, ty, k)?;
+        metas.push((check_matmul_x(OP, x, k, n)?, x.dtype()));
+        inputs.push(w.clone());
+    }
+    let op = QuantizedOp::GgmlMatmulMany { tys: weights.iter().map(|&(_, ty)| ty).collect(), k };
+    Ok(Array::from_op_multi(q(op), inputs, metas))
+}
+
+/// The rows `N` of a `ggml_matmul` weight, checked.
+fn check_matmul_weight(op: &'static str, w_blocks: &Array, ty: GgmlType, k: usize) -> Result<usize> {
+    let n = check_blocks(op, w_blocks, ty, k)?;
+    if ggml::vec_dot_type(ty).is_none() {
+        return Err(Error::unsupported(op, format!("GGML type {} has no matmul kernel.", ty.name())));
+    }
+    Ok(n)
+}
+
+/// The shape of `x @ Wᵀ` for a `ggml_matmul` weight of `n` rows of `k`, with `x` checked.
+fn check_matmul_x(op: &'static str, x: &Array, k: usize, n: usize) -> Result<Vec<usize>> {
     if !is_kernel_float(x.dtype()) {
         return Err(Error::invalid(
-            OP,
+            op,
             format!("x must be float32, float16 or bfloat16 but got {}.", x.dtype()),
         ));
     }
     if x.ndim() == 0 || x.shape()[x.ndim() - 1] != k {
         return Err(Error::invalid(
-            OP,
+            op,
             format!(
                 "Last dimension of x with shape {} does not match the weight's {k} elements per row.",
                 crate::ops::linalg::fmt_shape(x.shape())
@@ -494,8 +536,7 @@ pub fn ggml_matmul(x: &Array, w_blocks: &Array, ty: GgmlType, k: usize) -> Resul
     let mut shape = x.shape().to_vec();
     let nd = shape.len();
     shape[nd - 1] = n;
-    let op = QuantizedOp::GgmlMatmul { ty, k };
-    Ok(Array::from_op(q(op), vec![x.clone(), w_blocks.clone()], shape, x.dtype()))
+    Ok(shape)
 }
 
 /// The float32 `(N, K)` matrix that GGUF blocks `(N, row_bytes(K))` of type `ty` encode
