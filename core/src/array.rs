@@ -209,6 +209,10 @@ pub(crate) struct Op {
     pub(crate) stream: Stream,
     /// An input was a tracer when the op was recorded: evaluation keeps the inputs.
     pub(crate) tracer: bool,
+    /// Nonzero once a background evaluation ([`crate::eval::eval_in_background`]) took the op
+    /// on its tape: the number of that tape, which [`crate::eval::eval`] waits for instead of
+    /// running the op a second time.
+    pub(crate) ticket: core::sync::atomic::AtomicUsize,
 }
 
 impl Drop for Op {
@@ -281,6 +285,7 @@ impl Array {
             outputs: spin::Mutex::new(Vec::new()),
             metas: metas.clone(),
             stream: crate::device::default_stream_now(),
+            ticket: core::sync::atomic::AtomicUsize::new(0),
         });
         let outs: Vec<Array> = metas
             .into_iter()

@@ -44,6 +44,19 @@ pub fn num_threads() -> usize {
     }
 }
 
+/// The cores this process may run on (`std`: the OS's available parallelism); 1 without `std`.
+pub fn available_cores() -> usize {
+    #[cfg(feature = "std")]
+    {
+        extern crate std;
+        std::thread::available_parallelism().map_or(1, |c| c.get())
+    }
+    #[cfg(not(feature = "std"))]
+    {
+        1
+    }
+}
+
 /// Sets how many threads (the caller included) the built-in pool uses from the next call on;
 /// 0 restores the default. Without `std` there is no pool and this does nothing.
 pub fn set_num_threads(n: usize) {

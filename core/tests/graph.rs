@@ -96,3 +96,31 @@ fn failed_evaluation_is_sticky_not_a_panic() {
     assert!(y.eval().is_err());
     assert!(y.eval().is_err());
 }
+
+#[test]
+fn background_evaluation_feeds_later_graphs_and_reports_failures() {
+    use mlx_arm_core::eval::eval_in_background;
+    // Step n+1 built on step n's arrays while step n runs: each step doubles and adds one,
+    // submitted as soon as it is built; reading the last waits for its tape only.
+    let mut x = Array::from_slice(&[1.0f32, 2.0, 3.0], &[3]).unwrap();
+    let mut steps = Vec::new();
+    for _ in 0..50 {
+        x = ops::add(&ops::multiply(&x, &Array::scalar(2.0f32).unwrap()).unwrap(), &Array::scalar(1.0f32).unwrap()).unwrap();
+        eval_in_background(std::slice::from_ref(&x)).unwrap();
+        steps.push(x.clone());
+    }
+    // x_{n+1} = 2·x_n + 1 from x_0 = v: x_n = 2^n·(v + 1) − 1; at n = 10, exact in f32.
+    assert_eq!(steps[9].to_vec::<f32>().unwrap(), vec![2047.0, 3071.0, 4095.0]);
+    // A graph mixing a background-evaluated array with new ops, evaluated synchronously.
+    let y = ops::subtract(&steps[9], &Array::scalar(1.0f32).unwrap()).unwrap();
+    assert_eq!(y.to_vec::<f32>().unwrap(), vec![2046.0, 3070.0, 4094.0]);
+    assert_eq!(steps[49].to_vec::<f32>().unwrap()[0], 2.0f32.powi(50) * 2.0 - 1.0);
+    // A failure in the background (an allocation that can never succeed) reaches the reader,
+    // and arrays computed from it, as it would from `eval`.
+    let huge = ops::contiguous(&ops::broadcast_to(&Array::scalar(1.0f64).unwrap(), &[1 << 45]).unwrap()).unwrap();
+    let z = ops::add(&huge, &huge).unwrap();
+    eval_in_background(std::slice::from_ref(&z)).unwrap();
+    let w = ops::sum(&z, None, false).unwrap();
+    assert_eq!(w.eval().unwrap_err().kind, ErrorKind::OutOfMemory);
+    assert_eq!(z.eval().unwrap_err().kind, ErrorKind::OutOfMemory);
+}

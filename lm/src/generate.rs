@@ -6,7 +6,7 @@
 
 use alloc::vec::Vec;
 
-use mlx_arm_core::{device, ops, Array, DType, Device, Error, Result};
+use mlx_arm_core::{device, ops, parallel, Array, DType, Device, Error, Result};
 
 use crate::kv_cache::KvCache;
 use crate::model::Model;
@@ -126,19 +126,32 @@ fn logits_graph(model: &Model, cache: &mut KvCache, tokens: &[u32]) -> Result<Ar
     if let Some(&bad) = tokens.iter().find(|&&t| t as usize >= vocab) {
         return Err(Error::invalid("generate", alloc::format!("token id {bad} is outside the vocabulary of {vocab}")));
     }
-    if cache.offset() + tokens.len() > model.config.context_length {
+    let ids: Vec<i32> = tokens.iter().map(|&t| t as i32).collect();
+    logits_graph_of(model, cache, &Array::from_slice(&ids, &[1, ids.len()])?)
+}
+
+/// [`logits_graph`] of a `(1, T)` token array, which may itself be lazy (the previous step's
+/// greedy choice).
+fn logits_graph_of(model: &Model, cache: &mut KvCache, ids: &Array) -> Result<Array> {
+    if cache.offset() + ids.shape()[1] > model.config.context_length {
         return Err(Error::invalid("generate", "the model's context length is exhausted"));
     }
-    let ids: Vec<i32> = tokens.iter().map(|&t| t as i32).collect();
-    let x = Array::from_slice(&ids, &[1, ids.len()])?;
-    let logits = model.forward(&x, cache, true)?;
+    let logits = model.forward(ids, cache, true)?;
     if logits.dtype() == DType::Float32 { Ok(logits) } else { ops::astype(&logits, DType::Float32) }
 }
 
-/// What a step leaves for the next choice: logits to sample from, or the token already chosen.
+/// The greedy token after `logits` (`(1, 1, vocab)`), lazily, as the `(1, 1)` input of the
+/// next step.
+fn lazy_argmax(logits: &Array) -> Result<Array> {
+    ops::argmax(logits, Some(-1), false)
+}
+
+/// What a step leaves for the next choice: logits to sample from, the token already chosen,
+/// or the greedy token still being computed in the background (`(1, 1)` uint32).
 enum Next {
     Logits(Vec<f32>),
     Token(u32),
+    Pending(Array),
 }
 
 /// Generates after `prompt`: calls `on_token(id)` for every generated token (stop tokens
@@ -155,16 +168,33 @@ pub fn generate(
     let mut sampler = Sampler::new(cfg.sampler.clone())?;
     let mut stats = Stats { prompt_tokens: prompt.len(), ..Default::default() };
     let t0 = now();
-    // Plain greedy decoding on the GPU chooses there: one token id comes back per step.
+    // Plain greedy decoding on the GPU chooses there: one token id comes back per step. On
+    // the CPU, where a core is left beside the kernels' threads, it is pipelined: step n+1's
+    // graph is built from step n's lazy choice while step n runs in the background
+    // (`eval_in_background`); a step built past the end is undone. Without a spare core the
+    // builder would take its time from the kernels' threads.
     let on_device = sampler.is_greedy() && device::default_device() == Device::GPU;
+    let spare_core = parallel::num_threads() < parallel::available_cores();
+    let pipelined = sampler.is_greedy() && !on_device && spare_core;
     let mut next = if on_device {
         Next::Token(prefill_greedy(model, cache, prompt, cfg.prefill_chunk)?)
+    } else if pipelined {
+        let chunks = prompt_chunks(prompt, cfg.prefill_chunk)?;
+        let (last, rest) = chunks.split_last().ok_or_else(|| Error::invalid("generate", "the prompt has no tokens"))?;
+        for c in rest {
+            step(model, cache, c)?;
+        }
+        let first = lazy_argmax(&logits_graph(model, cache, last)?)?;
+        mlx_arm_core::eval::eval_in_background(core::slice::from_ref(&first))?;
+        Next::Pending(first)
     } else {
         Next::Logits(prefill(model, cache, prompt, cfg.prefill_chunk)?)
     };
     let mut history: Vec<u32> = prompt.to_vec();
     let mut out = Vec::new();
     let mut t_first = t0;
+    // The step built ahead from a pending token, run if that token is kept.
+    let mut ahead: Option<Array> = None;
     let reason = loop {
         if out.len() >= cfg.max_tokens {
             break StopReason::Length;
@@ -172,6 +202,15 @@ pub fn generate(
         let tok = match &next {
             Next::Token(t) => *t,
             Next::Logits(l) => sampler.sample(l, &history)?,
+            Next::Pending(ids) => {
+                // The same conditions as the step at the end of this loop.
+                if out.len() + 1 < cfg.max_tokens && cache.offset() < model.config.context_length {
+                    let following = lazy_argmax(&logits_graph_of(model, cache, ids)?)?;
+                    mlx_arm_core::eval::eval_in_background(core::slice::from_ref(&following))?;
+                    ahead = Some(following);
+                }
+                ids.to_vec::<u32>()?.first().copied().ok_or_else(|| Error::runtime("generate", "the model returned no logits"))?
+            }
         };
         if out.is_empty() {
             t_first = now();
@@ -192,8 +231,17 @@ pub fn generate(
         if cache.offset() + 1 > model.config.context_length {
             break StopReason::Context;
         }
-        next = if on_device { Next::Token(step_greedy(model, cache, &[tok])?) } else { Next::Logits(step(model, cache, &[tok])?) };
+        next = match ahead.take() {
+            Some(following) => Next::Pending(following),
+            None if on_device => Next::Token(step_greedy(model, cache, &[tok])?),
+            None => Next::Logits(step(model, cache, &[tok])?),
+        };
     };
+    if ahead.is_some() {
+        // The step built ahead for a token that ended generation: its keys and values are
+        // not part of the conversation.
+        cache.truncate(cache.offset() - 1);
+    }
     stats.generation_secs = now() - t_first;
     Ok((out, reason, stats))
 }
