@@ -177,3 +177,41 @@ fn reduce_family_matches_mlx() {
     }
     assert!(failures.is_empty(), "{} of {} cases failed:\n{}", failures.len(), cases.len(), failures.join("\n"));
 }
+
+#[test]
+fn long_runs_reduce_on_all_threads_with_one_result() {
+    use mlx_arm_core::parallel::set_num_threads;
+    // Runs longer than one piece (64 Ki elements) are folded piece by piece in parallel: the
+    // result must not depend on the thread count, and must be the sum / extreme of the data
+    // (oracle: an f64 sum, and the planted extreme).
+    let n = 1_000_003usize;
+    let v: Vec<f32> = (0..n as u32).map(|i| ((i.wrapping_mul(2_654_435_761) >> 8) % 2001) as f32 / 1000.0 - 1.0).collect();
+    let exact: f64 = v.iter().map(|&x| x as f64).sum();
+    let mut planted = v.clone();
+    planted[n - 5] = 7.5; // the maximum, in the last piece
+    planted[70_000] = -9.25; // the minimum, in the second piece
+    let a = Array::from_slice(&planted, &[n]).unwrap();
+    let rows = Array::from_slice(&v[..3 * 300_000], &[3, 300_000]).unwrap();
+    let mut seen = Vec::new();
+    for threads in [1, 2, 5, 8] {
+        set_num_threads(threads);
+        let s = ops::sum(&Array::from_slice(&v, &[n]).unwrap(), None, false).unwrap().to_vec::<f32>().unwrap()[0];
+        let mx = ops::max(&a, None, false).unwrap().to_vec::<f32>().unwrap()[0];
+        let mn = ops::min(&a, None, false).unwrap().to_vec::<f32>().unwrap()[0];
+        let per_row = ops::sum(&rows, Some(&[1]), false).unwrap().to_vec::<f32>().unwrap();
+        assert!(((s as f64) - exact).abs() <= 1e-6 * v.iter().map(|&x| x.abs() as f64).sum::<f64>(), "sum {s} vs {exact}");
+        assert_eq!((mx, mn), (7.5, -9.25));
+        for (r, &got) in per_row.iter().enumerate() {
+            let want: f64 = v[r * 300_000..(r + 1) * 300_000].iter().map(|&x| x as f64).sum();
+            assert!(((got as f64) - want).abs() < 1e-2, "row {r}: {got} vs {want}");
+        }
+        seen.push((s.to_bits(), per_row.iter().map(|x| x.to_bits()).collect::<Vec<_>>()));
+    }
+    set_num_threads(0);
+    assert!(seen.windows(2).all(|w| w[0] == w[1]), "results differ between thread counts");
+    // A NaN anywhere in a long run is the max and the min.
+    planted[200_000] = f32::NAN;
+    let a = Array::from_slice(&planted, &[n]).unwrap();
+    assert!(ops::max(&a, None, false).unwrap().to_vec::<f32>().unwrap()[0].is_nan());
+    assert!(ops::min(&a, None, false).unwrap().to_vec::<f32>().unwrap()[0].is_nan());
+}

@@ -242,21 +242,58 @@ fn float_fold<T: Real>(kind: ReduceKind, a: &Array, axes: &[usize], out: &Data, 
             }
         }
     }
-    with_reduced_last::<T, _>(a, axes, |v, inner| fold_rows(v, inner, o, |run| {
-        let acc = match kind {
-            ReduceKind::Sum => lanes_sum(run),
-            ReduceKind::Prod => run.iter().fold(T::Acc::ONE, |s, &x| s * x.acc()),
-            // Empty max/min runs are refused when the graph is built; `run[0]` is safe then,
-            // but stay total anyway.
-            ReduceKind::Max | ReduceKind::Min => {
-                let Some(first) = run.first() else { return T::from_acc(T::Acc::ZERO) };
-                let is_max = kind == ReduceKind::Max;
-                run.iter().skip(1).fold(first.acc(), |m, &x| extreme_step(is_max, m, x.acc()))
-            }
-            ReduceKind::All | ReduceKind::Any => T::Acc::ZERO,
-        };
-        T::from_acc(acc)
-    }))
+    with_reduced_last::<T, _>(a, axes, |v, inner| {
+        let long = matches!(kind, ReduceKind::Sum | ReduceKind::Max | ReduceKind::Min) && inner > LONG_RUN_PIECE;
+        if long {
+            return fold_long_runs(kind, v, inner, o);
+        }
+        fold_rows(v, inner, o, |run| T::from_acc(fold_run(kind, run)))
+    })
+}
+
+/// Elements per piece of a long float sum / max / min run (256 KiB of f32): the pieces are
+/// folded in parallel and their results combined in order, so one long reduction (`mx.sum` of a
+/// whole array) uses every thread, and the result does not depend on how many there are. A
+/// sum over a run longer than this is the in-order sum of its pieces' 8-lane sums.
+const LONG_RUN_PIECE: usize = 1 << 16;
+
+/// The accumulated fold of one run.
+fn fold_run<T: Real>(kind: ReduceKind, run: &[T]) -> T::Acc {
+    match kind {
+        ReduceKind::Sum => lanes_sum(run),
+        ReduceKind::Prod => run.iter().fold(T::Acc::ONE, |s, &x| s * x.acc()),
+        // Empty max/min runs are refused when the graph is built; `run[0]` is safe then,
+        // but stay total anyway.
+        ReduceKind::Max | ReduceKind::Min => {
+            let Some(first) = run.first() else { return T::Acc::ZERO };
+            let is_max = kind == ReduceKind::Max;
+            run.iter().skip(1).fold(first.acc(), |m, &x| extreme_step(is_max, m, x.acc()))
+        }
+        ReduceKind::All | ReduceKind::Any => T::Acc::ZERO,
+    }
+}
+
+/// [`fold_run`] of runs longer than [`LONG_RUN_PIECE`] (sum, max, min): every piece of every
+/// run in parallel, then each run's pieces combined in order.
+fn fold_long_runs<T: Real>(kind: ReduceKind, v: &[T], inner: usize, o: &mut [T]) {
+    let per_run = inner.div_ceil(LONG_RUN_PIECE);
+    let mut pieces = alloc::vec![T::Acc::ZERO; o.len() * per_run];
+    let p = OutPtr(pieces.as_mut_ptr());
+    parallel_for(pieces.len(), 1, &|r| {
+        // SAFETY: disjoint ranges of `pieces`, which outlives the parallel region.
+        let dst = unsafe { p.chunk(&r) };
+        for (k, y) in dst.iter_mut().enumerate() {
+            let (run, piece) = ((r.start + k) / per_run, (r.start + k) % per_run);
+            let start = run * inner + piece * LONG_RUN_PIECE;
+            let end = (start + LONG_RUN_PIECE).min((run + 1) * inner);
+            *y = fold_run(kind, &v[start..end]);
+        }
+    });
+    let is_max = kind == ReduceKind::Max;
+    for (y, run) in o.iter_mut().zip(pieces.chunks_exact(per_run)) {
+        let acc = run[1..].iter().fold(run[0], |a, &b| if kind == ReduceKind::Sum { a + b } else { extreme_step(is_max, a, b) });
+        *y = T::from_acc(acc);
+    }
 }
 
 /// Sum in 8 interleaved lanes, then the lanes, then the tail: faster than one running sum
