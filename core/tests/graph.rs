@@ -124,3 +124,21 @@ fn background_evaluation_feeds_later_graphs_and_reports_failures() {
     assert_eq!(w.eval().unwrap_err().kind, ErrorKind::OutOfMemory);
     assert_eq!(z.eval().unwrap_err().kind, ErrorKind::OutOfMemory);
 }
+
+#[test]
+fn views_broadcast_along_the_last_axis_read_as_rows() {
+    // A per-row value against rows (softmax's `x - max`), from a dense column, from a strided
+    // column (every other element of a transposed matrix) and with more than two axes.
+    let x: Vec<f32> = (0..24).map(|i| i as f32).collect();
+    let a = Array::from_slice(&x, &[2, 3, 4]).unwrap();
+    let col = ops::max(&a, Some(&[-1]), true).unwrap(); // (2, 3, 1): 3, 7, 11, 15, 19, 23
+    let d = ops::subtract(&a, &col).unwrap().to_vec::<f32>().unwrap();
+    let want: Vec<f32> = (0..24).map(|i| (i % 4) as f32 - 3.0).collect();
+    assert_eq!(d, want);
+    let t = ops::transpose(&Array::from_slice(&x, &[4, 6]).unwrap(), None).unwrap(); // (6, 4)
+    let every_other = ops::slice(&t, &[0, 0], &[6, 1], &[2, 1]).unwrap(); // (3, 1): rows 0, 2, 4 of column 0
+    let b = ops::broadcast_to(&every_other, &[3, 5]).unwrap();
+    let got = ops::add(&b, &Array::scalar(0.5f32).unwrap()).unwrap().to_vec::<f32>().unwrap();
+    let want: Vec<f32> = [0.0f32, 2.0, 4.0].iter().flat_map(|&v| [v + 0.5; 5]).collect();
+    assert_eq!(got, want);
+}

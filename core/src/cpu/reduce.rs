@@ -264,13 +264,35 @@ fn fold_run<T: Real>(kind: ReduceKind, run: &[T]) -> T::Acc {
         ReduceKind::Prod => run.iter().fold(T::Acc::ONE, |s, &x| s * x.acc()),
         // Empty max/min runs are refused when the graph is built; `run[0]` is safe then,
         // but stay total anyway.
-        ReduceKind::Max | ReduceKind::Min => {
-            let Some(first) = run.first() else { return T::Acc::ZERO };
-            let is_max = kind == ReduceKind::Max;
-            run.iter().skip(1).fold(first.acc(), |m, &x| extreme_step(is_max, m, x.acc()))
-        }
+        ReduceKind::Max => lanes_extreme::<T, true>(run),
+        ReduceKind::Min => lanes_extreme::<T, false>(run),
         ReduceKind::All | ReduceKind::Any => T::Acc::ZERO,
     }
+}
+
+/// The max (`MAX`) or min of a run in 8 interleaved lanes, which vectorize (a fold through
+/// [`extreme_step`]'s NaN test does not): a NaN anywhere gives the first NaN, as the
+/// one-by-one fold does; otherwise the extreme value (order does not change it).
+fn lanes_extreme<T: Real, const MAX: bool>(run: &[T]) -> T::Acc {
+    const L: usize = 8;
+    let Some(first) = run.first() else { return T::Acc::ZERO };
+    let better = |x: T::Acc, m: T::Acc| if MAX { x > m } else { x < m };
+    let mut lanes = [first.acc(); L];
+    let mut nan = false;
+    let chunks = run.chunks_exact(L);
+    let tail = chunks.remainder();
+    for c in chunks {
+        for (l, &x) in lanes.iter_mut().zip(c) {
+            let x = x.acc();
+            nan |= x.is_nan();
+            *l = if better(x, *l) { x } else { *l };
+        }
+    }
+    if nan || tail.iter().any(|x| x.acc().is_nan()) {
+        return run.iter().map(|x| x.acc()).find(|x| x.is_nan()).unwrap_or(first.acc());
+    }
+    let m = lanes.iter().fold(lanes[0], |m, &x| if better(x, m) { x } else { m });
+    tail.iter().fold(m, |m, &x| if better(x.acc(), m) { x.acc() } else { m })
 }
 
 /// [`fold_run`] of runs longer than [`LONG_RUN_PIECE`] (sum, max, min): every piece of every
