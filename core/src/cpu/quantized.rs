@@ -489,8 +489,16 @@ fn ggml_matmuls<T: QFloat + Element>(tys: &[GgmlType], k: usize, inputs: &[Array
             ptrs.push(OutPtr(tmps.last_mut().map_or(core::ptr::null_mut(), |t| t.as_mut_ptr())));
         }
     }
-    // Each weight's rows, placed end to end.
-    let rows: Vec<usize> = out_lens.iter().map(|&len| len / m).collect();
+    let act = |ty: GgmlType| acts.iter().find(|(t, _)| *t == ty).map(|(_, a)| a);
+    // Float weights (F32 / F16 / BF16) go through the float GEMM, threaded on its own; the
+    // others share one pass, each weight's rows placed end to end.
+    let mut in_pass = alloc::vec![true; tys.len()];
+    for (i, &ty) in tys.iter().enumerate() {
+        if let Some(xq) = act(ty) {
+            in_pass[i] = !float_weight_matmul(ty, &wbs[i], out_lens[i] / m, xq, m, k, ptrs[i]);
+        }
+    }
+    let rows: Vec<usize> = out_lens.iter().zip(&in_pass).map(|(&len, &p)| if p { len / m } else { 0 }).collect();
     let starts: Vec<usize> = rows.iter().scan(0, |at, &n| Some(core::mem::replace(at, *at + n))).collect();
     let total: usize = rows.iter().sum();
     let grain = tys.iter().map(|&ty| ggml_rows_per_task(ty, m, k)).min().unwrap_or(1);
@@ -499,8 +507,7 @@ fn ggml_matmuls<T: QFloat + Element>(tys: &[GgmlType], k: usize, inputs: &[Array
         for (i, (&start, &n)) in starts.iter().zip(&rows).enumerate() {
             let (lo, hi) = (r.start.max(start), r.end.min(start + n));
             if lo < hi {
-                let xq = acts.iter().find(|(t, _)| *t == tys[i]).map(|(_, a)| a);
-                if let Some(xq) = xq {
+                if let Some(xq) = act(tys[i]) {
                     errs.set(ggml_rows_into(tys[i], &wbs[i], n, xq, m, ptrs[i], lo - start..hi - start));
                 }
             }
@@ -516,6 +523,37 @@ fn ggml_matmuls<T: QFloat + Element>(tys: &[GgmlType], k: usize, inputs: &[Array
         }
     }
     Ok(datas)
+}
+
+/// `x @ Wᵀ` for a weight of plain floats (GGUF F32 / F16 / BF16), `n` rows, through the float
+/// GEMM (packing, register tiles, its own threads) into the `(m, n)` result at `out`; the
+/// activations are the partner type's rows (`x` rounded to the weight's type, as ggml does),
+/// products summed in f32. False for other types or buffers that do not fit (left to the
+/// block-wise dot, which is exact but scalar: ~1 GFLOP/s).
+fn float_weight_matmul(ty: GgmlType, w: &[u8], n: usize, xq: &ggml::QuantizedActivations, m: usize, k: usize, out: OutPtr<f32>) -> bool {
+    use crate::cpu::gemm::{gemm, GemmIn, MatMut, MatRef};
+    fn run<S: GemmIn<f32>>(w: &[u8], n: usize, x: &[u8], m: usize, k: usize, out: OutPtr<f32>) -> bool {
+        let sz = core::mem::size_of::<S>();
+        let fits = |b: &[u8], rows: usize| rows.checked_mul(k).and_then(|e| e.checked_mul(sz)).is_some_and(|need| b.len() >= need);
+        let aligned = |b: &[u8]| (b.as_ptr() as usize) % core::mem::align_of::<S>() == 0;
+        if !fits(w, n) || !fits(x, m) || !aligned(w) || !aligned(x) {
+            return false;
+        }
+        // SAFETY: A = x as m × k rows, B = Wᵀ (element (p, j) = W[j][p]) as k × n, both inside
+        // their buffers (checked above) and read-only; C = the fresh (m, n) f32 output.
+        unsafe {
+            let a = MatRef::new(x.as_ptr() as *const S, k as isize, 1);
+            let b = MatRef::new(w.as_ptr() as *const S, 1, k as isize);
+            gemm::<S, f32>(m, n, k, 1.0, a, b, 0.0, MatMut::new(out.0, n), true);
+        }
+        true
+    }
+    match (ty, xq.ty) {
+        (GgmlType::F32, GgmlType::F32) => run::<f32>(w, n, &xq.data, m, k, out),
+        (GgmlType::F16, GgmlType::F16) => run::<half::f16>(w, n, &xq.data, m, k, out),
+        (GgmlType::BF16, GgmlType::BF16) => run::<half::bf16>(w, n, &xq.data, m, k, out),
+        _ => false,
+    }
 }
 
 /// Weight rows `r` of one `ggml_matmul` (`n` rows, `m` activation rows) into the `(m, n)`
