@@ -154,6 +154,9 @@ fn main() {
     let anchors: Vec<(&str, &str)> = cases.iter().map(|c| (c.name, c.numpy)).collect();
     for threads in [1usize, 2] {
         mlx_arm_core::parallel::set_parallel_for(if threads == 1 { Some(common::serial) } else { None });
+        // The pool at the anchor's thread count (left at the default, it used every core of a
+        // 16-core machine against numpy's 2).
+        mlx_arm_core::parallel::set_num_threads(threads);
         let np = numpy_times(&python, threads, &anchors, big);
         for c in &cases {
             let runs = if c.name.contains("4096^3") { 3 } else { 7 };
