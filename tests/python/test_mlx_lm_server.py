@@ -6,7 +6,6 @@ request) runs against a server started in a subprocess on a free port. Each answ
 what real MLX 0.32.4 + mlx-lm answered to the same session (golden/mlx_lm/gen_server.py), and the
 greedy texts must equal ``mlx_lm.generate`` on our package in this process.
 """
-import importlib.util
 import json
 import os
 import sys
@@ -15,16 +14,13 @@ import numpy as np
 import pytest
 
 import mlx.core as mx
+from mlx_lm_required import require_mlx_lm
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 GOLDEN = os.path.join(HERE, "golden", "mlx_lm")
 MODEL = os.path.join(GOLDEN, "tiny_llama")
 
-if importlib.util.find_spec("mlx_lm") is None:
-    why = "mlx-lm IS NOT INSTALLED in this Python: the mlx-lm server test did not run (scripts/setup.sh installs it)"
-    if os.environ.get("CI") == "true":
-        raise RuntimeError(why)
-    pytest.skip(why, allow_module_level=True)
+require_mlx_lm("the mlx-lm server test")
 
 import mlx_lm  # noqa: E402
 
