@@ -151,14 +151,16 @@ pub(crate) unsafe fn vector_array(v: mlx_vector_array) -> Result<Vec<Array>> {
 }
 
 /// The stream an op is recorded for: it must be non-empty (as in mlx-c) and its device
-/// available. Ops currently record on the default stream of the calling process: with only
-/// the CPU device, every CPU stream executes the same way (work completes inside `eval`).
+/// available. The op records `s` when it is on the default device (see [`crate::named_stream`]);
+/// it runs on the default device either way (with only the CPU, every CPU stream executes the
+/// same way: work completes inside `eval`).
 ///
 /// # Safety
 /// `s` must be empty or a live handle.
 pub(crate) unsafe fn stream(s: mlx_stream) -> Result<Stream> {
     let st = *handle::get(s)?;
     mlx_arm_core::device::check_available(st.device, "mlx_stream")?;
+    crate::named_stream::set(st);
     Ok(st)
 }
 

@@ -99,7 +99,10 @@ pub(crate) fn report_error(e: &Error) {
 /// Runs `f`; on `Err` or panic reports the message and returns `fallback`.
 #[cfg(feature = "std")]
 pub(crate) fn guard<T>(name: &'static str, fallback: T, f: impl FnOnce() -> Result<T>) -> T {
-    match catch_unwind(AssertUnwindSafe(f)) {
+    let saved = crate::named_stream::current();
+    let result = catch_unwind(AssertUnwindSafe(f));
+    crate::named_stream::restore(saved);
+    match result {
         Ok(Ok(v)) => v,
         Ok(Err(e)) => {
             report_error(&e);
@@ -121,7 +124,10 @@ pub(crate) fn guard<T>(name: &'static str, fallback: T, f: impl FnOnce() -> Resu
 /// be caught: it reaches the firmware's panic hook (see `bare_metal`).
 #[cfg(not(feature = "std"))]
 pub(crate) fn guard<T>(_name: &'static str, fallback: T, f: impl FnOnce() -> Result<T>) -> T {
-    match f() {
+    let saved = crate::named_stream::current();
+    let result = f();
+    crate::named_stream::restore(saved);
+    match result {
         Ok(v) => v,
         Err(e) => {
             report_error(&e);

@@ -5,7 +5,7 @@ use crate::error::status;
 use crate::handle;
 use crate::prelude::*;
 use crate::string::cstring;
-use crate::types::{mlx_array, mlx_node_namer, mlx_string, mlx_vector_array};
+use crate::types::{mlx_array, mlx_node_namer, mlx_string, mlx_vector_array, mlx_vector_int};
 use alloc::collections::BTreeMap;
 use core::ffi::{c_char, c_int};
 use mlx_arm_core::graph_utils::{to_dot_string, NodeNamer};
@@ -75,6 +75,22 @@ unsafe fn dot(namer: mlx_node_namer, outputs: mlx_vector_array) -> mlx_arm_core:
         return Ok(to_dot_string(&mut NodeNamer::new(), &outs));
     }
     Ok(to_dot_string(&mut handle::get_mut(namer)?.namer, &outs))
+}
+
+/// `mlx_arm_pending_streams`: `*res` = the indices of the streams that evaluating `outputs`
+/// would run work on (each once; none when everything is evaluated). The Python package checks
+/// them against the threads its streams belong to before evaluating, as MLX refuses to
+/// evaluate another thread's stream.
+///
+/// # Safety
+/// `res` valid; `outputs` live.
+#[no_mangle]
+pub unsafe extern "C" fn mlx_arm_pending_streams(res: *mut mlx_vector_int, outputs: mlx_vector_array) -> c_int {
+    status("mlx_arm_pending_streams", || {
+        let outs = arg::vector_array(outputs)?;
+        let idx = mlx_arm_core::graph_utils::pending_streams(&outs).iter().map(|s| s.index as c_int).collect();
+        handle::assign(res, idx)
+    })
 }
 
 /// `mlx_arm_export_to_dot_string`: `*res` = the dot text `mlx_export_to_dot` writes.

@@ -53,6 +53,7 @@ pub mod map;
 pub mod map_string;
 pub mod memory;
 pub mod model;
+mod named_stream;
 mod prelude;
 pub mod stream;
 pub mod string;

@@ -94,9 +94,27 @@ pub fn new_stream(device: Device) -> Result<Stream> {
     Ok(Stream { index: NEXT_STREAM.fetch_add(1, Ordering::Relaxed), device })
 }
 
+/// Where a caller-named stream comes from (see [`set_named_stream_source`]); read on every op
+/// recording, so a lock-free once-cell.
+static NAMED_STREAM_SOURCE: spin::Once<fn() -> Option<Stream>> = spin::Once::new();
+
+/// Lets a front end name the stream of the operation being recorded: `source` is asked at each
+/// recording (the C API answers with the `mlx_stream` argument of the call in progress, per
+/// thread). A named stream on the default device records the op, so [`crate::graph_utils::pending_streams`]
+/// can tell which streams an evaluation would run on (MLX binds streams to threads); a stream of
+/// another device does not move the op (it still runs on the default device). Only the first
+/// source installed counts (the front end installs one for the process).
+pub fn set_named_stream_source(source: fn() -> Option<Stream>) {
+    NAMED_STREAM_SOURCE.call_once(|| source);
+}
+
 /// The stream new operations are recorded on.
 pub(crate) fn default_stream_now() -> Stream {
-    DEFAULT_STREAMS.lock()[slot(default_device())]
+    let default = DEFAULT_STREAMS.lock()[slot(default_device())];
+    match NAMED_STREAM_SOURCE.get().and_then(|f| f()) {
+        Some(named) if named.device == default.device => named,
+        _ => default,
+    }
 }
 
 /// Waits until all work queued on `stream` is done (CPU work completes inside `eval`).

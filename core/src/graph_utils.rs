@@ -123,6 +123,27 @@ fn write_op(out: &mut impl Write, namer: &mut NodeNamer, op: &Op, id: usize, inp
     Ok(())
 }
 
+/// The streams that evaluating `outputs` would run work on: the stream of every pending
+/// operation behind them, each once, in the order first met (evaluated arrays add none).
+/// Front ends that bind streams to threads, as MLX does, check these before evaluating.
+pub fn pending_streams(outputs: &[Array]) -> Vec<crate::Stream> {
+    let mut streams = Vec::new();
+    let mut seen: BTreeMap<usize, ()> = BTreeMap::new();
+    // Iterative: pending graphs may be 10^5 nodes deep.
+    let mut stack: Vec<Array> = outputs.to_vec();
+    while let Some(a) = stack.pop() {
+        let Some(op) = a.pending_op() else { continue };
+        if seen.insert(Arc::as_ptr(&op) as usize, ()).is_some() {
+            continue;
+        }
+        if !streams.contains(&op.stream) {
+            streams.push(op.stream);
+        }
+        stack.extend(op.inputs.lock().iter().cloned());
+    }
+    streams
+}
+
 /// [`export_to_dot`] into a string.
 pub fn to_dot_string(namer: &mut NodeNamer, outputs: &[Array]) -> String {
     let mut s = String::new();

@@ -73,3 +73,43 @@ fn generated_names_run_past_z() {
     let dot = to_dot_string(&mut namer, &[xs[0].clone()]);
     assert!(dot.contains("\"say \\\"hi\\\"\""), "{dot}");
 }
+
+mod pending_streams {
+    use super::arr;
+    use mlx_arm_core::graph_utils::pending_streams;
+    use mlx_arm_core::{device, ops, Device, Stream};
+    use std::cell::Cell;
+
+    thread_local! {
+        static NAMED: Cell<Option<Stream>> = const { Cell::new(None) };
+    }
+
+    fn named() -> Option<Stream> {
+        NAMED.with(|n| n.get())
+    }
+
+    #[test]
+    fn lists_the_streams_of_pending_ops_only() {
+        device::set_named_stream_source(named);
+        let base = device::default_stream(Device::CPU).unwrap();
+        let mine = device::new_stream(Device::CPU).unwrap();
+        let (a, b) = (arr(&[1.0, 2.0]), arr(&[3.0, 4.0]));
+        // Ops recorded while a stream is named record on it; others on the default stream.
+        NAMED.with(|n| n.set(Some(mine)));
+        let on_mine = ops::multiply(&a, &b).unwrap();
+        NAMED.with(|n| n.set(None));
+        let on_default = ops::add(&on_mine, &a).unwrap();
+        assert_eq!(pending_streams(&[on_default.clone()]), vec![base, mine]);
+        assert_eq!(pending_streams(&[on_mine.clone()]), vec![mine]);
+        assert!(pending_streams(&[a.clone()]).is_empty(), "a ready array has no pending work");
+        on_mine.eval().unwrap();
+        assert_eq!(pending_streams(&[on_default.clone()]), vec![base]);
+        on_default.eval().unwrap();
+        assert!(pending_streams(&[on_default]).is_empty());
+        // A stream of a device other than the default one does not move the op.
+        NAMED.with(|n| n.set(Some(Stream { index: 999, device: Device::GPU })));
+        let c = ops::add(&a, &b).unwrap();
+        NAMED.with(|n| n.set(None));
+        assert_eq!(pending_streams(&[c]), vec![base]);
+    }
+}

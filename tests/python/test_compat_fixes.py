@@ -290,6 +290,57 @@ def test_new_stream_belongs_to_its_thread():
     assert mx.add(mx.array(1), 2, stream=s).item() == 3
 
 
+def test_evaluating_another_threads_stream_raises_as_mlx():
+    """Real MLX 0.32.4 (checked with the oracle venv): a lazy array recorded on a stream of
+    ``mx.new_stream`` cannot be evaluated on another thread — ``item``, ``mx.eval`` and a
+    dependent array all raise RuntimeError naming the stream; an evaluated one reads fine, and
+    the owning thread still evaluates it afterwards."""
+    import threading
+
+    s = mx.new_stream(mx.cpu)
+    lazy = mx.add(mx.array(1), 2, stream=s)
+    done = mx.add(mx.array(5), 2, stream=s)
+    mx.eval(done)
+    u = mx.new_thread_unsafe_stream(mx.cpu)
+    free = mx.add(mx.array(1), 4, stream=u)
+    out = {}
+
+    def attempt(name, fn):
+        try:
+            out[name] = fn()
+        except RuntimeError as e:
+            out[name] = str(e)
+
+    def worker():
+        attempt("item", lambda: lazy.item())
+        attempt("eval", lambda: mx.eval(lazy))
+        attempt("dependent", lambda: (lazy + 1).item())
+        attempt("numpy", lambda: int(np.array(lazy)))
+        attempt("evaluated", lambda: (done + 1).item())
+        attempt("unsafe_stream", lambda: free.item())
+
+    t = threading.Thread(target=worker)
+    t.start()
+    t.join()
+    want = f"There is no Stream(cpu, {s.index}) in current thread."
+    assert out == {"item": want, "eval": want, "dependent": want, "numpy": want, "evaluated": 8,
+                   "unsafe_stream": 5}
+    assert lazy.item() == 3
+
+
+def test_flatten_clamps_axes_as_mlx():
+    """MLX normalizes negative axes, clamps the range to the array's axes and refuses only an
+    empty range (ValueError), never an IndexError (real MLX 0.32.4's results, oracle venv)."""
+    x = mx.zeros((2, 3, 4))
+    for start, end, shape in [(0, 5, (24,)), (1, 10, (2, 12)), (-5, 1, (6, 4)), (0, 3, (24,))]:
+        assert mx.flatten(x, start, end).shape == shape
+    for start, end in [(0, -5), (2, 1), (3, 3), (-10, -10), (5, 6), (0, -4)]:
+        with pytest.raises(ValueError, match="start_axis must be less than or equal to end_axis") as e:
+            mx.flatten(x, start, end)
+        assert not isinstance(e.value, IndexError)
+    assert mx.flatten(mx.array(3.0), 1, 2).shape == (1,)
+
+
 def test_axis_errors_and_complex_nan_to_num():
     with pytest.raises(IndexError):
         mx.swapaxes(mx.zeros((3, 1)), 1, 2)

@@ -3,7 +3,6 @@
 optimizer and random state as state, Adam, LoRA layers over ``nn.Linear`` and, for QLoRA, over
 ``nn.QuantizedLinear``) on the tiny Llama fixtures and the set in tests/data/lora/, against what
 real MLX 0.32.4 + mlx-lm 0.32.2 produced on the same recipe (golden/lora/gen_lora.py)."""
-import importlib.util
 import json
 import os
 import subprocess
@@ -13,15 +12,12 @@ import numpy as np
 import pytest
 
 import mlx.core as mx
+from mlx_lm_required import require_mlx_lm
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 GOLDEN = os.path.join(HERE, "golden", "lora")
 
-if importlib.util.find_spec("mlx_lm") is None:
-    why = "mlx-lm IS NOT INSTALLED in this Python: the LoRA tests did not run (scripts/setup.sh installs it)"
-    if os.environ.get("CI") == "true":
-        raise RuntimeError(why)
-    pytest.skip(why, allow_module_level=True)
+require_mlx_lm("the LoRA tests")
 
 sys.path.insert(0, GOLDEN)
 import lora_recipe  # noqa: E402

@@ -6,7 +6,6 @@ with ``mlx_lm.load``; logits, greedy tokens and text, a seeded sampled run, and 
 (golden/mlx_lm/gen_mlx_lm.py). scripts/setup.sh installs mlx-lm into the test venv; without it
 these tests are skipped with a loud reason (a failure under CI=true).
 """
-import importlib.util
 import json
 import os
 import subprocess
@@ -16,18 +15,14 @@ import numpy as np
 import pytest
 
 import mlx.core as mx
+from mlx_lm_required import require_mlx_lm
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 GOLDEN = os.path.join(HERE, "golden", "mlx_lm")
 MODELS = {"fp32": "tiny_llama", "q4": "tiny_llama_q4"}
 PROMPTS = ("text", "chat")
 
-if importlib.util.find_spec("mlx_lm") is None:
-    why = ("mlx-lm IS NOT INSTALLED in this Python: the mlx-lm tests did not run "
-           "(scripts/setup.sh installs it: pip install --no-deps mlx-lm==0.32.2 plus transformers)")
-    if os.environ.get("CI") == "true":
-        raise RuntimeError(why)
-    pytest.skip(why, allow_module_level=True)
+require_mlx_lm("the mlx-lm tests")
 
 # Imported for real: an error raised by mlx-lm on our package fails the tests, never skips.
 import mlx_lm  # noqa: E402

@@ -259,15 +259,21 @@ pub fn squeeze(a: &Array, axes: Option<&[isize]>) -> Result<Array> {
 }
 
 /// `mx.flatten(a, start_axis=0, end_axis=-1)`.
+///
+/// As MLX: negative axes count from the end, then the range is clamped to the array's axes
+/// (`flatten(x, 1, 10)` of a 3-d `x` flattens axes 1..=2) and only an empty range is an error,
+/// so an out-of-range axis is never an IndexError here.
 pub fn flatten(a: &Array, start_axis: isize, end_axis: isize) -> Result<Array> {
     let nd = a.ndim();
     if nd == 0 {
         return reshape(a, &[1]);
     }
-    let (s, e) = (normalize_axis(start_axis, nd, "flatten")?, normalize_axis(end_axis, nd, "flatten")?);
+    let wrap = |ax: isize| if ax < 0 { ax + nd as isize } else { ax };
+    let (s, e) = (wrap(start_axis).max(0), wrap(end_axis).min(nd as isize - 1));
     if s > e {
-        return Err(Error::invalid("flatten", "start_axis must be less than or equal to end_axis."));
+        return Err(Error::invalid("flatten", "start_axis must be less than or equal to end_axis"));
     }
+    let (s, e) = (s as usize, e as usize);
     let mut shape: Vec<isize> = a.shape()[..s].iter().map(|&d| d as isize).collect();
     shape.push(a.shape()[s..=e].iter().product::<usize>() as isize);
     shape.extend(a.shape()[e + 1..].iter().map(|&d| d as isize));

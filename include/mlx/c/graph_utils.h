@@ -44,6 +44,10 @@ int mlx_export_to_dot(
     const mlx_node_namer namer,
     const mlx_vector_array outputs);
 
+/* mlx-arm addition: the indices of the streams that evaluating outputs would run work on
+ * (each once; empty when everything is evaluated). */
+int mlx_arm_pending_streams(mlx_vector_int* res, const mlx_vector_array outputs);
+
 /* mlx-arm addition: the dot text of mlx_export_to_dot into *res (for callers without a
  * FILE*, such as the Python package). */
 int mlx_arm_export_to_dot_string(

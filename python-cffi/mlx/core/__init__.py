@@ -54,7 +54,7 @@ _ALIASES = {
     "acos": "arccos", "asin": "arcsin", "atan": "arctan", "acosh": "arccosh", "asinh": "arcsinh",
     "atanh": "arctanh", "atan2": "arctan2", "conj": "conjugate", "pow": "power",
     "bitwise_left_shift": "left_shift", "bitwise_right_shift": "right_shift",
-    "concat": "concatenate", "permute_dims": "transpose", "empty_like": "zeros_like",
+    "concat": "concatenate", "permute_dims": "transpose", "empty_like": "zeros_like", "empty": "zeros",
 }
 
 _SUBMODULES = ("random", "linalg", "fast", "fft")
@@ -114,6 +114,29 @@ def _backend_module(name, extra=()):
 
 
 metal = _backend_module("metal", ("device_info", "start_capture", "stop_capture"))
+
+# MLX 0.32 keeps these memory functions under mx.metal as deprecated aliases of the mx.* ones,
+# on every build: the first call of each prints MLX's notice to stderr, then it forwards.
+_METAL_DEPRECATED = ("get_active_memory", "get_peak_memory", "get_cache_memory", "reset_peak_memory",
+                     "clear_cache", "set_cache_limit", "set_memory_limit", "set_wired_limit")
+
+
+def _metal_alias(name):
+    told = []
+
+    def f(*args, **kwargs):
+        if not told:
+            told.append(True)
+            print(f"mx.metal.{name} is deprecated and will be removed in a future version. Use mx.{name} instead.",
+                  file=_sys.stderr)
+        return globals()[name](*args, **kwargs)
+
+    f.__name__ = name
+    return f
+
+
+for _n in _METAL_DEPRECATED:
+    setattr(metal, _n, _metal_alias(_n))
 cuda = _backend_module("cuda")
 random = _make_submodule("random")
 linalg = _make_submodule("linalg")
@@ -291,6 +314,9 @@ _bind_all()
 _composite.install(globals(), _sys.modules[__name__])
 _random.install(random)  # hand-written over random.h, where the library exports it
 _extra.install(globals())  # einsum, fast.rope …: signatures that need a hand-written mapping
+from . import _stft  # noqa: E402
+
+_stft.install(fft, _sys.modules[__name__])  # fft.stft / fft.istft over the one-dimensional FFTs
 from . import _transforms  # noqa: E402
 
 _transforms.install(globals())  # grad, value_and_grad, vjp, jvp, stop_gradient (closure.h)

@@ -11,6 +11,7 @@ Conversions follow real MLX (checked against it in tests/python):
 import struct
 
 from . import _dtypes as D
+from . import _thread_streams
 from ._buffer import BufferBase
 from ._ffi import check, error, exported, ffi, lib
 
@@ -433,6 +434,7 @@ class array(BufferBase):
     # --- values -----------------------------------------------------------------------------
     def _bytes(self):
         h = self._p[0]
+        _thread_streams.check_evaluable([h])
         ptr = lib.mlx_arm_array_data(h)
         if ptr == ffi.NULL:
             raise error()
@@ -656,6 +658,7 @@ class _HostView:
         self._owner = a  # as in MLX, a numpy view keeps the mx.array object itself alive
         if a.dtype == D.bfloat16 and not allow_bfloat16:
             raise ValueError("'bfloat16' is not a valid PEP 3118 buffer format string")
+        _thread_streams.check_evaluable([a._p[0]])
         p = _new_ptr(_ARR_PTR)
         p[0] = lib.mlx_array_new()
         check(lib.mlx_array_set(p, a._p[0]))

@@ -51,7 +51,32 @@ def _defs(mx):
     atleast_2d = _atleast(lambda s: s if len(s) >= 2 else ((1, 1) if not s else (1,) + s))
     atleast_3d = _atleast(lambda s: s if len(s) >= 3 else {0: (1, 1, 1), 1: (1,) + s + (1,), 2: s + (1,)}[len(s)])
 
-    return {"atleast_1d": atleast_1d, "atleast_2d": atleast_2d, "atleast_3d": atleast_3d, "isclose": isclose, "allclose": allclose, "array_equal": array_equal, "divmod": divmod}
+    def _need_array(fname, a, spelled):
+        # As MLX's nanobind signatures: only an mx.array is accepted for ``a``.
+        if not isinstance(a, mx.array):
+            raise TypeError(f"{fname}(): incompatible function arguments. The following argument types are "
+                            f"supported:\n    1. {spelled}\n\nInvoked with types: {type(a).__name__}")
+
+    def positive(a, /, *, stream=None):
+        """Element-wise unary plus: a copy of ``a`` (same dtype)."""
+        _need_array("positive", a, "positive(a: array, /, *, stream: StreamOrDevice = None) -> array")
+        return mx.astype(a, a.dtype, stream=stream)
+
+    def minmax(a, /, axis=None, keepdims=False, *, stream=None):
+        """``(mx.min(a, axis, keepdims), mx.max(a, axis, keepdims))``, as MLX defines it."""
+        _need_array("minmax", a, "minmax(a: array, /, axis: None | int | Sequence[int] = None, keepdims: bool = "
+                                 "False, *, stream: StreamOrDevice = None) -> tuple[array, array]")
+        return (mx.min(a, axis, keepdims, stream=stream), mx.max(a, axis, keepdims, stream=stream))
+
+    def matrix_transpose(a, /, *, stream=None):
+        """Swaps the last two axes."""
+        _need_array("matrix_transpose", a, "matrix_transpose(a: array, /, *, stream: StreamOrDevice = None) -> array")
+        if a.ndim < 2:
+            raise ValueError("[matrix_transpose] Input array must have at least 2 dimensions.")
+        return mx.swapaxes(a, -1, -2, stream=stream)
+
+    return {"positive": positive, "minmax": minmax, "matrix_transpose": matrix_transpose,
+            "atleast_1d": atleast_1d, "atleast_2d": atleast_2d, "atleast_3d": atleast_3d, "isclose": isclose, "allclose": allclose, "array_equal": array_equal, "divmod": divmod}
 
 
 # Python-level signatures that a C function cannot carry (variadic, list result): these

@@ -3,6 +3,7 @@ import enum
 import itertools
 import threading
 
+from . import _thread_streams
 from ._array import _Ctx, array
 from ._ffi import check, ffi, lib
 
@@ -107,6 +108,7 @@ def new_stream(device):
     """A new stream on ``device``."""
     s = _new_any_thread_stream(device)
     s._owner = threading.get_ident()
+    _thread_streams.bind(s.index, s.device.type.name)
     return s
 
 
@@ -286,7 +288,9 @@ def _eval_with(cfn, args, failed=None):
     arrs = array_leaves(args, [])
     if not arrs:
         return
-    hs = ffi.new("mlx_array[]", [a._p[0] for a in arrs])
+    handles = [a._p[0] for a in arrs]
+    _thread_streams.check_evaluable(handles)
+    hs = ffi.new("mlx_array[]", handles)
     vec = lib.mlx_vector_array_new_data(hs, len(arrs))
     try:
         rc = cfn(vec)
