@@ -2,8 +2,11 @@
 //! nothing waits until the host needs a result (a host read of a GPU buffer, `synchronize`).
 //! The open batch is submitted then, or earlier when it is full: the first batch after a wait
 //! holds `FIRST_BATCH` dispatches (so the GPU starts while the host records the rest of the
-//! graph), each next one twice the last, up to `MLX_ARM_VULKAN_BATCH` (default 1024). A decode
-//! step (~640 dispatches) is thus 4 submissions and one wait. A barrier is recorded only where a
+//! graph), each next one twice the last, up to `MLX_ARM_VULKAN_BATCH` (default 32: a
+//! submission costs the host ~4 µs on an H200 with reused fences and command buffers, while
+//! the GPU sits idle until work is submitted, so small batches keep it fed and leave little
+//! for the final wait). A decode step of the default model (575 dispatches) is thus 18
+//! submissions and one wait. A barrier is recorded only where a
 //! dispatch reads or overwrites a buffer written (or, for writes, read) since the last barrier;
 //! that record spans submissions until the host waits (a barrier in a later command buffer
 //! orders it after everything submitted earlier on the queue), so work in one batch that
@@ -55,8 +58,9 @@ pub(crate) struct Recorder {
 
 /// Dispatches in the first batch after a wait.
 const FIRST_BATCH: usize = 64;
-/// The largest batch by default.
-const DEFAULT_CAP: usize = 1024;
+/// The largest batch by default (measured on an H200, tg64 of the default model: cap 32 →
+/// 231–256 tok/s, 64 → 201, 128 → 220, 256 → 214, 1024 → 206–224; docs/BENCHMARKS.md).
+const DEFAULT_CAP: usize = 32;
 
 // SAFETY: Vulkan handles are plain values; the recorder is used under its mutex only.
 unsafe impl Send for Recorder {}

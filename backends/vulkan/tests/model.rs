@@ -98,9 +98,9 @@ fn default_model_greedy_tokens_match_the_cpu() {
     }
 }
 
-/// Most command buffers one decode step submits: batches of 64, 128, 256 and 512 dispatches
-/// hold up to 960 (a step of this model records 575), the last one submitted by the wait.
-const MAX_SUBMITS_PER_STEP: usize = 4;
+/// Most command buffers one decode step submits: batches of 32 dispatches (the default cap)
+/// hold a step of this model (575 dispatches) in 18, the last one submitted by the wait.
+const MAX_SUBMITS_PER_STEP: usize = 18;
 
 /// Greedy tokens chosen on the GPU (`step_greedy`: embedding lookup, model and argmax there),
 /// checking that each decode step submits a bounded number of batches and waits once, for the
