@@ -4,6 +4,8 @@
 // r: (r % t_len + offset[r / per_batch]) * scale; pair j turns by position * inv_freq(j), with
 // inv_freq(j) = 1 / freqs[j] when freqs are given, else exp(-j * coef) (coef = log(base) / half).
 // traditional: pairs (2j, 2j+1); else (j, j + half). Rounds to T where cpu/fast.rs rounds.
+// A scalar offset the host holds (a decode step's position) comes as the push constant
+// `off_value` (`off_const` = 1) instead of a buffer, so it needs no upload.
 #include "common.glsl"
 layout(local_size_x = 256) in;
 layout(std430, set = 0, binding = 0) readonly buffer X { T x[]; };
@@ -13,6 +15,7 @@ layout(std430, set = 0, binding = 3) writeonly buffer O { T o[]; };
 layout(push_constant) uniform P {
     uint rows; uint dim; uint dims; uint t_len; uint per_batch; uint off_x; uint traditional;
     uint off_o; uint o_step; uint off_f; uint f_step; uint has_freqs; float coef; float scale;
+    uint off_const; int off_value;
 } p;
 
 float rt(float v) { return float(T(v)); }
@@ -31,7 +34,7 @@ void main() {
         return;
     }
     uint j = c;
-    int ofs = offs[p.off_o + (row / p.per_batch) * p.o_step];
+    int ofs = p.off_const != 0 ? p.off_value : offs[p.off_o + (row / p.per_batch) * p.o_step];
     float pos = (float(row % p.t_len) + float(ofs)) * p.scale;
     float inv = p.has_freqs != 0 ? 1.0 / freqs[p.off_f + j * p.f_step] : exp(-float(j) * p.coef);
     float theta = pos * inv;

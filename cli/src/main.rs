@@ -239,17 +239,22 @@ fn gpu_init() -> Result<String> {
     }
 }
 
-/// The GPU queue's counters once its backend runs: dispatches, barriers, submissions, waits
-/// and seconds spent waiting (what `bench` reports per decode step).
+/// Counters [`gpu_queue`] gives.
+const QUEUE_COUNTERS: usize = 7;
+
+/// The GPU queue's counters once its backend runs: dispatches, barriers, submissions, waits,
+/// and seconds spent waiting, recording (in the backend) and submitting (what `bench`
+/// reports per decode step).
 #[cfg(feature = "vulkan")]
-fn gpu_queue() -> Option<[f64; 5]> {
+fn gpu_queue() -> Option<[f64; QUEUE_COUNTERS]> {
     mlx_arm_vulkan::device_info()?;
     let q = mlx_arm_vulkan::queue_stats();
-    Some([q.dispatches as f64, q.barriers as f64, q.submits as f64, q.waits as f64, q.wait_ns as f64 * 1e-9])
+    let s = |ns: u64| ns as f64 * 1e-9;
+    Some([q.dispatches as f64, q.barriers as f64, q.submits as f64, q.waits as f64, s(q.wait_ns), s(q.record_ns), s(q.submit_ns)])
 }
 
 #[cfg(not(feature = "vulkan"))]
-fn gpu_queue() -> Option<[f64; 5]> {
+fn gpu_queue() -> Option<[f64; QUEUE_COUNTERS]> {
     None
 }
 
@@ -396,7 +401,7 @@ fn run_bench(a: BenchArgs) -> Result<()> {
     let mut pp = Vec::new();
     let mut tg = Vec::new();
     // GPU queue counters summed over the measured decode runs, and their time.
-    let (mut tg_queue, mut tg_queue_s) = ([0f64; 5], 0f64);
+    let (mut tg_queue, mut tg_queue_s) = ([0f64; QUEUE_COUNTERS], 0f64);
     // One untimed warm-up of each, as llama-bench does. Each run's cache is dropped before
     // the next is made, so the peak RSS holds one cache at a time, as generation does.
     for rep in 0..=reps {
@@ -421,7 +426,7 @@ fn run_bench(a: BenchArgs) -> Result<()> {
             pp.push(prompt.len() as f64 / pp_s);
             tg.push(a.gen_tokens as f64 / tg_s);
             if let (Some(b), Some(e)) = (queue_before, gpu_queue()) {
-                for i in 0..5 {
+                for i in 0..QUEUE_COUNTERS {
                     tg_queue[i] += e[i] - b[i];
                 }
                 tg_queue_s += tg_s;
@@ -459,11 +464,21 @@ fn run_bench(a: BenchArgs) -> Result<()> {
     println!("| {name} | {size} | {threads} | tg{} | {:.1} |", a.gen_tokens, median(tg));
     if tg_queue_s > 0.0 {
         let steps = (reps * a.gen_tokens).max(1) as f64;
-        let [d, b, sub, w, wait_s] = tg_queue.map(|v| v / steps);
+        let [d, b, sub, w, wait_s, record_s, submit_s] = tg_queue.map(|v| v / steps);
+        let step_s = tg_queue_s / steps;
         println!(
             "GPU queue per decode step: {d:.0} dispatches, {b:.0} barriers, {sub:.1} submissions, {w:.1} waits; {:.2} ms waiting of {:.2} ms",
             wait_s * 1e3,
-            tg_queue_s / steps * 1e3
+            step_s * 1e3
+        );
+        // Where the host's time goes: the backend's recording (µs per dispatch), the
+        // submissions within it, and the rest (building the graph and walking it in core).
+        println!(
+            "GPU host time per decode step: {:.2} ms recording ({:.1} µs a dispatch; {:.2} ms of it submitting), {:.2} ms building and walking the graph",
+            record_s * 1e3,
+            record_s * 1e6 / d.max(1.0),
+            submit_s * 1e3,
+            (step_s - record_s - wait_s).max(0.0) * 1e3
         );
     }
     if !ttft.is_empty() {

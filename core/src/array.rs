@@ -524,6 +524,20 @@ impl Array {
     /// If this handle is the only owner of a dense, allocator-owned buffer of exactly
     /// `nbytes`, hands the buffer over so an elementwise kernel can write its output in place.
     pub(crate) fn donate(self, nbytes: usize) -> core::result::Result<Data, Array> {
+        self.donate_if(nbytes, true)
+    }
+
+    /// For GPU backends: if this handle is the only owner of a dense buffer of exactly
+    /// `nbytes` in a backend's device memory, hands the buffer over so a kernel can write its
+    /// output into it (a KV cache's `slice_update`). On refusal the array comes back unchanged.
+    /// Host buffers are never given here: CPU kernels take those through the crate's own
+    /// donation, under the same rules.
+    pub fn donate_device(self, nbytes: usize) -> core::result::Result<Data, Array> {
+        self.donate_if(nbytes, false)
+    }
+
+    /// The donation rules shared by host and device buffers: `host` picks which kind.
+    fn donate_if(self, nbytes: usize, host: bool) -> core::result::Result<Data, Array> {
         if Arc::strong_count(&self.node) != 1 {
             return Err(self);
         }
@@ -532,7 +546,7 @@ impl Array {
                 d.offset == 0
                     && d.buf.len() == nbytes
                     && !d.buf.is_external()
-                    && d.buf.is_host()
+                    && d.buf.is_host() == host
                     && Arc::strong_count(&d.buf) == 1
                     && d.is_row_contiguous(&self.node.shape)
             }

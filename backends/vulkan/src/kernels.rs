@@ -226,32 +226,36 @@ pub(crate) fn output(rec: &Recorder, shape: &[usize], itemsize: usize, op: &'sta
     Ok((mem, Data { buf, offset: 0, strides: row_major(shape) }))
 }
 
-/// Records one dispatch of `shader`: `bufs[..reads]` are read, the rest written.
+/// Most storage buffers a shader binds (sdpa.comp).
+const MAX_BINDINGS: usize = 6;
+
+/// Records one dispatch of `shader`: `bufs[..reads]` are read, the rest written. No heap
+/// allocation: descriptors and push constants are built in fixed arrays (a decode step records
+/// ~600 dispatches, so the per-dispatch host cost is the step's cost).
 fn dispatch(rec: &mut Recorder, shader: Shader, f16: bool, bufs: &[&Arc<VkMemory>], reads: usize, push: &[u32], groups: [u32; 3]) -> Result<()> {
+    if bufs.len() > MAX_BINDINGS || push.len() * 4 > PUSH_BYTES as usize {
+        return Err(Error::runtime("vulkan", "A dispatch binds more buffers or push constants than the backend supports."));
+    }
     let ctx = rec.ctx();
     let p = pipelines::get(ctx, shader, f16)?;
     let cb = rec.access(&bufs[..reads], &bufs[reads..])?;
-    let infos: Vec<[vk::DescriptorBufferInfo; 1]> =
-        bufs.iter().map(|m| [vk::DescriptorBufferInfo::default().buffer(m.buffer).offset(0).range(vk::WHOLE_SIZE)]).collect();
-    let writes: Vec<vk::WriteDescriptorSet> = infos
-        .iter()
-        .enumerate()
-        .map(|(i, info)| {
-            vk::WriteDescriptorSet::default()
-                .dst_binding(i as u32)
-                .descriptor_type(vk::DescriptorType::STORAGE_BUFFER)
-                .buffer_info(info)
-        })
-        .collect();
+    let mut infos = [[vk::DescriptorBufferInfo::default()]; MAX_BINDINGS];
+    for (info, m) in infos.iter_mut().zip(bufs) {
+        info[0] = vk::DescriptorBufferInfo::default().buffer(m.buffer).offset(0).range(vk::WHOLE_SIZE);
+    }
+    let mut writes = [vk::WriteDescriptorSet::default(); MAX_BINDINGS];
+    for (i, (w, info)) in writes.iter_mut().zip(&infos).take(bufs.len()).enumerate() {
+        *w = vk::WriteDescriptorSet::default().dst_binding(i as u32).descriptor_type(vk::DescriptorType::STORAGE_BUFFER).buffer_info(info);
+    }
     let mut bytes = [0u8; PUSH_BYTES as usize];
-    for (i, w) in push.iter().enumerate() {
-        bytes[4 * i..4 * i + 4].copy_from_slice(&w.to_ne_bytes());
+    for (chunk, w) in bytes.chunks_exact_mut(4).zip(push) {
+        chunk.copy_from_slice(&w.to_ne_bytes());
     }
     let d = &ctx.device;
     // SAFETY: recording into the open command buffer with objects that outlive the batch.
     unsafe {
         d.cmd_bind_pipeline(cb, vk::PipelineBindPoint::COMPUTE, p.pipeline);
-        ctx.push.cmd_push_descriptor_set(cb, vk::PipelineBindPoint::COMPUTE, p.layout, 0, &writes);
+        ctx.push.cmd_push_descriptor_set(cb, vk::PipelineBindPoint::COMPUTE, p.layout, 0, &writes[..bufs.len()]);
         d.cmd_push_constants(cb, p.layout, vk::ShaderStageFlags::COMPUTE, 0, &bytes);
         d.cmd_dispatch(cb, groups[0], groups[1], groups[2]);
     }
@@ -320,30 +324,53 @@ fn unary_into(rec: &mut Recorder, code: u32, x: &Data, shape: &[usize], dt: DTyp
 
 /// `slice_update`: a copy of `src` (`shape`) with the window starting at `start` (steps
 /// `step`, positive) replaced by `upd` (the window's shape, any view). Two dispatches: the
-/// copy, then the window written in place.
+/// copy, then the window written in place. ([`slice_update_into`] writes the window alone into
+/// a donated `src`: what a KV cache's write does each decode step.)
 pub(crate) fn slice_update(rec: &mut Recorder, src: (&Data, &[usize]), upd: (&Data, &[usize]), start: &[isize], step: &[isize], dt: DType) -> Result<Option<Data>> {
-    let (shape, wshape) = (src.1, upd.1);
-    let nd = shape.len();
-    if variant(dt).is_none() || start.len() != nd || step.len() != nd || wshape.len() != nd {
+    let shape = src.1;
+    if !slice_update_fits(shape, upd, start, step, dt) || !unary_fits(src.0, shape, &row_major(shape), dt) {
         return Ok(None);
     }
+    let (om, out) = output(rec, shape, dt.size(), "slice_update")?;
+    unary_into(rec, 0, src.0, shape, dt, (&om, 0, &row_major(shape)))?;
+    write_window(rec, &om, shape, upd, start, step, dt)?;
+    Ok(Some(out))
+}
+
+/// Whether the GPU writes `upd` into the window `start`/`step` of a dense array of `shape`.
+pub(crate) fn slice_update_fits(shape: &[usize], upd: (&Data, &[usize]), start: &[isize], step: &[isize], dt: DType) -> bool {
+    let wshape = upd.1;
+    let nd = shape.len();
+    if variant(dt).is_none() || start.len() != nd || step.len() != nd || wshape.len() != nd {
+        return false;
+    }
     if start.iter().any(|&s| s < 0) || step.iter().any(|&s| s <= 0) {
-        return Ok(None);
+        return false;
     }
     // The window must lie inside the output (the op's constructor guarantees it; checked
     // again because the shader writes without bounds checks).
     let inside = (0..nd).all(|d| wshape[d] == 0 || (start[d] as usize) + (wshape[d] - 1) * (step[d] as usize) < shape[d]);
+    let wst: Vec<isize> = row_major(shape).iter().zip(step).map(|(&s, &k)| s * k).collect();
+    let n: usize = shape.iter().product();
+    inside && fits_u32(n + 1) && unary_fits(upd.0, wshape, &wst, dt)
+}
+
+/// Writes `upd` into the window `start`/`step` of `dst`, a dense array of `shape` in `mem`
+/// (donated to this op, so no copy of the rest is needed); the caller checked
+/// [`slice_update_fits`]. Returns the output, `mem` under a fresh pending buffer.
+pub(crate) fn slice_update_into(rec: &mut Recorder, mem: &Arc<VkMemory>, shape: &[usize], upd: (&Data, &[usize]), start: &[isize], step: &[isize], dt: DType) -> Result<Data> {
+    write_window(rec, mem, shape, upd, start, step, dt)?;
+    let bytes = shape.iter().product::<usize>() * dt.size();
+    let buf = Buffer::from_device(Box::new(Handle(mem.clone())), bytes, true, "slice_update")?;
+    Ok(Data { buf, offset: 0, strides: row_major(shape) })
+}
+
+/// One dispatch: `upd` copied into its window of the dense array of `shape` in `mem`.
+fn write_window(rec: &mut Recorder, mem: &Arc<VkMemory>, shape: &[usize], upd: (&Data, &[usize]), start: &[isize], step: &[isize], dt: DType) -> Result<()> {
     let dense = row_major(shape);
     let wst: Vec<isize> = dense.iter().zip(step).map(|(&s, &k)| s * k).collect();
-    let n: usize = shape.iter().product();
-    if !inside || !fits_u32(n + 1) || !unary_fits(src.0, shape, &dense, dt) || !unary_fits(upd.0, wshape, &wst, dt) {
-        return Ok(None);
-    }
-    let (om, out) = output(rec, shape, dt.size(), "slice_update")?;
-    unary_into(rec, 0, src.0, shape, dt, (&om, 0, &dense))?;
     let off: isize = start.iter().zip(&dense).map(|(&a, &s)| a * s).sum();
-    unary_into(rec, 0, upd.0, wshape, dt, (&om, off as usize, &wst))?;
-    Ok(Some(out))
+    unary_into(rec, 0, upd.0, upd.1, dt, (mem, off as usize, &wst))
 }
 
 /// `out = f(a, b)` with numpy broadcasting to `shape`.
@@ -516,10 +543,20 @@ pub(crate) fn rope(
     }
     let Some(xd) = dense(rec, x.0, shape, dt)? else { return Ok(None) };
     let bx = bind(rec, &xd, shape, dt.size())?;
-    let bo = bind(rec, offset.0, offset.1, 4)?;
+    // A scalar offset on the host (every decode step's position) goes as a push constant: no
+    // upload, which on a discrete GPU is two buffers and a copy command per rope.
+    let host_offset = match (o_step, offset.0.buf.is_host()) {
+        (0, true) => offset.0.read::<i32>(offset.1)?.first().copied(),
+        _ => None,
+    };
+    // Unused bindings take x's buffer.
+    let bo = match host_offset {
+        Some(_) => Bound { mem: bx.mem.clone(), off: 0 },
+        None => bind(rec, offset.0, offset.1, 4)?,
+    };
     let bf = match freqs {
         Some(f) => bind(rec, f.0, f.1, 4)?,
-        None => Bound { mem: bo.mem.clone(), off: 0 },
+        None => Bound { mem: bx.mem.clone(), off: 0 },
     };
     let (om, out) = output(rec, shape, dt.size(), "rope")?;
     if n == 0 {
@@ -543,16 +580,29 @@ pub(crate) fn rope(
         freqs.is_some() as u32,
         coef.to_bits(),
         rp.scale.to_bits(),
+        host_offset.is_some() as u32,
+        host_offset.unwrap_or(0) as u32,
     ];
     dispatch(rec, Shader::Rope, f16, &[&bx.mem, &bo.mem, &bf.mem, &om], 3, &push, grid((rows * per_row).div_ceil(GROUP as usize))?)?;
     Ok(Some(out))
 }
 
+/// Keys one workgroup of the split attention kernel (sdpa_split.comp) takes.
+const SDPA_SPLIT_KEYS: usize = 256;
+/// Query rows up to which attention over more than `SDPA_SPLIT_KEYS` keys is split over the
+/// keys: beyond, one workgroup per row already fills the GPU.
+const SDPA_SPLIT_MAX_ROWS: usize = 1024;
 /// Longest head dimension the attention kernel keeps in shared memory.
 const SDPA_MAX_DK: usize = 256;
 /// Score-scratch floats one attention dispatch uses at most (16 MiB); longer work is split
 /// into dispatches over row ranges that reuse the scratch.
 const SDPA_SCRATCH: usize = 1 << 22;
+
+/// Bytes of attention scratch for `floats`, rounded up to a power of two: the key count grows
+/// by one every decode step, and the buffer pool reuses only exact sizes.
+fn scratch_bytes(floats: usize) -> usize {
+    (floats * 4).next_power_of_two()
+}
 
 /// A view usable by a kernel reading whole contiguous last-axis rows: itself when its last
 /// axis is contiguous, else a dense GPU copy.
@@ -614,38 +664,48 @@ pub(crate) fn sdpa(
     if rows == 0 || dv == 0 {
         return Ok(Some(out));
     }
-    let chunk = (SDPA_SCRATCH / s).min(rows);
-    let ctx = rec.ctx();
-    let loc = if ctx.info.shared_memory { MemoryLocation::CpuToGpu } else { MemoryLocation::GpuOnly };
-    let scratch = VkMemory::new(ctx, chunk * s * 4, loc, "scaled_dot_product_attention")?;
-    let lowest = if f16 { -65504.0f32 } else { f32::MIN };
     let st = |d: &Data| [d.strides[0] as i32 as u32, d.strides[1] as i32 as u32, d.strides[2] as i32 as u32];
     // Without a mask, q's buffer stands in for the unused binding.
     let (mask_mem, mask_push) = match (&bm, mask) {
         (Some(bm), Some((m, _))) => (&bm.mem, [1, bm.off as u32, m.strides[0] as i32 as u32, m.strides[1] as i32 as u32, m.strides[2] as i32 as u32, m.strides[3] as i32 as u32]),
         _ => (&bq.mem, [0; 6]),
     };
-    for base in (0..rows).step_by(chunk) {
-        let mut push = vec![
-            rows as u32,
-            base as u32,
-            hq as u32,
-            l as u32,
-            s as u32,
-            dk as u32,
-            dv as u32,
-            (hq / hkv) as u32,
-            scale.to_bits(),
-            causal as u32,
-            lowest.to_bits(),
-        ];
+    let lowest = if f16 { -65504.0f32 } else { f32::MIN };
+    // The push constants both shaders share, for rows from `base` on.
+    let common = |base: usize| {
+        let mut push = vec![rows as u32, base as u32, hq as u32, l as u32, s as u32, dk as u32, dv as u32, (hq / hkv) as u32, scale.to_bits(), causal as u32, lowest.to_bits()];
         for (bd, d) in [(&bq, &qd), (&bk, &kd), (&bv, &vd)] {
             push.push(bd.off as u32);
             push.extend(st(d));
         }
         push.extend(mask_push);
+        push
+    };
+    let ctx = rec.ctx();
+    let loc = if ctx.info.shared_memory { MemoryLocation::CpuToGpu } else { MemoryLocation::GpuOnly };
+    let splits = s.div_ceil(SDPA_SPLIT_KEYS);
+    if splits >= 2 && rows <= SDPA_SPLIT_MAX_ROWS {
+        // Few rows, many keys: a workgroup per (row, chunk of keys), then one per row combines.
+        let slot = splits * (dv + 2);
+        let chunk = (SDPA_SCRATCH / slot).clamp(1, rows);
+        let scratch = VkMemory::new(ctx, scratch_bytes(chunk * slot), loc, "scaled_dot_product_attention")?;
+        let bufs = [&bq.mem, &bk.mem, &bv.mem, mask_mem, &scratch, &om];
+        for base in (0..rows).step_by(chunk) {
+            let n = chunk.min(rows - base);
+            for (phase, groups) in [(0u32, n * splits), (1, n)] {
+                let mut push = common(base);
+                push.extend([splits as u32, phase]);
+                dispatch(rec, Shader::SdpaSplit, f16, &bufs, 4, &push, grid(groups)?)?;
+            }
+        }
+        return Ok(Some(out));
+    }
+    let chunk = (SDPA_SCRATCH / s).min(rows);
+    let scratch = VkMemory::new(ctx, scratch_bytes(chunk * s), loc, "scaled_dot_product_attention")?;
+    let bufs = [&bq.mem, &bk.mem, &bv.mem, mask_mem, &scratch, &om];
+    for base in (0..rows).step_by(chunk) {
         let groups = grid(chunk.min(rows - base))?;
-        dispatch(rec, Shader::Sdpa, f16, &[&bq.mem, &bk.mem, &bv.mem, mask_mem, &scratch, &om], 4, &push, groups)?;
+        dispatch(rec, Shader::Sdpa, f16, &bufs, 4, &common(base), groups)?;
     }
     Ok(Some(out))
 }

@@ -44,6 +44,23 @@ struct Pool {
     entries: usize,
 }
 
+impl Pool {
+    /// Takes buffers of other sizes out until one of `size` bytes fits (a full pool must not
+    /// turn away the sizes a model step keeps asking for because sizes seen once — a prompt's
+    /// length, say — fill it). Returns them for the caller to destroy.
+    fn make_room(&mut self, size: usize) -> Vec<Pooled> {
+        let mut out = Vec::new();
+        while self.entries >= POOL_ENTRIES || self.bytes + size > POOL_BYTES {
+            let Some(&victim) = self.by_size.keys().find(|&&k| k != size) else { break };
+            let bucket = self.by_size.remove(&victim).unwrap_or_default();
+            self.entries -= bucket.len();
+            self.bytes -= victim * bucket.len();
+            out.extend(bucket);
+        }
+        out
+    }
+}
+
 static POOL: Mutex<Option<Pool>> = Mutex::new(None);
 const POOL_BYTES: usize = 1 << 30;
 const POOL_ENTRIES: usize = 4096;
@@ -129,20 +146,35 @@ impl Drop for VkMemory {
     fn drop(&mut self) {
         // No queued work uses the buffer any more (batches hold an Arc until done).
         let Some(allocation) = crate::lock(&self.allocation).take() else { return };
-        {
+        let evicted = {
             let mut guard = crate::lock(&POOL);
             let pool = guard.get_or_insert_with(Pool::default);
+            let evicted = if self.size <= POOL_BYTES { pool.make_room(self.size) } else { Vec::new() };
             if pool.bytes + self.size <= POOL_BYTES && pool.entries < POOL_ENTRIES {
                 pool.bytes += self.size;
                 pool.entries += 1;
                 let p = Pooled { buffer: self.buffer, location: self.location, allocation };
                 pool.by_size.entry(self.size).or_default().push(p);
-                return;
+                Ok(evicted)
+            } else {
+                Err((evicted, allocation))
             }
+        };
+        // Destroyed outside the pool's lock.
+        let (evicted, mine) = match evicted {
+            Ok(e) => (e, None),
+            Err((e, a)) => (e, Some(a)),
+        };
+        for p in evicted {
+            // SAFETY: pooled buffers are unused.
+            unsafe { self.ctx.device.destroy_buffer(p.buffer, None) };
+            let _ = crate::lock(&self.ctx.allocator).free(p.allocation);
         }
-        // SAFETY: the buffer is unused and not pooled.
-        unsafe { self.ctx.device.destroy_buffer(self.buffer, None) };
-        let _ = crate::lock(&self.ctx.allocator).free(allocation);
+        if let Some(allocation) = mine {
+            // SAFETY: the buffer is unused and not pooled.
+            unsafe { self.ctx.device.destroy_buffer(self.buffer, None) };
+            let _ = crate::lock(&self.ctx.allocator).free(allocation);
+        }
     }
 }
 

@@ -5,8 +5,7 @@
 use crate::context::{vk_err, Context, MAIN};
 use ash::vk;
 use mlx_arm_core::{Error, Result};
-use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
+use std::sync::Mutex;
 
 /// Push-constant bytes every pipeline layout declares (the guaranteed minimum, 128).
 pub(crate) const PUSH_BYTES: u32 = 128;
@@ -21,6 +20,8 @@ pub(crate) enum Shader {
     Norm,
     Rope,
     Sdpa,
+    /// Attention split over chunks of keys (decode with long key sequences).
+    SdpaSplit,
     Qmm,
     /// GGUF matmul, one row per workgroup, for the GGUF type number (a specialization
     /// constant: each type gets a pipeline with the other types' code folded away).
@@ -39,7 +40,7 @@ impl Shader {
             Shader::Binary | Shader::Matmul | Shader::GgmlMv(_) | Shader::GgmlMm(_) => 3,
             Shader::Norm | Shader::Rope => 4,
             Shader::Qmm => 5,
-            Shader::Sdpa => 6,
+            Shader::Sdpa | Shader::SdpaSplit => 6,
         }
     }
     /// Specialization constant 0, for shaders that take one.
@@ -67,6 +68,7 @@ impl Shader {
             Shader::Norm => spv!("norm"),
             Shader::Rope => spv!("rope"),
             Shader::Sdpa => spv!("sdpa"),
+            Shader::SdpaSplit => spv!("sdpa_split"),
             Shader::Qmm => spv!("qmm"),
             Shader::GgmlMv(_) => spv!("ggml_mv"),
             Shader::GgmlMm(_) => spv!("ggml_mm"),
@@ -81,17 +83,19 @@ pub(crate) struct Pipeline {
     pub layout: vk::PipelineLayout,
 }
 
-static CACHE: Mutex<Option<HashMap<(Shader, bool), Arc<Pipeline>>>> = Mutex::new(None);
+/// Built pipelines by (shader, f16). A process uses a few dozen, so a linear scan of plain
+/// keys (no hashing) finds one in a few nanoseconds; pipelines live for the process, so the
+/// cache hands out `&'static` references (no reference count to bump per dispatch).
+static CACHE: Mutex<Vec<((Shader, bool), &'static Pipeline)>> = Mutex::new(Vec::new());
 
 /// The pipeline of `shader` for float16 (`f16`) or float32 elements.
-pub(crate) fn get(ctx: &'static Context, shader: Shader, f16: bool) -> Result<Arc<Pipeline>> {
+pub(crate) fn get(ctx: &'static Context, shader: Shader, f16: bool) -> Result<&'static Pipeline> {
     let mut cache = crate::lock(&CACHE);
-    let map = cache.get_or_insert_with(HashMap::new);
-    if let Some(p) = map.get(&(shader, f16)) {
-        return Ok(p.clone());
+    if let Some((_, p)) = cache.iter().find(|(k, _)| *k == (shader, f16)) {
+        return Ok(p);
     }
-    let p = Arc::new(build(ctx, shader, f16)?);
-    map.insert((shader, f16), p.clone());
+    let p: &'static Pipeline = Box::leak(Box::new(build(ctx, shader, f16)?));
+    cache.push(((shader, f16), p));
     Ok(p)
 }
 

@@ -2,10 +2,17 @@
 //! nothing waits until the host needs a result (a host read of a GPU buffer, `synchronize`).
 //! The open batch is submitted then, or earlier when it is full: the first batch after a wait
 //! holds `FIRST_BATCH` dispatches (so the GPU starts while the host records the rest of the
-//! graph), each next one twice the last, up to `MLX_ARM_VULKAN_BATCH` (default 1024). A decode
-//! step (~640 dispatches) is thus 4 submissions and one wait. A barrier is recorded only where a
-//! dispatch reads or overwrites a buffer written (or, for writes, read) since the last barrier.
-//! Each submitted batch keeps the memory it uses alive until its fence signals.
+//! graph), each next one twice the last, up to `MLX_ARM_VULKAN_BATCH` (default 32: a
+//! submission costs the host ~4 µs on an H200 with reused fences and command buffers, while
+//! the GPU sits idle until work is submitted, so small batches keep it fed and leave little
+//! for the final wait). A decode step of the default model (575 dispatches) is thus 18
+//! submissions and one wait. A barrier is recorded only where a
+//! dispatch reads or overwrites a buffer written (or, for writes, read) since the last barrier;
+//! that record spans submissions until the host waits (a barrier in a later command buffer
+//! orders it after everything submitted earlier on the queue), so work in one batch that
+//! depends on the previous batch is ordered too. Fences and command buffers of finished
+//! batches are reused. Each submitted batch keeps the memory it uses alive until its fence
+//! signals.
 //!
 //! Core's `Backend::eval` carries no stream, so every GPU stream shares this one recorder on
 //! the one compute queue (in order, which is what MLX promises within a stream).
@@ -15,7 +22,7 @@ use crate::memory::VkMemory;
 use ash::vk;
 use gpu_allocator::MemoryLocation;
 use mlx_arm_core::{Error, Result};
-use std::collections::HashSet;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 
 const OP: &str = "vulkan";
@@ -31,10 +38,15 @@ pub(crate) struct Recorder {
     pool: vk::CommandPool,
     open: Option<vk::CommandBuffer>,
     count: usize,
-    written: HashSet<vk::Buffer>,
-    read: HashSet<vk::Buffer>,
+    /// Buffers written and read since the last barrier (few: a decode step records a barrier
+    /// every ~1.4 dispatches, so a linear scan beats hashing).
+    written: Vec<vk::Buffer>,
+    read: Vec<vk::Buffer>,
     keep: Vec<Arc<VkMemory>>,
     in_flight: Vec<Batch>,
+    /// Fences and command buffers of finished batches, for the next ones.
+    free_fences: Vec<vk::Fence>,
+    free_cbs: Vec<vk::CommandBuffer>,
     /// Dispatches the open batch may hold before it is submitted (grows after each submission).
     limit: usize,
     /// The most a batch holds (`MLX_ARM_VULKAN_BATCH`).
@@ -46,8 +58,9 @@ pub(crate) struct Recorder {
 
 /// Dispatches in the first batch after a wait.
 const FIRST_BATCH: usize = 64;
-/// The largest batch by default.
-const DEFAULT_CAP: usize = 1024;
+/// The largest batch by default (measured on an H200, tg64 of the default model: cap 32 →
+/// 231–256 tok/s, 64 → 201, 128 → 220, 256 → 214, 1024 → 206–224; docs/BENCHMARKS.md).
+const DEFAULT_CAP: usize = 32;
 
 // SAFETY: Vulkan handles are plain values; the recorder is used under its mutex only.
 unsafe impl Send for Recorder {}
@@ -65,16 +78,63 @@ pub struct QueueStats {
     pub submits: usize,
     /// Times the host waited for the queue (a result was read, or `synchronize`).
     pub waits: usize,
-    /// Nanoseconds the host spent blocked in those waits (the rest of a step's time is the
-    /// host's own: building the graph and recording it).
+    /// Nanoseconds the host spent blocked in those waits.
     pub wait_ns: u64,
+    /// Nanoseconds the host spent in the backend's `eval` for ops it ran: checking the case,
+    /// binding inputs, taking output buffers and recording (submissions included).
+    pub record_ns: u64,
+    /// Nanoseconds of that spent submitting batches (ending the command buffer and
+    /// `vkQueueSubmit`). The rest of a step's host time is building and walking the graph.
+    pub submit_ns: u64,
 }
 
-static STATS: Mutex<QueueStats> = Mutex::new(QueueStats { dispatches: 0, barriers: 0, submits: 0, waits: 0, wait_ns: 0 });
+/// The counters, as atomics: bumped on every dispatch, so no lock.
+struct Counters {
+    dispatches: AtomicUsize,
+    barriers: AtomicUsize,
+    submits: AtomicUsize,
+    waits: AtomicUsize,
+    wait_ns: AtomicU64,
+    record_ns: AtomicU64,
+    submit_ns: AtomicU64,
+}
+
+static STATS: Counters = Counters {
+    dispatches: AtomicUsize::new(0),
+    barriers: AtomicUsize::new(0),
+    submits: AtomicUsize::new(0),
+    waits: AtomicUsize::new(0),
+    wait_ns: AtomicU64::new(0),
+    record_ns: AtomicU64::new(0),
+    submit_ns: AtomicU64::new(0),
+};
+
+fn bump(c: &AtomicUsize) {
+    c.fetch_add(1, Ordering::Relaxed);
+}
+
+fn add_ns(c: &AtomicU64, since: std::time::Instant) {
+    c.fetch_add(since.elapsed().as_nanos() as u64, Ordering::Relaxed);
+}
+
+/// Adds the time since `since` to the backend's recording time.
+pub(crate) fn count_record(since: std::time::Instant) {
+    add_ns(&STATS.record_ns, since);
+}
 
 /// The counters since start.
 pub fn stats() -> QueueStats {
-    *crate::lock(&STATS)
+    let u = |c: &AtomicUsize| c.load(Ordering::Relaxed);
+    let n = |c: &AtomicU64| c.load(Ordering::Relaxed);
+    QueueStats {
+        dispatches: u(&STATS.dispatches),
+        barriers: u(&STATS.barriers),
+        submits: u(&STATS.submits),
+        waits: u(&STATS.waits),
+        wait_ns: n(&STATS.wait_ns),
+        record_ns: n(&STATS.record_ns),
+        submit_ns: n(&STATS.submit_ns),
+    }
 }
 
 pub(crate) fn init(ctx: &'static Context) -> Result<()> {
@@ -90,10 +150,12 @@ pub(crate) fn init(ctx: &'static Context) -> Result<()> {
         pool,
         open: None,
         count: 0,
-        written: HashSet::new(),
-        read: HashSet::new(),
+        written: Vec::new(),
+        read: Vec::new(),
         keep: Vec::new(),
         in_flight: Vec::new(),
+        free_fences: Vec::new(),
+        free_cbs: Vec::new(),
         limit: FIRST_BATCH.min(cap),
         cap,
         timeout_ns: timeout_s.saturating_mul(1_000_000_000),
@@ -146,12 +208,18 @@ impl Recorder {
             return Ok(cb);
         }
         let d = &self.ctx.device;
-        let ai = vk::CommandBufferAllocateInfo::default()
-            .command_pool(self.pool)
-            .level(vk::CommandBufferLevel::PRIMARY)
-            .command_buffer_count(1);
-        // SAFETY: valid pool; the buffer is freed when its batch completes.
-        let cb = unsafe { d.allocate_command_buffers(&ai) }.map_err(|r| vk_err(OP, "vkAllocateCommandBuffers", r))?[0];
+        let cb = match self.free_cbs.pop() {
+            Some(cb) => cb,
+            None => {
+                let ai = vk::CommandBufferAllocateInfo::default()
+                    .command_pool(self.pool)
+                    .level(vk::CommandBufferLevel::PRIMARY)
+                    .command_buffer_count(1);
+                // SAFETY: valid pool; the buffer returns to `free_cbs` when its batch completes.
+                unsafe { d.allocate_command_buffers(&ai) }.map_err(|r| vk_err(OP, "vkAllocateCommandBuffers", r))?[0]
+            }
+        };
+        // Beginning a finished (or fresh) buffer of a RESET_COMMAND_BUFFER pool resets it.
         let bi = vk::CommandBufferBeginInfo::default().flags(vk::CommandBufferUsageFlags::ONE_TIME_SUBMIT);
         unsafe { d.begin_command_buffer(cb, &bi) }.map_err(|r| vk_err(OP, "vkBeginCommandBuffer", r))?;
         self.open = Some(cb);
@@ -173,14 +241,18 @@ impl Recorder {
             unsafe { self.ctx.device.cmd_pipeline_barrier(cb, stages, stages, vk::DependencyFlags::empty(), &[mb], &[], &[]) };
             self.written.clear();
             self.read.clear();
-            crate::lock(&STATS).barriers += 1;
+            bump(&STATS.barriers);
         }
         for m in reads {
-            self.read.insert(m.buffer);
+            if !self.read.contains(&m.buffer) {
+                self.read.push(m.buffer);
+            }
             self.keep.push((*m).clone());
         }
         for m in writes {
-            self.written.insert(m.buffer);
+            if !self.written.contains(&m.buffer) {
+                self.written.push(m.buffer);
+            }
             self.keep.push((*m).clone());
         }
         Ok(cb)
@@ -189,7 +261,7 @@ impl Recorder {
     /// Counts one recorded dispatch (or copy) and submits the batch when it is full.
     pub fn recorded(&mut self) -> Result<()> {
         self.count += 1;
-        crate::lock(&STATS).dispatches += 1;
+        bump(&STATS.dispatches);
         if self.count >= self.limit {
             self.submit()?;
             self.limit = (self.limit * 2).min(self.cap);
@@ -224,6 +296,7 @@ impl Recorder {
     /// Submits the open batch without waiting.
     pub fn submit(&mut self) -> Result<()> {
         let Some(cb) = self.open.take() else { return Ok(()) };
+        let t = std::time::Instant::now();
         let d = &self.ctx.device;
         // Make every write visible to the host once the fence signals.
         let mb = vk::MemoryBarrier::default()
@@ -231,8 +304,7 @@ impl Recorder {
             .dst_access_mask(vk::AccessFlags::HOST_READ);
         let keep = std::mem::take(&mut self.keep);
         self.count = 0;
-        self.written.clear();
-        self.read.clear();
+        let reuse = self.free_fences.pop();
         let result = (|| {
             unsafe {
                 d.cmd_pipeline_barrier(
@@ -245,7 +317,10 @@ impl Recorder {
                     &[],
                 );
                 d.end_command_buffer(cb).map_err(|r| vk_err(OP, "vkEndCommandBuffer", r))?;
-                let fence = d.create_fence(&vk::FenceCreateInfo::default(), None).map_err(|r| vk_err(OP, "vkCreateFence", r))?;
+                let fence = match reuse {
+                    Some(f) => f,
+                    None => d.create_fence(&vk::FenceCreateInfo::default(), None).map_err(|r| vk_err(OP, "vkCreateFence", r))?,
+                };
                 let cbs = [cb];
                 let si = [vk::SubmitInfo::default().command_buffers(&cbs)];
                 let q = crate::lock(&self.ctx.queue);
@@ -256,13 +331,17 @@ impl Recorder {
                 Ok(fence)
             }
         })();
+        add_ns(&STATS.submit_ns, t);
         match result {
             Ok(fence) => {
                 self.in_flight.push(Batch { fence, cb, _keep: keep });
-                crate::lock(&STATS).submits += 1;
+                bump(&STATS.submits);
                 self.reclaim(false)
             }
             Err(e) => {
+                // Nothing recorded in it was submitted: no later barrier must wait for it.
+                self.written.clear();
+                self.read.clear();
                 unsafe { d.free_command_buffers(self.pool, &[cb]) };
                 Err(e)
             }
@@ -300,10 +379,12 @@ impl Recorder {
             };
             if done {
                 let b = self.in_flight.swap_remove(i);
-                unsafe {
-                    d.destroy_fence(b.fence, None);
-                    d.free_command_buffers(self.pool, &[b.cb]);
+                // SAFETY: the batch is done with both; a fence goes back unsignalled.
+                match unsafe { d.reset_fences(&[b.fence]) } {
+                    Ok(()) => self.free_fences.push(b.fence),
+                    Err(_) => unsafe { d.destroy_fence(b.fence, None) },
                 }
+                self.free_cbs.push(b.cb);
             } else {
                 i += 1;
             }
@@ -320,9 +401,13 @@ impl Recorder {
         }
         let t = std::time::Instant::now();
         let done = self.reclaim(true);
-        let mut st = crate::lock(&STATS);
-        st.waits += 1;
-        st.wait_ns += t.elapsed().as_nanos() as u64;
+        if self.in_flight.is_empty() {
+            // Everything recorded has run: no hazard is left to order.
+            self.written.clear();
+            self.read.clear();
+        }
+        bump(&STATS.waits);
+        add_ns(&STATS.wait_ns, t);
         done
     }
 }

@@ -153,6 +153,21 @@ fn cases() -> Vec<Case> {
         case!("sdpa decode, long context", &[&[1, 4, 1, 128], &[1, 1, 700, 128], &[1, 1, 700, 128]], (-1.0, 1.0), true, |x| {
             ops::scaled_dot_product_attention(&x[0], &x[1], &x[2], 0.088, ops::SdpaMask::None)
         }),
+        // More than 256 keys for at most 1024 query rows: sdpa_split.comp (a workgroup per row
+        // and chunk of 256 keys, then a combining pass); the two cases above take it too.
+        case!("sdpa split over keys, causal chunked prefill, GQA 2:1", &[&[1, 4, 5, 32], &[1, 2, 600, 32], &[1, 2, 600, 40]], (-1.0, 1.0), true, |x| {
+            ops::scaled_dot_product_attention(&x[0], &x[1], &x[2], 0.2, ops::SdpaMask::Causal)
+        }),
+        case!("sdpa split over keys, additive mask", &[&[1, 2, 2, 16], &[1, 2, 530, 16], &[1, 2, 530, 16], &[2, 530]], (-3.0, 3.0), true, |x| {
+            ops::scaled_dot_product_attention(&x[0], &x[1], &x[2], 0.25, ops::SdpaMask::Array(&x[3]))
+        }),
+        case!("sdpa split over keys, -inf mask over whole chunks", &[&[1, 2, 1, 16], &[1, 2, 800, 16], &[1, 2, 800, 16]], (-1.0, 1.0), true, |x| {
+            // Keys past 300 masked out: chunks 2 and 3 hold nothing but -inf.
+            let far = ops::greater(&ops::arange(0.0, 800.0, 1.0, DType::Float32)?, &Array::scalar(300.0f32)?)?;
+            let m = ops::where_(&far, &Array::scalar(f32::NEG_INFINITY)?, &Array::scalar(0.0f32)?)?;
+            let m = ops::astype(&m, x[0].dtype())?;
+            ops::scaled_dot_product_attention(&x[0], &x[1], &x[2], 0.25, ops::SdpaMask::Array(&m))
+        }),
         case!("sdpa prefill, causal", &[&[2, 4, 13, 32], &[2, 4, 13, 32], &[2, 4, 13, 32]], (-1.0, 1.0), true, |x| {
             ops::scaled_dot_product_attention(&x[0], &x[1], &x[2], 0.18, ops::SdpaMask::Causal)
         }),
