@@ -144,6 +144,33 @@ fn fused_attention_tracks_fallback_on_larger_f32() {
     compare("large sdpa", &f, &g, 1e-5, 1e-6).unwrap();
 }
 
+/// Rope's cos/sin table is the `libm` crate's in every build (not glibc's with `std`), so the
+/// hosted and bare-metal builds of a language model agree bit for bit
+/// (examples/firmware-aarch64-lm). With x = 1 in the first half of each row and 0 in the
+/// second, the rotation writes exactly cos θ and sin θ; θ = position · e^(−j·ln(base)/half),
+/// recomputed here with `libm`. glibc's expf/cosf/sinf round a few of these 8192 values
+/// differently, so the check fails if the table goes back to the platform's math.
+#[test]
+fn rope_table_is_the_libm_crates_in_every_build() {
+    let (t, d, base) = (128usize, 128usize, 100_000f32);
+    let half = d / 2;
+    let row: Vec<f32> = (0..d).map(|i| if i < half { 1.0 } else { 0.0 }).collect();
+    let x = Array::from_slice(&row.repeat(t), &[1, 1, t, d]).unwrap();
+    let got = fast::rope(&x, d as isize, false, Some(base), 1.0, RopeOffset::Int(0), None).unwrap().to_vec::<f32>().unwrap();
+    let c = libm::logf(base) / half as f32;
+    let mut differ = Vec::new();
+    for p in 0..t {
+        for j in 0..half {
+            let theta = p as f32 * libm::expf(-(j as f32) * c);
+            let (cos, sin) = (got[p * d + j], got[p * d + half + j]);
+            if cos.to_bits() != libm::cosf(theta).to_bits() || sin.to_bits() != libm::sinf(theta).to_bits() {
+                differ.push((p, j));
+            }
+        }
+    }
+    assert!(differ.is_empty(), "{} of {} (position, frequency) pairs differ from libm's, first {:?}", differ.len(), t * half, &differ[..differ.len().min(5)]);
+}
+
 /// Keys and values that are windows of a larger cache (heads a capacity apart, the decode
 /// case) or transposed views give exactly the result of the same data made contiguous: the
 /// kernel reads each head's rows in place or copies them, with the same arithmetic.

@@ -7,9 +7,8 @@
 # The reference CLI is the aarch64 Linux build under qemu-user at MLX_ARM_ISA=neon: the same
 # kernels as the firmware (a bare-metal build takes its level from compile-time features, NEON
 # for aarch64-unknown-none). Both texts must match byte for byte (FW_STRICT_SAMPLED=0 only
-# reports a sampled difference): the hosted build's scalar math is glibc's and the bare-metal
-# build's the libm crate's, which can round a logit's last bit apart, and the sampler draws over
-# the kept candidates in id order so that such a difference does not change the token; README.md.
+# reports a sampled difference): at that level both builds run the same arithmetic (rope's
+# table uses the libm crate in every build, exp/sigmoid/softmax the SIMD kernels); README.md.
 #
 # Exit status: 0 pass, 1 fail, 77 the default model is not installed (scripts/setup.sh
 # installs it; test.sh turns 77 into a loud skip, or a failure under CI=true).

@@ -172,9 +172,13 @@ fn rope<T: Store>(inputs: &[Array], dims: usize, traditional: bool, base: f32, s
     let half = dims / 2;
     let inv_freq: Vec<f32> = match inputs.get(2) {
         Some(f) => f.data()?.read::<f32>(&[half])?.iter().map(|&v| 1.0 / v).collect(),
+        // The `libm` crate, not `Float` (glibc with `std`): the table feeds every attention
+        // layer of a language model, and glibc's expf/cosf/sinf round some of these values an
+        // ulp away from libm's, so the hosted and bare-metal builds would part (quantized
+        // activations then grow that into different tokens; examples/firmware-aarch64-lm).
         None => {
             let c = libm::logf(base) / half as f32;
-            (0..half).map(|j| Float::exp(-(j as f32) * c)).collect()
+            (0..half).map(|j| libm::expf(-(j as f32) * c)).collect()
         }
     };
     // One offset per batch entry, or one for all.
@@ -190,7 +194,7 @@ fn rope<T: Store>(inputs: &[Array], dims: usize, traditional: bool, base: f32, s
         let ofs = if per_entry { offsets[e] } else { offsets.first().copied().unwrap_or(0) };
         for t in 0..t_len {
             let pos = (t as f32 + ofs as f32) * scale;
-            table.extend(inv_freq.iter().map(|&f| (T::round(Float::cos(pos * f)), T::round(Float::sin(pos * f)))));
+            table.extend(inv_freq.iter().map(|&f| (T::round(libm::cosf(pos * f)), T::round(libm::sinf(pos * f)))));
         }
     }
     let xd = x.data()?;

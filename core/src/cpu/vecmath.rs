@@ -203,12 +203,6 @@ mod arm;
 
 /// The kernels `level` runs, if it has SIMD ones.
 pub(crate) fn simd(level: Isa) -> Option<&'static VecKernels> {
-    // Not on aarch64 for now: with the NEON kernels the bare-metal build's sampled text
-    // (examples/firmware-aarch64-lm) no longer equals the Linux CLI's at the same level, and
-    // the cause is not found yet; the portable rows keep the two builds identical.
-    if cfg!(target_arch = "aarch64") {
-        return None;
-    }
     super::arch::float_table!(level, x86::AVX512, x86::AVX2, arm::NEON)
 }
 

@@ -164,29 +164,19 @@ macro_rules! legacy_gemvs {
         ]
     }};
 }
-#[allow(dead_code)] // off for now: see `gemv_for`
 const NEON: [QuantGemv; 3] = legacy_gemvs!(neon);
 const DOTPROD: [QuantGemv; 3] = legacy_gemvs!(dotprod);
 
 /// The matmul over prepared activations of weight type `ty` at `level`: the dotprod kernels
-/// where `level` allows them and the CPU has them; none at the plain-NEON level (see below).
+/// where `level` allows them and the CPU has them, else the plain-NEON ones (`smull` + pairwise
+/// adds for the dots, e.g. cortex-a72).
 pub(crate) fn gemv_for(ty: GgmlType, level: Isa) -> Option<QuantGemv> {
     use GgmlType as T;
     if level == Isa::Portable || !level.allows(Isa::Neon) || !Isa::Neon.is_available() {
         return None;
     }
     let sdot = level.allows(Isa::Dotprod) && Isa::Dotprod.is_available();
-    // The plain-NEON level keeps the per-block tile kernels for now: with these kernels the
-    // bare-metal build (examples/firmware-aarch64-lm, which runs at that level) printed other
-    // greedy text than the aarch64 Linux CLI at MLX_ARM_ISA=neon, although both run the same
-    // code and Linux gives the same text at 1 and 2 threads, on cortex-a72 and at the portable
-    // level. The cause is not found (FPCR is not it); vecmath's NEON rows are off for the same
-    // symptom. The NEON variants stay in the tree, unused, to be switched back on once the two
-    // builds agree; they passed `ggml_gemm` under qemu cortex-a72 before being switched off.
-    if !sdot {
-        return None;
-    }
-    let (legacy, k) = (&DOTPROD, &super::gemv_k::DOTPROD);
+    let (legacy, k) = if sdot { (&DOTPROD, &super::gemv_k::DOTPROD) } else { (&NEON, &super::gemv_k::NEON) };
     Some(match ty {
         T::Q4_0 => legacy[0],
         T::Q4_1 => legacy[1],

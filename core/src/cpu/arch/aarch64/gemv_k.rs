@@ -203,7 +203,6 @@ mod dotprod {
 }
 
 /// `[Q4_K, Q6_K]` at each level.
-#[allow(dead_code)] // off for now: see `gemv::gemv_for`
 pub(super) const NEON: [QuantGemv; 2] =
     [quant_gemv!(|x| prepared::prepare_q8k(x, 32), neon::Q4K), quant_gemv!(|x| prepared::prepare_q8k(x, 16), neon::Q6K)];
 pub(super) const DOTPROD: [QuantGemv; 2] =
