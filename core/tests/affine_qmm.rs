@@ -111,7 +111,7 @@ fn half_activations_match_the_reference_at_every_level() {
     assert!(fails.is_empty(), "{} failures:\n{}", fails.len(), fails.join("\n"));
 }
 
-/// Shapes large enough to split over threads: several GEMV tasks, two column tiles of `x @ Ŵ`,
+/// Shapes large enough to split over threads: several GEMV tasks, row slices and column tiles of `x @ Ŵ`,
 /// several panels and row blocks of the GEMM.
 #[test]
 fn threaded_shapes_match_the_reference() {
@@ -121,6 +121,8 @@ fn threaded_shapes_match_the_reference() {
             fails.extend(case::<f32>(level, 4, 64, transpose, 1, 640, 300, 7).err());
             fails.extend(case::<f32>(level, 4, 64, transpose, 3, 640, 300, 8).err());
             fails.extend(case::<f32>(level, 5, 32, transpose, 70, 640, 300, 9).err());
+            // More than one 4096-column tile of `x @ Ŵ`.
+            fails.extend(case::<f32>(level, 4, 64, transpose, 2, 4160, 5, 10).err());
         }
     }
     assert!(fails.is_empty(), "{} failures:\n{}", fails.len(), fails.join("\n"));

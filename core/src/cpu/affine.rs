@@ -36,8 +36,10 @@ const OP: &str = "quantized_matmul";
 pub const GEMV_MAX_M: usize = 8;
 /// Weight bytes per GEMV task: a task's slice should outweigh claiming it (a few µs).
 const GEMV_GRAIN_BYTES: usize = 16 << 10;
-/// Columns per tile of `x @ Ŵ` on the decode path: the f32 accumulators of a tile stay in L1.
-const TILE_COLS: usize = 512;
+/// Columns per tile of `x @ Ŵ` on the decode path (its decoded codes stay in L1).
+const TILE_COLS: usize = 4096;
+/// Stored rows per slice of `x @ Ŵ` on the decode path (the unit of its split over threads).
+const K_SLICE: usize = 256;
 /// Weight rows (`x @ Ŵᵀ`) or columns (`x @ Ŵ`) per dequantized GEMM panel.
 const PANEL: usize = 128;
 /// Activation rows per GEMM task, at least (below, the panel's dequantization dominates).
@@ -93,7 +95,7 @@ pub fn qmm_at<T: QFloat + Sync>(
     let o = OutPtr(of.as_mut_ptr());
     match (transpose, m <= GEMV_MAX_M) {
         (true, true) => gemv_t(&q, &xf, m, k, n, o),
-        (false, true) => gemv_n(&q, &xf, m, k, n, o),
+        (false, true) => gemv_n(&q, &xf, m, k, n, o)?,
         (true, false) => gemm_t(level, &q, &xf, m, k, n, o),
         (false, false) => gemm_n(level, &q, &xf, m, k, n, o),
     }
@@ -198,45 +200,59 @@ fn gemv_t<T: QFloat + Sync>(q: &Quant<'_, T>, xf: &[f32], m: usize, k: usize, n:
     });
 }
 
-/// Decode path of `x @ Ŵ` (W stored `(k, n)`, groups along n): column tiles split over
-/// threads; each tile walks every stored row, decoding its segment once for all rows of x.
-fn gemv_n<T: QFloat + Sync>(q: &Quant<'_, T>, xf: &[f32], m: usize, k: usize, n: usize, o: OutPtr<f32>) {
+/// Decode path of `x @ Ŵ` (W stored `(k, n)`, groups along n): tasks are (slice of `K_SLICE`
+/// stored rows × tile of `TILE_COLS` columns); each walks its rows in order, so a thread streams
+/// long contiguous runs of the weight (a narrow column tile would read a few hundred bytes
+/// per 4 KiB row: a new page each time, which the prefetchers do not follow). Each slice
+/// writes its own partial sums, added in slice order afterwards, so the result does not
+/// depend on the number of threads.
+fn gemv_n<T: QFloat + Sync>(q: &Quant<'_, T>, xf: &[f32], m: usize, k: usize, n: usize, o: OutPtr<f32>) -> Result<()> {
     let gs = q.gs;
     let gpr = n / gs;
     let tg = (TILE_COLS / gs).max(1);
     let tiles = gpr.div_ceil(tg);
-    let grain = (GEMV_GRAIN_BYTES / (k * q.bytes(tg * gs)).max(1)).max(1);
-    parallel_for(tiles, grain, &|tr| {
-        let o = o;
+    let slices = k.div_ceil(K_SLICE);
+    // Per slice: m×n partial products, then m×gpr partial bias terms.
+    let part = m * n + m * gpr;
+    let mut parts = try_vec(slices * part)?;
+    let pp = OutPtr(parts.as_mut_ptr());
+    parallel_for(slices * tiles, 1, &|tasks| {
         let mut codes = vec![0f32; tg * gs];
-        let mut acc = vec![0f32; m * tg * gs];
-        let mut bias = vec![0f32; m * tg];
         let mut c = vec![0f32; tg];
-        for t in tr {
-            let (g0, g1) = (t * tg, ((t + 1) * tg).min(gpr));
-            let (ng, width) = (g1 - g0, (g1 - g0) * gs);
-            acc[..m * width].fill(0.0);
-            bias[..m * ng].fill(0.0);
-            for kk in 0..k {
-                q.decode(kk, n, g0 * gs, &mut codes[..width]);
+        for t in tasks {
+            let (sl, tile) = (t / tiles, t % tiles);
+            let (g0, g1) = (tile * tg, ((tile + 1) * tg).min(gpr));
+            let (ng, width, c0) = (g1 - g0, (g1 - g0) * gs, g0 * gs);
+            // SAFETY: slice sl's region of parts; this task alone touches columns c0..c0+width
+            // and groups g0..g1 of it.
+            let region = sl * part..(sl + 1) * part;
+            let mine = unsafe { pp.chunk(&region) };
+            let (acc, bias) = mine.split_at_mut(m * n);
+            for kk in sl * K_SLICE..((sl + 1) * K_SLICE).min(k) {
+                q.decode(kk, n, c0, &mut codes[..width]);
                 let (sr, br) = (&q.scales[kk * gpr + g0..kk * gpr + g1], &q.biases[kk * gpr + g0..kk * gpr + g1]);
                 for r in 0..m {
                     let xv = xf[r * k + kk];
-                    for (((cg, s), b), bs) in c.iter_mut().zip(sr).zip(br).zip(&mut bias[r * ng..(r + 1) * ng]) {
+                    for (((cg, s), b), bs) in c.iter_mut().zip(sr).zip(br).zip(&mut bias[r * gpr + g0..r * gpr + g1]) {
                         *cg = xv * s.to_f32();
                         *bs += xv * b.to_f32();
                     }
-                    (q.kern.axpy_groups)(&codes[..width], gs, &c[..ng], &mut acc[r * width..(r + 1) * width]);
-                }
-            }
-            for r in 0..m {
-                for (i, (&a, b)) in acc[r * width..(r + 1) * width].iter().zip(bias[r * ng..].iter().flat_map(|b| core::iter::repeat_n(b, gs))).enumerate() {
-                    // SAFETY: (r, g0·gs + i) is inside the output; only this tile writes those columns.
-                    unsafe { *o.0.add(r * n + g0 * gs + i) = a + b };
+                    (q.kern.axpy_groups)(&codes[..width], gs, &c[..ng], &mut acc[r * n + c0..r * n + c0 + width]);
                 }
             }
         }
     });
+    for r in 0..m {
+        for i in 0..n {
+            let mut v = 0f32;
+            for p in parts.chunks_exact(part) {
+                v += p[r * n + i] + p[m * n + r * gpr + i / gs];
+            }
+            // SAFETY: (r, i) is inside the m×n output; the parallel region is over.
+            unsafe { *o.0.add(r * n + i) = v };
+        }
+    }
+    Ok(())
 }
 
 /// How many row blocks to split `m` into so that `panels × blocks` tasks feed every thread.
