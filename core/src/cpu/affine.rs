@@ -165,6 +165,20 @@ fn group_sums(xf: &[f32], gs: usize) -> Vec<f32> {
     xf.chunks_exact(gs).map(|c| c.iter().sum()).collect()
 }
 
+/// `Σ_g b_g·xsum_g` over eight independent partial sums (one serial chain of K/gs dependent
+/// adds per weight row costs as much as decoding the row).
+fn bias_term<T: QFloat>(b: &[T], xsum: &[f32]) -> f32 {
+    let mut lanes = [0f32; 8];
+    let (bc, xc) = (b.chunks_exact(8), xsum.chunks_exact(8));
+    let tail: f32 = bc.remainder().iter().zip(xc.remainder()).map(|(b, x)| b.to_f32() * x).sum();
+    for (bs, xs) in bc.zip(xc) {
+        for ((l, b), x) in lanes.iter_mut().zip(bs).zip(xs) {
+            *l += b.to_f32() * x;
+        }
+    }
+    lanes.iter().sum::<f32>() + tail
+}
+
 /// Decode path of `x @ Ŵᵀ`: weight rows split over threads, each decoded once.
 fn gemv_t<T: QFloat + Sync>(q: &Quant<'_, T>, xf: &[f32], m: usize, k: usize, n: usize, o: OutPtr<f32>) {
     let gs = q.gs;
@@ -190,8 +204,7 @@ fn gemv_t<T: QFloat + Sync>(q: &Quant<'_, T>, xf: &[f32], m: usize, k: usize, n:
                 let mut res = [0f32; MAX_ROWS];
                 (q.kern.dot_groups)(&codes, gs, &s, &xs[..rows], &mut res[..rows]);
                 for (r, &v) in res.iter().enumerate().take(rows) {
-                    let xs = &xsum[(r0 + r) * gpr..(r0 + r + 1) * gpr];
-                    let bias: f32 = b.iter().zip(xs).map(|(b, x)| b.to_f32() * x).sum();
+                    let bias = bias_term(b, &xsum[(r0 + r) * gpr..(r0 + r + 1) * gpr]);
                     // SAFETY: (r0 + r, j) is inside the m×n output; only this task writes column j.
                     unsafe { *o.0.add((r0 + r) * n + j) = v + bias };
                 }
