@@ -4,7 +4,8 @@
 //! bit-identical with MLX for f32 (tests/mlx_quant.rs):
 //! - every width 1–6, 8 and group size 32/64/128, `x @ Ŵᵀ` and `x @ Ŵ`, m = 1, 2, 7 (decode
 //!   kernels) and 33 (dequantized-panel GEMM), an odd number of groups and an odd other axis
-//!   (tails of the decoders' loads, of the panels and of the column tiles);
+//!   (tails of the decoders' loads, of the panels and of the column tiles); larger shapes split
+//!   over threads (several GEMV tasks, row slices, panels and row blocks);
 //! - f16/bf16 activations, scales and biases;
 //! - random packed words (every code, the largest included) and scales/biases of both signs.
 //!
@@ -80,7 +81,7 @@ fn every_width_group_and_path_matches_the_reference_at_every_level() {
         for bits in [1u32, 2, 3, 4, 5, 6, 8] {
             for gs in [32usize, 64, 128] {
                 for transpose in [true, false] {
-                    for (m, other) in [(1, 13), (2, 13), (7, 13), (33, 131)] {
+                    for (m, other) in [(1, 13), (2, 13), (7, 13), (33, 37)] {
                         seed += 1;
                         if let Err(e) = case::<f32>(level, bits, gs, transpose, m, 3 * gs, other, seed) {
                             fails.push(e);
@@ -120,7 +121,7 @@ fn threaded_shapes_match_the_reference() {
         for transpose in [true, false] {
             fails.extend(case::<f32>(level, 4, 64, transpose, 1, 640, 300, 7).err());
             fails.extend(case::<f32>(level, 4, 64, transpose, 3, 640, 300, 8).err());
-            fails.extend(case::<f32>(level, 5, 32, transpose, 70, 640, 300, 9).err());
+            fails.extend(case::<f32>(level, 5, 32, transpose, 40, 320, 300, 9).err());
             // More than one 4096-column tile of `x @ Ŵ`.
             fails.extend(case::<f32>(level, 4, 64, transpose, 2, 4160, 5, 10).err());
         }

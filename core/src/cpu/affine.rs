@@ -186,6 +186,8 @@ fn gemv_t<T: QFloat + Sync>(q: &Quant<'_, T>, xf: &[f32], m: usize, k: usize, n:
     let xsum = group_sums(xf, gs);
     let grain = (GEMV_GRAIN_BYTES / q.bytes(k).max(1)).max(1);
     parallel_for(n, grain, &|rows| {
+        // Moves the whole OutPtr (Sync) into the closure, not just its raw-pointer field.
+        #[allow(clippy::redundant_locals)]
         let o = o;
         let mut codes = vec![0f32; k];
         let mut s = vec![0f32; gpr];

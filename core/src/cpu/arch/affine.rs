@@ -40,6 +40,9 @@ const fn spans(bits: usize) -> [Span; 16] {
 pub(crate) static SPANS: [[Span; 16]; 9] =
     [spans(1), spans(1), spans(2), spans(3), spans(4), spans(5), spans(6), spans(7), spans(8)];
 
+/// See [`AffineKernels::dot_groups`].
+pub(crate) type DotGroupsFn = fn(q: &[f32], gs: usize, s: &[f32], xs: &[&[f32]], out: &mut [f32]);
+
 /// One ISA's kernels. Lengths are in elements; every length is a multiple of 16 (group sizes
 /// are 32, 64 or 128).
 pub(crate) struct AffineKernels {
@@ -48,7 +51,7 @@ pub(crate) struct AffineKernels {
     pub decode: fn(bits: u32, src: &[u8], dst: &mut [f32]),
     /// `out[r] = Σ_g s[g]·Σ_{i in group g} xs[r][i]·q[i]` for each activation row `r`
     /// (`xs.len() ≤ MAX_ROWS`, each as long as `q`, `s.len() == q.len()/gs`).
-    pub dot_groups: fn(q: &[f32], gs: usize, s: &[f32], xs: &[&[f32]], out: &mut [f32]),
+    pub dot_groups: DotGroupsFn,
     /// `acc[i] += c[g]·q[i]` for `i` in group `g` (`c.len() == q.len()/gs`).
     pub axpy_groups: fn(q: &[f32], gs: usize, c: &[f32], acc: &mut [f32]),
 }

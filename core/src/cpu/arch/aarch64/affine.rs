@@ -84,7 +84,7 @@ fn dot_groups_neon(q: &[f32], gs: usize, s: &[f32], xs: &[&[f32]], out: &mut [f3
 }
 
 fn dot_neon<const R: usize>(q: &[f32], gs: usize, s: &[f32], xs: &[&[f32]], out: &mut [f32]) {
-    assert!(xs.len() >= R && out.len() >= R && gs % 8 == 0 && s.len() * gs <= q.len());
+    assert!(xs.len() >= R && out.len() >= R && gs.is_multiple_of(8) && s.len() * gs <= q.len());
     let mut xp = [core::ptr::null::<f32>(); R];
     for r in 0..R {
         assert!(xs[r].len() >= s.len() * gs);
@@ -118,7 +118,7 @@ fn dot_neon<const R: usize>(q: &[f32], gs: usize, s: &[f32], xs: &[&[f32]], out:
 }
 
 fn axpy_groups_neon(q: &[f32], gs: usize, c: &[f32], acc: &mut [f32]) {
-    assert!(gs % 4 == 0 && c.len() * gs <= q.len() && c.len() * gs <= acc.len());
+    assert!(gs.is_multiple_of(4) && c.len() * gs <= q.len() && c.len() * gs <= acc.len());
     // SAFETY: NEON is baseline; indices stay below c.len()·gs (checked).
     unsafe {
         let (qp, ap) = (q.as_ptr(), acc.as_mut_ptr());

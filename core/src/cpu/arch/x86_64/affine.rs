@@ -143,7 +143,7 @@ fn dot_groups_avx2(q: &[f32], gs: usize, s: &[f32], xs: &[&[f32]], out: &mut [f3
 
 #[target_feature(enable = "avx2,fma")]
 unsafe fn dot_avx2<const R: usize>(q: &[f32], gs: usize, s: &[f32], xs: &[&[f32]], out: &mut [f32]) {
-    assert!(xs.len() >= R && out.len() >= R && gs % 16 == 0 && s.len() * gs <= q.len());
+    assert!(xs.len() >= R && out.len() >= R && gs.is_multiple_of(16) && s.len() * gs <= q.len());
     let mut xp = [core::ptr::null::<f32>(); R];
     for r in 0..R {
         assert!(xs[r].len() >= s.len() * gs);
@@ -189,7 +189,7 @@ fn dot_groups_avx512(q: &[f32], gs: usize, s: &[f32], xs: &[&[f32]], out: &mut [
 
 #[target_feature(enable = "avx512f,avx2,fma")]
 unsafe fn dot_avx512<const R: usize>(q: &[f32], gs: usize, s: &[f32], xs: &[&[f32]], out: &mut [f32]) {
-    assert!(xs.len() >= R && out.len() >= R && gs % 32 == 0 && s.len() * gs <= q.len());
+    assert!(xs.len() >= R && out.len() >= R && gs.is_multiple_of(32) && s.len() * gs <= q.len());
     let mut xp = [core::ptr::null::<f32>(); R];
     for r in 0..R {
         assert!(xs[r].len() >= s.len() * gs);
@@ -222,7 +222,7 @@ unsafe fn dot_avx512<const R: usize>(q: &[f32], gs: usize, s: &[f32], xs: &[&[f3
 }
 
 fn axpy_groups_avx2(q: &[f32], gs: usize, c: &[f32], acc: &mut [f32]) {
-    assert!(gs % 8 == 0 && c.len() * gs <= q.len() && c.len() * gs <= acc.len());
+    assert!(gs.is_multiple_of(8) && c.len() * gs <= q.len() && c.len() * gs <= acc.len());
     // SAFETY: AVX2 + FMA available (kernels_for); indices stay below c.len()·gs (checked).
     unsafe { axpy_avx2(q, gs, c, acc) }
 }
@@ -241,7 +241,7 @@ unsafe fn axpy_avx2(q: &[f32], gs: usize, c: &[f32], acc: &mut [f32]) {
 }
 
 fn axpy_groups_avx512(q: &[f32], gs: usize, c: &[f32], acc: &mut [f32]) {
-    assert!(gs % 16 == 0 && c.len() * gs <= q.len() && c.len() * gs <= acc.len());
+    assert!(gs.is_multiple_of(16) && c.len() * gs <= q.len() && c.len() * gs <= acc.len());
     // SAFETY: AVX-512F available (kernels_for); indices stay below c.len()·gs (checked).
     unsafe { axpy_avx512(q, gs, c, acc) }
 }
