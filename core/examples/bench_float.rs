@@ -83,29 +83,6 @@ fn numpy_times(python: &str, threads: usize, cases: &[(&str, &str)], big: bool) 
     }
 }
 
-/// (memcpy GB/s counting read + write, read-only GB/s) over 256 MiB.
-fn bandwidth() -> (f64, f64) {
-    let n = 64 * 1024 * 1024;
-    let src: Vec<u32> = (0..n as u32).collect();
-    let mut dst = vec![0u32; n];
-    let copy = common::median_seconds(1, 5, || {
-        dst.copy_from_slice(&src);
-        std::hint::black_box(&mut dst);
-    });
-    // An integer sum vectorizes freely (no float reassociation), so this is bound by reads.
-    // 16 independent lanes so the loop is bound by loads, not by one add chain.
-    let read = common::median_seconds(1, 5, || {
-        let s = src.chunks_exact(16).fold([0u32; 16], |mut a, c| {
-            for (x, &y) in a.iter_mut().zip(c) {
-                *x = x.wrapping_add(y);
-            }
-            a
-        });
-        std::hint::black_box(s);
-    });
-    ((8 * n) as f64 / copy / 1e9, (4 * n) as f64 / read / 1e9)
-}
-
 fn main() {
     let args: Vec<String> = std::env::args().collect();
     let venv = concat!(env!("CARGO_MANIFEST_DIR"), "/../.venv/bin/python");
@@ -147,7 +124,7 @@ fn main() {
         cases.push(Case { name: "gemm_f32_4096^3", run: Box::new(move || ev(ops::matmul(&a, &b).unwrap())), work: gf(4096.0, 4096.0, 4096.0), unit: "GFLOP/s", numpy: "A4k @ A4k" });
     }
 
-    let (copy_bw, read_bw) = bandwidth();
+    let (copy_bw, read_bw) = common::bandwidth();
     println!("machine: {} cores, kernels: {:?}", std::thread::available_parallelism().map_or(1, |c| c.get()), mlx_arm_core::cpu::isa::isa());
     println!("memcpy {copy_bw:.1} GB/s (read+write), read {read_bw:.1} GB/s (1 thread)");
     println!("{:<26} {:>3} {:>16} {:>16} {:>8} {:>10}", "case", "thr", "mlx-arm", "numpy/OpenBLAS", "ratio", "of read bw");

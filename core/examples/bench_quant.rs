@@ -8,6 +8,11 @@
 //!
 //! `cargo run --release -p mlx-arm-core --example bench_quant [-- --python PATH] [--m 512]`
 //! PATH is a Python with `mlx` installed (default `python3`); without it MLX is skipped.
+//!
+//! `--affine` runs only the MLX affine section (`cpu::affine`, issue 17 item 4): 4-bit and
+//! 8-bit g64, GEMV 1×4096·4096ᵀ (and `x @ W`) and GEMM 128×4096·4096ᵀ at 1 and 2 threads,
+//! beside real MLX's `quantized_matmul` on the same shapes (same run, Python subprocess) and
+//! this machine's read bandwidth at the same thread count.
 
 #[path = "common/mod.rs"]
 mod common;
@@ -72,6 +77,10 @@ fn main() {
     let arg = |k: &str| args.iter().position(|a| a == k).and_then(|i| args.get(i + 1)).cloned();
     let python = arg("--python").unwrap_or_else(|| "python3".into());
     let m: usize = arg("--m").and_then(|s| s.parse().ok()).unwrap_or(64);
+    if args.iter().any(|a| a == "--affine") {
+        affine_section(&python);
+        return;
+    }
 
     let w = Array::from_slice(&fill(N * K, 3), &[N, K]).unwrap();
     let x1 = Array::from_slice(&fill(K, 5), &[1, K]).unwrap();
@@ -132,4 +141,103 @@ fn main() {
         println!("real MLX qmm 4-bit g64: GEMV {:.3} ms, GEMM M={m} {:.1} ms", t1 * 1e3, tm * 1e3);
     }
     println!("llama.cpp GEMM anchors are n=512 (its kernels batch activation rows); ratios compare GFLOP/s.");
+}
+
+/// Real MLX's medians (seconds) for each (bits, case) of the affine section, keyed "bits/case".
+fn mlx_affine_reference(python: &str, gemm_m: usize) -> Option<std::collections::HashMap<String, f64>> {
+    let script = format!(
+        r#"
+import time, json, mlx.core as mx
+mx.random.seed(0)
+W = mx.random.normal(({N}, {K}))
+x1 = mx.random.normal((1, {K})); xm = mx.random.normal(({gemm_m}, {K})); mx.eval(W, x1, xm)
+def med(f, runs):
+    f(); t = []
+    for _ in range(runs):
+        t0 = time.perf_counter(); f(); t.append(time.perf_counter() - t0)
+    t.sort(); return t[len(t) // 2]
+res = {{}}
+for bits in (4, 8):
+    wq, s, b = mx.quantize(W, group_size=64, bits=bits); mx.eval(wq, s, b)
+    q = lambda x, t: mx.eval(mx.quantized_matmul(x, wq, s, b, transpose=t, group_size=64, bits=bits))
+    res[f"{{bits}}/gemv_t"] = med(lambda: q(x1, True), 9)
+    res[f"{{bits}}/gemv_n"] = med(lambda: q(x1, False), 9)
+    res[f"{{bits}}/gemm_t"] = med(lambda: q(xm, True), 3)
+print(json.dumps(res))
+"#
+    );
+    let out = std::process::Command::new(python).arg("-c").arg(script).output().ok()?;
+    if !out.status.success() {
+        eprintln!("real MLX not measured: {}", String::from_utf8_lossy(&out.stderr).lines().last().unwrap_or(""));
+        return None;
+    }
+    serde_json::from_slice(&out.stdout).ok()
+}
+
+/// Read-only bandwidth (GB/s) of `threads` threads each summing its share of 256 MiB.
+fn read_bandwidth(threads: usize) -> f64 {
+    let n: usize = 64 * 1024 * 1024;
+    let src: Vec<u32> = (0..n as u32).collect();
+    let t = common::median_seconds(1, 5, || {
+        std::thread::scope(|sc| {
+            for part in src.chunks(n.div_ceil(threads)) {
+                sc.spawn(move || {
+                    let s = part.chunks_exact(16).fold([0u32; 16], |mut a, c| {
+                        for (x, &y) in a.iter_mut().zip(c) {
+                            *x = x.wrapping_add(y);
+                        }
+                        a
+                    });
+                    std::hint::black_box(s);
+                });
+            }
+        });
+    });
+    (4 * n) as f64 / t / 1e9
+}
+
+fn affine_section(python: &str) {
+    const GEMM_M: usize = 128;
+    let w = Array::from_slice(&fill(N * K, 3), &[N, K]).unwrap();
+    let x1 = Array::from_slice(&fill(K, 5), &[1, K]).unwrap();
+    let xm = Array::from_slice(&fill(GEMM_M * K, 7), &[GEMM_M, K]).unwrap();
+    let mlx = mlx_affine_reference(python, GEMM_M).unwrap_or_default();
+    println!(
+        "MLX affine quantized_matmul, f32 activations, W {N}x{K} g64, kernels {:?}, {} cores; ours vs real MLX 0.32 (same run)",
+        mlx_arm_core::cpu::isa::isa(),
+        std::thread::available_parallelism().map_or(1, |c| c.get())
+    );
+    println!("{:<8} {:<22} {:>3} {:>10} {:>11} {:>9} {:>10} {:>8}", "weights", "case", "thr", "ours ms", "ours", "MLX ms", "vs MLX", "of read");
+    for threads in [1usize, 2] {
+        mlx_arm_core::parallel::set_parallel_for(if threads == 1 { Some(common::serial) } else { None });
+        mlx_arm_core::parallel::set_num_threads(threads);
+        let read = read_bandwidth(threads);
+        println!("read bandwidth, {threads} thread(s): {read:.1} GB/s");
+        for bits in [4i64, 8] {
+            let q = ops::quantize(&w, Some(64), Some(bits), "affine", None).unwrap();
+            mlx_arm_core::eval(&q).unwrap();
+            let bytes: usize = q.iter().map(|a| a.nbytes()).sum();
+            let qmm = |x: &Array, t: bool| ops::quantized_matmul(x, &q[0], &q[1], Some(&q[2]), t, Some(64), Some(bits), "affine").unwrap();
+            let cases: [(&str, &Array, bool, usize); 3] =
+                [("gemv_t", &x1, true, 9), ("gemv_n", &x1, false, 9), ("gemm_t", &xm, true, 3)];
+            for (name, x, t, runs) in cases {
+                let secs = common::median_seconds(1, runs, || qmm(x, t).eval().unwrap());
+                let (fig, of_read) = if name.starts_with("gemv") {
+                    let gbs = bytes as f64 / secs / 1e9;
+                    (format!("{gbs:.2} GB/s"), format!("{:.0} %", 100.0 * gbs / read))
+                } else {
+                    (format!("{:.1} GFLOP/s", 2.0 * (GEMM_M * N * K) as f64 / secs / 1e9), "–".into())
+                };
+                let label = if name == "gemm_t" { format!("{name} {GEMM_M}x{K}x{N}") } else { format!("{name} 1x{K}x{N}") };
+                let (mlx_ms, ratio) = match mlx.get(&format!("{bits}/{name}")) {
+                    Some(&m) => (format!("{:.3}", m * 1e3), format!("{:.2}x", m / secs)),
+                    None => ("–".into(), "–".into()),
+                };
+                println!("{:<8} {:<22} {:>3} {:>10.3} {:>11} {:>9} {:>10} {:>8}", format!("{bits}-bit"), label, threads, secs * 1e3, fig, mlx_ms, ratio, of_read);
+            }
+        }
+    }
+    mlx_arm_core::parallel::set_parallel_for(None);
+    mlx_arm_core::parallel::set_num_threads(0);
+    println!("vs MLX = MLX time / our time (>1: we are faster). MLX's CPU qmm uses its own threading.");
 }

@@ -29,3 +29,27 @@ pub fn median_seconds(warmup: usize, runs: usize, mut f: impl FnMut()) -> f64 {
     s.sort_by(|a, b| a.total_cmp(b));
     s[s.len() / 2]
 }
+
+/// (memcpy GB/s counting read + write, read-only GB/s) over 256 MiB.
+#[allow(dead_code)]
+pub fn bandwidth() -> (f64, f64) {
+    let n = 64 * 1024 * 1024;
+    let src: Vec<u32> = (0..n as u32).collect();
+    let mut dst = vec![0u32; n];
+    let copy = median_seconds(1, 5, || {
+        dst.copy_from_slice(&src);
+        std::hint::black_box(&mut dst);
+    });
+    // An integer sum vectorizes freely (no float reassociation), so this is bound by reads.
+    // 16 independent lanes so the loop is bound by loads, not by one add chain.
+    let read = median_seconds(1, 5, || {
+        let s = src.chunks_exact(16).fold([0u32; 16], |mut a, c| {
+            for (x, &y) in a.iter_mut().zip(c) {
+                *x = x.wrapping_add(y);
+            }
+            a
+        });
+        std::hint::black_box(s);
+    });
+    ((8 * n) as f64 / copy / 1e9, (4 * n) as f64 / read / 1e9)
+}

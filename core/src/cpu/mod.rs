@@ -7,6 +7,7 @@ use crate::error::{Error, Result};
 use crate::primitive::Primitive;
 use alloc::vec::Vec;
 
+pub mod affine;
 pub mod arch;
 pub mod binary;
 pub mod complex;

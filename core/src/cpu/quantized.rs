@@ -395,6 +395,9 @@ fn qmm_one<T: QFloat + Sync>(
     out: &mut [T],
 ) -> Result<()> {
     const OP: &str = "quantized_matmul";
+    if let QScales::Affine { scales, biases } = sc {
+        return crate::cpu::affine::qmm_at(crate::cpu::isa::isa(), x, m, k, w, scales, biases, n, p, transpose, out);
+    }
     let errs = FirstError::new();
     let ptr = OutPtr(out.as_mut_ptr());
     if !transpose {

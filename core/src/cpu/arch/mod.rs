@@ -6,6 +6,7 @@
 use crate::cpu::isa::Isa;
 use crate::quant::GgmlType;
 
+pub(crate) mod affine;
 #[cfg(target_arch = "aarch64")]
 pub mod aarch64;
 #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]

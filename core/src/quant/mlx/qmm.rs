@@ -66,13 +66,37 @@ pub fn qmm<T: QFloat>(
     out: &mut [T],
     rows: Range<usize>,
 ) -> Result<()> {
-    if Some(x.len()) != m.checked_mul(k) {
+    let (wpr, gpr) = check_dims(x.len(), m, k, w.len(), scales, n, p, transpose, out.len(), &rows)?;
+    if transpose {
+        qmm_t(x, k, w, scales, n, p, wpr, gpr, out, rows);
+        Ok(())
+    } else {
+        qmm_n(x, k, w, scales, n, p, wpr, gpr, out, rows)
+    }
+}
+
+/// The shape checks of [`qmm`] (shared with the SIMD driver `cpu::affine`): returns the words
+/// and groups per row of the quantized axis.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn check_dims<T>(
+    x_len: usize,
+    m: usize,
+    k: usize,
+    w_len: usize,
+    scales: QScales<'_, T>,
+    n: usize,
+    p: &QuantParams,
+    transpose: bool,
+    out_len: usize,
+    rows: &Range<usize>,
+) -> Result<(usize, usize)> {
+    if Some(x_len) != m.checked_mul(k) {
         return Err(dims_err("x does not hold m*k elements."));
     }
     if rows.start > rows.end || rows.end > m {
         return Err(dims_err("Row range out of bounds."));
     }
-    if Some(out.len()) != (rows.end - rows.start).checked_mul(n) {
+    if Some(out_len) != (rows.end - rows.start).checked_mul(n) {
         return Err(dims_err("Output does not hold rows*n elements."));
     }
     // The quantized axis and the other one.
@@ -80,7 +104,7 @@ pub fn qmm<T: QFloat>(
     let wpr = p.words_per_row(OP, q_len)?;
     let gpr = q_len / p.group_size;
     let n_scales = other.checked_mul(gpr).ok_or_else(|| dims_err("Too many groups."))?;
-    if Some(w.len()) != other.checked_mul(wpr) {
+    if Some(w_len) != other.checked_mul(wpr) {
         return Err(dims_err("The weight does not match the expanded shape."));
     }
     match scales {
@@ -95,12 +119,7 @@ pub fn qmm<T: QFloat>(
             }
         }
     }
-    if transpose {
-        qmm_t(x, k, w, scales, n, p, wpr, gpr, out, rows);
-        Ok(())
-    } else {
-        qmm_n(x, k, w, scales, n, p, wpr, gpr, out, rows)
-    }
+    Ok((wpr, gpr))
 }
 
 /// `x @ W^T`: one dot product per output, decoding each weight row group by group.

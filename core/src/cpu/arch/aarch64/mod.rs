@@ -2,3 +2,4 @@
 pub mod quant;
 pub mod gemv;
 pub mod gemv_k;
+pub mod affine;

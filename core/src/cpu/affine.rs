@@ -1,0 +1,351 @@
+//! MLX affine `quantized_matmul` at SIMD speed: `x (m×k) @ Ŵᵀ` (`transpose`, W stored `(n, k)`)
+//! or `x @ Ŵ` (W stored `(k, n)`), with `Ŵ = scale·q + bias` per group of the packed codes.
+//!
+//! - **Few rows** (`m ≤ GEMV_MAX_M`, decode): each weight row (or row segment) is decoded once
+//!   to f32 codes by the ISA's decoder, then `Σ_g s_g·(Σ x·q) + b_g·Σ_g x` — MLX's own
+//!   rearrangement in its Metal `qmv` — for up to four activation rows per decoded row. Threads
+//!   split the weight rows (`x @ Ŵᵀ`) or column tiles (`x @ Ŵ`).
+//! - **Many rows** (prefill, training): tiles of weight rows are dequantized to an f32 panel
+//!   and handed to the f32 GEMM (`cpu::gemm`) of the same level, so the product runs at f32
+//!   GEMM speed; threads split (panel × row block) tasks.
+//!
+//! Numerics: everything accumulates in f32. The reference [`crate::quant::mlx::qmm`] forms
+//! MLX's `Ŵ` rounded in the activation dtype and sums in MLX's order (bit-identical with MLX
+//! for f32); here the sums run in SIMD order and the scale and bias are applied per group (or
+//! by the panel's `s·q + b` without rounding to the activation dtype). Tests hold both paths to
+//! `|ours − ref| ≤ (k + 2·gs)·u·Σ_i |x_i|·(|ŵ_i| + |b_g|)` (u = 2⁻²⁴) plus one rounding of the
+//! output dtype; see `tests/affine_qmm.rs`.
+
+use alloc::borrow::Cow;
+use alloc::vec;
+use alloc::vec::Vec;
+
+use crate::cpu::arch::affine::{kernels, AffineKernels, MAX_ROWS};
+use crate::cpu::elementwise::OutPtr;
+use crate::cpu::gemm::{gemm_at, MatMut, MatRef};
+use crate::cpu::isa::Isa;
+use crate::dtype::DType;
+use crate::error::{Error, Result};
+use crate::parallel::{num_threads, parallel_for};
+use crate::quant::mlx::qmm::check_dims;
+use crate::quant::mlx::{QFloat, QScales, QuantMode, QuantParams};
+
+const OP: &str = "quantized_matmul";
+
+/// Activation rows up to which the decode kernels run; above, the dequantized-panel GEMM.
+pub const GEMV_MAX_M: usize = 8;
+/// Weight bytes per GEMV task: a task's slice should outweigh claiming it (a few µs).
+const GEMV_GRAIN_BYTES: usize = 16 << 10;
+/// Columns per tile of `x @ Ŵ` on the decode path (its decoded codes stay in L1).
+const TILE_COLS: usize = 4096;
+/// Stored rows per slice of `x @ Ŵ` on the decode path (the unit of its split over threads).
+const K_SLICE: usize = 256;
+/// Weight rows (`x @ Ŵᵀ`) or columns (`x @ Ŵ`) per dequantized GEMM panel.
+const PANEL: usize = 128;
+/// Activation rows per GEMM task, at least (below, the panel's dequantization dominates).
+const MIN_TASK_ROWS: usize = 32;
+
+/// `out = x @ Ŵᵀ` (`transpose`) or `x @ Ŵ` for affine-quantized `w` with the kernels of
+/// `level` (an available level; tests run each), threaded over the pool. Shapes as
+/// [`crate::quant::mlx::qmm`] with all `m` rows; the result is within the bound in the module
+/// doc of that reference.
+#[allow(clippy::too_many_arguments)]
+pub fn qmm_at<T: QFloat + Sync>(
+    level: Isa,
+    x: &[T],
+    m: usize,
+    k: usize,
+    w: &[u32],
+    scales: &[T],
+    biases: &[T],
+    n: usize,
+    p: &QuantParams,
+    transpose: bool,
+    out: &mut [T],
+) -> Result<()> {
+    let sc = QScales::Affine { scales, biases };
+    check_dims(x.len(), m, k, w.len(), sc, n, p, transpose, out.len(), &(0..m))?;
+    if p.mode != QuantMode::Affine {
+        return Err(Error::invalid(OP, "Expected affine quantization parameters."));
+    }
+    if cfg!(target_endian = "big") {
+        // The decoders read the packed words as little-endian bytes.
+        return crate::quant::mlx::qmm(x, m, k, w, sc, n, p, transpose, out, 0..m);
+    }
+    if m == 0 || n == 0 {
+        return Ok(());
+    }
+    if k == 0 {
+        out.fill(T::from_f32(0.0));
+        return Ok(());
+    }
+    // SAFETY: u32 has no padding and u8 no alignment; the slice covers the same bytes
+    // (little-endian checked above, so byte i of the stream is byte i of the buffer).
+    let wb = unsafe { core::slice::from_raw_parts(w.as_ptr() as *const u8, w.len() * 4) };
+    let xf = widen(x);
+    let mut tmp = Vec::new();
+    let of: &mut [f32] = match as_f32_mut(out) {
+        Some(o) => o,
+        None => {
+            tmp = try_vec(out.len())?;
+            &mut tmp
+        }
+    };
+    let q = Quant { w: wb, scales, biases, bits: p.bits, gs: p.group_size, kern: kernels(level) };
+    let o = OutPtr(of.as_mut_ptr());
+    match (transpose, m <= GEMV_MAX_M) {
+        (true, true) => gemv_t(&q, &xf, m, k, n, o),
+        (false, true) => gemv_n(&q, &xf, m, k, n, o)?,
+        (true, false) => gemm_t(level, &q, &xf, m, k, n, o),
+        (false, false) => gemm_n(level, &q, &xf, m, k, n, o),
+    }
+    if T::DTYPE != DType::Float32 {
+        for (d, &v) in out.iter_mut().zip(&tmp) {
+            *d = T::from_f32(v);
+        }
+    }
+    Ok(())
+}
+
+/// The quantized weight of one product and the kernels to read it with.
+struct Quant<'a, T> {
+    w: &'a [u8],
+    scales: &'a [T],
+    biases: &'a [T],
+    bits: u32,
+    gs: usize,
+    kern: &'static AffineKernels,
+}
+
+impl<T: QFloat> Quant<'_, T> {
+    /// Bytes of `len` codes (a multiple of 8 codes).
+    fn bytes(&self, len: usize) -> usize {
+        len * self.bits as usize / 8
+    }
+    /// Decodes codes `c0..c0 + q.len()` of stored row `row` (rows of `len` codes) into `q`.
+    fn decode(&self, row: usize, len: usize, c0: usize, q: &mut [f32]) {
+        let start = self.bytes(row * len + c0);
+        (self.kern.decode)(self.bits, &self.w[start..start + self.bytes(q.len())], q);
+    }
+    /// Writes `s·q + b` per group of `q` (groups `g0..` of the row's `scales`/`biases`) to `dst`.
+    fn expand(&self, q: &[f32], g0: usize, dst: &mut [f32]) {
+        let gs = self.gs;
+        for ((qg, dg), g) in q.chunks_exact(gs).zip(dst.chunks_exact_mut(gs)).zip(g0..) {
+            let (s, b) = (self.scales[g].to_f32(), self.biases[g].to_f32());
+            for (d, &v) in dg.iter_mut().zip(qg) {
+                *d = s * v + b;
+            }
+        }
+    }
+}
+
+/// `v` as f32 (borrowed when it already is).
+fn widen<T: QFloat>(v: &[T]) -> Cow<'_, [f32]> {
+    if T::DTYPE == DType::Float32 {
+        // SAFETY: T is f32 (same dtype), so the slice reinterprets exactly.
+        return Cow::Borrowed(unsafe { core::slice::from_raw_parts(v.as_ptr() as *const f32, v.len()) });
+    }
+    Cow::Owned(v.iter().map(|e| e.to_f32()).collect())
+}
+
+fn as_f32_mut<T: QFloat>(v: &mut [T]) -> Option<&mut [f32]> {
+    // SAFETY: T is f32 (same dtype), so the slice reinterprets exactly.
+    (T::DTYPE == DType::Float32).then(|| unsafe { core::slice::from_raw_parts_mut(v.as_mut_ptr() as *mut f32, v.len()) })
+}
+
+fn try_vec(n: usize) -> Result<Vec<f32>> {
+    let mut v = Vec::new();
+    v.try_reserve_exact(n).map_err(|_| Error::out_of_memory(OP, n.saturating_mul(4)))?;
+    v.resize(n, 0.0);
+    Ok(v)
+}
+
+/// Per activation row, the sum of each group of `gs` elements (the bias term's factor).
+fn group_sums(xf: &[f32], gs: usize) -> Vec<f32> {
+    xf.chunks_exact(gs).map(|c| c.iter().sum()).collect()
+}
+
+/// `Σ_g b_g·xsum_g` over eight independent partial sums (one serial chain of K/gs dependent
+/// adds per weight row costs as much as decoding the row).
+fn bias_term<T: QFloat>(b: &[T], xsum: &[f32]) -> f32 {
+    let mut lanes = [0f32; 8];
+    let (bc, xc) = (b.chunks_exact(8), xsum.chunks_exact(8));
+    let tail: f32 = bc.remainder().iter().zip(xc.remainder()).map(|(b, x)| b.to_f32() * x).sum();
+    for (bs, xs) in bc.zip(xc) {
+        for ((l, b), x) in lanes.iter_mut().zip(bs).zip(xs) {
+            *l += b.to_f32() * x;
+        }
+    }
+    lanes.iter().sum::<f32>() + tail
+}
+
+/// Decode path of `x @ Ŵᵀ`: weight rows split over threads, each decoded once.
+fn gemv_t<T: QFloat + Sync>(q: &Quant<'_, T>, xf: &[f32], m: usize, k: usize, n: usize, o: OutPtr<f32>) {
+    let gs = q.gs;
+    let gpr = k / gs;
+    let xsum = group_sums(xf, gs);
+    let grain = (GEMV_GRAIN_BYTES / q.bytes(k).max(1)).max(1);
+    parallel_for(n, grain, &|rows| {
+        // Moves the whole OutPtr (Sync) into the closure, not just its raw-pointer field.
+        #[allow(clippy::redundant_locals)]
+        let o = o;
+        let mut codes = vec![0f32; k];
+        let mut s = vec![0f32; gpr];
+        for j in rows {
+            q.decode(j, k, 0, &mut codes);
+            for (d, v) in s.iter_mut().zip(&q.scales[j * gpr..(j + 1) * gpr]) {
+                *d = v.to_f32();
+            }
+            let b = &q.biases[j * gpr..(j + 1) * gpr];
+            for r0 in (0..m).step_by(MAX_ROWS) {
+                let rows = MAX_ROWS.min(m - r0);
+                let mut xs: [&[f32]; MAX_ROWS] = [&[]; MAX_ROWS];
+                for (r, x) in xs.iter_mut().enumerate().take(rows) {
+                    *x = &xf[(r0 + r) * k..(r0 + r + 1) * k];
+                }
+                let mut res = [0f32; MAX_ROWS];
+                (q.kern.dot_groups)(&codes, gs, &s, &xs[..rows], &mut res[..rows]);
+                for (r, &v) in res.iter().enumerate().take(rows) {
+                    let bias = bias_term(b, &xsum[(r0 + r) * gpr..(r0 + r + 1) * gpr]);
+                    // SAFETY: (r0 + r, j) is inside the m×n output; only this task writes column j.
+                    unsafe { *o.0.add((r0 + r) * n + j) = v + bias };
+                }
+            }
+        }
+    });
+}
+
+/// Decode path of `x @ Ŵ` (W stored `(k, n)`, groups along n): tasks are (slice of `K_SLICE`
+/// stored rows × tile of `TILE_COLS` columns); each walks its rows in order, so a thread streams
+/// long contiguous runs of the weight (a narrow column tile would read a few hundred bytes
+/// per 4 KiB row: a new page each time, which the prefetchers do not follow). Each slice
+/// writes its own partial sums, added in slice order afterwards, so the result does not
+/// depend on the number of threads.
+fn gemv_n<T: QFloat + Sync>(q: &Quant<'_, T>, xf: &[f32], m: usize, k: usize, n: usize, o: OutPtr<f32>) -> Result<()> {
+    let gs = q.gs;
+    let gpr = n / gs;
+    let tg = (TILE_COLS / gs).max(1);
+    let tiles = gpr.div_ceil(tg);
+    let slices = k.div_ceil(K_SLICE);
+    // Per slice: m×n partial products, then m×gpr partial bias terms.
+    let part = m * n + m * gpr;
+    let mut parts = try_vec(slices * part)?;
+    let pp = OutPtr(parts.as_mut_ptr());
+    parallel_for(slices * tiles, 1, &|tasks| {
+        let mut codes = vec![0f32; tg * gs];
+        let mut c = vec![0f32; tg];
+        for t in tasks {
+            let (sl, tile) = (t / tiles, t % tiles);
+            let (g0, g1) = (tile * tg, ((tile + 1) * tg).min(gpr));
+            let (ng, width, c0) = (g1 - g0, (g1 - g0) * gs, g0 * gs);
+            // SAFETY: slice sl's region of parts; this task alone touches columns c0..c0+width
+            // and groups g0..g1 of it.
+            let region = sl * part..(sl + 1) * part;
+            let mine = unsafe { pp.chunk(&region) };
+            let (acc, bias) = mine.split_at_mut(m * n);
+            for kk in sl * K_SLICE..((sl + 1) * K_SLICE).min(k) {
+                q.decode(kk, n, c0, &mut codes[..width]);
+                let (sr, br) = (&q.scales[kk * gpr + g0..kk * gpr + g1], &q.biases[kk * gpr + g0..kk * gpr + g1]);
+                for r in 0..m {
+                    let xv = xf[r * k + kk];
+                    for (((cg, s), b), bs) in c.iter_mut().zip(sr).zip(br).zip(&mut bias[r * gpr + g0..r * gpr + g1]) {
+                        *cg = xv * s.to_f32();
+                        *bs += xv * b.to_f32();
+                    }
+                    (q.kern.axpy_groups)(&codes[..width], gs, &c[..ng], &mut acc[r * n + c0..r * n + c0 + width]);
+                }
+            }
+        }
+    });
+    for r in 0..m {
+        for i in 0..n {
+            let mut v = 0f32;
+            for p in parts.chunks_exact(part) {
+                v += p[r * n + i] + p[m * n + r * gpr + i / gs];
+            }
+            // SAFETY: (r, i) is inside the m×n output; the parallel region is over.
+            unsafe { *o.0.add(r * n + i) = v };
+        }
+    }
+    Ok(())
+}
+
+/// How many row blocks to split `m` into so that `panels × blocks` tasks feed every thread.
+fn row_blocks(m: usize, panels: usize) -> usize {
+    let want = (2 * num_threads()).div_ceil(panels.max(1));
+    want.min(m.div_ceil(MIN_TASK_ROWS)).max(1)
+}
+
+/// Runs `gemm(rows of x, panel)` into output columns `c0..c0 + cols` for row block `blk`.
+#[allow(clippy::too_many_arguments)]
+fn panel_product(level: Isa, xf: &[f32], m: usize, k: usize, n: usize, mb: usize, blk: usize, panel: MatRef<f32>, c0: usize, cols: usize, o: OutPtr<f32>) {
+    let r0 = blk * mb;
+    let rows = mb.min(m - r0);
+    // SAFETY: x rows r0..r0+rows are inside xf (m×k, row stride k); the panel covers k×cols
+    // (caller); output rows r0.. and columns c0..c0+cols lie inside m×n and belong to this
+    // task alone.
+    unsafe {
+        let a = MatRef::new(xf.as_ptr().add(r0 * k), k as isize, 1);
+        let c = MatMut::new(o.0.add(r0 * n + c0), n);
+        gemm_at(level, rows, cols, k, 1.0f32, a, panel, 0.0, c, false);
+    }
+}
+
+/// GEMM path of `x @ Ŵᵀ`: panels of `PANEL` weight rows dequantized to f32 (`cols × k`, read
+/// transposed by the GEMM), times row blocks of x.
+fn gemm_t<T: QFloat + Sync>(level: Isa, q: &Quant<'_, T>, xf: &[f32], m: usize, k: usize, n: usize, o: OutPtr<f32>) {
+    let gpr = k / q.gs;
+    let panels = n.div_ceil(PANEL);
+    let blocks = row_blocks(m, panels);
+    let mb = m.div_ceil(blocks);
+    parallel_for(panels * blocks, 1, &|tasks| {
+        let mut codes = vec![0f32; k];
+        let mut panel = vec![0f32; PANEL * k];
+        let mut built = usize::MAX;
+        for t in tasks {
+            let (pi, blk) = (t / blocks, t % blocks);
+            let (j0, cols) = (pi * PANEL, PANEL.min(n - pi * PANEL));
+            if built != pi {
+                for (j, dst) in (j0..j0 + cols).zip(panel.chunks_exact_mut(k)) {
+                    q.decode(j, k, 0, &mut codes);
+                    q.expand(&codes, j * gpr, dst);
+                }
+                built = pi;
+            }
+            // SAFETY: the panel holds cols rows of k floats: element (p, j) at j·k + p.
+            let b = unsafe { MatRef::new(panel.as_ptr(), 1, k as isize) };
+            panel_product(level, xf, m, k, n, mb, blk, b, j0, cols, o);
+        }
+    });
+}
+
+/// GEMM path of `x @ Ŵ` (W stored `(k, n)`): panels of whole groups of columns dequantized
+/// to f32 (`k × cols`), times row blocks of x.
+fn gemm_n<T: QFloat + Sync>(level: Isa, q: &Quant<'_, T>, xf: &[f32], m: usize, k: usize, n: usize, o: OutPtr<f32>) {
+    let gs = q.gs;
+    let gpr = n / gs;
+    let pg = (PANEL / gs).max(1);
+    let panels = gpr.div_ceil(pg);
+    let blocks = row_blocks(m, panels);
+    let mb = m.div_ceil(blocks);
+    parallel_for(panels * blocks, 1, &|tasks| {
+        let mut codes = vec![0f32; pg * gs];
+        let mut panel = vec![0f32; k * pg * gs];
+        let mut built = usize::MAX;
+        for t in tasks {
+            let (pi, blk) = (t / blocks, t % blocks);
+            let (g0, g1) = (pi * pg, ((pi + 1) * pg).min(gpr));
+            let cols = (g1 - g0) * gs;
+            if built != pi {
+                for (kk, dst) in panel.chunks_exact_mut(cols).take(k).enumerate() {
+                    q.decode(kk, n, g0 * gs, &mut codes[..cols]);
+                    q.expand(&codes[..cols], kk * gpr + g0, dst);
+                }
+                built = pi;
+            }
+            // SAFETY: the panel holds k rows of cols floats: element (p, j) at p·cols + j.
+            let b = unsafe { MatRef::new(panel.as_ptr(), cols as isize, 1) };
+            panel_product(level, xf, m, k, n, mb, blk, b, g0 * gs, cols, o);
+        }
+    });
+}
