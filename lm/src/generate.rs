@@ -240,7 +240,7 @@ pub fn generate(
     if ahead.is_some() {
         // The step built ahead for a token that ended generation: its keys and values are
         // not part of the conversation.
-        cache.truncate(cache.offset() - 1);
+        cache.truncate(cache.offset().saturating_sub(1));
     }
     stats.generation_secs = now() - t_first;
     Ok((out, reason, stats))
