@@ -76,11 +76,8 @@ impl Stats {
 /// The logits of the last position of `tokens` after running them through the model,
 /// evaluated, as host floats. Runs `tokens` in chunks of `chunk`.
 pub fn prefill(model: &Model, cache: &mut KvCache, tokens: &[u32], chunk: usize) -> Result<Vec<f32>> {
-    let mut last = Vec::new();
-    for c in prompt_chunks(tokens, chunk)? {
-        last = step(model, cache, c)?;
-    }
-    Ok(last)
+    let last = prefill_all_but_last(model, cache, tokens, chunk)?;
+    step(model, cache, last)
 }
 
 /// Runs `tokens` at the cache's position and returns the last position's logits.
@@ -97,19 +94,24 @@ pub fn step_greedy(model: &Model, cache: &mut KvCache, tokens: &[u32]) -> Result
     if device::default_device() != Device::GPU {
         return Ok(crate::sample::argmax(&step(model, cache, tokens)?));
     }
-    let logits = logits_graph(model, cache, tokens)?;
-    let ids = ops::argmax(&logits, Some(-1), false)?.to_vec::<u32>()?;
-    ids.first().copied().ok_or_else(|| Error::runtime("generate", "the model returned no logits"))
+    read_token(&lazy_argmax(&logits_graph(model, cache, tokens)?)?)
 }
 
 /// [`prefill`] followed by the greedy choice ([`step_greedy`] for the last chunk).
 pub fn prefill_greedy(model: &Model, cache: &mut KvCache, tokens: &[u32], chunk: usize) -> Result<u32> {
+    let last = prefill_all_but_last(model, cache, tokens, chunk)?;
+    step_greedy(model, cache, last)
+}
+
+/// Runs every prefill chunk of `tokens` but the last, and returns that last chunk (the one
+/// whose logits the caller wants).
+fn prefill_all_but_last<'t>(model: &Model, cache: &mut KvCache, tokens: &'t [u32], chunk: usize) -> Result<&'t [u32]> {
     let chunks = prompt_chunks(tokens, chunk)?;
     let (last, rest) = chunks.split_last().ok_or_else(|| Error::invalid("generate", "the prompt has no tokens"))?;
     for c in rest {
         step(model, cache, c)?;
     }
-    step_greedy(model, cache, last)
+    Ok(last)
 }
 
 /// `tokens` in chunks of `chunk` (at least one token each), or an error for an empty prompt.
@@ -146,6 +148,11 @@ fn lazy_argmax(logits: &Array) -> Result<Array> {
     ops::argmax(logits, Some(-1), false)
 }
 
+/// The token id a [`lazy_argmax`] holds (waiting for it if it is still being computed).
+fn read_token(ids: &Array) -> Result<u32> {
+    ids.to_vec::<u32>()?.first().copied().ok_or_else(|| Error::runtime("generate", "the model returned no logits"))
+}
+
 /// What a step leaves for the next choice: logits to sample from, the token already chosen,
 /// or the greedy token still being computed in the background (`(1, 1)` uint32).
 enum Next {
@@ -179,11 +186,7 @@ pub fn generate(
     let mut next = if on_device {
         Next::Token(prefill_greedy(model, cache, prompt, cfg.prefill_chunk)?)
     } else if pipelined {
-        let chunks = prompt_chunks(prompt, cfg.prefill_chunk)?;
-        let (last, rest) = chunks.split_last().ok_or_else(|| Error::invalid("generate", "the prompt has no tokens"))?;
-        for c in rest {
-            step(model, cache, c)?;
-        }
+        let last = prefill_all_but_last(model, cache, prompt, cfg.prefill_chunk)?;
         let first = lazy_argmax(&logits_graph(model, cache, last)?)?;
         mlx_arm_core::eval::eval_in_background(core::slice::from_ref(&first))?;
         Next::Pending(first)
@@ -209,7 +212,7 @@ pub fn generate(
                     mlx_arm_core::eval::eval_in_background(core::slice::from_ref(&following))?;
                     ahead = Some(following);
                 }
-                ids.to_vec::<u32>()?.first().copied().ok_or_else(|| Error::runtime("generate", "the model returned no logits"))?
+                read_token(ids)?
             }
         };
         if out.is_empty() {

@@ -59,7 +59,7 @@ fn default_threads() -> usize {
             .ok()
             .and_then(|v| v.trim().parse::<usize>().ok())
             .filter(|&n| n > 0)
-            .unwrap_or_else(|| thread::available_parallelism().map_or(1, |c| c.get()))
+            .unwrap_or_else(super::available_cores)
             .min(MAX_THREADS)
     })
 }
