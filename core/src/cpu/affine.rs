@@ -16,7 +16,6 @@
 //! `|ours − ref| ≤ (k + 2·gs)·u·Σ_i |x_i|·(|ŵ_i| + |b_g|)` (u = 2⁻²⁴) plus one rounding of the
 //! output dtype; see `tests/affine_qmm.rs`.
 
-use alloc::borrow::Cow;
 use alloc::vec;
 use alloc::vec::Vec;
 
@@ -28,7 +27,7 @@ use crate::dtype::DType;
 use crate::error::{Error, Result};
 use crate::parallel::{num_threads, parallel_for};
 use crate::quant::mlx::qmm::check_dims;
-use crate::quant::mlx::{QFloat, QScales, QuantMode, QuantParams};
+use crate::quant::mlx::{try_zeroed, widen_f32, QFloat, QScales, QuantMode, QuantParams};
 
 const OP: &str = "quantized_matmul";
 
@@ -82,12 +81,12 @@ pub fn qmm_at<T: QFloat + Sync>(
     // SAFETY: u32 has no padding and u8 no alignment; the slice covers the same bytes
     // (little-endian checked above, so byte i of the stream is byte i of the buffer).
     let wb = unsafe { core::slice::from_raw_parts(w.as_ptr() as *const u8, w.len() * 4) };
-    let xf = widen(x);
+    let xf = widen_f32(x);
     let mut tmp = Vec::new();
     let of: &mut [f32] = match as_f32_mut(out) {
         Some(o) => o,
         None => {
-            tmp = try_vec(out.len())?;
+            tmp = try_zeroed(OP, out.len(), 0f32)?;
             &mut tmp
         }
     };
@@ -139,25 +138,9 @@ impl<T: QFloat> Quant<'_, T> {
     }
 }
 
-/// `v` as f32 (borrowed when it already is).
-fn widen<T: QFloat>(v: &[T]) -> Cow<'_, [f32]> {
-    if T::DTYPE == DType::Float32 {
-        // SAFETY: T is f32 (same dtype), so the slice reinterprets exactly.
-        return Cow::Borrowed(unsafe { core::slice::from_raw_parts(v.as_ptr() as *const f32, v.len()) });
-    }
-    Cow::Owned(v.iter().map(|e| e.to_f32()).collect())
-}
-
 fn as_f32_mut<T: QFloat>(v: &mut [T]) -> Option<&mut [f32]> {
     // SAFETY: T is f32 (same dtype), so the slice reinterprets exactly.
     (T::DTYPE == DType::Float32).then(|| unsafe { core::slice::from_raw_parts_mut(v.as_mut_ptr() as *mut f32, v.len()) })
-}
-
-fn try_vec(n: usize) -> Result<Vec<f32>> {
-    let mut v = Vec::new();
-    v.try_reserve_exact(n).map_err(|_| Error::out_of_memory(OP, n.saturating_mul(4)))?;
-    v.resize(n, 0.0);
-    Ok(v)
 }
 
 /// Per activation row, the sum of each group of `gs` elements (the bias term's factor).
@@ -229,7 +212,7 @@ fn gemv_n<T: QFloat + Sync>(q: &Quant<'_, T>, xf: &[f32], m: usize, k: usize, n:
     let slices = k.div_ceil(K_SLICE);
     // Per slice: m×n partial products, then m×gpr partial bias terms.
     let part = m * n + m * gpr;
-    let mut parts = try_vec(slices * part)?;
+    let mut parts = try_zeroed(OP, slices * part, 0f32)?;
     let pp = OutPtr(parts.as_mut_ptr());
     parallel_for(slices * tiles, 1, &|tasks| {
         let mut codes = vec![0f32; tg * gs];

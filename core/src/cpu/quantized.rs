@@ -463,12 +463,7 @@ fn ggml_matmuls<T: QFloat + Element>(tys: &[GgmlType], k: usize, inputs: &[Array
         }
         return Ok(datas);
     }
-    let xf: Cow<'_, [f32]> = if <T as QFloat>::DTYPE == DType::Float32 {
-        // SAFETY: T is f32 here (same dtype), so the slice reinterprets exactly.
-        Cow::Borrowed(unsafe { core::slice::from_raw_parts(xs.as_ptr() as *const f32, xs.len()) })
-    } else {
-        Cow::Owned(xs.iter().map(|v| v.to_f32()).collect())
-    };
+    let xf = qm::widen_f32(&xs);
     let mut acts: Vec<(GgmlType, ggml::QuantizedActivations)> = Vec::new();
     for &ty in tys {
         if !acts.iter().any(|(t, _)| *t == ty) {
@@ -485,10 +480,7 @@ fn ggml_matmuls<T: QFloat + Element>(tys: &[GgmlType], k: usize, inputs: &[Array
             // SAFETY: fresh buffer of len f32 elements, written only through this pointer.
             ptrs.push(OutPtr(unsafe { d.slice_mut::<f32>(len) }.as_mut_ptr()));
         } else {
-            let mut tmp = Vec::new();
-            tmp.try_reserve_exact(len).map_err(|_| Error::out_of_memory(OP, len * 4))?;
-            tmp.resize(len, 0.0);
-            tmps.push(tmp);
+            tmps.push(qm::try_zeroed(OP, len, 0.0f32)?);
             ptrs.push(OutPtr(tmps.last_mut().map_or(core::ptr::null_mut(), |t| t.as_mut_ptr())));
         }
     }

@@ -96,6 +96,15 @@ pub(crate) fn rows_of(op: &'static str, len: usize, k: usize) -> crate::Result<u
     Ok(len / k)
 }
 
+/// `v` as f32: borrowed when `T` is f32, widened otherwise.
+pub(crate) fn widen_f32<T: QFloat>(v: &[T]) -> alloc::borrow::Cow<'_, [f32]> {
+    if T::DTYPE == crate::DType::Float32 {
+        // SAFETY: T is f32 (same dtype), so the slice reinterprets exactly.
+        return alloc::borrow::Cow::Borrowed(unsafe { core::slice::from_raw_parts(v.as_ptr() as *const f32, v.len()) });
+    }
+    alloc::borrow::Cow::Owned(v.iter().map(|e| e.to_f32()).collect())
+}
+
 /// Allocates a zeroed `Vec` of `n` elements, reporting failure instead of aborting.
 pub(crate) fn try_zeroed<T: Copy>(op: &'static str, n: usize, zero: T) -> crate::Result<alloc::vec::Vec<T>> {
     let mut v = alloc::vec::Vec::new();
