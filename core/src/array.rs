@@ -83,44 +83,11 @@ impl Data {
         }
         let mut out: Vec<T> = Vec::new();
         out.try_reserve_exact(n).map_err(|_| Error::out_of_memory("read", n.saturating_mul(mem::size_of::<T>())))?;
-        // A view broadcast along its last axis (a per-row value against rows: softmax's
-        // `x - max`): each source element fills a whole output row. Element by element this is
-        // a run of one per element, ~15x slower than the arithmetic that reads it.
-        if let (Some(&0), Some(&inner)) = (self.strides.last(), shape.last()) {
-            if inner > 1 {
-                let nd = shape.len();
-                let (src, dst) = (base as *const T, out.as_mut_ptr());
-                let mut k = 0usize;
-                for_each_run(&shape[..nd - 1], &self.strides[..nd - 1], &mut |off, len| {
-                    for j in 0..len as isize {
-                        // SAFETY: offsets of the view lie inside the buffer (checked when the view
-                        // was made; the element may be unaligned); `k + inner <= n`, reserved.
-                        let v = unsafe { src.offset(off + j).read_unaligned() };
-                        for i in 0..inner {
-                            unsafe { dst.add(k + i).write(v) };
-                        }
-                        k += inner;
-                    }
-                });
-                debug_assert_eq!(k, n);
-                // SAFETY: the rows cover the view's n elements exactly once, in row-major order.
-                unsafe { out.set_len(n) };
-                return Ok(Cow::Owned(out));
-            }
-        }
-        let sz = mem::size_of::<T>();
-        // Whole runs of consecutive elements at a time (a KV-cache window, a row slice): one
-        // memcpy per run instead of one closure call per element.
-        let dst = out.as_mut_ptr() as *mut u8;
-        let mut k = 0usize;
-        for_each_run(shape, &self.strides, &mut |off, len| {
-            // SAFETY: every offset of the view lies inside the buffer (checked when the view was
-            // made); `k + len <= n`, the reserved capacity; byte copies need no alignment.
-            unsafe { core::ptr::copy_nonoverlapping(base.offset(off * sz as isize), dst.add(k * sz), len * sz) };
-            k += len;
-        });
+        // SAFETY: every offset of the view lies inside the buffer (checked when the view was
+        // made); `out` has room for the view's n elements of T (reserved above).
+        let k = unsafe { copy_view_dense(shape, &self.strides, base, mem::size_of::<T>(), out.as_mut_ptr() as *mut u8) };
         debug_assert_eq!(k, n);
-        // SAFETY: the runs cover the view's n elements exactly once, in row-major order.
+        // SAFETY: the copy wrote the view's n elements exactly once, in row-major order.
         unsafe { out.set_len(n) };
         Ok(Cow::Owned(out))
     }
@@ -132,6 +99,61 @@ impl Data {
     /// the dtype the buffer was allocated for.
     pub unsafe fn slice_mut<T: Element>(&self, n: usize) -> &mut [T] {
         core::slice::from_raw_parts_mut(self.buf.as_mut_ptr().add(self.offset) as *mut T, n)
+    }
+}
+
+/// Copies the strided view (`shape`, `strides` in elements of `sz` bytes from `src`) into the
+/// dense `dst` in row-major order and returns the elements written: whole runs of consecutive
+/// elements at a time (a KV-cache window, a row slice), and a view broadcast along its last axis
+/// (a per-row value against rows, softmax's `x - max`) row by row, each source element filling
+/// its row — element by element that was a one-element copy per element, ~15x slower than the
+/// arithmetic reading it. The one copy walker of `Data::read` and the `contiguous` kernel.
+///
+/// # Safety
+/// Every offset the view reaches lies inside `src`'s buffer; `dst` has room for the view.
+pub(crate) unsafe fn copy_view_dense(shape: &[usize], strides: &[isize], src: *const u8, sz: usize, dst: *mut u8) -> usize {
+    let mut k = 0usize;
+    let nd = shape.len();
+    if let (Some(&0), Some(&inner)) = (strides.last(), shape.last()) {
+        if inner > 1 {
+            let row = inner * sz;
+            for_each_run(&shape[..nd - 1], &strides[..nd - 1], &mut |off, len| {
+                for j in 0..len as isize {
+                    // SAFETY: (caller) the element lies inside `src`; row k lies inside `dst`.
+                    unsafe {
+                        let d = core::slice::from_raw_parts_mut(dst.add(k * sz), row);
+                        fill_elements(d, core::slice::from_raw_parts(src.offset((off + j) * sz as isize), sz));
+                    }
+                    k += inner;
+                }
+            });
+            return k;
+        }
+    }
+    for_each_run(shape, strides, &mut |off, len| {
+        // SAFETY: (caller) the run lies inside `src` and elements k..k + len inside `dst`;
+        // byte copies need no alignment.
+        unsafe { core::ptr::copy_nonoverlapping(src.offset(off * sz as isize), dst.add(k * sz), len * sz) };
+        k += len;
+    });
+    k
+}
+
+/// Fills `dst` (a whole number of elements) with copies of `elem`: zeros with one memset (a
+/// fresh KV cache is megabytes of them), anything else by doubling the filled prefix, so the
+/// copies are long `memcpy`s rather than one call per element.
+pub(crate) fn fill_elements(dst: &mut [u8], elem: &[u8]) {
+    if elem.iter().all(|&b| b == 0) {
+        dst.fill(0);
+        return;
+    }
+    let Some(first) = dst.get_mut(..elem.len()) else { return };
+    first.copy_from_slice(elem);
+    let mut filled = elem.len();
+    while filled < dst.len() {
+        let n = filled.min(dst.len() - filled);
+        dst.copy_within(..n, filled);
+        filled += n;
     }
 }
 

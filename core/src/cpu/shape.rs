@@ -104,36 +104,15 @@ pub(crate) fn dense_copy(a: &Array, d: &Data, op: &'static str) -> Result<Data> 
     if !dst.is_empty() && d.strides.iter().zip(a.shape()).all(|(&st, &n)| st == 0 || n == 1) {
         // One element broadcast everywhere (`zeros`, `full`): a fill, not a walk.
         let s = d.offset;
-        fill(dst, &src[s..s + sz]);
+        crate::array::fill_elements(dst, &src[s..s + sz]);
         return Ok(out);
     }
-    let mut k = 0;
-    // Runs of consecutive elements are copied whole (a window of a larger buffer).
-    crate::array::for_each_run(a.shape(), &d.strides, &mut |off, len| {
-        let s = (d.offset as isize + off * sz as isize) as usize;
-        dst[k..k + len * sz].copy_from_slice(&src[s..s + len * sz]);
-        k += len * sz;
-    });
+    // SAFETY: the view's offsets lie inside its buffer (checked when it was made); `dst` holds
+    // the view's elements.
+    unsafe { crate::array::copy_view_dense(a.shape(), &d.strides, src.as_ptr().add(d.offset), sz, dst.as_mut_ptr()) };
     Ok(out)
 }
 
-/// Fills `dst` (a whole number of elements) with copies of `elem`: zeros with one memset (a
-/// fresh KV cache is megabytes of them), anything else by doubling the filled prefix, so the
-/// copies are long `memcpy`s rather than one call per element.
-fn fill(dst: &mut [u8], elem: &[u8]) {
-    if elem.iter().all(|&b| b == 0) {
-        dst.fill(0);
-        return;
-    }
-    let Some(first) = dst.get_mut(..elem.len()) else { return };
-    first.copy_from_slice(elem);
-    let mut filled = elem.len();
-    while filled < dst.len() {
-        let n = filled.min(dst.len() - filled);
-        dst.copy_within(..n, filled);
-        filled += n;
-    }
-}
 
 /// Every element an `as_strided` view can reach must lie inside the `size` dense elements.
 fn check_strided_bounds(shape: &[usize], strides: &[isize], offset: usize, size: usize, op: &'static str) -> Result<()> {
@@ -255,7 +234,7 @@ mod tests {
         for elem in [&[0u8, 0, 0, 0][..], &[1, 2, 3, 4], &[7, 0], &[9]] {
             for count in [0usize, 1, 2, 3, 5, 8, 13, 1000] {
                 let mut dst = alloc::vec![0xAAu8; elem.len() * count];
-                super::fill(&mut dst, elem);
+                crate::array::fill_elements(&mut dst, elem);
                 let want: alloc::vec::Vec<u8> = elem.iter().copied().cycle().take(elem.len() * count).collect();
                 assert_eq!(dst, want, "elem {elem:?} x {count}");
             }
