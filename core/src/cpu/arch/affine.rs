@@ -17,6 +17,7 @@ pub(crate) const MAX_ROWS: usize = 4;
 
 /// Where code `j` (0..16) of a 16-code run of `bits`-wide codes lies: its first byte, its
 /// second byte (or `0x80`, "none", when the code ends inside the first) and the right shift.
+#[cfg_attr(not(any(target_arch = "x86_64", target_arch = "aarch64")), allow(dead_code))] // the SIMD decoders' tables
 #[derive(Clone, Copy)]
 pub(crate) struct Span {
     pub lo: u8,
@@ -24,6 +25,7 @@ pub(crate) struct Span {
     pub shift: u8,
 }
 
+#[cfg_attr(not(any(target_arch = "x86_64", target_arch = "aarch64")), allow(dead_code))] // the SIMD decoders' tables
 const fn spans(bits: usize) -> [Span; 16] {
     let mut out = [Span { lo: 0, hi: 0x80, shift: 0 }; 16];
     let mut j = 0;
@@ -37,6 +39,7 @@ const fn spans(bits: usize) -> [Span; 16] {
 }
 
 /// [`Span`]s of every width, indexed by `bits` (entry 0 and 7 unused).
+#[cfg_attr(not(any(target_arch = "x86_64", target_arch = "aarch64")), allow(dead_code))] // the SIMD decoders' tables
 pub(crate) static SPANS: [[Span; 16]; 9] =
     [spans(1), spans(1), spans(2), spans(3), spans(4), spans(5), spans(6), spans(7), spans(8)];
 
