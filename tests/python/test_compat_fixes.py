@@ -328,6 +328,57 @@ def test_evaluating_another_threads_stream_raises_as_mlx():
     assert lazy.item() == 3
 
 
+def test_default_stream_is_per_thread_as_mlx():
+    """Real MLX 0.32.4 (oracle venv): each thread has a default stream of its own, bound to it —
+    ``set_default_stream`` and ``mx.stream`` in a worker leave the main thread's untouched, and
+    work a worker left lazy on its default stream cannot be evaluated by the main thread."""
+    import threading
+
+    main_default = mx.default_stream(mx.cpu)
+    out = {}
+
+    def worker():
+        out["default"] = mx.default_stream(mx.cpu)
+        mine = mx.new_stream(mx.cpu)
+        mx.set_default_stream(mine)
+        out["after_set"] = mx.default_stream(mx.cpu) == mine
+        out["lazy"] = mx.array([1, 2]) + 1
+
+    t = threading.Thread(target=worker)
+    t.start()
+    t.join()
+    assert out["default"] != main_default and out["after_set"]
+    assert mx.default_stream(mx.cpu) == main_default
+    with pytest.raises(RuntimeError, match=r"There is no Stream\(cpu, \d+\) in current thread"):
+        out["lazy"].tolist()
+
+
+def test_concurrent_stream_blocks_stay_in_their_thread():
+    """``with mx.stream(s)`` on several threads at once: each thread's ops record on its own
+    stream and give its own results (a shared 'current stream' lost them under load)."""
+    import threading
+
+    results, errors = {}, []
+
+    def work(k):
+        try:
+            s = mx.new_stream(mx.cpu)
+            for i in range(40):
+                with mx.stream(s):
+                    results[(k, i)] = (mx.array(k) * 100 + i).item()
+        except Exception as e:  # noqa: BLE001 - reported below
+            errors.append(repr(e))
+
+    threads = [threading.Thread(target=work, args=(k,)) for k in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert errors == []
+    assert results == {(k, i): k * 100 + i for k in range(4) for i in range(40)}
+    assert mx.default_stream(mx.cpu) == mx.Stream(mx.Device(mx.cpu), 0)
+
+
 def test_flatten_clamps_axes_as_mlx():
     """MLX normalizes negative axes, clamps the range to the array's axes and refuses only an
     empty range (ValueError), never an IndexError (real MLX 0.32.4's results, oracle venv)."""

@@ -9,6 +9,7 @@ Conversions follow real MLX (checked against it in tests/python):
   overflow error, ``int array + 1.5`` is float32).
 """
 import struct
+import threading
 
 from . import _dtypes as D
 from . import _thread_streams
@@ -23,11 +24,29 @@ except ImportError:  # pragma: no cover
 _ARR_PTR = ffi.typeof("mlx_array*")
 
 
-class _Ctx:
-    """The stream every op records on (the C API honours each device's default stream)."""
+_IMPORTING_THREAD = threading.get_ident()
+_IMPORTING_THREAD_STREAM = lib.mlx_default_cpu_stream_new()
 
-    stream = lib.mlx_default_cpu_stream_new()
-    current = None  # the Stream object behind ``stream`` when one was set (mx.stream, set_default_stream)
+
+class _ThreadCtx(threading.local):
+    """The stream every op records on, one per thread as in MLX 0.32: ``mx.stream`` and
+    ``set_default_stream`` change the calling thread's only. The importing thread starts on the C
+    default stream (index 0; the C API honours each device's default stream); any other thread
+    gets a stream of its own on the default device, made on its first op and bound to it, so
+    its pending work cannot be evaluated from another thread (MLX raises there too)."""
+
+    def __init__(self):
+        self.current = None  # the Stream object behind ``stream`` when one was set or made
+        if threading.get_ident() == _IMPORTING_THREAD:
+            self.stream = _IMPORTING_THREAD_STREAM
+            return
+        from ._device import default_device, new_stream
+
+        self.current = new_stream(default_device())
+        self.stream = self.current._stream_handle()
+
+
+_Ctx = _ThreadCtx()
 
 
 def stream_handle(s):

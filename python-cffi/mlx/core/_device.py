@@ -4,7 +4,7 @@ import itertools
 import threading
 
 from . import _thread_streams
-from ._array import _Ctx, array
+from ._array import _IMPORTING_THREAD, _Ctx, array
 from ._ffi import check, ffi, lib
 
 
@@ -167,7 +167,10 @@ def set_default_stream(stream):
     if not isinstance(stream, Stream):
         raise TypeError(f"set_default_stream(): expected a Stream, got {type(stream).__name__}")
     h = stream._stream_handle()
-    check(lib.mlx_set_default_stream(h))
+    if threading.get_ident() == _IMPORTING_THREAD:
+        # The C library's default stream is process-wide: only the thread that imported mlx
+        # (whose ops record on the C default) may move it; other threads keep their own.
+        check(lib.mlx_set_default_stream(h))
     _Ctx.stream, _Ctx.current = h, stream
 
 
