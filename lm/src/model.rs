@@ -3,9 +3,12 @@
 //! SwiGLU → residual, a final RMSNorm and the output projection. Written only with the public
 //! array API (`ops::*`, `fast` ops), so any backend that evaluates those runs it.
 
+use alloc::sync::Arc;
 use alloc::vec::Vec;
 
-use mlx_arm_core::ops::{self, RopeOffset, SdpaMask};
+use mlx_arm_core::ops::fused::{FusedOp, Step};
+use mlx_arm_core::ops::{self, BinaryOp, RopeOffset, SdpaMask, UnaryOp};
+use mlx_arm_core::primitive::Primitive;
 use mlx_arm_core::{Array, DType, Error, Result};
 
 use crate::config::{FfnActivation, ModelConfig, RopeScaling};
@@ -139,6 +142,10 @@ impl Model {
                 v = ops::add(&v, bv)?;
             }
             let heads = |a: &Array, n: usize| -> Result<Array> {
+                if t == 1 {
+                    // (B, 1, H·D) and (B, H, 1, D) are the same memory: no transpose node.
+                    return ops::reshape(a, &[bi, n as isize, 1, c.head_dim as isize]);
+                }
                 let a = ops::reshape(a, &[bi, ti, n as isize, c.head_dim as isize])?;
                 ops::transpose(&a, Some(&[0, 2, 1, 3]))
             };
@@ -147,11 +154,12 @@ impl Model {
             let v = heads(&v, c.n_kv_heads)?;
             let (keys, values) = cache.update(i, &k, &v)?;
             let o = ops::scaled_dot_product_attention(&q, &keys, &values, scale, mask_ref(&mask))?;
-            let o = ops::reshape(&ops::transpose(&o, Some(&[0, 2, 1, 3]))?, &[bi, ti, (c.n_heads * c.head_dim) as isize])?;
+            let o = if t == 1 { o } else { ops::transpose(&o, Some(&[0, 2, 1, 3]))? };
+            let o = ops::reshape(&o, &[bi, ti, (c.n_heads * c.head_dim) as isize])?;
             x = ops::add(&x, &l.wo.project(&o)?)?;
             let h = ops::rms_norm(&x, Some(&l.ffn_norm), c.rms_eps)?;
             let [g, u] = exactly(Weight::project_all(&[&l.w_gate, &l.w_up], &h)?)?;
-            let act = ops::multiply(&activation(c.arch.ffn_activation(), &g)?, &u)?;
+            let act = gated(c.arch.ffn_activation(), &g, &u)?;
             x = ops::add(&x, &l.w_down.project(&act)?)?;
         }
         cache.advance(t);
@@ -175,6 +183,31 @@ impl Model {
             None => ops::rope(x, c.rope_dims as isize, c.rope_traditional, base, scale, RopeOffset::Int(offset), None),
         }
     }
+}
+
+/// `activation(g) · u`, the gated feed-forward's middle. SiLU on the CPU is one fused node
+/// (sigmoid, two products in one pass; the same per-element operations, so bit-identical):
+/// a decode step has one per layer, and three nodes cost three dispatches of a vector of a
+/// few thousand elements — mlx-lm compiles its `swiglu` for the same reason.
+fn gated(act: FfnActivation, g: &Array, u: &Array) -> Result<Array> {
+    let on_cpu = mlx_arm_core::device::default_device() == mlx_arm_core::Device::CPU;
+    if act == FfnActivation::Silu && on_cpu && g.dtype() == u.dtype() {
+        return FusedOp::record(&swiglu_program(g.dtype()), alloc::vec![g.clone(), u.clone()]);
+    }
+    ops::multiply(&activation(act, g)?, u)
+}
+
+/// `g · sigmoid(g) · u` over registers `g = 0`, `u = 1`, in [`activation`]'s order.
+fn swiglu_program(dtype: DType) -> Arc<FusedOp> {
+    let step = |prim, args: &[usize]| Step { prim, args: args.to_vec(), dtype };
+    Arc::new(FusedOp {
+        n_inputs: 2,
+        steps: alloc::vec![
+            step(Primitive::Unary(UnaryOp::Sigmoid), &[0]),
+            step(Primitive::Binary(BinaryOp::Multiply), &[0, 2]),
+            step(Primitive::Binary(BinaryOp::Multiply), &[3, 1]),
+        ],
+    })
 }
 
 /// The feed-forward gate's activation, in the order of operations MLX's `nn.silu` / `nn.gelu`
@@ -230,4 +263,27 @@ pub fn llama3_rope_freqs(cfg: &ModelConfig) -> Result<Option<Array>> {
         freqs.push(v);
     }
     Ok(Some(Array::from_slice(&freqs, &[dims / 2])?))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The fused SiLU·up node gives the very bits of the unfused nodes, at lengths below,
+    /// at and across the fused kernel's 64-element blocks, and in f16.
+    #[test]
+    fn fused_swiglu_equals_unfused_bitwise() {
+        for (n, dtype) in [(1usize, DType::Float32), (100, DType::Float32), (1536, DType::Float32), (4099, DType::Float16)] {
+            let g: Vec<f32> = (0..n).map(|i| ((i * 37 % 101) as f32 - 50.0) * 0.173).collect();
+            let u: Vec<f32> = (0..n).map(|i| ((i * 53 % 89) as f32 - 44.0) * 0.091).collect();
+            let g = ops::astype(&Array::from_slice(&g, &[1, 1, n]).unwrap(), dtype).unwrap();
+            let u = ops::astype(&Array::from_slice(&u, &[1, 1, n]).unwrap(), dtype).unwrap();
+            let fused = gated(FfnActivation::Silu, &g, &u).unwrap();
+            assert_eq!(mlx_arm_core::transforms::compile::fused_steps(&fused), Some(3));
+            let plain = ops::multiply(&activation(FfnActivation::Silu, &g).unwrap(), &u).unwrap();
+            let (a, b) = (ops::astype(&fused, DType::Float32).unwrap(), ops::astype(&plain, DType::Float32).unwrap());
+            let (a, b) = (a.to_vec::<f32>().unwrap(), b.to_vec::<f32>().unwrap());
+            assert!(a.iter().zip(&b).all(|(x, y)| x.to_bits() == y.to_bits()), "n = {n}, {dtype:?}");
+        }
+    }
 }

@@ -17,6 +17,7 @@ use super::cast::{self, SliceCast};
 use super::elementwise::{OutPtr, GRAIN};
 use super::unary::{self, Slice1};
 use crate::array::{Array, Data};
+use crate::buffer::Buffer;
 use crate::backend::OutMeta;
 use crate::dtype::DType;
 use crate::error::{Error, Result};
@@ -50,27 +51,27 @@ pub fn eval(op: &FusedOp, inputs: Vec<Array>, outputs: &[OutMeta]) -> Result<Dat
         return Ok(out);
     }
     let widest = plan.sizes.iter().copied().max().unwrap_or(1);
-    let block = ((BLOCK_BYTES / widest.max(1)) / 64 * 64).clamp(64, GRAIN);
+    // No longer than the output (rounded to 64): a small output (a decode step's vectors)
+    // must not allocate and clear block buffers sized for a large one.
+    let block = ((BLOCK_BYTES / widest.max(1)) / 64 * 64).clamp(64, GRAIN).min(n.div_ceil(64) * 64);
     let blocks = n.div_ceil(block);
     let dst = OutPtr(out.buf.as_mut_ptr());
     let failure: spin::Mutex<Option<Error>> = spin::Mutex::new(None);
     crate::parallel::parallel_for(blocks, 1, &|r| {
-        // Block buffers for this range of blocks, 8 bytes per element (the widest dtype),
-        // as u64 so every dtype's elements are aligned in them.
-        let mut slots: Vec<Vec<u64>> = Vec::new();
-        if slots.try_reserve_exact(plan.n_slots).is_err() {
-            failure.lock().get_or_insert(Error::out_of_memory(NAME, plan.n_slots * block * 8));
-            return;
-        }
-        for _ in 0..plan.n_slots {
-            let mut v = Vec::new();
-            if v.try_reserve_exact(block).is_err() {
-                failure.lock().get_or_insert(Error::out_of_memory(NAME, block * 8));
+        // Block buffers for this range of blocks, 8 bytes per element (the widest dtype), as
+        // u64 so every dtype's elements are aligned in them: one block of the buffer cache
+        // (a malloc per slot per call cost more than a decode step's small program itself).
+        let scratch = match Buffer::new_for_overwrite(plan.n_slots.max(1) * block * 8, NAME) {
+            Ok(b) => b,
+            Err(e) => {
+                failure.lock().get_or_insert(e);
                 return;
             }
-            v.resize(block, 0u64);
-            slots.push(v);
-        }
+        };
+        // SAFETY: the buffer is ours alone, 64-byte aligned and initialized (fresh blocks are
+        // zeroed, reused ones hold old values), at least `n_slots · block` u64 long.
+        let all = unsafe { core::slice::from_raw_parts_mut(scratch.as_mut_ptr() as *mut u64, plan.n_slots * block) };
+        let mut slots: Vec<&mut [u64]> = all.chunks_mut(block).collect();
         // Broadcast scalars fill their buffer once.
         for (l, home) in loads.iter().zip(&plan.homes) {
             if let (Home::Slot(j), true) = (home, l.constant) {
@@ -275,7 +276,7 @@ impl Plan {
     }
 
     /// Runs the program on elements `start..start + len`, writing the result into `out`.
-    fn run_block(&self, loads: &[Load], slots: &mut [Vec<u64>], start: usize, len: usize, out: &mut [u8]) -> Result<()> {
+    fn run_block(&self, loads: &[Load], slots: &mut [&mut [u64]], start: usize, len: usize, out: &mut [u8]) -> Result<()> {
         for (l, home) in loads.iter().zip(&self.homes) {
             if let (Home::Slot(j), false) = (home, l.constant) {
                 l.gather(start, &mut bytes_mut(&mut slots[*j])[..len * l.size]);
