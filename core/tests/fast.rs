@@ -8,7 +8,7 @@ mod common;
 use common::{array, load, values};
 use mlx_arm_core::error::ErrorKind;
 use mlx_arm_core::ops::fast::{self, RopeOffset, SdpaMask};
-use mlx_arm_core::{Array, Result};
+use mlx_arm_core::{Array, DType, Result};
 use mlx_arm_core::ops;
 use serde_json::Value as J;
 
@@ -203,5 +203,47 @@ fn mask_of<'a>(m: &SdpaMask<'a>) -> SdpaMask<'a> {
     match m {
         SdpaMask::Causal => SdpaMask::Causal,
         _ => SdpaMask::None,
+    }
+}
+
+/// The cos/sin table is kept between calls for the last arguments: a run of calls that change
+/// one thing at a time (position, base, scale, dtype, given frequencies, per-batch offsets,
+/// length) each matches the unfused composition, so no call reuses another's table.
+#[test]
+fn rope_calls_in_a_row_never_reuse_a_stale_table() {
+    let x = Array::from_slice(&(0..2 * 3 * 2 * 8).map(|i| ((i * 7 % 23) as f32 - 11.0) * 0.21).collect::<Vec<_>>(), &[2, 3, 2, 8]).unwrap();
+    let x1 = ops::slice(&x, &[0, 0, 0, 0], &[2, 3, 1, 8], &[1, 1, 1, 1]).unwrap();
+    let x16 = ops::astype(&x1, DType::Float16).unwrap();
+    let freqs = Array::from_slice(&[1.0f32, 3.0, 9.0, 27.0], &[4]).unwrap();
+    let freqs2 = Array::from_slice(&[1.0f32, 2.0, 9.0, 27.0], &[4]).unwrap();
+    let ofs = Array::from_slice(&[2i32, 7], &[2]).unwrap();
+    let ofs2 = Array::from_slice(&[7i32, 2], &[2]).unwrap();
+    type Case<'a> = (&'a Array, Option<f32>, f32, RopeOffset<'a>, Option<&'a Array>);
+    let cases: Vec<Case> = vec![
+        (&x1, Some(10000.0), 1.0, RopeOffset::Int(3), None),
+        (&x1, Some(10000.0), 1.0, RopeOffset::Int(4), None),
+        (&x1, Some(10000.0), 1.0, RopeOffset::Int(3), None),
+        (&x1, Some(500.0), 1.0, RopeOffset::Int(3), None),
+        (&x1, Some(500.0), 0.5, RopeOffset::Int(3), None),
+        (&x16, Some(500.0), 0.5, RopeOffset::Int(3), None),
+        (&x1, None, 1.0, RopeOffset::Int(3), Some(&freqs)),
+        (&x1, None, 1.0, RopeOffset::Int(3), Some(&freqs2)),
+        (&x1, Some(10000.0), 1.0, RopeOffset::Array(&ofs), None),
+        (&x1, Some(10000.0), 1.0, RopeOffset::Array(&ofs2), None),
+        (&x, Some(10000.0), 1.0, RopeOffset::Array(&ofs2), None),
+        (&x, Some(10000.0), 1.0, RopeOffset::Int(3), None),
+    ];
+    for (i, (input, base, scale, offset, f)) in cases.into_iter().enumerate() {
+        let again = match &offset {
+            RopeOffset::Int(v) => RopeOffset::Int(*v),
+            RopeOffset::Array(a) => RopeOffset::Array(a),
+        };
+        let got = fast::rope(input, 8, false, base, scale, again, f).unwrap();
+        let want = fast::rope_fallback(input, 8, false, base, scale, offset, f).unwrap();
+        let (got, want) = (ops::astype(&got, DType::Float32).unwrap(), ops::astype(&want, DType::Float32).unwrap());
+        let tol = if input.dtype() == DType::Float16 { 1e-2 } else { 1e-5 };
+        for (g, w) in got.to_vec::<f32>().unwrap().iter().zip(want.to_vec::<f32>().unwrap()) {
+            assert!((g - w).abs() <= tol * (1.0 + w.abs()), "case {i}: {g} vs {w}");
+        }
     }
 }

@@ -5,6 +5,7 @@
 
 use super::elementwise::OutPtr;
 use super::math::{Float, Real};
+use super::rope_table;
 use crate::array::{Array, Data};
 use crate::backend::OutMeta;
 use crate::dtype::{finfo, DType};
@@ -170,16 +171,9 @@ fn rope<T: Store>(inputs: &[Array], dims: usize, traditional: bool, base: f32, s
     let t_len = shape[nd - 2];
     let per_batch: usize = shape[1..nd - 1].iter().product();
     let half = dims / 2;
-    let inv_freq: Vec<f32> = match inputs.get(2) {
-        Some(f) => f.data()?.read::<f32>(&[half])?.iter().map(|&v| 1.0 / v).collect(),
-        // The `libm` crate, not `Float` (glibc with `std`): the table feeds every attention
-        // layer of a language model, and glibc's expf/cosf/sinf round some of these values an
-        // ulp away from libm's, so the hosted and bare-metal builds would part (quantized
-        // activations then grow that into different tokens; examples/firmware-aarch64-lm).
-        None => {
-            let c = libm::logf(base) / half as f32;
-            (0..half).map(|j| libm::expf(-(j as f32) * c)).collect()
-        }
+    let given: Option<Vec<f32>> = match inputs.get(2) {
+        Some(f) => Some(f.data()?.read::<f32>(&[half])?.into_owned()),
+        None => None,
     };
     // One offset per batch entry, or one for all.
     let per_entry = offsets.len() > 1;
@@ -187,16 +181,40 @@ fn rope<T: Store>(inputs: &[Array], dims: usize, traditional: bool, base: f32, s
         return Err(Error::invalid(OP, "offset must have one entry per batch element."));
     }
     let n_ofs = if per_entry { shape[0] } else { 1 };
+    let positions: Vec<i32> = if per_entry { offsets[..n_ofs].to_vec() } else { alloc::vec![offsets.first().copied().unwrap_or(0)] };
+    let key = rope_table::Key {
+        dtype: T::DTYPE,
+        freqs: match &given {
+            Some(g) => rope_table::Freqs::Given(g.iter().map(|v| v.to_bits()).collect()),
+            None => rope_table::Freqs::Base { base_bits: base.to_bits(), half },
+        },
+        scale_bits: scale.to_bits(),
+        offsets: positions.clone(),
+        t_len,
+    };
     // cos θ and sin θ (rounded as the rotation uses them) for each (offset, position, j): every
     // head at a position shares them, so the trigonometry runs once per position, not per row.
-    let mut table = Vec::with_capacity(n_ofs * t_len * half);
-    for e in 0..n_ofs {
-        let ofs = if per_entry { offsets[e] } else { offsets.first().copied().unwrap_or(0) };
-        for t in 0..t_len {
-            let pos = (t as f32 + ofs as f32) * scale;
-            table.extend(inv_freq.iter().map(|&f| (T::round(libm::cosf(pos * f)), T::round(libm::sinf(pos * f)))));
+    let table = rope_table::get(key, || {
+        let inv_freq: Vec<f32> = match &given {
+            Some(g) => g.iter().map(|&v| 1.0 / v).collect(),
+            // The `libm` crate, not `Float` (glibc with `std`): the table feeds every attention
+            // layer of a language model, and glibc's expf/cosf/sinf round some of these values an
+            // ulp away from libm's, so the hosted and bare-metal builds would part (quantized
+            // activations then grow that into different tokens; examples/firmware-aarch64-lm).
+            None => {
+                let c = libm::logf(base) / half as f32;
+                (0..half).map(|j| libm::expf(-(j as f32) * c)).collect()
+            }
+        };
+        let mut table = Vec::with_capacity(n_ofs * t_len * half);
+        for &ofs in &positions {
+            for t in 0..t_len {
+                let pos = (t as f32 + ofs as f32) * scale;
+                table.extend(inv_freq.iter().map(|&f| (T::round(libm::cosf(pos * f)), T::round(libm::sinf(pos * f)))));
+            }
         }
-    }
+        table
+    });
     let xd = x.data()?;
     let xv = xd.read::<T>(shape)?;
     rows(&xv, d, out, |i, xr, o| {

@@ -75,8 +75,20 @@ fn same_arch(a: Isa, b: Isa) -> bool {
 /// 0 = not chosen yet.
 static ACTIVE: AtomicU8 = AtomicU8::new(0);
 
-/// The best level this machine supports.
+/// 0 = not detected yet.
+static BEST: AtomicU8 = AtomicU8::new(0);
+
+/// The best level this machine supports (detected once: kernels ask on every call).
 pub fn best() -> Isa {
+    if let Some(i) = Isa::from_u8(BEST.load(Ordering::Relaxed)) {
+        return i;
+    }
+    let found = detect();
+    BEST.store(found as u8, Ordering::Relaxed);
+    found
+}
+
+fn detect() -> Isa {
     #[cfg(all(target_arch = "x86_64", feature = "std"))]
     {
         extern crate std;

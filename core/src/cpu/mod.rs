@@ -25,6 +25,7 @@ pub mod math;
 pub mod quantized;
 pub mod random;
 pub mod reduce;
+mod rope_table;
 pub mod shape;
 pub mod sort;
 pub mod decomp;
