@@ -200,11 +200,12 @@ fn slice_update(mut inputs: Vec<Array>, start: &[isize], step: &[isize], op: &'s
     let src = dense_bytes(&up, &ud, &mut tmp, op)?;
     // SAFETY: `out` is a fresh or donated dense buffer of n elements, held only here.
     let dst = unsafe { out.slice_mut::<u8>(n as usize * item) };
+    // Runs of consecutive elements at a time (a KV-cache write is one run per head).
     let mut k = 0usize;
-    crate::array::for_each_strided(up.shape(), &wstrides, &mut |off| {
-        let to = (base + off) as usize * item;
-        dst[to..to + item].copy_from_slice(&src[k..k + item]);
-        k += item;
+    crate::array::for_each_run(up.shape(), &wstrides, &mut |off, run| {
+        let (to, len) = ((base + off) as usize * item, run * item);
+        dst[to..to + len].copy_from_slice(&src[k..k + len]);
+        k += len;
     });
     Ok(out)
 }
