@@ -12,6 +12,7 @@ use crate::dtype::{finfo, DType};
 use crate::error::{Error, Result};
 use crate::ops::fast::FastOp;
 use crate::parallel::parallel_for;
+use alloc::borrow::Cow;
 use alloc::vec::Vec;
 
 /// Evaluates a fast primitive.
@@ -90,6 +91,22 @@ fn as_f32_mut<T: Store>(s: &mut [T]) -> Option<&mut [f32]> {
     (T::DTYPE == DType::Float32).then(|| unsafe { core::slice::from_raw_parts_mut(s.as_mut_ptr() as *mut f32, s.len()) })
 }
 
+/// A norm's per-feature vector of `d` values as f32 (a 0-d one — no weight given — holds one
+/// element, repeated, never read as `d`). Borrowed when it is f32 already: a model's norm
+/// weights, read on every call, cost no conversion.
+fn per_feature<T: Store>(data: &Data, ndim: usize, d: usize) -> Result<Cow<'_, [f32]>> {
+    if ndim == 0 {
+        return Ok(Cow::Owned(alloc::vec![data.read::<T>(&[])?[0].f(); d]));
+    }
+    let v = data.read::<T>(&[d])?;
+    if let Cow::Borrowed(s) = v {
+        if let Some(f) = as_f32(s) {
+            return Ok(Cow::Borrowed(f));
+        }
+    }
+    Ok(Cow::Owned(v.iter().map(|x| x.f()).collect()))
+}
+
 fn rms_norm<T: Store>(inputs: &[Array], eps: f32, shape: &[usize], out: &Data) -> Result<()> {
     const OP: &str = "rms_norm";
     let d = shape.last().copied().unwrap_or(1);
@@ -97,12 +114,8 @@ fn rms_norm<T: Store>(inputs: &[Array], eps: f32, shape: &[usize], out: &Data) -
     let w = super::input(inputs, 1, OP)?;
     let xd = x.data()?;
     let xv = xd.read::<T>(shape)?;
-    // A 0-d weight (no weight given) holds one element: read it as such, never as `d`.
-    let wv: Vec<f32> = if w.ndim() == 0 {
-        alloc::vec![w.data()?.read::<T>(&[])?[0].f(); d]
-    } else {
-        w.data()?.read::<T>(&[d])?.iter().map(|v| v.f()).collect()
-    };
+    let wd = w.data()?;
+    let wv = per_feature::<T>(&wd, w.ndim(), d)?;
     // Rounded exactly as MLX's definition `x * rsqrt(mean(square(x)) + eps)` computed by our
     // own ops (MLX's CPU runs that composite): `mx.sum`'s order, times the f32 of 1/d.
     let inv_d = (1.0 / d as f64) as f32;
@@ -115,7 +128,7 @@ fn rms_norm<T: Store>(inputs: &[Array], eps: f32, shape: &[usize], out: &Data) -
         }
         let ss = super::reduce::lanes_sum_map(xr, 0.0f32, |v| v.f() * v.f());
         let inv = 1.0 / (ss * inv_d + eps).sqrt();
-        for ((y, &v), &g) in o.iter_mut().zip(xr).zip(&wv) {
+        for ((y, &v), &g) in o.iter_mut().zip(xr).zip(wv.iter()) {
             *y = T::from_f(T::round(v.f() * inv) * g);
         }
     });
@@ -126,15 +139,10 @@ fn layer_norm<T: Store>(inputs: &[Array], eps: f32, shape: &[usize], out: &Data)
     const OP: &str = "layer_norm";
     let d = shape.last().copied().unwrap_or(1);
     let x = super::input(inputs, 0, OP)?;
-    let per_feature = |a: &Array| -> Result<Vec<f32>> {
-        if a.ndim() == 0 {
-            Ok(alloc::vec![a.data()?.read::<T>(&[])?[0].f(); d])
-        } else {
-            Ok(a.data()?.read::<T>(&[d])?.iter().map(|v| v.f()).collect())
-        }
-    };
-    let wv = per_feature(super::input(inputs, 1, OP)?)?;
-    let bv = per_feature(super::input(inputs, 2, OP)?)?;
+    let (w, b) = (super::input(inputs, 1, OP)?, super::input(inputs, 2, OP)?);
+    let (wd, bd) = (w.data()?, b.data()?);
+    let wv = per_feature::<T>(&wd, w.ndim(), d)?;
+    let bv = per_feature::<T>(&bd, b.ndim(), d)?;
     let xd = x.data()?;
     let xv = xd.read::<T>(shape)?;
     // As MLX's definition over our ops: `mean` and `var` (mean of squared deviations), each
@@ -150,7 +158,7 @@ fn layer_norm<T: Store>(inputs: &[Array], eps: f32, shape: &[usize], out: &Data)
         let mu = super::reduce::lanes_sum_map(xr, 0.0f32, |v| v.f()) * inv_d;
         let var = super::reduce::lanes_sum_map(xr, 0.0f32, |v| (v.f() - mu) * (v.f() - mu)) * inv_d;
         let inv = 1.0 / (var + eps).sqrt();
-        for (((y, &v), &g), &b) in o.iter_mut().zip(xr).zip(&wv).zip(&bv) {
+        for (((y, &v), &g), &b) in o.iter_mut().zip(xr).zip(wv.iter()).zip(bv.iter()) {
             *y = T::from_f(T::round(T::round((v.f() - mu) * inv) * g) + b);
         }
     });
