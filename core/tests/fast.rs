@@ -173,29 +173,34 @@ fn rope_table_is_the_libm_crates_in_every_build() {
 
 /// Keys and values that are windows of a larger cache (heads a capacity apart, the decode
 /// case) or transposed views give exactly the result of the same data made contiguous: the
-/// kernel reads each head's rows in place or copies them, with the same arithmetic.
+/// kernel reads each head's rows in place or copies them, with the same arithmetic. In f32,
+/// f16 and bf16 (whose kernel widens one K/V head per task), with grouped-query heads.
 #[test]
 fn attention_over_cache_windows_and_transposed_views() {
     let (b, hq, hkv, cap, s, d) = (2, 6, 2, 40, 25, 32);
     let mk = |n: usize, k: usize| -> Vec<f32> { (0..n).map(|i| (((i * k) % 89) as f32 / 89.0 - 0.5) * 2.0).collect() };
-    let k_cache = Array::from_slice(&mk(b * hkv * cap * d, 13), &[b, hkv, cap, d]).unwrap();
-    let v_cache = Array::from_slice(&mk(b * hkv * cap * d, 31), &[b, hkv, cap, d]).unwrap();
-    let window = |a: &Array| ops::slice(a, &[0, 0, 0, 0], &[b as isize, hkv as isize, s as isize, d as isize], &[1, 1, 1, 1]).unwrap();
-    let (k, v) = (window(&k_cache), window(&v_cache));
-    // The same keys stored (batch, row, head, width) and viewed transposed: not dense per head.
-    let k_t = ops::transpose(&ops::contiguous(&ops::transpose(&k, Some(&[0, 2, 1, 3])).unwrap()).unwrap(), Some(&[0, 2, 1, 3])).unwrap();
-    let (kc, vc) = (ops::contiguous(&k).unwrap(), ops::contiguous(&v).unwrap());
-    let scale = 1.0 / (d as f32).sqrt();
-    for l in [1usize, 3] {
-        let q = Array::from_slice(&mk(b * hq * l * d, 7), &[b, hq, l, d]).unwrap();
-        let mask = if l > 1 { SdpaMask::Causal } else { SdpaMask::None };
-        let dense = fast::scaled_dot_product_attention(&q, &kc, &vc, scale, mask_of(&mask)).unwrap().to_vec::<f32>().unwrap();
-        for (name, kk) in [("cache window", &k), ("transposed view", &k_t)] {
-            let got = fast::scaled_dot_product_attention(&q, kk, &v, scale, mask_of(&mask)).unwrap().to_vec::<f32>().unwrap();
-            assert!(got.iter().zip(&dense).all(|(a, b)| a.to_bits() == b.to_bits()), "{name}, {l} queries: differs from contiguous inputs");
+    for (dtype, tol) in [(DType::Float32, 1e-5), (DType::Float16, 4e-3), (DType::Bfloat16, 3e-2)] {
+        let cast = |a: Array| ops::astype(&a, dtype).unwrap();
+        let k_cache = cast(Array::from_slice(&mk(b * hkv * cap * d, 13), &[b, hkv, cap, d]).unwrap());
+        let v_cache = cast(Array::from_slice(&mk(b * hkv * cap * d, 31), &[b, hkv, cap, d]).unwrap());
+        let window = |a: &Array| ops::slice(a, &[0, 0, 0, 0], &[b as isize, hkv as isize, s as isize, d as isize], &[1, 1, 1, 1]).unwrap();
+        let (k, v) = (window(&k_cache), window(&v_cache));
+        // The same keys stored (batch, row, head, width) and viewed transposed: not dense per head.
+        let k_t = ops::transpose(&ops::contiguous(&ops::transpose(&k, Some(&[0, 2, 1, 3])).unwrap()).unwrap(), Some(&[0, 2, 1, 3])).unwrap();
+        let (kc, vc) = (ops::contiguous(&k).unwrap(), ops::contiguous(&v).unwrap());
+        let scale = 1.0 / (d as f32).sqrt();
+        let f32s = |a: &Array| ops::astype(a, DType::Float32).unwrap().to_vec::<f32>().unwrap();
+        for l in [1usize, 3] {
+            let q = cast(Array::from_slice(&mk(b * hq * l * d, 7), &[b, hq, l, d]).unwrap());
+            let mask = if l > 1 { SdpaMask::Causal } else { SdpaMask::None };
+            let dense = f32s(&fast::scaled_dot_product_attention(&q, &kc, &vc, scale, mask_of(&mask)).unwrap());
+            for (name, kk) in [("cache window", &k), ("transposed view", &k_t)] {
+                let got = f32s(&fast::scaled_dot_product_attention(&q, kk, &v, scale, mask_of(&mask)).unwrap());
+                assert!(got.iter().zip(&dense).all(|(a, b)| a.to_bits() == b.to_bits()), "{dtype:?} {name}, {l} queries: differs from contiguous inputs");
+            }
+            let fallback = ops::astype(&fast::scaled_dot_product_attention_fallback(&q, &kc, &vc, scale, mask_of(&mask)).unwrap(), DType::Float32).unwrap();
+            compare(&format!("{dtype:?} cache window vs fallback"), &Array::from_slice(&dense, &[b, hq, l, d]).unwrap(), &fallback, tol, tol).unwrap();
         }
-        let fallback = fast::scaled_dot_product_attention_fallback(&q, &kc, &vc, scale, mask_of(&mask)).unwrap();
-        compare("cache window vs fallback", &Array::from_slice(&dense, &[b, hq, l, d]).unwrap(), &fallback, 1e-5, 1e-6).unwrap();
     }
 }
 

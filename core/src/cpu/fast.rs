@@ -240,18 +240,26 @@ fn rope<T: Store>(inputs: &[Array], dims: usize, traditional: bool, base: f32, s
     Ok(())
 }
 
+/// Attention in float16 / bfloat16 (and float64), rounded as MLX's composite computes it: each
+/// score and each probability rounded to the dtype, sums in f32. K and V (a KV-cache window
+/// read in place) are widened to f32 in parallel, then scores and output are the same SIMD
+/// GEMVs as [`sdpa_f32`] (so, up to summation order, the arithmetic of a scalar loop over the
+/// dtype's values).
 fn sdpa<T: Store>(inputs: &[Array], scale: f32, causal: bool, shape: &[usize], out: &Data) -> Result<()> {
     const OP: &str = "scaled_dot_product_attention";
     let (q, k, v) = (super::input(inputs, 0, OP)?, super::input(inputs, 1, OP)?, super::input(inputs, 2, OP)?);
     let (b, hq, l, dv) = (shape[0], shape[1], shape[2], shape[3]);
     let (hkv, s, dk) = (k.shape()[1], k.shape()[2], k.shape()[3]);
-    if hkv == 0 || hq % hkv != 0 || v.shape()[2] != s {
+    if hkv == 0 || hq % hkv != 0 || v.shape()[2] != s || q.shape()[3] != dk || v.shape()[3] != dv {
+        return Err(Error::runtime(OP, "Attention inputs have inconsistent shapes."));
+    }
+    if k.shape()[0] != b || v.shape()[..2] != k.shape()[..2] {
         return Err(Error::runtime(OP, "Attention inputs have inconsistent shapes."));
     }
     let reps = hq / hkv;
     let qv: Vec<f32> = q.data()?.read::<T>(q.shape())?.iter().map(|x| x.f()).collect();
-    let kv: Vec<f32> = k.data()?.read::<T>(k.shape())?.iter().map(|x| x.f()).collect();
-    let vv: Vec<f32> = v.data()?.read::<T>(v.shape())?.iter().map(|x| x.f()).collect();
+    let (kd, vd) = (k.data()?, v.data()?);
+    let (kh, vh) = (HeadBlocks::<T>::new(&kd, k.shape())?, HeadBlocks::<T>::new(&vd, v.shape())?);
     let mshape = [b, hq, l, s];
     // The mask as an additive f32 term, or a keep flag (bool masks).
     enum Mask {
@@ -268,9 +276,41 @@ fn sdpa<T: Store>(inputs: &[Array], scale: f32, causal: bool, shape: &[usize], o
     let sc = T::round(scale);
     let causal_off = s as isize - l as isize;
     let n_rows = b * hq * l;
-    if n_rows == 0 || dv == 0 {
+    if n_rows == 0 || dv == 0 || qv.len() < n_rows * dk {
         return Ok(());
     }
+    // K and V widened to f32 once (each key row by one task), shared by the query heads of
+    // a group: widening per query head would repeat it for every grouped head.
+    let kv_rows = b * hkv * s;
+    // Scratch from the buffer cache (a decode loop reuses the same blocks, unzeroed); every
+    // element is written below before it is read.
+    let kbuf = crate::buffer::Buffer::new_for_overwrite(kv_rows * dk * 4, OP)?;
+    let vbuf = crate::buffer::Buffer::new_for_overwrite(kv_rows * dv * 4, OP)?;
+    let (kp, vp) = (OutPtr(kbuf.as_mut_ptr() as *mut f32), OutPtr(vbuf.as_mut_ptr() as *mut f32));
+    parallel_for(kv_rows, (super::elementwise::GRAIN / (dk + dv).max(1)).max(1), &|r| {
+        let (kp, vp) = (&kp, &vp);
+        // Key rows r, a run per head (rows of one head are consecutive in both layouts).
+        let mut idx = r.start;
+        while idx < r.end {
+            let (head, j) = (idx / s, idx % s);
+            let rows = (s - j).min(r.end - idx);
+            let (bi, kvh) = (head / hkv, head % hkv);
+            let (krange, vrange) = (idx * dk..(idx + rows) * dk, idx * dv..(idx + rows) * dv);
+            // SAFETY: key rows idx..idx+rows of the scratch buffers, written by this task only.
+            let (kr, vr) = unsafe { (kp.chunk(&krange), vp.chunk(&vrange)) };
+            widen_into(&kh.head(bi, kvh)[j * dk..(j + rows) * dk], kr);
+            widen_into(&vh.head(bi, kvh)[j * dv..(j + rows) * dv], vr);
+            idx += rows;
+        }
+    });
+    // SAFETY: both buffers hold kv_rows rows of f32 (allocated above, 64-byte aligned), all
+    // written by the loop above, and nothing else refers to them.
+    let (kf, vf) = unsafe {
+        (
+            core::slice::from_raw_parts(kbuf.as_ptr() as *const f32, kv_rows * dk),
+            core::slice::from_raw_parts(vbuf.as_ptr() as *const f32, kv_rows * dv),
+        )
+    };
     let p = OutPtr(out.buf.as_mut_ptr() as *mut T);
     let grain = (ATTENTION_GRAIN_MACS / (s * (dk + dv)).max(1)).max(1);
     parallel_for(n_rows, grain, &|r| {
@@ -281,15 +321,14 @@ fn sdpa<T: Store>(inputs: &[Array], scale: f32, causal: bool, shape: &[usize], o
         for row in r {
             let (bh, i) = (row / l, row % l);
             let (bi, h) = (bh / hq, bh % hq);
-            let kvh = bi * hkv + h / reps;
-            let qr = &qv[row * dk..(row + 1) * dk];
-            for (d, &x) in qs.iter_mut().zip(qr) {
+            let head = bi * hkv + h / reps;
+            let (kh, vh) = (&kf[head * s * dk..(head + 1) * s * dk], &vf[head * s * dv..(head + 1) * s * dv]);
+            for (d, &x) in qs.iter_mut().zip(&qv[row * dk..(row + 1) * dk]) {
                 *d = T::round(sc * x);
             }
+            super::gemm::dot_rows(kh, dk, &qs, &mut scores);
             for (j, sj) in scores.iter_mut().enumerate() {
-                let kr = &kv[(kvh * s + j) * dk..(kvh * s + j + 1) * dk];
-                let dot: f32 = qs.iter().zip(kr).map(|(a, b)| a * b).sum();
-                let mut x = T::round(dot);
+                let mut x = T::round(*sj);
                 let m_idx = row * s + j;
                 match &mask {
                     Mask::None => {}
@@ -311,14 +350,9 @@ fn sdpa<T: Store>(inputs: &[Array], scale: f32, causal: bool, shape: &[usize], o
                 *sj = Float::exp(*sj - mx);
                 total += *sj;
             }
+            scores.iter_mut().for_each(|e| *e = T::round(*e / total));
             acc.iter_mut().for_each(|a| *a = 0.0);
-            for (j, &e) in scores.iter().enumerate() {
-                let pj = T::round(e / total);
-                let vr = &vv[(kvh * s + j) * dv..(kvh * s + j + 1) * dv];
-                for (a, &x) in acc.iter_mut().zip(vr) {
-                    *a += pj * x;
-                }
-            }
+            super::gemm::axpy_rows(vh, dv, &scores, &mut acc);
             // SAFETY: row `row` of the fresh output, written by this chunk only.
             let rg = row * dv..(row + 1) * dv;
             let o = unsafe { p.chunk(&rg) };
@@ -328,6 +362,28 @@ fn sdpa<T: Store>(inputs: &[Array], scale: f32, causal: bool, shape: &[usize], o
         }
     });
     Ok(())
+}
+
+/// `src` widened to f32 into `dst` (as long): float16 and bfloat16 on the `half` crate's slice
+/// conversions (F16C / NEON where present), the others element by element.
+fn widen_into<T: Store>(src: &[T], dst: &mut [f32]) {
+    use half::slice::HalfFloatSliceExt;
+    let n = src.len().min(dst.len());
+    if T::DTYPE == DType::Float16 {
+        // SAFETY: float16 is stored as half::f16 only, so T is half::f16 here.
+        let h = unsafe { core::slice::from_raw_parts(src.as_ptr() as *const half::f16, n) };
+        h.convert_to_f32_slice(&mut dst[..n]);
+        return;
+    }
+    if T::DTYPE == DType::Bfloat16 {
+        // SAFETY: bfloat16 is stored as half::bf16 only.
+        let h = unsafe { core::slice::from_raw_parts(src.as_ptr() as *const half::bf16, n) };
+        h.convert_to_f32_slice(&mut dst[..n]);
+        return;
+    }
+    for (d, x) in dst.iter_mut().zip(src) {
+        *d = x.f();
+    }
 }
 
 /// float32 attention without copies of K and V (contiguous inputs are read in place): per
@@ -353,7 +409,7 @@ fn sdpa_f32(inputs: &[Array], scale: f32, causal: bool, shape: &[usize], out: &D
     let reps = hq / hkv;
     let (qd, kd, vd) = (q.data()?, k.data()?, v.data()?);
     let qv = qd.read::<f32>(q.shape())?;
-    let (kh, vh) = (HeadBlocks::new(&kd, k.shape())?, HeadBlocks::new(&vd, v.shape())?);
+    let (kh, vh) = (HeadBlocks::<f32>::new(&kd, k.shape())?, HeadBlocks::<f32>::new(&vd, v.shape())?);
     if qv.len() < b * hq * l * dk || k.shape()[0] != b || v.shape()[..2] != k.shape()[..2] {
         return Err(Error::runtime(OP, "Attention inputs have inconsistent shapes."));
     }
@@ -430,34 +486,34 @@ fn sdpa_f32(inputs: &[Array], scale: f32, causal: bool, shape: &[usize], out: &D
 /// heads lie a whole cache capacity apart but each head's rows follow each other — and copied
 /// only otherwise (a transposed view). Decode reads the cache once per step instead of copying
 /// it first.
-struct HeadBlocks<'a> {
-    elems: alloc::borrow::Cow<'a, [f32]>,
+struct HeadBlocks<'a, T: Clone + 'static> {
+    elems: Cow<'a, [T]>,
     /// Element steps between batches and between heads.
     steps: [usize; 2],
     block: usize,
 }
 
-impl<'a> HeadBlocks<'a> {
+impl<'a, T: crate::Element> HeadBlocks<'a, T> {
     fn new(d: &'a Data, shape: &[usize]) -> Result<Self> {
         let [nb, nh, rows, width] = [shape[0], shape[1], shape[2], shape[3]];
         let block = rows * width;
         let dense_block = (width <= 1 || d.strides[3] == 1) && (rows <= 1 || d.strides[2] == width as isize);
         let base = d.buf.as_ptr() as usize + d.offset;
-        if block > 0 && dense_block && base % core::mem::align_of::<f32>() == 0 {
+        if block > 0 && dense_block && base % core::mem::align_of::<T>() == 0 {
             let steps = [d.strides[0].max(0) as usize, d.strides[1].max(0) as usize];
             let last = (nb.max(1) - 1) * steps[0] + (nh.max(1) - 1) * steps[1] + block;
-            if d.offset + last * 4 <= d.buf.len() {
+            if d.offset + last * core::mem::size_of::<T>() <= d.buf.len() {
                 // SAFETY: `last` elements from the view's first lie inside the buffer (checked
-                // just above), which lives as long as `d`; f32 alignment checked.
-                let elems = unsafe { core::slice::from_raw_parts(base as *const f32, last) };
-                return Ok(HeadBlocks { elems: alloc::borrow::Cow::Borrowed(elems), steps, block });
+                // just above), which lives as long as `d`; alignment checked.
+                let elems = unsafe { core::slice::from_raw_parts(base as *const T, last) };
+                return Ok(HeadBlocks { elems: Cow::Borrowed(elems), steps, block });
             }
         }
-        let elems = d.read::<f32>(shape)?;
+        let elems = d.read::<T>(shape)?;
         Ok(HeadBlocks { elems, steps: [nh * block, block], block })
     }
 
-    fn head(&self, b: usize, h: usize) -> &[f32] {
+    fn head(&self, b: usize, h: usize) -> &[T] {
         &self.elems[b * self.steps[0] + h * self.steps[1]..][..self.block]
     }
 }
