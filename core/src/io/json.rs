@@ -19,7 +19,7 @@ pub enum Json {
     Bool(bool),
     /// A non-negative integer literal that fits `u64` (no sign, fraction or exponent).
     UInt(u64),
-    /// Any other number, kept as its validated source text.
+    /// Any other number (a larger integer too), kept as its validated source text.
     Number(String),
     /// A string, unescaped.
     Str(String),
@@ -268,14 +268,12 @@ impl Parser<'_> {
         }
         let text = &self.s[start..self.i];
         if plain {
-            let mut v: u64 = 0;
-            for &d in text {
-                v = v
-                    .checked_mul(10)
-                    .and_then(|v| v.checked_add((d - b'0') as u64))
-                    .ok_or_else(|| Error::format(self.op, "invalid JSON header: integer does not fit in 64 bits"))?;
+            let v = text.iter().try_fold(0u64, |v, &d| v.checked_mul(10)?.checked_add((d - b'0') as u64));
+            // Larger integers are valid JSON (Hugging Face configs write `model_max_length`
+            // as 10^30): kept as text, so a reader that needs an index says it is not one.
+            if let Some(v) = v {
+                return Ok(Json::UInt(v));
             }
-            return Ok(Json::UInt(v));
         }
         // All bytes here are ASCII digits/signs/'.'/'e'.
         Ok(Json::Number(text.iter().map(|&b| b as char).collect()))
@@ -316,12 +314,12 @@ mod tests {
             br#"{"a":"x"} x"#,
             br#"[1.]"#,
             b"\"\x01\"",
-            br#"{"a":18446744073709551616}"#,
             b"[[[[[[[[[[[[[[[[[[[[1]]]]]]]]]]]]]]]]]]]",
         ] {
             assert!(parse("t", bad).is_err(), "{:?}", core::str::from_utf8(bad));
         }
         assert_eq!(parse("t", b" 18446744073709551615 ").unwrap(), Json::UInt(u64::MAX));
+        assert_eq!(parse("t", b"18446744073709551616").unwrap(), Json::Number("18446744073709551616".into()));
         assert_eq!(parse("t", b"-1.5e3").unwrap(), Json::Number("-1.5e3".into()));
     }
 }
