@@ -201,6 +201,9 @@ fn uint_list(name: &str, field: &str, v: Json) -> Result<Vec<usize>> {
         .map(|x| match x {
             Json::UInt(u) => usize::try_from(u)
                 .map_err(|_| ferr(alloc::format!("tensor '{name}': {field} value {u} does not fit in memory"))),
+            Json::Number(t) if t.bytes().all(|b| b.is_ascii_digit()) => {
+                Err(ferr(alloc::format!("tensor '{name}': {field} value {t} does not fit in 64 bits")))
+            }
             _ => Err(ferr(alloc::format!("tensor '{name}': {field} holds a value that is not a non-negative integer"))),
         })
         .collect()
