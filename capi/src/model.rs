@@ -90,15 +90,6 @@ fn new_ctx(model: Model, tokenizer: Result<Tokenizer>) -> ModelCtx {
     ModelCtx { model, tokenizer, last: Mutex::new(mlx_arm_generation_stats::default()) }
 }
 
-/// The tokenizer of a model directory: tokenizer.json, with tokenizer_config.json when present.
-#[cfg(feature = "std")]
-fn dir_tokenizer(dir: &std::path::Path) -> Result<Tokenizer> {
-    let tj = std::fs::read(dir.join("tokenizer.json"))
-        .map_err(|e| Error::runtime(WHAT, format!("{}: tokenizer.json: {e}", dir.display())))?;
-    let tc = std::fs::read(dir.join("tokenizer_config.json")).ok();
-    Tokenizer::from_hf_json(&tj, tc.as_deref())
-}
-
 /// `mlx_arm_model_new`: the empty model handle.
 #[no_mangle]
 pub extern "C" fn mlx_arm_model_new() -> mlx_arm_model {
@@ -142,7 +133,7 @@ pub unsafe extern "C" fn mlx_arm_model_load(res: *mut mlx_arm_model, path: *cons
         let loaded = load_model_with(std::path::Path::new(path), WeightMemory::Auto, &mut |_, _| {})?;
         let tokenizer = match &loaded.origin {
             mlx_arm_lm::load::files::Origin::Gguf { metadata, .. } => Tokenizer::from_gguf(metadata),
-            mlx_arm_lm::load::files::Origin::Dir(dir) => dir_tokenizer(dir),
+            mlx_arm_lm::load::files::Origin::Dir(dir) => mlx_arm_lm::load::files::dir_tokenizer(dir),
         };
         store(res, new_ctx(loaded.model, tokenizer))
     })

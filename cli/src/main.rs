@@ -219,13 +219,7 @@ fn open(args: &ModelArgs) -> Result<Session> {
         // The tokenizer is the metadata's only user here: it takes the vocabulary over
         // rather than copying it.
         Origin::Gguf { metadata, .. } => Tokenizer::from_gguf_owned(std::mem::take(metadata))?,
-        Origin::Dir(dir) => {
-            let read = |name: &str| std::fs::read(dir.join(name));
-            let tj = read("tokenizer.json")
-                .map_err(|e| Error::invalid("mlx-arm", format!("{}: tokenizer.json: {e}", dir.display())))?;
-            let tc = read("tokenizer_config.json").ok();
-            Tokenizer::from_hf_json(&tj, tc.as_deref())?
-        }
+        Origin::Dir(dir) => files::dir_tokenizer(dir)?,
     };
     Ok(Session { loaded, tokenizer })
 }

@@ -75,6 +75,22 @@ pub struct LoadedModel {
     pub file_bytes: u64,
 }
 
+/// The tokenizer of a model directory: `tokenizer.json`, with `tokenizer_config.json` when
+/// present, and `chat_template.jinja` — where transformers (4.43 on) and `mlx_lm.convert` put
+/// the chat template — over the config's template, as transformers and mlx-lm read it.
+pub fn dir_tokenizer(dir: &Path) -> Result<crate::tokenizer::Tokenizer> {
+    let tj = std::fs::read(dir.join("tokenizer.json")).map_err(|e| io_err(&dir.join("tokenizer.json"), e))?;
+    let tc = std::fs::read(dir.join("tokenizer_config.json")).ok();
+    let tokenizer = crate::tokenizer::Tokenizer::from_hf_json(&tj, tc.as_deref())?;
+    Ok(match std::fs::read(dir.join("chat_template.jinja")) {
+        Ok(t) => {
+            let t = String::from_utf8(t).map_err(|_| Error::format(OP, format!("{}: chat_template.jinja is not UTF-8", dir.display())))?;
+            tokenizer.with_chat_template(t)
+        }
+        Err(_) => tokenizer,
+    })
+}
+
 fn io_err(path: &Path, e: std::io::Error) -> Error {
     Error::runtime(OP, format!("cannot read {}: {e}", path.display()))
 }

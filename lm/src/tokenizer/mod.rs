@@ -363,6 +363,11 @@ impl Tokenizer {
     pub fn chat_template(&self) -> Option<&str> {
         self.chat_template.as_deref()
     }
+    /// This tokenizer with `template` as its chat template (a directory's `chat_template.jinja`).
+    pub fn with_chat_template(mut self, template: String) -> Tokenizer {
+        self.chat_template = Some(template);
+        self
+    }
     /// A token's text as stored in the vocabulary (`Ġhello`, `▁hello`, `<0x0A>`).
     pub fn token_text(&self, id: u32) -> Result<&str> {
         self.kind(id)?;
