@@ -64,10 +64,13 @@ pub fn map_file(op: &'static str, path: &Path) -> Result<Arc<Buffer>> {
 const HUGE_PAGE: usize = 2 << 20;
 
 /// Reads `path` whole into anonymous memory that asks the kernel for transparent huge pages
-/// (`MADV_HUGEPAGE`, 2 MiB aligned), calling `progress(bytes_read, total)` about every MiB.
+/// (`MADV_HUGEPAGE`), calling `progress(bytes_read, total)` about every MiB. The file's byte
+/// `align_at` lands on a 64-byte boundary (the rest follows it; 0 = the file starts on a huge
+/// page): a safetensors file's tensors start at its data section, which MLX's writer does not
+/// pad, so placing that section aligned lets every tensor be viewed in place instead of copied.
 /// The bytes are the file's, unchanged; the buffer holds them privately, so the file may
 /// change afterwards. Costs the file's size in memory, as a fully touched mapping does.
-pub fn read_file_huge(op: &'static str, path: &Path, progress: &mut dyn FnMut(u64, u64)) -> Result<Arc<Buffer>> {
+pub fn read_file_huge(op: &'static str, path: &Path, align_at: usize, progress: &mut dyn FnMut(u64, u64)) -> Result<Arc<Buffer>> {
     use std::io::Read;
     let open_err = |e: std::io::Error| Error::invalid(op, alloc::format!("Failed to open {}: {e}", path.display()));
     let mut file = File::open(path).map_err(open_err)?;
@@ -78,9 +81,14 @@ pub fn read_file_huge(op: &'static str, path: &Path, progress: &mut dyn FnMut(u6
         return Ok(Buffer::external(Box::new(Vec::<u8>::new())));
     }
     let oom = || Error::out_of_memory(op, len);
-    // One huge page extra, so the bytes can start on a huge-page boundary.
-    let mut map = memmap2::MmapOptions::new().len(len.checked_add(HUGE_PAGE).ok_or_else(oom)?).map_anon().map_err(|_| oom())?;
-    let start = map.as_ptr().align_offset(HUGE_PAGE).min(HUGE_PAGE);
+    // One huge page extra, so the bytes can start on a huge-page boundary, plus the shift
+    // (under 64 bytes) that puts byte `align_at` on a 64-byte one.
+    let shift = (64 - align_at % 64) % 64;
+    let mut map = memmap2::MmapOptions::new()
+        .len(len.checked_add(HUGE_PAGE + 64).ok_or_else(oom)?)
+        .map_anon()
+        .map_err(|_| oom())?;
+    let start = map.as_ptr().align_offset(HUGE_PAGE).min(HUGE_PAGE) + shift;
     #[cfg(target_os = "linux")]
     // Advice only: without transparent huge pages the bytes still load, on small pages.
     let _ = map.advise_range(memmap2::Advice::HugePage, start, len);

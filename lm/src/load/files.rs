@@ -155,7 +155,7 @@ pub fn load_model_with(path: &Path, memory: WeightMemory, progress: &mut dyn FnM
         let base = done;
         let mut report = |d: u64, _: u64| progress(base + d, total);
         let buf = match memory {
-            WeightMemory::HugePages => read_file_huge(op, file, &mut report)?,
+            WeightMemory::HugePages => read_file_huge(op, file, safetensors_data_start(file), &mut report)?,
             _ => {
                 let map = map_file(op, file)?;
                 read_in(&map, &mut report);
@@ -165,6 +165,21 @@ pub fn load_model_with(path: &Path, memory: WeightMemory, progress: &mut dyn FnM
         done = base + len;
         Ok(buf)
     })
+}
+
+/// Where a safetensors file's data section starts (8 + its header's length), so the bytes read
+/// into memory can put it on an aligned address; 0 for other files or an unreadable header
+/// (parsing reports that later).
+fn safetensors_data_start(file: &Path) -> usize {
+    use std::io::Read;
+    if file.extension().and_then(|e| e.to_str()) != Some("safetensors") {
+        return 0;
+    }
+    let mut len = [0u8; 8];
+    match std::fs::File::open(file).and_then(|mut f| f.read_exact(&mut len)) {
+        Ok(()) => usize::try_from(u64::from_le_bytes(len)).map_or(0, |n| n.wrapping_add(8)),
+        Err(_) => 0,
+    }
 }
 
 /// Bytes read in per progress report.
