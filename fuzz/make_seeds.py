@@ -144,6 +144,20 @@ JSON_DOCS = [b'{}', b'{"a": [1, 2.5e-3, -0, true, false, null, "x\\u00e9\\ud83d\
              b' [ [ [ ] ] , { } ] ', b'18446744073709551615', b'"\\"\\\\\\/\\b\\f\\n\\r\\t"']
 
 
+def exported_function():
+    """A small exported function (docs/EXPORT.md, "File format"): f(x) = exp(x) + c, with x
+    of shape [3] and a captured constant c, both float32."""
+    f32, u32, u64 = 10, (lambda v: struct.pack("<I", v)), (lambda v: struct.pack("<Q", v))
+    meta = bytes([f32]) + u32(1) + u64(3)
+    name = lambda s: u32(len(s)) + s
+    const = meta + u64(12) + struct.pack("<3f", 1, 2, 3)
+    exp = bytes([1]) + name(b"exp") + u32(1) + bytes([0]) + u32(0) + u32(1) + meta
+    add = bytes([2]) + name(b"add") + u32(2) + bytes([2]) + u32(0) + u32(0) + bytes([1]) + u32(0) + u32(1) + meta
+    trace = (bytes([0]) + u32(1) + u32(0) + u32(1) + meta + u32(1) + u32(0) + u32(2) + exp + add
+             + u32(1) + bytes([2]) + u32(1) + u32(0))
+    return b"MLXARMFN" + u32(1) + u32(1) + const + u32(1) + trace
+
+
 def main():
     files = {t: [] for t in EXT_TARGET.values()}
     for d in DATA_DIRS:
@@ -164,6 +178,7 @@ def main():
             put("load", bytes([sel | 0x80]) + b)
             if t == "gguf":
                 put("load", bytes([GGUF_NATIVE_SEL]) + b)
+    put("export", exported_function())
     put("npz", b"")  # zip layer on npy members too: npy seeds inside npz are above
     for b in files["safetensors"]:
         if len(b) >= 8:

@@ -34,7 +34,7 @@ shift $((OPTIND - 1))
 FILES=("$@")
 [ "${#FILES[@]}" -gt 0 ] || FILES=(test_array test_ops test_reduce test_random test_fast test_quantized test_load test_einsum
   test_linalg test_fft test_conv test_conv_transpose test_blas test_bf16 test_double test_constants test_device
-  test_eval test_fast_sdpa test_graph test_memory test_threads test_zero_copy
+  test_eval test_fast_sdpa test_graph test_memory test_threads test_zero_copy test_export_import
   test_nn test_losses test_init test_optimizers test_upsample test_tree)
 [ "$SOURCE" = 1 ] && export PYTHONPATH="$REPO_ROOT/python-cffi${PYTHONPATH:+:$PYTHONPATH}"
 

@@ -33,6 +33,8 @@ pub mod custom;
 pub mod compile;
 pub mod device;
 pub mod error;
+#[cfg(feature = "std")]
+pub mod export;
 #[cfg_attr(test, allow(dead_code))]
 mod compose;
 mod format;

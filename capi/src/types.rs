@@ -40,6 +40,8 @@ handles! {
     mlx_closure_custom, "mlx_closure_custom";
     mlx_closure_custom_jvp, "mlx_closure_custom_jvp";
     mlx_closure_custom_vmap, "mlx_closure_custom_vmap";
+    mlx_function_exporter, "mlx_function_exporter";
+    mlx_imported_function, "mlx_imported_function";
 }
 
 /// `mlx_map_string_to_string_iterator`: a position (`ctx`) over a map (`map_ctx`).

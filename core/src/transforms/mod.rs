@@ -14,6 +14,7 @@
 
 pub mod custom;
 pub mod compile;
+pub mod export;
 pub mod rules;
 mod vmap;
 

@@ -8,6 +8,7 @@
 #include "mlx/c/compile.h"
 #include "mlx/c/device.h"
 #include "mlx/c/error.h"
+#include "mlx/c/export.h"
 #include "mlx/c/fast.h"
 #include "mlx/c/fft.h"
 #include "mlx/c/graph_utils.h"

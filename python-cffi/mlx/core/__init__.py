@@ -323,6 +323,9 @@ _transforms.install(globals())  # grad, value_and_grad, vjp, jvp, stop_gradient 
 from . import _custom  # noqa: E402
 
 _custom.install(globals())  # custom_function, checkpoint (transforms.h)
+from . import _export  # noqa: E402
+
+_export.install(globals())  # export_function, import_function, exporter (export.h)
 
 # mlx-lm's needs (docs/COMPAT.md, "mlx-lm"): compile without fusion, the one-process
 # distributed group, device_info.

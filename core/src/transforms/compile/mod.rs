@@ -11,7 +11,7 @@
 //! replay the fused one.
 
 mod fuse;
-mod tape;
+pub(crate) mod tape;
 
 use crate::array::Array;
 use crate::dtype::DType;
@@ -155,15 +155,27 @@ impl Compiled {
 
     fn trace(&self, inputs: &[Array]) -> Result<Arc<Tapes>> {
         self.traces.fetch_add(1, Ordering::AcqRel);
-        let _guard = TraceGuard::new();
-        let tracers = inputs.iter().map(make_tracer).collect::<Result<Vec<_>>>()?;
-        let outputs = (self.fun)(&tracers)?;
-        let raw = Tape::build(&tracers, &outputs)?;
+        let raw = record_raw(&*self.fun, inputs)?;
         let mut plain = raw.clone();
         plain.simplify();
         let fused = fuse::fuse(&plain);
         Ok(Arc::new(Tapes { raw, plain, fused }))
     }
+}
+
+/// The graph `fun` records on tracers of `inputs`, as traced (no simplification).
+fn record_raw(fun: crate::transforms::Fun<'_>, inputs: &[Array]) -> Result<Tape> {
+    let _guard = TraceGuard::new();
+    let tracers = inputs.iter().map(make_tracer).collect::<Result<Vec<_>>>()?;
+    let outputs = fun(&tracers)?;
+    Tape::build(&tracers, &outputs)
+}
+
+/// The simplified graph of `fun` on `inputs` (what `export_function` writes).
+pub(crate) fn record(fun: crate::transforms::Fun<'_>, inputs: &[Array]) -> Result<Tape> {
+    let mut t = record_raw(fun, inputs)?;
+    t.simplify();
+    Ok(t)
 }
 
 /// The number of steps of the fused node that computes `a`, or `None` when `a` is not the
