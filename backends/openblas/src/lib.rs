@@ -58,8 +58,9 @@ static CALLS: AtomicUsize = AtomicUsize::new(0);
 /// The thread count last handed to OpenBLAS (0 = never).
 static THREADS_SET: AtomicUsize = AtomicUsize::new(0);
 
-/// Gives OpenBLAS the core's thread count if it changed since the last product.
-fn follow_core_threads() {
+/// Gives OpenBLAS the core's thread count now if it changed since the last product (each
+/// product does this itself; call it to make [`threads`] current before any product ran).
+pub fn follow_core_threads() {
     let want = mlx_arm_core::parallel::num_threads().clamp(1, c_int::MAX as usize);
     if THREADS_SET.swap(want, Ordering::Relaxed) != want {
         // SAFETY: sets a library-wide count; in range by the clamp above.
