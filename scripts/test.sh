@@ -239,10 +239,9 @@ sec_backend() {
 }
 
 # backends/openblas cross-built for aarch64 against Debian's multiarch libopenblas-dev:arm64
-# (setup.sh adds the arm64 dpkg architecture for it) and run under qemu-user. pkg-config is
-# pointed at the arm64 .pc file; the runner adds the arm64 library dirs after the cross glibc
-# (which stays first, see .cargo/config.toml), and the linker finds libopenblas's own
-# dependency (libgfortran) through -rpath-link.
+# (setup.sh adds the arm64 dpkg architecture for it) and run under qemu-user (cortex-a72).
+# pkg-config is pointed at the arm64 .pc file; the runner adds the arm64 library dirs (OpenBLAS,
+# libgfortran) after the cross glibc, which stays first (see .cargo/config.toml).
 ARM64_LIBDIR=/usr/lib/aarch64-linux-gnu
 sec_openblas_aarch64() {
   local name

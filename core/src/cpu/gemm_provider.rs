@@ -5,8 +5,8 @@
 //!
 //! [`super::gemm::gemm`] asks [`try_run`] first for f32×f32 and f64×f64 products that it may
 //! spread over threads. The product reaches the provider only when its operands have a BLAS
-//! layout (row-major with a leading dimension, possibly transposed); broadcast (stride 0),
-//! reversed or doubly-strided views, and anything the provider declines (a size its integer
+//! layout (row-major with a leading dimension, possibly transposed) and aligned elements;
+//! broadcast (stride 0), reversed or doubly-strided views, and anything the provider declines (a size its integer
 //! type cannot hold), run on the built-in kernels. Products the caller already runs many at a
 //! time on the thread pool (small batched matmuls) stay built-in too: a BLAS threads on its own,
 //! and nesting its threads inside ours would oversubscribe the cores.
@@ -219,7 +219,9 @@ pub(crate) unsafe fn run_on<T: BlasElem>(p: &GemmProvider, m: usize, n: usize, k
         return false;
     };
     let ldc = if m <= 1 { n } else { ldc };
-    if ldc < n {
+    // Our views may sit at any byte offset (MatRef reads unaligned); a BLAS takes typed pointers.
+    let aligned = |p: usize| p % core::mem::align_of::<T>() == 0;
+    if ldc < n || !(aligned(pa as usize) && aligned(pb as usize) && aligned(pc as usize)) {
         return false;
     }
     let call = BlasGemm { trans_a, trans_b, m, n, k, alpha, a: pa, lda, b: pb, ldb, beta, c: pc, ldc };
