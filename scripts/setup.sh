@@ -40,6 +40,10 @@ APT_LATER=(
   libopenblas-dev
   gcc-mingw-w64-x86-64 wine64
 )
+# The aarch64 OpenBLAS the backends/openblas qemu run links (Debian multiarch: needs the arm64
+# architecture added to dpkg, done below before the update; its libc6:arm64 is kept away from
+# qemu runs by the LD_LIBRARY_PATH pin in .cargo/config.toml).
+APT_ARM64=(libopenblas-dev:arm64)
 
 missing_pkgs() {
   local p
@@ -71,7 +75,12 @@ else
     echo "setup.sh: the apt step needs root (or set SETUP_SKIP_APT=1)" >&2
     exit 1
   fi
-  mapfile -t ALL_MISSING < <(missing_pkgs "${APT_NOW[@]}" "${APT_LATER[@]}")
+  if ! dpkg --print-foreign-architectures | grep -qx arm64; then
+    step "dpkg --add-architecture arm64"
+    dpkg --add-architecture arm64
+    step_done "dpkg --add-architecture arm64"
+  fi
+  mapfile -t ALL_MISSING < <(missing_pkgs "${APT_NOW[@]}" "${APT_LATER[@]}" "${APT_ARM64[@]}")
   if [ "${#ALL_MISSING[@]}" -gt 0 ]; then
     step "apt-get update"
     apt-get update -q
@@ -81,6 +90,7 @@ else
   fi
   apt_install_group "now" "${APT_NOW[@]}"
   apt_install_group "later backends" "${APT_LATER[@]}"
+  apt_install_group "arm64 multiarch" "${APT_ARM64[@]}"
 fi
 
 # --- Rust targets ----------------------------------------------------------------------------------

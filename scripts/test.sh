@@ -121,7 +121,7 @@ crate_name() {
 
 # Backend crates get their own sections (device checks, clearer summary), so the host section
 # leaves them out.
-BACKENDS=(vulkan opencl)
+BACKENDS=(vulkan opencl openblas)
 HOST_EXCLUDES=()
 for b in "${BACKENDS[@]}"; do
   n="$(crate_name "backends/$b")"
@@ -227,6 +227,8 @@ sec_backend() {
   case "$b" in
     vulkan) need_tool glslc /usr/share/vulkan/icd.d/lvp_icd.x86_64.json ;;
     opencl) need_tool /etc/OpenCL/vendors/pocl.icd ;;
+    openblas) need_tool pkg-config
+      pkg-config --exists openblas || missing_dep "libopenblas-dev (pkg-config finds no openblas)" ;;
   esac
   # A workspace member: reuses the host section's build (its own manifest if it is not one).
   if grep -q "\"backends/$b\"" Cargo.toml; then
@@ -234,6 +236,24 @@ sec_backend() {
   else
     cargo test --manifest-path "backends/$b/Cargo.toml" --no-fail-fast "${PROFILE_ARGS[@]}"
   fi
+}
+
+# backends/openblas cross-built for aarch64 against Debian's multiarch libopenblas-dev:arm64
+# (setup.sh adds the arm64 dpkg architecture for it) and run under qemu-user (cortex-a72).
+# pkg-config is pointed at the arm64 .pc file; the runner adds the arm64 library dirs (OpenBLAS,
+# libgfortran) after the cross glibc, which stays first (see .cargo/config.toml).
+ARM64_LIBDIR=/usr/lib/aarch64-linux-gnu
+sec_openblas_aarch64() {
+  local name
+  name="$(crate_name backends/openblas)"
+  [ -n "$name" ] || skip "backends/openblas crate not written yet"
+  need_tool aarch64-linux-gnu-gcc qemu-aarch64
+  need_target "$AARCH64"
+  [ -f "$ARM64_LIBDIR/pkgconfig/openblas.pc" ] \
+    || missing_dep "libopenblas-dev:arm64 (needs 'dpkg --add-architecture arm64' + apt-get update; scripts/setup.sh does both)"
+  PKG_CONFIG_ALLOW_CROSS=1 PKG_CONFIG_LIBDIR="$ARM64_LIBDIR/pkgconfig" QEMU_CPU=cortex-a72 \
+    CARGO_TARGET_AARCH64_UNKNOWN_LINUX_GNU_RUNNER="${QEMU_USER[*]}:$ARM64_LIBDIR/openblas-pthread:$ARM64_LIBDIR" \
+    cargo test -p "$name" --target "$AARCH64" --no-fail-fast "${PROFILE_ARGS[@]}"
 }
 
 sec_firmware() {
@@ -311,6 +331,7 @@ run_section "Python tests (tests/python)" sec_python
 for b in "${BACKENDS[@]}"; do
   run_section "backend: $b (backends/$b)" sec_backend "$b"
 done
+run_section "backend: openblas aarch64 qemu (backends/openblas)" sec_openblas_aarch64
 FIRMWARE_DIRS=(examples/firmware-aarch64)
 for d in examples/firmware-*/; do
   d="${d%/}"

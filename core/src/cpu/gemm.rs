@@ -16,6 +16,7 @@
 //! (e.g. 64×4096×4096) still feeds every core; f16/bf16 are widened while packing. Products
 //! with one row or one column take a GEMV path that streams the matrix once.
 
+use super::gemm_provider;
 use super::isa::{isa, Isa};
 use crate::parallel::parallel_for;
 use alloc::vec::Vec;
@@ -61,11 +62,23 @@ pub trait GemmIn<A: Acc>: Copy + Send + Sync + 'static {
     unsafe fn fast(_level: Isa, _m: usize, _n: usize, _k: usize, _alpha: A, _a: MatRef<Self>, _b: MatRef<Self>, _beta: A, _c: MatMut<A>, _parallel: bool) -> bool {
         false
     }
+    /// Runs the product on the selected [`gemm_provider`] if this type has a provider entry
+    /// (f32 and f64) and the provider takes it; false leaves it to the built-in kernels.
+    ///
+    /// # Safety
+    /// As [`gemm`], with `m, n, k > 0`.
+    #[allow(clippy::too_many_arguments)]
+    unsafe fn provided(_m: usize, _n: usize, _k: usize, _alpha: A, _a: MatRef<Self>, _b: MatRef<Self>, _beta: A, _c: MatMut<A>) -> bool {
+        false
+    }
 }
 impl GemmIn<f32> for f32 {
     #[inline(always)]
     fn load(self) -> f32 {
         self
+    }
+    unsafe fn provided(m: usize, n: usize, k: usize, alpha: f32, a: MatRef<f32>, b: MatRef<f32>, beta: f32, c: MatMut<f32>) -> bool {
+        gemm_provider::try_run(m, n, k, alpha, a, b, beta, c)
     }
     unsafe fn fast(level: Isa, m: usize, n: usize, k: usize, alpha: f32, a: MatRef<Self>, b: MatRef<Self>, beta: f32, c: MatMut<f32>, parallel: bool) -> bool {
         fast_f32(level, m, n, k, alpha, a, b, beta, c, parallel)
@@ -94,6 +107,9 @@ impl GemmIn<f64> for f64 {
     fn load(self) -> f64 {
         self
     }
+    unsafe fn provided(m: usize, n: usize, k: usize, alpha: f64, a: MatRef<f64>, b: MatRef<f64>, beta: f64, c: MatMut<f64>) -> bool {
+        gemm_provider::try_run(m, n, k, alpha, a, b, beta, c)
+    }
 }
 
 /// A read-only strided matrix: element `(i, j)` sits at `ptr + i·rs + j·cs` (in elements).
@@ -114,6 +130,10 @@ impl<T: Copy> MatRef<T> {
     /// Every `ptr + i·rs + j·cs` for `i < rows`, `j < cols` must be readable for the GEMM's duration.
     pub unsafe fn new(ptr: *const T, rs: isize, cs: isize) -> Self {
         MatRef { ptr, rs, cs }
+    }
+    /// `(ptr, rs, cs)`.
+    pub(crate) fn parts(&self) -> (*const T, isize, isize) {
+        (self.ptr, self.rs, self.cs)
     }
     #[inline(always)]
     unsafe fn at(&self, i: usize, j: usize) -> T {
@@ -140,11 +160,16 @@ impl<A> MatMut<A> {
     pub unsafe fn new(ptr: *mut A, ldc: usize) -> Self {
         MatMut { ptr, ldc }
     }
+    /// `(ptr, ldc)`.
+    pub(crate) fn parts(&self) -> (*mut A, usize) {
+        (self.ptr, self.ldc)
+    }
 }
 
 /// `C[m×n] = alpha·A[m×k]·B[k×n] + beta·C`. With `beta == 0`, C is overwritten without being
 /// read (NaN in C does not leak, as with BLAS). `parallel` allows spreading row blocks over
-/// threads; callers that already run many GEMMs in parallel pass false.
+/// threads; callers that already run many GEMMs in parallel pass false. A selected
+/// [`gemm_provider`] (e.g. OpenBLAS) gets the f32/f64 products first when `parallel` is set.
 ///
 /// # Safety
 /// `a`, `b`, `c` must satisfy the contracts of [`MatRef::new`] and [`MatMut::new`] for these sizes.
@@ -160,6 +185,9 @@ pub unsafe fn gemm<S: GemmIn<A>, A: Acc>(
     c: MatMut<A>,
     parallel: bool,
 ) {
+    if parallel && m > 0 && n > 0 && k > 0 && S::provided(m, n, k, alpha, a, b, beta, c) {
+        return;
+    }
     gemm_at(isa(), m, n, k, alpha, a, b, beta, c, parallel)
 }
 

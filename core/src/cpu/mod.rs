@@ -18,6 +18,7 @@ pub mod fast;
 pub mod fft;
 pub mod fused;
 pub mod gemm;
+pub mod gemm_provider;
 pub mod isa;
 pub mod index;
 pub mod linalg;
