@@ -288,6 +288,34 @@ fn gemma_gguf_files_match_mlx_lm() {
     check_gemma(&data("gguf/gemma3-F32.gguf"), "gemma3/logits.npy", &g["gemma3"]);
 }
 
+/// The Gemma-style SentencePiece vocabulary of gguf/gemma3-F32.gguf (gen_gemma23_mlx.py):
+/// no space prefix (llama.cpp's converter writes `add_space_prefix = false` for Gemma),
+/// control tokens parsed, `<0x0A>` byte fallback for the newline, and the file's chat
+/// template rendered and encoded with one BOS although it writes `bos_token` itself. The
+/// expected ids follow by hand from llama.cpp's rule (merge the pair whose piece scores
+/// highest): ids 21 `Hello`, 26 `▁world`, 29 `user`, 4/5 `<start_of_turn>`/`<end_of_turn>`,
+/// 6 `<0x0A>`, 17 11 14 9 10 `m o d e l` (no merges).
+#[test]
+fn gemma_gguf_tokenizer_and_chat_template() {
+    use mlx_arm_lm::chat::{render, Message};
+    use mlx_arm_lm::load::files::Origin;
+    use mlx_arm_lm::tokenizer::Tokenizer;
+    let Origin::Gguf { metadata, .. } = load_model(&data("gguf/gemma3-F32.gguf")).unwrap().origin else {
+        panic!("not a GGUF origin")
+    };
+    let tok = Tokenizer::from_gguf(&metadata).unwrap();
+    assert_eq!(tok.encode("Hello world", true).unwrap(), [2, 21, 26]);
+    assert_eq!(tok.decode(&[21, 26]).unwrap(), "Hello world");
+    assert_eq!(tok.encode("<start_of_turn>user\nHello<end_of_turn>\n", true).unwrap(), [2, 4, 29, 6, 21, 5, 6]);
+    let bos = tok.token_text(tok.bos_id().unwrap()).unwrap().to_string();
+    let text = render(tok.chat_template().unwrap(), &[Message::new("user", " Hello world ")], true, &bos, "<eos>").unwrap();
+    assert_eq!(text, "<bos><start_of_turn>user\nHello world<end_of_turn>\n<start_of_turn>model\n");
+    assert_eq!(tok.encode_prompt(&text).unwrap(), [2, 4, 29, 6, 21, 26, 5, 6, 4, 17, 11, 14, 9, 10, 6]);
+    // A prompt without the BOS text still gets one.
+    assert_eq!(tok.encode_prompt("Hello world").unwrap(), [2, 21, 26]);
+    assert!(tok.eos_ids().contains(&5), "<end_of_turn> must end generation");
+}
+
 /// Every way of bringing weights into memory gives the very same model: the bytes read into
 /// huge-page memory are the file's, so logits are bit-identical to the mapped model's, for a
 /// GGUF file and for a safetensors directory; progress ends at the files' total size.

@@ -126,6 +126,39 @@ def load(module, config, path):
     return model
 
 
+# A Gemma-style SentencePiece vocabulary for gemma3-F32.gguf, as llama.cpp's converter writes
+# Gemma's (tokenizer.ggml.model "llama", add_space_prefix false, <0xXX> byte fallback,
+# <start_of_turn>/<end_of_turn> control tokens, the chat template), small enough that the
+# expected encodings can be worked out by hand from llama.cpp's rule (merge the adjacent pair
+# whose merged piece has the highest score).
+GEMMA_TEMPLATE = ("{{ bos_token }}{% for message in messages %}{{ '<start_of_turn>' + message['role'] + '\\n' + "
+                  "message['content'] | trim + '<end_of_turn>\\n' }}{% endfor %}"
+                  "{% if add_generation_prompt %}{{ '<start_of_turn>model\\n' }}{% endif %}")
+
+
+def add_gemma_vocab(g, n):
+    T = gguf.TokenType
+    toks = [("<pad>", 0.0, T.CONTROL), ("<eos>", 0.0, T.CONTROL), ("<bos>", 0.0, T.CONTROL), ("<unk>", 0.0, T.UNKNOWN),
+            ("<start_of_turn>", 0.0, T.CONTROL), ("<end_of_turn>", 0.0, T.CONTROL), ("<0x0A>", 0.0, T.BYTE)]
+    toks += [(c, 0.0, T.NORMAL) for c in ["\u2581", "H", "e", "l", "o", "w", "r", "d", "u", "s", "m"]]
+    for i, piece in enumerate(["ll", "He", "llo", "Hello", "or", "\u2581w", "\u2581wor", "\u2581worl", "\u2581world",
+                               "us", "use", "user"]):
+        toks.append((piece, -1.0 - i, T.NORMAL))
+    toks += [(f"<unused{i}>", 0.0, T.UNUSED) for i in range(n - len(toks))]
+    g.add_tokenizer_model("llama")
+    g.add_token_list([t for t, _, _ in toks])
+    g.add_token_scores([s for _, s, _ in toks])
+    g.add_token_types([k for _, _, k in toks])
+    g.add_bos_token_id(2)
+    g.add_eos_token_id(1)
+    g.add_unk_token_id(3)
+    g.add_pad_token_id(0)
+    g.add_add_bos_token(True)
+    g.add_add_eos_token(False)
+    g.add_add_space_prefix(False)
+    g.add_chat_template(GEMMA_TEMPLATE)
+
+
 def write_gguf(path, arch, c, w, extra):
     """The directory's weights as llama.cpp's converter writes them (F32)."""
     g = gguf.GGUFWriter(str(path), arch)
@@ -207,7 +240,8 @@ def main():
         g.add_rope_freq_base(GEMMA3["rope_theta"]),
         g.add_sliding_window(GEMMA3["sliding_window"]),
         g.add_rope_scaling_type(gguf.RopeScalingType.LINEAR),
-        g.add_rope_scaling_factor(GEMMA3["rope_scaling"]["factor"])))
+        g.add_rope_scaling_factor(GEMMA3["rope_scaling"]["factor"]),
+        add_gemma_vocab(g, GEMMA3["vocab_size"])))
     all_goldens["gemma3"] = g3
 
     # ---- Gemma 1 as GGUF: the existing gemma/ directory, tanh GELU as llama.cpp runs it ----
