@@ -202,12 +202,8 @@ impl ModelConfig {
             return Err(Error::format(OP, "the model's norm epsilon or rope base is not a positive number"));
         }
         let positive = |v: Option<f32>| v.is_none_or(|x| x.is_finite() && x > 0.0);
-        if !(self.attn_scale.is_finite() && self.attn_scale > 0.0)
-            || !positive(self.attn_softcap)
-            || !positive(self.final_softcap)
-            || !positive(self.rope_local_theta)
-            || !positive(self.embed_scale)
-        {
+        let scales = [Some(self.attn_scale), self.attn_softcap, self.final_softcap, self.rope_local_theta, self.embed_scale];
+        if !scales.into_iter().all(positive) {
             return Err(Error::format(
                 OP,
                 "the model's attention scale, soft-caps, local rope base or embedding scale is not a positive number",
