@@ -315,7 +315,7 @@ fn run_generate(a: GenerateArgs) -> Result<()> {
     };
     // A template already writes the special tokens it wants; a raw prompt gets the
     // tokenizer's BOS rule.
-    let ids = s.tokenizer.encode(&text, true)?;
+    let ids = s.tokenizer.encode_prompt(&text)?;
     let mut cache = s.loaded.model.new_cache();
     let start = Instant::now();
     let now = || start.elapsed().as_secs_f64();
@@ -356,7 +356,7 @@ fn run_chat(a: ChatArgs) -> Result<()> {
             return Ok(());
         }
         messages.push(Message::new("user", line));
-        let ids = s.tokenizer.encode(&s.chat_prompt(&messages)?, true)?;
+        let ids = s.tokenizer.encode_prompt(&s.chat_prompt(&messages)?)?;
         let common = cached.iter().zip(&ids).take_while(|(a, b)| a == b).count().min(ids.len().saturating_sub(1));
         cache.truncate(common);
         let start = Instant::now();

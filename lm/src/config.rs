@@ -1,7 +1,8 @@
 //! Model hyper-parameters, read from a GGUF file's metadata (`general.architecture` and the
 //! `<arch>.*` keys llama.cpp writes) or from a Hugging Face / MLX `config.json`. One struct
 //! for every Llama-family model; the architecture decides the few things that differ (QKV
-//! bias, the rotary layout, Gemma's norms, embedding scale and activation).
+//! bias, the rotary layout, Gemma's norms, embedding scale and activation). Gemma 2 / 3's
+//! extra settings (soft-capping, sliding windows, local rope bases) are read in [`crate::gemma`].
 
 use alloc::format;
 use alloc::string::{String, ToString};
@@ -24,6 +25,12 @@ pub enum Arch {
     /// RMSNorm by `1 + weight`, embeddings scaled by √hidden, a GELU-gated feed-forward and the
     /// embedding as the output layer.
     Gemma,
+    /// Gemma 2: Gemma plus norms after attention and after the feed-forward, soft-capped
+    /// attention and output logits, and sliding-window attention on alternate layers.
+    Gemma2,
+    /// Gemma 3 (text): Gemma 2's layout without soft-capping, with RMSNorm on queries and keys,
+    /// one global layer in every `sliding_window_pattern` and a separate rope base for local layers.
+    Gemma3,
 }
 
 impl Arch {
@@ -33,30 +40,32 @@ impl Arch {
             Arch::Llama => "llama",
             Arch::Qwen2 => "qwen2",
             Arch::Gemma => "gemma",
+            Arch::Gemma2 => "gemma2",
+            Arch::Gemma3 => "gemma3",
         }
     }
 
-    /// The feed-forward gate's activation.
-    pub fn ffn_activation(self) -> FfnActivation {
-        match self {
-            Arch::Gemma => FfnActivation::Gelu,
-            _ => FfnActivation::Silu,
-        }
+    /// Whether this is a Gemma generation (embedding scale, `1 + weight` norms in
+    /// Hugging Face files, GELU feed-forward, tied output).
+    pub fn is_gemma(self) -> bool {
+        matches!(self, Arch::Gemma | Arch::Gemma2 | Arch::Gemma3)
     }
 
-    /// What the token embeddings are multiplied by before the first block.
-    pub fn embed_scale(self, hidden: usize) -> Option<f32> {
-        match self {
-            // √hidden computed in f64 and rounded once, as Python's `hidden_size**0.5` is.
-            Arch::Gemma => Some(libm::sqrt(hidden as f64) as f32),
-            _ => None,
-        }
-    }
-
-    /// Whether the files store RMSNorm weights as an offset from 1 (the norm multiplies by
-    /// `1 + weight`).
+    /// Whether Hugging Face / MLX files store RMSNorm weights as an offset from 1 (the norm
+    /// multiplies by `1 + weight`). llama.cpp's converter adds the 1 when it writes a GGUF.
     pub fn norm_weight_offset(self) -> bool {
-        self == Arch::Gemma
+        self.is_gemma()
+    }
+
+    /// Whether each block also normalizes the attention output and the feed-forward output
+    /// before adding them to the residual stream (Gemma 2 and 3: four norms per block).
+    pub fn sandwich_norms(self) -> bool {
+        matches!(self, Arch::Gemma2 | Arch::Gemma3)
+    }
+
+    /// Whether queries and keys are RMS-normalized per head before rope (Gemma 3).
+    pub fn qk_norm(self) -> bool {
+        self == Arch::Gemma3
     }
 }
 
@@ -67,6 +76,9 @@ pub enum FfnActivation {
     Silu,
     /// `x · (1 + erf(x / √2)) / 2`, MLX's `nn.gelu` (mlx-lm's Gemma).
     Gelu,
+    /// The tanh approximation of GELU, MLX's `nn.gelu_approx` (mlx-lm's Gemma 2 / 3,
+    /// llama.cpp's `ggml_gelu` for every Gemma).
+    GeluApprox,
 }
 
 /// How rotary frequencies are scaled for long contexts.
@@ -130,6 +142,26 @@ pub struct ModelConfig {
     /// Whether the output projection reuses the token embedding (decided at load when the
     /// file has no separate output weight).
     pub tie_embeddings: bool,
+    /// The feed-forward gate's activation.
+    pub activation: FfnActivation,
+    /// What the token embeddings are multiplied by before the first block (Gemma: √hidden).
+    pub embed_scale: Option<f32>,
+    /// The factor queries are multiplied by before `q·k` (`1/√head_dim`, or Gemma 2/3's
+    /// `1/√query_pre_attn_scalar`).
+    pub attn_scale: f32,
+    /// Attention logits become `cap · tanh(logits / cap)` (Gemma 2's `attn_logit_softcapping`).
+    pub attn_softcap: Option<f32>,
+    /// Output logits become `cap · tanh(logits / cap)` (Gemma 2's `final_logit_softcapping`).
+    pub final_softcap: Option<f32>,
+    /// Local layers attend to this many positions, their own included (`sliding_window`).
+    pub sliding_window: Option<usize>,
+    /// Every `sliding_pattern`-th layer is global, the others local (when `sliding_window`
+    /// is set): layer `i` is local when `i % sliding_pattern < sliding_pattern - 1`. Gemma 2
+    /// alternates (2), Gemma 3 has 6; 1 means every layer is global.
+    pub sliding_pattern: usize,
+    /// Rope base of local layers, which are never frequency-scaled (Gemma 3's
+    /// `rope_local_base_freq`); `None`: local layers rotate as global ones.
+    pub rope_local_theta: Option<f32>,
 }
 
 impl ModelConfig {
@@ -169,7 +201,23 @@ impl ModelConfig {
         if !(self.rms_eps.is_finite() && self.rms_eps >= 0.0 && self.rope_theta.is_finite() && self.rope_theta > 0.0) {
             return Err(Error::format(OP, "the model's norm epsilon or rope base is not a positive number"));
         }
+        let positive = |v: Option<f32>| v.is_none_or(|x| x.is_finite() && x > 0.0);
+        let scales = [Some(self.attn_scale), self.attn_softcap, self.final_softcap, self.rope_local_theta, self.embed_scale];
+        if !scales.into_iter().all(positive) {
+            return Err(Error::format(
+                OP,
+                "the model's attention scale, soft-caps, local rope base or embedding scale is not a positive number",
+            ));
+        }
+        if self.sliding_window == Some(0) || self.sliding_pattern == 0 {
+            return Err(Error::format(OP, "the model's sliding window or sliding-window pattern is 0"));
+        }
         Ok(())
+    }
+
+    /// Whether layer `i` attends only to the last [`ModelConfig::sliding_window`] positions.
+    pub fn is_local(&self, i: usize) -> bool {
+        self.sliding_window.is_some() && i % self.sliding_pattern < self.sliding_pattern - 1
     }
 
     /// Reads the hyper-parameters from GGUF metadata. `vocab_rows` is the embedding's row
@@ -183,16 +231,13 @@ impl ModelConfig {
         let arch = match name.as_str() {
             "llama" | "mistral" => Arch::Llama,
             "qwen2" => Arch::Qwen2,
-            "gemma" => {
-                return Err(Error::unsupported(
-                    OP,
-                    "Gemma GGUF files are not supported yet (Gemma loads from MLX / Hugging Face model directories)",
-                ))
-            }
+            "gemma" => Arch::Gemma,
+            "gemma2" => Arch::Gemma2,
+            "gemma3" => Arch::Gemma3,
             other => {
                 return Err(Error::unsupported(
                     OP,
-                    format!("architecture '{other}' is not supported (supported: llama, mistral, qwen2)"),
+                    format!("architecture '{other}' is not supported (supported: llama, mistral, qwen2, gemma, gemma2, gemma3)"),
                 ))
             }
         };
@@ -215,7 +260,7 @@ impl ModelConfig {
             Some(Value::String(t)) => return Err(Error::unsupported(OP, format!("rope scaling '{t}' is not supported"))),
             _ => RopeScaling::None,
         };
-        let cfg = ModelConfig {
+        let mut cfg = ModelConfig {
             arch,
             n_layers: uint("block_count")?,
             hidden,
@@ -232,17 +277,31 @@ impl ModelConfig {
             rope_scaling,
             qkv_bias: arch == Arch::Qwen2,
             tie_embeddings: false,
+            ..ModelConfig::plain_extras(arch, head_dim)
         };
+        if arch.is_gemma() {
+            crate::gemma::gguf_settings(&mut cfg, &|k| get(&key(k)))?;
+        }
         cfg.validate()?;
         Ok(cfg)
     }
 
-    /// Reads a Hugging Face / MLX `config.json` (as `mlx_lm.load` accepts it).
+    /// Reads a Hugging Face / MLX `config.json` (as `mlx_lm.load` accepts it). A Gemma 3
+    /// `gemma3` (image-text) directory gives its `text_config` model; the vision tower's
+    /// weights are never read, as mlx-lm drops them.
     pub fn from_hf_json(text: &[u8]) -> Result<ModelConfig> {
         let json = mlx_arm_core::io::json::parse(OP, text)?;
-        let Json::Object(fields) = &json else {
+        let Json::Object(fields) = json else {
             return Err(Error::format(OP, "config.json is not a JSON object"));
         };
+        let fields = match fields.iter().find(|(n, _)| n == "model_type") {
+            Some((_, Json::Str(t))) if t == "gemma3" => crate::gemma::gemma3_text_config(&fields)?,
+            _ => fields,
+        };
+        Self::from_hf_fields(&fields)
+    }
+
+    fn from_hf_fields(fields: &[(String, Json)]) -> Result<ModelConfig> {
         let get = |k: &str| fields.iter().find(|(n, _)| n == k).map(|(_, v)| v);
         let model_type = match get("model_type") {
             Some(Json::Str(s)) => s.clone(),
@@ -252,13 +311,19 @@ impl ModelConfig {
             "llama" | "mistral" => Arch::Llama,
             "qwen2" => Arch::Qwen2,
             "gemma" => Arch::Gemma,
+            "gemma2" => Arch::Gemma2,
+            "gemma3_text" => Arch::Gemma3,
             other => {
                 return Err(Error::unsupported(
                     OP,
-                    format!("model_type '{other}' is not supported (supported: llama, mistral, qwen2, gemma)"),
+                    format!(
+                        "model_type '{other}' is not supported (supported: llama, mistral, qwen2, gemma, gemma2, gemma3, gemma3_text)"
+                    ),
                 ))
             }
         };
+        let defaults = crate::gemma::hf_defaults(arch);
+        let get = |k: &str| get(k).or_else(|| defaults.iter().find(|(n, _)| n == k).map(|(_, v)| v));
         let uint = |k: &str| -> Result<usize> {
             get(k).and_then(json_usize).ok_or_else(|| Error::format(OP, format!("config.json: missing or invalid {k}")))
         };
@@ -281,7 +346,7 @@ impl ModelConfig {
             .or_else(|| rope_params.and_then(|rp| rp.iter().find(|(n, _)| n == "rope_theta").map(|(_, v)| v)))
             .and_then(json_f32)
             .unwrap_or(10_000.0);
-        let cfg = ModelConfig {
+        let mut cfg = ModelConfig {
             arch,
             n_layers: uint("num_hidden_layers")?,
             hidden,
@@ -302,13 +367,56 @@ impl ModelConfig {
             },
             // Gemma has no separate output layer (mlx-lm always uses the embedding).
             tie_embeddings: arch == Arch::Gemma || matches!(get("tie_word_embeddings"), Some(Json::Bool(true))),
+            ..ModelConfig::plain_extras(arch, head_dim)
         };
+        if arch.is_gemma() {
+            crate::gemma::hf_settings(&mut cfg, &get)?;
+        }
         cfg.validate()?;
         Ok(cfg)
     }
 }
 
-fn hf_rope_scaling(fields: &[(String, Json)]) -> Result<RopeScaling> {
+impl ModelConfig {
+    /// Placeholder values of every field, with the settings of a plain Llama-family model
+    /// for `arch` — SiLU, no embedding scale, `1/√head_dim` attention, no soft-capping or
+    /// sliding window — which the parsers overwrite.
+    fn plain_extras(arch: Arch, head_dim: usize) -> ModelConfig {
+        ModelConfig {
+            arch,
+            n_layers: 0,
+            hidden: 0,
+            ffn: 0,
+            n_heads: 0,
+            n_kv_heads: 0,
+            head_dim,
+            vocab_size: 0,
+            context_length: 0,
+            rms_eps: 0.0,
+            rope_theta: 0.0,
+            rope_dims: 0,
+            rope_traditional: false,
+            rope_scaling: RopeScaling::None,
+            qkv_bias: false,
+            tie_embeddings: false,
+            activation: FfnActivation::Silu,
+            embed_scale: None,
+            attn_scale: inverse_sqrt(head_dim as f64),
+            attn_softcap: None,
+            final_softcap: None,
+            sliding_window: None,
+            sliding_pattern: 1,
+            rope_local_theta: None,
+        }
+    }
+}
+
+/// `1/√x` computed in f64 and rounded once, as Python's `x**-0.5` (mlx-lm's attention scales).
+pub fn inverse_sqrt(x: f64) -> f32 {
+    (1.0 / libm::sqrt(x)) as f32
+}
+
+pub(crate) fn hf_rope_scaling(fields: &[(String, Json)]) -> Result<RopeScaling> {
     let get = |k: &str| fields.iter().find(|(n, _)| n == k).map(|(_, v)| v);
     let kind = match get("rope_type").or_else(|| get("type")) {
         Some(Json::Str(s)) => s.to_string(),
@@ -361,14 +469,14 @@ pub fn as_strings(v: &Value) -> Option<&Vec<String>> {
     }
 }
 
-fn json_usize(v: &Json) -> Option<usize> {
+pub(crate) fn json_usize(v: &Json) -> Option<usize> {
     match v {
         Json::UInt(u) => usize::try_from(*u).ok(),
         _ => None,
     }
 }
 
-fn json_f32(v: &Json) -> Option<f32> {
+pub(crate) fn json_f32(v: &Json) -> Option<f32> {
     match v {
         Json::UInt(u) => Some(*u as f32),
         Json::Number(s) => s.parse::<f32>().ok(),
@@ -449,5 +557,95 @@ mod tests {
         let cp = ModelConfig::from_hf_json(plain).unwrap();
         assert_eq!((cp.rope_theta, cp.rope_scaling), (1_000_000.0, RopeScaling::None));
         assert!(ModelConfig::from_hf_json(b"[1,2]").is_err());
+    }
+
+    const GEMMA2: &str = r#"{"model_type":"gemma2","hidden_size":64,"num_hidden_layers":2,"intermediate_size":128,
+        "num_attention_heads":4,"num_key_value_heads":2,"head_dim":32,"rms_norm_eps":1e-6,"vocab_size":256,
+        "query_pre_attn_scalar":48,"attn_logit_softcapping":5.0,"final_logit_softcapping":15.0,"sliding_window":4}"#;
+
+    #[test]
+    fn gemma2_config_reads_its_settings_and_defaults() {
+        let c = ModelConfig::from_hf_json(GEMMA2.as_bytes()).unwrap();
+        assert_eq!((c.arch, c.activation, c.sliding_window, c.sliding_pattern), (Arch::Gemma2, FfnActivation::GeluApprox, Some(4), 2));
+        assert_eq!(c.attn_scale, inverse_sqrt(48.0));
+        assert_eq!((c.attn_softcap, c.final_softcap, c.embed_scale), (Some(5.0), Some(15.0), Some(8.0)));
+        // Absent: mlx-lm's defaults (and the usual 4096 window); null: no capping.
+        let d = GEMMA2.replace(r#""query_pre_attn_scalar":48,"attn_logit_softcapping":5.0,"final_logit_softcapping":15.0,"sliding_window":4"#,
+            r#""final_logit_softcapping":null"#);
+        let c = ModelConfig::from_hf_json(d.as_bytes()).unwrap();
+        assert_eq!((c.attn_scale, c.attn_softcap, c.final_softcap, c.sliding_window), (inverse_sqrt(144.0), Some(50.0), None, Some(4096)));
+    }
+
+    #[test]
+    fn malformed_gemma_configs_are_clear_errors() {
+        for (from, to, says) in [
+            (r#""sliding_window":4"#, r#""sliding_window":0"#, "sliding window"),
+            (r#""sliding_window":4"#, r#""sliding_window":"4""#, "sliding_window"),
+            (r#""query_pre_attn_scalar":48"#, r#""query_pre_attn_scalar":[48]"#, "query_pre_attn_scalar"),
+            (r#""query_pre_attn_scalar":48"#, r#""query_pre_attn_scalar":0"#, "attention scale"),
+            (r#""attn_logit_softcapping":5.0"#, r#""attn_logit_softcapping":-5.0"#, "soft-caps"),
+            (r#""hidden_size":64,"#, "", "hidden_size"),
+            (r#""num_hidden_layers":2"#, r#""num_hidden_layers":4294967296000"#, "implausibly large"),
+        ] {
+            let bad = GEMMA2.replace(from, to);
+            let e = alloc::format!("{}", ModelConfig::from_hf_json(bad.as_bytes()).unwrap_err());
+            assert!(e.contains(says), "{to}: {e}");
+        }
+        let e = ModelConfig::from_hf_json(br#"{"model_type":"gemma3","vocab_size":10}"#).unwrap_err();
+        assert!(alloc::format!("{e}").contains("text_config"), "{e}");
+        let e = ModelConfig::from_hf_json(br#"{"model_type":"gemma3","text_config":{"num_hidden_layers":2}}"#).unwrap_err();
+        assert!(alloc::format!("{e}").contains("hidden_size"), "{e}");
+        let e = ModelConfig::from_hf_json(br#"{"model_type":"gemma3n"}"#).unwrap_err();
+        assert!(alloc::format!("{e}").contains("not supported"), "{e}");
+    }
+
+    #[test]
+    fn gemma3_image_text_config_completes_its_text_config_as_mlx_lm() {
+        let text = br#"{"model_type":"gemma3","vocab_size":1000,"text_config":{"hidden_size":2560,"intermediate_size":10240,
+            "model_type":"gemma3_text","num_hidden_layers":34,"sliding_window":1024,
+            "rope_scaling":{"factor":8.0,"rope_type":"linear"}},"vision_config":{"hidden_size":1152}}"#;
+        let c = ModelConfig::from_hf_json(text).unwrap();
+        assert_eq!((c.arch, c.n_heads, c.n_kv_heads, c.head_dim, c.vocab_size), (Arch::Gemma3, 8, 4, 256, 1000));
+        assert_eq!((c.sliding_window, c.sliding_pattern, c.rope_local_theta), (Some(1024), 6, Some(10_000.0)));
+        assert_eq!((c.rope_theta, c.rope_scaling, c.attn_scale), (1_000_000.0, RopeScaling::Linear { factor: 8.0 }, inverse_sqrt(256.0)));
+        // mlx-lm rounds √2560 to bfloat16.
+        assert_eq!(c.embed_scale, Some(half::bf16::from_f32(libm::sqrtf(2560.0)).to_f32()));
+        assert!(c.is_local(4) && !c.is_local(5) && c.is_local(6));
+    }
+
+    fn gemma_meta(arch: &str, layers: u32) -> Vec<(String, Value)> {
+        let s = |k: &str, v: Value| (alloc::format!("{arch}.{k}"), v);
+        vec![
+            ("general.architecture".to_string(), Value::String(arch.into())),
+            s("block_count", Value::U32(layers)),
+            s("embedding_length", Value::U32(4608)),
+            s("feed_forward_length", Value::U32(36864)),
+            s("attention.head_count", Value::U32(32)),
+            s("attention.head_count_kv", Value::U32(16)),
+            s("attention.key_length", Value::U32(128)),
+            s("attention.sliding_window", Value::U32(4096)),
+        ]
+    }
+
+    #[test]
+    fn gemma_gguf_settings_follow_llama_cpp() {
+        // Gemma 2 27B (46 layers): query_pre_attn_scalar = hidden / heads = 144; defaults
+        // of the soft-caps; every other layer local.
+        let c = ModelConfig::from_gguf(&gemma_meta("gemma2", 46), 256000).unwrap();
+        assert_eq!((c.attn_scale, c.attn_softcap, c.final_softcap), (inverse_sqrt(144.0), Some(50.0), Some(30.0)));
+        assert!(c.is_local(0) && !c.is_local(1) && !c.rope_traditional && c.activation == FfnActivation::GeluApprox);
+        // Other sizes: 1/√head_dim.
+        let c = ModelConfig::from_gguf(&gemma_meta("gemma2", 42), 256000).unwrap();
+        assert_eq!(c.attn_scale, inverse_sqrt(128.0));
+        let c = ModelConfig::from_gguf(&gemma_meta("gemma3", 34), 262144).unwrap();
+        assert_eq!((c.sliding_pattern, c.rope_local_theta, c.attn_softcap, c.final_softcap), (6, Some(10_000.0), None, None));
+        // A per-layer pattern (Gemma 3n's form) is refused, not misread.
+        let mut m = gemma_meta("gemma3", 34);
+        m.push(("gemma3.attention.sliding_window_pattern".into(), Value::Array(GgufArray::Bool(vec![true, false]))));
+        assert!(alloc::format!("{}", ModelConfig::from_gguf(&m, 10).unwrap_err()).contains("sliding_window_pattern"));
+        let mut m = gemma_meta("gemma2", 46);
+        m.push(("gemma2.attn_logit_softcapping".into(), Value::String("50".into())));
+        assert!(ModelConfig::from_gguf(&m, 10).is_err());
+        assert!(ModelConfig::from_gguf(&gemma_meta("gemma3n", 34), 10).is_err());
     }
 }

@@ -10,7 +10,9 @@ extern crate alloc;
 
 #[cfg(feature = "std")]
 pub mod chat;
+pub mod attention;
 pub mod config;
+pub mod gemma;
 pub mod generate;
 pub mod kv_cache;
 pub mod load;

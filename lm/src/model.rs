@@ -7,10 +7,11 @@ use alloc::sync::Arc;
 use alloc::vec::Vec;
 
 use mlx_arm_core::ops::fused::{FusedOp, Step};
-use mlx_arm_core::ops::{self, BinaryOp, RopeOffset, SdpaMask, UnaryOp};
+use mlx_arm_core::ops::{self, BinaryOp, RopeOffset, UnaryOp};
 use mlx_arm_core::primitive::Primitive;
 use mlx_arm_core::{Array, DType, Error, Result};
 
+use crate::attention::{attend, AttentionSpec};
 use crate::config::{FfnActivation, ModelConfig, RopeScaling};
 use crate::kv_cache::KvCache;
 use crate::weights::Weight;
@@ -38,6 +39,11 @@ pub struct Layer {
     pub w_up: Weight,
     /// SwiGLU down `(hidden, ffn)`.
     pub w_down: Weight,
+    /// RMSNorm weights of the attention output and of the feed-forward output, `(hidden,)`
+    /// each (Gemma 2 / 3).
+    pub post_norms: Option<[Array; 2]>,
+    /// Per-head RMSNorm weights of queries and keys, `(head_dim,)` each (Gemma 3).
+    pub qk_norms: Option<[Array; 2]>,
 }
 
 /// A loaded decoder.
@@ -90,9 +96,19 @@ impl Model {
             l.w_gate.expect_shape(&n("ffn_gate"), c.ffn, h)?;
             l.w_up.expect_shape(&n("ffn_up"), c.ffn, h)?;
             l.w_down.expect_shape(&n("ffn_down"), h, c.ffn)?;
-            for (norm, name) in [(&l.attn_norm, "attn_norm"), (&l.ffn_norm, "ffn_norm")] {
-                if norm.shape() != [h] {
-                    return Err(Error::format("load_model", alloc::format!("tensor '{}' must have {h} elements", n(name))));
+            let mut norms = alloc::vec![(&l.attn_norm, "attn_norm", h), (&l.ffn_norm, "ffn_norm", h)];
+            if c.arch.sandwich_norms() != l.post_norms.is_some() || c.arch.qk_norm() != l.qk_norms.is_some() {
+                return Err(Error::format("load_model", alloc::format!("block {i} lacks norms its architecture needs")));
+            }
+            if let Some([pa, pf]) = &l.post_norms {
+                norms.extend([(pa, "post_attention_norm", h), (pf, "post_ffw_norm", h)]);
+            }
+            if let Some([qn, kn]) = &l.qk_norms {
+                norms.extend([(qn, "attn_q_norm", c.head_dim), (kn, "attn_k_norm", c.head_dim)]);
+            }
+            for (norm, name, len) in norms {
+                if norm.shape() != [len] {
+                    return Err(Error::format("load_model", alloc::format!("tensor '{}' must have {len} elements", n(name))));
                 }
             }
             if let Some(b) = &l.qkv_bias {
@@ -127,11 +143,9 @@ impl Model {
         }
         let offset = cache.offset();
         let mut x = self.embed.lookup(tokens, self.dtype)?;
-        if let Some(s) = c.arch.embed_scale(c.hidden) {
+        if let Some(s) = c.embed_scale {
             x = ops::multiply(&x, &Array::scalar(s)?)?;
         }
-        let scale = 1.0 / libm::sqrtf(c.head_dim as f32);
-        let mask = if t > 1 { SdpaMask::Causal } else { SdpaMask::None };
         let (bi, ti) = (b as isize, t as isize);
         for (i, l) in self.layers.iter().enumerate() {
             let h = ops::rms_norm(&x, Some(&l.attn_norm), c.rms_eps)?;
@@ -149,18 +163,35 @@ impl Model {
                 let a = ops::reshape(a, &[bi, ti, n as isize, c.head_dim as isize])?;
                 ops::transpose(&a, Some(&[0, 2, 1, 3]))
             };
-            let q = self.rope(&heads(&q, c.n_heads)?, offset)?;
-            let k = self.rope(&heads(&k, c.n_kv_heads)?, offset)?;
+            let (mut q, mut k) = (heads(&q, c.n_heads)?, heads(&k, c.n_kv_heads)?);
+            if let Some([qn, kn]) = &l.qk_norms {
+                q = ops::rms_norm(&q, Some(qn), c.rms_eps)?;
+                k = ops::rms_norm(&k, Some(kn), c.rms_eps)?;
+            }
+            let local = c.is_local(i);
+            let q = self.rope(&q, offset, local)?;
+            let k = self.rope(&k, offset, local)?;
             let v = heads(&v, c.n_kv_heads)?;
             let (keys, values) = cache.update(i, &k, &v)?;
-            let o = ops::scaled_dot_product_attention(&q, &keys, &values, scale, mask_ref(&mask))?;
+            let spec = AttentionSpec {
+                scale: c.attn_scale,
+                softcap: c.attn_softcap,
+                window: if local { c.sliding_window } else { None },
+            };
+            let o = attend(&q, &keys, &values, offset, &spec)?;
             let o = if t == 1 { o } else { ops::transpose(&o, Some(&[0, 2, 1, 3]))? };
             let o = ops::reshape(&o, &[bi, ti, (c.n_heads * c.head_dim) as isize])?;
-            x = ops::add(&x, &l.wo.project(&o)?)?;
+            let post = |y: Array, which: usize| -> Result<Array> {
+                match &l.post_norms {
+                    Some(n) => ops::rms_norm(&y, Some(&n[which]), c.rms_eps),
+                    None => Ok(y),
+                }
+            };
+            x = ops::add(&x, &post(l.wo.project(&o)?, 0)?)?;
             let h = ops::rms_norm(&x, Some(&l.ffn_norm), c.rms_eps)?;
             let [g, u] = exactly(Weight::project_all(&[&l.w_gate, &l.w_up], &h)?)?;
-            let act = gated(c.arch.ffn_activation(), &g, &u)?;
-            x = ops::add(&x, &l.w_down.project(&act)?)?;
+            let act = gated(c.activation, &g, &u)?;
+            x = ops::add(&x, &post(l.w_down.project(&act)?, 1)?)?;
         }
         cache.advance(t);
         if last_only && t > 1 {
@@ -168,12 +199,24 @@ impl Model {
             x = ops::slice(&x, &[0, ti - 1, 0], &[bi, ti, hd], &[1, 1, 1])?;
         }
         let x = ops::rms_norm(&x, Some(&self.norm), c.rms_eps)?;
-        self.output.project(&x)
+        let logits = self.output.project(&x)?;
+        match c.final_softcap {
+            Some(cap) => {
+                let cap = Array::scalar(cap)?;
+                ops::multiply(&ops::tanh(&ops::divide(&logits, &cap)?)?, &cap)
+            }
+            None => Ok(logits),
+        }
     }
 
-    fn rope(&self, x: &Array, offset: usize) -> Result<Array> {
+    /// Rotates `x` for positions from `offset`; a local (sliding-window) layer uses its own
+    /// base without frequency scaling where the model has one (Gemma 3).
+    fn rope(&self, x: &Array, offset: usize, local: bool) -> Result<Array> {
         let c = &self.config;
         let offset = i32::try_from(offset).map_err(|_| Error::invalid("forward", "position overflows int32"))?;
+        if let (true, Some(theta)) = (local, c.rope_local_theta) {
+            return ops::rope(x, c.rope_dims as isize, c.rope_traditional, Some(theta), 1.0, RopeOffset::Int(offset), None);
+        }
         let (base, scale) = match c.rope_scaling {
             RopeScaling::Linear { factor } if factor > 0.0 => (Some(c.rope_theta), 1.0 / factor),
             _ => (Some(c.rope_theta), 1.0),
@@ -220,20 +263,23 @@ fn activation(act: FfnActivation, g: &Array) -> Result<Array> {
             let one_plus = ops::add(&Array::scalar(1.0f32)?, &erf)?;
             ops::divide(&ops::multiply(g, &one_plus)?, &Array::scalar(2.0f32)?)
         }
+        FfnActivation::GeluApprox => gelu_approx(g),
     }
+}
+
+/// MLX's `nn.gelu_approx`: `0.5 · x · (1 + tanh(√(2/π) · (x + 0.044715 · x³)))`.
+fn gelu_approx(x: &Array) -> Result<Array> {
+    let s = |v: f32| Array::scalar(v);
+    let cube = ops::multiply(&ops::multiply(x, x)?, x)?;
+    let sqrt_2_over_pi = libm::sqrt(2.0 / core::f64::consts::PI) as f32;
+    let inner = ops::multiply(&s(sqrt_2_over_pi)?, &ops::add(x, &ops::multiply(&s(0.044715)?, &cube)?)?)?;
+    let one_plus = ops::add(&s(1.0)?, &ops::tanh(&inner)?)?;
+    ops::multiply(&ops::multiply(&s(0.5)?, x)?, &one_plus)
 }
 
 /// The arrays of a `Vec` known to hold `N` (what [`Weight::project_all`] returns for `N` weights).
 fn exactly<const N: usize>(v: Vec<Array>) -> Result<[Array; N]> {
     v.try_into().map_err(|_| Error::runtime("forward", "a projection returned the wrong number of arrays"))
-}
-
-fn mask_ref<'a>(m: &'a SdpaMask<'a>) -> SdpaMask<'a> {
-    match m {
-        SdpaMask::None => SdpaMask::None,
-        SdpaMask::Causal => SdpaMask::Causal,
-        SdpaMask::Array(a) => SdpaMask::Array(a),
-    }
 }
 
 /// The `freqs` argument of `fast.rope` for Llama 3.1 scaling: each frequency's wavelength

@@ -206,6 +206,126 @@ fn gemma_directory_matches_mlx_lm() {
     assert_eq!(greedy(&model, &ids, 16), ids_of(&g["greedy"]), "gemma: greedy continuation differs from mlx-lm's");
 }
 
+/// Goldens of the Gemma 2 / 3 models and Gemma GGUF files (tests/data/hf/gen_gemma23_mlx.py).
+fn gemma23_goldens() -> serde_json::Value {
+    serde_json::from_str(&std::fs::read_to_string(data("gemma23_goldens.json")).unwrap()).unwrap()
+}
+
+/// Loads `path` and checks, against mlx-lm: the logits of the prompt followed by its greedy
+/// continuation (28 positions in one pass, far past the 4-position window of the sliding
+/// layers) and the greedy continuation itself, which generation computes one token at a
+/// time through the KV cache.
+fn check_gemma(path: &Path, golden_npy: &str, golden: &serde_json::Value) -> Model {
+    let g = gemma23_goldens();
+    let prompt = ids_of(&g["ids"]);
+    let want = ids_of(&golden["greedy"]);
+    let model = load_model(path).unwrap_or_else(|e| panic!("{}: {e}", path.display())).model;
+    let all: Vec<u32> = prompt.iter().chain(&want).copied().collect();
+    let (shape, reference) = read_npy(&data(golden_npy));
+    assert_eq!(shape, [all.len(), model.config.vocab_size]);
+    let c = compare(&logits(&model, &all), &reference, model.config.vocab_size);
+    let name = path.strip_prefix(data("")).unwrap_or(path).display().to_string();
+    eprintln!("{name}: max|diff|/max|ref| = {:.2e}, top-1 {}/{}", c.rel, c.top1_agree, c.positions);
+    assert!(c.rel <= F32_REL, "{name}: relative logit error {:.3e} above {F32_REL:.0e}", c.rel);
+    assert_eq!(c.top1_agree, c.positions, "{name}");
+    // The same positions run in chunks through the cache: several queries at an offset, where
+    // the window both slices the cache and masks within the chunk.
+    let mut cache = model.new_cache();
+    let mut chunked = Vec::new();
+    for part in [&all[..5], &all[5..12], &all[12..]] {
+        let x = Array::from_slice(&part.iter().map(|&t| t as i32).collect::<Vec<_>>(), &[1, part.len()]).unwrap();
+        chunked.extend(model.forward(&x, &mut cache, false).unwrap().to_vec::<f32>().unwrap());
+    }
+    let cc = compare(&chunked, &reference, model.config.vocab_size);
+    assert!(cc.rel <= F32_REL, "{name}: chunked prefill's relative logit error {:.3e} above {F32_REL:.0e}", cc.rel);
+    assert_eq!(greedy(&model, &prompt, want.len()), want, "{name}: greedy continuation differs from mlx-lm's");
+    model
+}
+
+/// Gemma 2 (four norms per block, tanh GELU, attention and final soft-caps,
+/// query_pre_attn_scalar 48 with head_dim 32, a 4-position window on layer 0) against mlx-lm's
+/// gemma2 blocks with the window applied on even layers.
+#[test]
+fn gemma2_directory_matches_mlx_lm() {
+    let m = check_gemma(&data("gemma2"), "gemma2/logits.npy", &gemma23_goldens()["gemma2"]);
+    let c = &m.config;
+    assert_eq!((c.sliding_window, c.attn_softcap, c.final_softcap), (Some(4), Some(5.0), Some(15.0)));
+    assert!(c.is_local(0) && !c.is_local(1) && c.tie_embeddings);
+}
+
+/// Gemma 3 text (q/k norms, 5 local layers with a 4-position window and rope base 1e4, one
+/// global layer with base 1e6 and linear rope scaling) against mlx-lm's gemma3_text.
+#[test]
+fn gemma3_directory_matches_mlx_lm() {
+    let m = check_gemma(&data("gemma3"), "gemma3/logits.npy", &gemma23_goldens()["gemma3"]);
+    let locals: Vec<bool> = (0..6).map(|i| m.config.is_local(i)).collect();
+    assert_eq!(locals, [true, true, true, true, true, false]);
+}
+
+/// A `gemma3` (image-text) directory: the same text model under `text_config`, its tensors
+/// under `language_model.`, beside vision-tower tensors that must be left alone.
+#[test]
+fn gemma3_image_text_directory_runs_its_text_model() {
+    let d = scratch("gemma3-it");
+    let text: serde_json::Value = serde_json::from_slice(&std::fs::read(data("gemma3/config.json")).unwrap()).unwrap();
+    let vocab = text["vocab_size"].clone();
+    let cfg = serde_json::json!({"model_type": "gemma3", "text_config": text, "vocab_size": vocab,
+                                 "vision_config": {"model_type": "siglip_vision_model"}});
+    std::fs::write(d.join("config.json"), cfg.to_string()).unwrap();
+    std::fs::copy(data("gemma3/model.safetensors"), d.join("model.safetensors")).unwrap();
+    rename_safetensors(&d.join("model.safetensors"), &|n| format!("language_model.{n}"), "vision_tower.patch_embedding.weight");
+    let ids = ids_of(&gemma23_goldens()["ids"]);
+    let want = logits(&load_model(&data("gemma3")).unwrap().model, &ids);
+    let got = logits(&load_model(&d).unwrap().model, &ids);
+    assert!(got.iter().zip(&want).all(|(a, b)| a.to_bits() == b.to_bits()), "gemma3 wrapper logits differ");
+    // Without its text_config, the directory is refused with a clear error.
+    std::fs::write(d.join("config.json"), r#"{"model_type": "gemma3"}"#).unwrap();
+    let e = load_err(&d);
+    assert!(e.contains("text_config"), "{e}");
+    std::fs::remove_dir_all(&d).ok();
+}
+
+/// The same tiny models as GGUF files written with llama.cpp's conventions (norms stored with
+/// the 1 added, post_attention_norm / post_ffw_norm / attn_q_norm names, soft-cap and window
+/// keys, tied output), against mlx-lm run with the settings llama.cpp implies: attention scale
+/// 1/√head_dim, the tanh GELU for Gemma 1, Gemma 3's fixed pattern of 6 and local base 1e4.
+#[test]
+fn gemma_gguf_files_match_mlx_lm() {
+    let g = gemma23_goldens();
+    check_gemma(&data("gguf/gemma-F32.gguf"), "gguf/gemma-F32.logits.npy", &g["gemma_gguf"]);
+    let m = check_gemma(&data("gguf/gemma2-F32.gguf"), "gemma2/gguf_logits.npy", &g["gemma2"]["gguf"]);
+    assert_eq!((m.config.sliding_window, m.config.attn_softcap), (Some(4), Some(5.0)));
+    check_gemma(&data("gguf/gemma3-F32.gguf"), "gemma3/logits.npy", &g["gemma3"]);
+}
+
+/// The Gemma-style SentencePiece vocabulary of gguf/gemma3-F32.gguf (gen_gemma23_mlx.py):
+/// no space prefix (llama.cpp's converter writes `add_space_prefix = false` for Gemma),
+/// control tokens parsed, `<0x0A>` byte fallback for the newline, and the file's chat
+/// template rendered and encoded with one BOS although it writes `bos_token` itself. The
+/// expected ids follow by hand from llama.cpp's rule (merge the pair whose piece scores
+/// highest): ids 21 `Hello`, 26 `▁world`, 29 `user`, 4/5 `<start_of_turn>`/`<end_of_turn>`,
+/// 6 `<0x0A>`, 17 11 14 9 10 `m o d e l` (no merges).
+#[test]
+fn gemma_gguf_tokenizer_and_chat_template() {
+    use mlx_arm_lm::chat::{render, Message};
+    use mlx_arm_lm::load::files::Origin;
+    use mlx_arm_lm::tokenizer::Tokenizer;
+    let Origin::Gguf { metadata, .. } = load_model(&data("gguf/gemma3-F32.gguf")).unwrap().origin else {
+        panic!("not a GGUF origin")
+    };
+    let tok = Tokenizer::from_gguf(&metadata).unwrap();
+    assert_eq!(tok.encode("Hello world", true).unwrap(), [2, 21, 26]);
+    assert_eq!(tok.decode(&[21, 26]).unwrap(), "Hello world");
+    assert_eq!(tok.encode("<start_of_turn>user\nHello<end_of_turn>\n", true).unwrap(), [2, 4, 29, 6, 21, 5, 6]);
+    let bos = tok.token_text(tok.bos_id().unwrap()).unwrap().to_string();
+    let text = render(tok.chat_template().unwrap(), &[Message::new("user", " Hello world ")], true, &bos, "<eos>").unwrap();
+    assert_eq!(text, "<bos><start_of_turn>user\nHello world<end_of_turn>\n<start_of_turn>model\n");
+    assert_eq!(tok.encode_prompt(&text).unwrap(), [2, 4, 29, 6, 21, 26, 5, 6, 4, 17, 11, 14, 9, 10, 6]);
+    // A prompt without the BOS text still gets one.
+    assert_eq!(tok.encode_prompt("Hello world").unwrap(), [2, 21, 26]);
+    assert!(tok.eos_ids().contains(&5), "<end_of_turn> must end generation");
+}
+
 /// Every way of bringing weights into memory gives the very same model: the bytes read into
 /// huge-page memory are the file's, so logits are bit-identical to the mapped model's, for a
 /// GGUF file and for a safetensors directory; progress ends at the files' total size.
@@ -275,6 +395,35 @@ fn edit_safetensors(path: &Path, edit: &dyn Fn(&str, &mut Vec<u64>) -> bool) {
     let mut out = (h.len() as u64).to_le_bytes().to_vec();
     out.extend(h);
     out.extend(out_body);
+    std::fs::write(path, out).unwrap();
+}
+
+/// Renames every tensor of a safetensors file by `rename` and appends a copy of the first
+/// tensor's data under the name `extra`.
+fn rename_safetensors(path: &Path, rename: &dyn Fn(&str) -> String, extra: &str) {
+    let b = std::fs::read(path).unwrap();
+    let n = u64::from_le_bytes(b[..8].try_into().unwrap()) as usize;
+    let header: serde_json::Map<String, serde_json::Value> = serde_json::from_slice(&b[8..8 + n]).unwrap();
+    let mut body = b[8 + n..].to_vec();
+    let mut out_header = serde_json::Map::new();
+    for (name, info) in header {
+        if name == "__metadata__" {
+            out_header.insert(name, info);
+            continue;
+        }
+        if !out_header.contains_key(extra) {
+            let off: Vec<usize> = info["data_offsets"].as_array().unwrap().iter().map(|x| x.as_u64().unwrap() as usize).collect();
+            let start = body.len();
+            body.extend_from_within(off[0]..off[1]);
+            let copy = serde_json::json!({"dtype": info["dtype"], "shape": info["shape"], "data_offsets": [start, body.len()]});
+            out_header.insert(extra.into(), copy);
+        }
+        out_header.insert(rename(&name), info);
+    }
+    let h = serde_json::to_vec(&out_header).unwrap();
+    let mut out = (h.len() as u64).to_le_bytes().to_vec();
+    out.extend(h);
+    out.extend(body);
     std::fs::write(path, out).unwrap();
 }
 

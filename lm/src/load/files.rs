@@ -255,7 +255,8 @@ fn load_dir(dir: &Path, shards: &[(PathBuf, u64)], open: &mut OpenFile<'_>) -> R
             }
         }
     }
-    let model = super::hf::model_from_tensors(config, quant, &|n| tensors.get(n).cloned())?;
+    let prefix = super::hf::tensor_prefix(&config_text)?;
+    let model = super::hf::model_from_tensors(config, quant, &|n| tensors.get(&format!("{prefix}{n}")).cloned())?;
     Ok(LoadedModel { model, origin: Origin::Dir(dir.to_path_buf()), file_bytes })
 }
 

@@ -58,6 +58,17 @@ pub fn model_from_gguf(g: &GgufNative) -> Result<Model> {
         } else {
             None
         };
+        // llama.cpp's converter stores Gemma's norms with the 1 already added.
+        let post_norms = if config.arch.sandwich_norms() {
+            Some([vector(t("post_attention_norm.weight")?)?, vector(t("post_ffw_norm.weight")?)?])
+        } else {
+            None
+        };
+        let qk_norms = if config.arch.qk_norm() {
+            Some([vector(t("attn_q_norm.weight")?)?, vector(t("attn_k_norm.weight")?)?])
+        } else {
+            None
+        };
         layers.push(Layer {
             attn_norm: vector(t("attn_norm.weight")?)?,
             wq: matrix(t("attn_q.weight")?)?,
@@ -69,6 +80,8 @@ pub fn model_from_gguf(g: &GgufNative) -> Result<Model> {
             w_gate: matrix(t("ffn_gate.weight")?)?,
             w_up: matrix(t("ffn_up.weight")?)?,
             w_down: matrix(t("ffn_down.weight")?)?,
+            post_norms,
+            qk_norms,
         });
     }
     // Llama 3 files carry their frequency scaling as per-frequency factors.

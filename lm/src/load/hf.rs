@@ -42,6 +42,18 @@ pub fn quantization(config_json: &[u8]) -> Result<Option<Quantization>> {
     }
 }
 
+/// What the text model's tensor names start with: `language_model.` in a Gemma 3 image-text
+/// (`gemma3`) directory, whose vision tower's tensors are left unread (as mlx-lm drops them).
+pub fn tensor_prefix(config_json: &[u8]) -> Result<&'static str> {
+    let Json::Object(fields) = mlx_arm_core::io::json::parse(OP, config_json)? else {
+        return Err(Error::format(OP, "config.json is not a JSON object"));
+    };
+    Ok(match fields.iter().find(|(k, _)| k == "model_type") {
+        Some((_, Json::Str(t))) if t == "gemma3" => "language_model.",
+        _ => "",
+    })
+}
+
 /// Builds a model from named tensors; `get` returns the tensor of a name.
 pub fn model_from_tensors(
     mut config: ModelConfig,
@@ -68,14 +80,15 @@ pub fn model_from_tensors(
         }
     };
     let offset = config.arch.norm_weight_offset();
-    let norm = |name: &str| -> Result<Array> {
-        let w = vector(&need(name)?, config.hidden, name, DType::Float32)?;
+    let sized_norm = |name: &str, len: usize| -> Result<Array> {
+        let w = vector(&need(name)?, len, name, DType::Float32)?;
         if offset {
             ops::add(&w, &Array::scalar(1.0f32)?)
         } else {
             Ok(w)
         }
     };
+    let norm = |name: &str| sized_norm(name, config.hidden);
     let embed = weight("model.embed_tokens")?;
     let output = if get("lm_head.weight").is_some() {
         weight("lm_head")?
@@ -93,6 +106,21 @@ pub fn model_from_tensors(
         } else {
             None
         };
+        // Gemma 2 / 3 name the norm after attention `post_attention_layernorm`, which is the
+        // feed-forward's input norm in every other family.
+        let sandwich = config.arch.sandwich_norms();
+        let ffn_norm = if sandwich { "pre_feedforward_layernorm.weight" } else { "post_attention_layernorm.weight" };
+        let post_norms = if sandwich {
+            Some([norm(&p("post_attention_layernorm.weight"))?, norm(&p("post_feedforward_layernorm.weight"))?])
+        } else {
+            None
+        };
+        let qk_norms = if config.arch.qk_norm() {
+            let hd = config.head_dim;
+            Some([sized_norm(&p("self_attn.q_norm.weight"), hd)?, sized_norm(&p("self_attn.k_norm.weight"), hd)?])
+        } else {
+            None
+        };
         layers.push(Layer {
             attn_norm: norm(&p("input_layernorm.weight"))?,
             wq: weight(&p("self_attn.q_proj"))?,
@@ -100,21 +128,23 @@ pub fn model_from_tensors(
             wv: weight(&p("self_attn.v_proj"))?,
             qkv_bias,
             wo: weight(&p("self_attn.o_proj"))?,
-            ffn_norm: norm(&p("post_attention_layernorm.weight"))?,
+            ffn_norm: norm(&p(ffn_norm))?,
             w_gate: weight(&p("mlp.gate_proj"))?,
             w_up: weight(&p("mlp.up_proj"))?,
             w_down: weight(&p("mlp.down_proj"))?,
+            post_norms,
+            qk_norms,
         });
     }
     let rope_freqs = llama3_rope_freqs(&config)?;
     let model = Model { norm: norm("model.norm.weight")?, config, embed, layers, output, rope_freqs, dtype: DType::Float32 };
-    let tied = model.config.tie_embeddings;
-    model.validate_named(&|block, s| hf_name(block, s, tied))?;
+    let (tied, sandwich) = (model.config.tie_embeddings, model.config.arch.sandwich_norms());
+    model.validate_named(&|block, s| hf_name(block, s, tied, sandwich))?;
     Ok(model)
 }
 
 /// The Hugging Face name of a tensor that [`Model::validate_named`] calls by its GGUF name.
-fn hf_name(block: Option<usize>, gguf: &str, tied: bool) -> String {
+fn hf_name(block: Option<usize>, gguf: &str, tied: bool, sandwich: bool) -> String {
     let part = match gguf {
         "token_embd" => return "model.embed_tokens.weight".into(),
         "output" if tied => return "model.embed_tokens.weight (tied output)".into(),
@@ -128,7 +158,11 @@ fn hf_name(block: Option<usize>, gguf: &str, tied: bool) -> String {
         "ffn_up" => "mlp.up_proj.weight",
         "ffn_down" => "mlp.down_proj.weight",
         "attn_norm" => "input_layernorm.weight",
-        "ffn_norm" => "post_attention_layernorm.weight",
+        "ffn_norm" if sandwich => "pre_feedforward_layernorm.weight",
+        "ffn_norm" | "post_attention_norm" => "post_attention_layernorm.weight",
+        "post_ffw_norm" => "post_feedforward_layernorm.weight",
+        "attn_q_norm" => "self_attn.q_norm.weight",
+        "attn_k_norm" => "self_attn.k_norm.weight",
         other => other,
     };
     match block {

@@ -131,6 +131,17 @@ impl Tokenizer {
         self.encode_with(text, EncodeOptions { add_bos: add_special, parse_special: add_special })
     }
 
+    /// Encodes a prompt with special tokens parsed and BOS added unless the text already starts
+    /// with the BOS token's text — mlx-lm's rule, for chat templates that write `bos_token`
+    /// themselves (Gemma's), which would otherwise give two BOS tokens.
+    pub fn encode_prompt(&self, text: &str) -> Result<Vec<u32>> {
+        let starts_with_bos = match self.bos {
+            Some(b) => self.token_text(b).is_ok_and(|t| !t.is_empty() && text.starts_with(t)),
+            None => false,
+        };
+        self.encode_with(text, EncodeOptions { add_bos: !starts_with_bos, parse_special: true })
+    }
+
     /// Encodes `text` with BOS and special-token parsing chosen separately.
     pub fn encode_with(&self, text: &str, opts: EncodeOptions) -> Result<Vec<u32>> {
         let mut out = Vec::with_capacity(text.len() / 3 + 2);
