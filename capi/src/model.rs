@@ -472,7 +472,7 @@ pub unsafe extern "C" fn mlx_arm_generate(
         let prompt = arg::string(prompt, "prompt")?;
         let cfg = config(&m, cfg)?;
         let text = if apply_chat_template { chat_prompt(tok, prompt)? } else { String::from(prompt) };
-        let ids = tok.encode(&text, true)?;
+        let ids = tok.encode_prompt(&text)?;
         let mut decoder = tok.stream_decoder(false);
         let mut out = String::new();
         let mut err = None;
