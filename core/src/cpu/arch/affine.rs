@@ -77,8 +77,11 @@ pub(crate) struct Fused4 {
     /// word's group scale and `xp` the [`permute4`]d activation rows, both zero-padded to
     /// whole blocks (`sw.len() ≥ blocks·lanes`, each `xp[r].len() ≥ blocks·8·lanes`),
     /// `xp.len() ≤ MAX_ROWS`, `out.len() == xp.len()`.
-    pub dot: fn(w: &[u8], sw: &[f32], xp: &[&[f32]], out: &mut [f32]),
+    pub dot: Fused4Fn,
 }
+
+/// See [`Fused4::dot`].
+pub(crate) type Fused4Fn = fn(w: &[u8], sw: &[f32], xp: &[&[f32]], out: &mut [f32]);
 
 /// Factor of nibble `p` in [`permute4`]: the kernels convert nibble `p < 7` masked in place
 /// (`q·16^p`, exact in f32: 4 significant bits) and nibble 7 shifted down (a masked top
