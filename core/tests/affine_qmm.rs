@@ -7,7 +7,10 @@
 //!   (tails of the decoders' loads, of the panels and of the column tiles); larger shapes split
 //!   over threads (several GEMV tasks, row slices, panels and row blocks);
 //! - f16/bf16 activations, scales and biases;
-//! - random packed words (every code, the largest included) and scales/biases of both signs.
+//! - random packed words (every code, the largest included) and scales/biases of both signs;
+//! - the fused 4-bit `x @ Ŵᵀ` kernels (AVX2, AVX-512, NEON) over m = 1–5 and 8 activation
+//!   rows (each row-count variant and a second pass of rows), row lengths that leave a partial
+//!   vector of packed words at the row's end, one and an odd number of weight rows.
 //!
 //! Bound: the reference rounds `ŵ` to the activation dtype T and sums in MLX's order; the
 //! fast path sums in SIMD order and applies scale and bias per group (or `s·q + b` in f32 in
@@ -88,6 +91,35 @@ fn every_width_group_and_path_matches_the_reference_at_every_level() {
                         }
                     }
                 }
+            }
+        }
+    }
+    assert!(fails.is_empty(), "{} failures:\n{}", fails.len(), fails.join("\n"));
+}
+
+/// The fused 4-bit `x @ Ŵᵀ` path: K = gs·{1, 3, 5} (and 4128 for g32) leave 4, 8 or 12 words
+/// of the last 16-word AVX-512 vector and 4 of the last 8-word AVX2 vector; every activation
+/// row count the kernels specialize, f32 and half activations.
+#[test]
+fn fused_4bit_gemv_matches_the_reference_at_every_level() {
+    let mut fails = Vec::new();
+    let mut seed = 500u64;
+    for level in isa::available() {
+        for gs in [32usize, 64, 128] {
+            let mut ks = vec![gs, 3 * gs, 5 * gs];
+            if gs == 32 {
+                ks.push(4128);
+            }
+            for k in ks {
+                for m in [1usize, 2, 3, 4, 5, 8] {
+                    for other in [1usize, 13] {
+                        seed += 1;
+                        fails.extend(case::<f32>(level, 4, gs, true, m, k, other, seed).err());
+                    }
+                }
+                seed += 1;
+                fails.extend(case::<f16>(level, 4, gs, true, 3, k, 7, seed).err());
+                fails.extend(case::<bf16>(level, 4, gs, true, 4, k, 7, seed).err());
             }
         }
     }

@@ -4,7 +4,9 @@
 //! - **Few rows** (`m ≤ GEMV_MAX_M`, decode): each weight row (or row segment) is decoded once
 //!   to f32 codes by the ISA's decoder, then `Σ_g s_g·(Σ x·q) + b_g·Σ_g x` — MLX's own
 //!   rearrangement in its Metal `qmv` — for up to four activation rows per decoded row. Threads
-//!   split the weight rows (`x @ Ŵᵀ`) or column tiles (`x @ Ŵ`).
+//!   split the weight rows (`x @ Ŵᵀ`) or column tiles (`x @ Ŵ`). 4-bit `x @ Ŵᵀ` skips the
+//!   decoded row: the ISA's fused kernel reads the packed words against activations permuted
+//!   once per call (`arch::affine::Fused4`).
 //! - **Many rows** (prefill, training): tiles of weight rows are dequantized to an f32 panel
 //!   and handed to the f32 GEMM (`cpu::gemm`) of the same level, so the product runs at f32
 //!   GEMM speed; threads split (panel × row block) tasks.
@@ -19,7 +21,7 @@
 use alloc::vec;
 use alloc::vec::Vec;
 
-use crate::cpu::arch::affine::{kernels, AffineKernels, MAX_ROWS};
+use crate::cpu::arch::affine::{kernels, permute4, permuted_len, AffineKernels, Fused4, MAX_ROWS};
 use crate::cpu::elementwise::OutPtr;
 use crate::cpu::gemm::{gemm_at, MatMut, MatRef};
 use crate::cpu::isa::Isa;
@@ -93,7 +95,7 @@ pub fn qmm_at<T: QFloat + Sync>(
     let q = Quant { w: wb, scales, biases, bits: p.bits, gs: p.group_size, kern: kernels(level) };
     let o = OutPtr(of.as_mut_ptr());
     match (transpose, m <= GEMV_MAX_M) {
-        (true, true) => gemv_t(&q, &xf, m, k, n, o),
+        (true, true) => gemv_t(&q, &xf, m, k, n, o)?,
         (false, true) => gemv_n(&q, &xf, m, k, n, o)?,
         (true, false) => gemm_t(level, &q, &xf, m, k, n, o),
         (false, false) => gemm_n(level, &q, &xf, m, k, n, o),
@@ -162,32 +164,119 @@ fn bias_term<T: QFloat>(b: &[T], xsum: &[f32]) -> f32 {
     lanes.iter().sum::<f32>() + tail
 }
 
-/// Decode path of `x @ Ŵᵀ`: weight rows split over threads, each decoded once.
-fn gemv_t<T: QFloat + Sync>(q: &Quant<'_, T>, xf: &[f32], m: usize, k: usize, n: usize, o: OutPtr<f32>) {
-    let gs = q.gs;
-    let gpr = k / gs;
-    let xsum = group_sums(xf, gs);
+/// One way of forming the decode path's dot products of `x @ Ŵᵀ`: per weight row `j`,
+/// `out[r] = Σ_g s_g·Σ_{i in g} x[r0 + r][i]·q_j[i]` (the bias term is added by [`gemv_t`]).
+trait RowDots: Sync {
+    /// Per-thread buffers.
+    type Scratch;
+    fn scratch(&self) -> Self::Scratch;
+    /// Readies row `j` (once per row, before its `dots`).
+    fn load(&self, sc: &mut Self::Scratch, j: usize);
+    /// `out.len() ≤ MAX_ROWS` activation rows from `r0`.
+    fn dots(&self, sc: &mut Self::Scratch, r0: usize, out: &mut [f32]);
+}
+
+/// Any width: the row decoded to f32 codes by the ISA's decoder, then `dot_groups`.
+struct DecodedRows<'a, T> {
+    q: &'a Quant<'a, T>,
+    xf: &'a [f32],
+    k: usize,
+}
+
+impl<T: QFloat + Sync> RowDots for DecodedRows<'_, T> {
+    type Scratch = (Vec<f32>, Vec<f32>);
+    fn scratch(&self) -> Self::Scratch {
+        (vec![0f32; self.k], vec![0f32; self.k / self.q.gs])
+    }
+    fn load(&self, (codes, s): &mut Self::Scratch, j: usize) {
+        self.q.decode(j, self.k, 0, codes);
+        let gpr = s.len();
+        for (d, v) in s.iter_mut().zip(&self.q.scales[j * gpr..(j + 1) * gpr]) {
+            *d = v.to_f32();
+        }
+    }
+    fn dots(&self, (codes, s): &mut Self::Scratch, r0: usize, out: &mut [f32]) {
+        let k = self.k;
+        let mut xs: [&[f32]; MAX_ROWS] = [&[]; MAX_ROWS];
+        for (r, x) in xs.iter_mut().enumerate().take(out.len()) {
+            *x = &self.xf[(r0 + r) * k..(r0 + r + 1) * k];
+        }
+        (self.q.kern.dot_groups)(codes, self.q.gs, s, &xs[..out.len()], out);
+    }
+}
+
+/// 4 bits: the ISA's [`Fused4`] kernel on the packed row, the activations permuted once.
+struct Fused4Rows<'a, T> {
+    q: &'a Quant<'a, T>,
+    f: &'a Fused4,
+    /// Each activation row [`permute4`]d, `kp` floats apart.
+    xp: Vec<f32>,
+    kp: usize,
+    k: usize,
+}
+
+impl<'a, T: QFloat> Fused4Rows<'a, T> {
+    fn new(q: &'a Quant<'a, T>, f: &'a Fused4, xf: &[f32], m: usize, k: usize) -> Result<Self> {
+        let kp = permuted_len(k, f.lanes);
+        let mut xp = try_zeroed(OP, m * kp, 0f32)?;
+        for (x, d) in xf.chunks_exact(k).zip(xp.chunks_exact_mut(kp)) {
+            permute4(x, f.lanes, d);
+        }
+        Ok(Fused4Rows { q, f, xp, kp, k })
+    }
+}
+
+impl<T: QFloat + Sync> RowDots for Fused4Rows<'_, T> {
+    /// The row's per-word scales (zero past the row) and its index.
+    type Scratch = (Vec<f32>, usize);
+    fn scratch(&self) -> Self::Scratch {
+        (vec![0f32; self.kp / 8], 0)
+    }
+    fn load(&self, (sw, row): &mut Self::Scratch, j: usize) {
+        let (gs, gpr) = (self.q.gs, self.k / self.q.gs);
+        for (d, v) in sw.chunks_exact_mut(gs / 8).zip(&self.q.scales[j * gpr..(j + 1) * gpr]) {
+            d.fill(v.to_f32());
+        }
+        *row = j;
+    }
+    fn dots(&self, (sw, row): &mut Self::Scratch, r0: usize, out: &mut [f32]) {
+        let mut xs: [&[f32]; MAX_ROWS] = [&[]; MAX_ROWS];
+        for (r, x) in xs.iter_mut().enumerate().take(out.len()) {
+            *x = &self.xp[(r0 + r) * self.kp..(r0 + r + 1) * self.kp];
+        }
+        let start = self.q.bytes(*row * self.k);
+        (self.f.dot)(&self.q.w[start..start + self.q.bytes(self.k)], sw, &xs[..out.len()], out);
+    }
+}
+
+/// Decode path of `x @ Ŵᵀ`: the fused kernel for 4 bits where the ISA has one, else each
+/// row decoded once.
+fn gemv_t<T: QFloat + Sync>(q: &Quant<'_, T>, xf: &[f32], m: usize, k: usize, n: usize, o: OutPtr<f32>) -> Result<()> {
+    match q.kern.fused4.as_ref().filter(|_| q.bits == 4) {
+        Some(f) => gemv_t_with(q, &Fused4Rows::new(q, f, xf, m, k)?, xf, m, k, n, o),
+        None => gemv_t_with(q, &DecodedRows { q, xf, k }, xf, m, k, n, o),
+    }
+    Ok(())
+}
+
+/// Weight rows split over threads; per row, `dots` for up to `MAX_ROWS` activation rows at a
+/// time plus the bias term `Σ_g b_g·Σ_g x`.
+fn gemv_t_with<T: QFloat + Sync, D: RowDots>(q: &Quant<'_, T>, d: &D, xf: &[f32], m: usize, k: usize, n: usize, o: OutPtr<f32>) {
+    let gpr = k / q.gs;
+    let xsum = group_sums(xf, q.gs);
     let grain = (GEMV_GRAIN_BYTES / q.bytes(k).max(1)).max(1);
     parallel_for(n, grain, &|rows| {
         // Moves the whole OutPtr (Sync) into the closure, not just its raw-pointer field.
         #[allow(clippy::redundant_locals)]
         let o = o;
-        let mut codes = vec![0f32; k];
-        let mut s = vec![0f32; gpr];
+        let mut sc = d.scratch();
         for j in rows {
-            q.decode(j, k, 0, &mut codes);
-            for (d, v) in s.iter_mut().zip(&q.scales[j * gpr..(j + 1) * gpr]) {
-                *d = v.to_f32();
-            }
+            d.load(&mut sc, j);
             let b = &q.biases[j * gpr..(j + 1) * gpr];
             for r0 in (0..m).step_by(MAX_ROWS) {
                 let rows = MAX_ROWS.min(m - r0);
-                let mut xs: [&[f32]; MAX_ROWS] = [&[]; MAX_ROWS];
-                for (r, x) in xs.iter_mut().enumerate().take(rows) {
-                    *x = &xf[(r0 + r) * k..(r0 + r + 1) * k];
-                }
                 let mut res = [0f32; MAX_ROWS];
-                (q.kern.dot_groups)(&codes, gs, &s, &xs[..rows], &mut res[..rows]);
+                d.dots(&mut sc, r0, &mut res[..rows]);
                 for (r, &v) in res.iter().enumerate().take(rows) {
                     let bias = bias_term(b, &xsum[(r0 + r) * gpr..(r0 + r + 1) * gpr]);
                     // SAFETY: (r0 + r, j) is inside the m×n output; only this task writes column j.

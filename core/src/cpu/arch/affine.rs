@@ -9,6 +9,13 @@
 //! `j·bits`: byte `j·bits/8`, shifted right by `j·bits % 8`, spanning at most two bytes. The
 //! SIMD decoders gather those two bytes per lane with a byte shuffle, shift each lane by its
 //! own amount and mask — one shape for every width 1–8 ([`SPANS`] holds the positions).
+//!
+//! 4-bit `x @ Ŵᵀ` has a fused kernel instead ([`Fused4`]): it never writes decoded codes. A
+//! vector of `lanes` packed words holds nibble `p` of word `l` at bits `4p..4p + 4` of lane `l`;
+//! masking those bits in place and converting the lane to f32 gives `q·16^p` exactly, so the
+//! activations are permuted once per call ([`permute4`]) to match — block of `8·lanes` codes,
+//! nibble-major, each multiplied by `16^-p` — and each nibble costs one AND, one convert and
+//! one FMA per activation row (no shuffle, no shift, no store of the codes).
 
 use crate::cpu::isa::Isa;
 
@@ -57,6 +64,58 @@ pub(crate) struct AffineKernels {
     pub dot_groups: DotGroupsFn,
     /// `acc[i] += c[g]·q[i]` for `i` in group `g` (`c.len() == q.len()/gs`).
     pub axpy_groups: fn(q: &[f32], gs: usize, c: &[f32], acc: &mut [f32]),
+    /// The fused 4-bit `x @ Ŵᵀ` kernel, where the ISA has one.
+    pub fused4: Option<Fused4>,
+}
+
+/// The fused 4-bit kernel of one ISA (see the module doc).
+pub(crate) struct Fused4 {
+    /// Packed words per vector: [`permute4`] blocks are `8·lanes` codes.
+    pub lanes: usize,
+    /// `out[r] = Σ_l sw[l]·Σ_p q(l, p)·16^p·xp[r][perm(l, p)]` over the words `l` of `w` (one
+    /// weight row, little-endian words of 8 codes, a multiple of 4 words): `sw` is each
+    /// word's group scale and `xp` the [`permute4`]d activation rows, both zero-padded to
+    /// whole blocks (`sw.len() ≥ blocks·lanes`, each `xp[r].len() ≥ blocks·8·lanes`),
+    /// `xp.len() ≤ MAX_ROWS`, `out.len() == xp.len()`.
+    pub dot: Fused4Fn,
+}
+
+/// See [`Fused4::dot`].
+pub(crate) type Fused4Fn = fn(w: &[u8], sw: &[f32], xp: &[&[f32]], out: &mut [f32]);
+
+/// Factor of nibble `p` in [`permute4`]: the kernels convert nibble `p < 7` masked in place
+/// (`q·16^p`, exact in f32: 4 significant bits) and nibble 7 shifted down (a masked top
+/// nibble would read as a negative i32 where the ISA has only a signed convert).
+pub(crate) const NIBBLE_SCALE: [f32; 8] =
+    [1.0, 1.0 / 16.0, 1.0 / 256.0, 1.0 / 4096.0, 1.0 / 65536.0, 1.0 / 1048576.0, 1.0 / 16777216.0, 1.0];
+
+/// Length of one activation row after [`permute4`] for `k` codes: whole blocks of `8·lanes`.
+pub(crate) fn permuted_len(k: usize, lanes: usize) -> usize {
+    k.div_ceil(8 * lanes) * 8 * lanes
+}
+
+/// Lays `x` (one activation row of `k` codes) out for a [`Fused4`] of `lanes` lanes:
+/// `dst[b·8L + p·L + l] = x[8·(b·L + l) + p]·NIBBLE_SCALE[p]`, zero past `x`
+/// (`dst.len() == permuted_len(x.len(), lanes)`). Scaling by a power of two is exact.
+pub(crate) fn permute4(x: &[f32], lanes: usize, dst: &mut [f32]) {
+    for (b, blk) in dst.chunks_exact_mut(8 * lanes).enumerate() {
+        for (p, (row, &f)) in blk.chunks_exact_mut(lanes).zip(&NIBBLE_SCALE).enumerate() {
+            for (l, d) in row.iter_mut().enumerate() {
+                *d = x.get(8 * (b * lanes + l) + p).map_or(0.0, |&v| v * f);
+            }
+        }
+    }
+}
+
+/// Checks the [`Fused4::dot`] contract for `lanes` lanes and `rows` activation rows (panics
+/// otherwise: the SIMD kernels read by pointer after this); returns the row's word count.
+#[cfg_attr(not(any(target_arch = "x86_64", target_arch = "aarch64")), allow(dead_code))]
+pub(crate) fn fused4_words(rows: usize, lanes: usize, w: &[u8], sw: &[f32], xp: &[&[f32]], out: &[f32]) -> usize {
+    let words = w.len() / 4;
+    let blocks = words.div_ceil(lanes);
+    assert!(w.len().is_multiple_of(16) && sw.len() >= blocks * lanes && xp.len() >= rows && out.len() >= rows);
+    assert!(xp.iter().take(rows).all(|x| x.len() >= blocks * 8 * lanes));
+    words
 }
 
 /// The kernels `level` runs (the portable ones where there are no SIMD ones).
@@ -75,7 +134,7 @@ pub(crate) fn kernels(level: Isa) -> &'static AffineKernels {
 
 /// The portable reference kernels.
 pub(crate) static PORTABLE: AffineKernels =
-    AffineKernels { decode: decode_portable, dot_groups: dot_groups_portable, axpy_groups: axpy_groups_portable };
+    AffineKernels { decode: decode_portable, dot_groups: dot_groups_portable, axpy_groups: axpy_groups_portable, fused4: None };
 
 /// Decodes codes one at a time from their (at most) two bytes.
 pub(crate) fn decode_portable(bits: u32, src: &[u8], dst: &mut [f32]) {
@@ -117,4 +176,24 @@ pub(crate) fn safe_steps(src_len: usize, step: usize, read: usize) -> usize {
     }
     // Step i reads [i·step, i·step + read): safe while i·step + read <= src_len.
     ((src_len - read) / step + 1).min(src_len / step)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn permute4_is_nibble_major_per_block_scaled_and_zero_padded() {
+        // 2 lanes: blocks of 16 codes; x = 1..=24 (3 words), so the second block has one word.
+        let x: Vec<f32> = (1..=24).map(|v| v as f32).collect();
+        let mut d = vec![f32::NAN; permuted_len(24, 2)];
+        assert_eq!(d.len(), 32);
+        permute4(&x, 2, &mut d);
+        // Block 0, nibble p: words 0 and 1 → x[p], x[8 + p], scaled by 16^-p (1 for p = 7).
+        assert_eq!(&d[..4], &[1.0, 9.0, 2.0 / 16.0, 10.0 / 16.0]);
+        assert_eq!(&d[14..16], &[8.0, 16.0]);
+        // Block 1: word 2 (x[16..24]) in lane 0, lane 1 past x is zero.
+        assert_eq!(&d[16..20], &[17.0, 0.0, 18.0 / 16.0, 0.0]);
+        assert_eq!(&d[30..32], &[24.0, 0.0]);
+    }
 }

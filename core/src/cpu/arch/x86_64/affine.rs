@@ -2,12 +2,15 @@
 //! AVX2 + FMA decodes 8 codes per step (a broadcast 8-byte load, `vpshufb` gathers each code's
 //! two bytes into its lane, `vpsrlvd` + mask, `vcvtdq2ps`), AVX-512 16 codes per step the same
 //! way. The dot and axpy kernels keep two accumulators per activation row so consecutive FMAs
-//! do not wait on each other.
+//! do not wait on each other. The fused 4-bit dot ([`Fused4`]) takes 8 (AVX2) or 16 (AVX-512)
+//! packed words per vector: per nibble one `vpand` (`vpsrld` for the top one), `vcvtdq2ps`
+//! and one FMA per activation row, even and odd nibbles into separate accumulators, and one
+//! FMA by the per-word scales per vector.
 //!
 //! Each `#[target_feature]` function is only reached through [`kernels_for`], which hands a
 //! table out only when the active level allows it — what makes calling them sound.
 
-use crate::cpu::arch::affine::{safe_steps, AffineKernels, MAX_ROWS, SPANS};
+use crate::cpu::arch::affine::{fused4_words, safe_steps, AffineKernels, Fused4, MAX_ROWS, SPANS};
 use crate::cpu::isa::Isa;
 use core::arch::x86_64::*;
 
@@ -22,9 +25,18 @@ pub(crate) fn kernels_for(level: Isa) -> Option<&'static AffineKernels> {
     None
 }
 
-static AVX2: AffineKernels = AffineKernels { decode: decode_avx2, dot_groups: dot_groups_avx2, axpy_groups: axpy_groups_avx2 };
-static AVX512: AffineKernels =
-    AffineKernels { decode: decode_avx512, dot_groups: dot_groups_avx512, axpy_groups: axpy_groups_avx512 };
+static AVX2: AffineKernels = AffineKernels {
+    decode: decode_avx2,
+    dot_groups: dot_groups_avx2,
+    axpy_groups: axpy_groups_avx2,
+    fused4: Some(Fused4 { lanes: 8, dot: fused4_avx2 }),
+};
+static AVX512: AffineKernels = AffineKernels {
+    decode: decode_avx512,
+    dot_groups: dot_groups_avx512,
+    axpy_groups: axpy_groups_avx512,
+    fused4: Some(Fused4 { lanes: 16, dot: fused4_avx512 }),
+};
 
 /// `vpshufb` indices: dword lane `j` takes bytes `lo_j`, `hi_j` of the broadcast run into its
 /// low half and zeros above (lane `j` lies in 128-bit lane `j/4`, as `vpshufb` needs).
@@ -256,5 +268,100 @@ unsafe fn axpy_avx512(q: &[f32], gs: usize, c: &[f32], acc: &mut [f32]) {
             _mm512_storeu_ps(ap.add(i), _mm512_fmadd_ps(vc, _mm512_loadu_ps(qp.add(i)), _mm512_loadu_ps(ap.add(i))));
             i += 16;
         }
+    }
+}
+
+fn fused4_avx2(w: &[u8], sw: &[f32], xp: &[&[f32]], out: &mut [f32]) {
+    // SAFETY: AVX2 + FMA available (kernels_for); lengths are checked inside.
+    unsafe {
+        match xp.len() {
+            1 => fused4_avx2_impl::<1>(w, sw, xp, out),
+            2 => fused4_avx2_impl::<2>(w, sw, xp, out),
+            3 => fused4_avx2_impl::<3>(w, sw, xp, out),
+            _ => fused4_avx2_impl::<MAX_ROWS>(w, sw, xp, out),
+        }
+    }
+}
+
+#[target_feature(enable = "avx2,fma")]
+unsafe fn fused4_avx2_impl<const R: usize>(w: &[u8], sw: &[f32], xp: &[&[f32]], out: &mut [f32]) {
+    let words = fused4_words(R, 8, w, sw, xp, out);
+    let mut x = [core::ptr::null::<f32>(); R];
+    for r in 0..R {
+        x[r] = xp[r].as_ptr();
+    }
+    let lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+    let mut total = [_mm256_setzero_ps(); R];
+    for b in 0..words.div_ceil(8) {
+        let left = words - 8 * b;
+        let src = w.as_ptr().add(32 * b);
+        // The last vector of a row may hold 4 words (rows are a multiple of 4): masked load.
+        let v = if left >= 8 {
+            _mm256_loadu_si256(src as *const __m256i)
+        } else {
+            _mm256_maskload_epi32(src as *const i32, _mm256_cmpgt_epi32(_mm256_set1_epi32(left as i32), lane))
+        };
+        let mut a = [[_mm256_setzero_ps(); R]; 2];
+        for p in 0..8 {
+            let bits = if p == 7 { _mm256_srli_epi32::<28>(v) } else { _mm256_and_si256(v, _mm256_set1_epi32(0xF << (4 * p))) };
+            let q = _mm256_cvtepi32_ps(bits);
+            for r in 0..R {
+                a[p & 1][r] = _mm256_fmadd_ps(_mm256_loadu_ps(x[r].add(64 * b + 8 * p)), q, a[p & 1][r]);
+            }
+        }
+        let s = _mm256_loadu_ps(sw.as_ptr().add(8 * b));
+        for r in 0..R {
+            total[r] = _mm256_fmadd_ps(s, _mm256_add_ps(a[0][r], a[1][r]), total[r]);
+        }
+    }
+    for r in 0..R {
+        out[r] = hsum256(total[r]);
+    }
+}
+
+fn fused4_avx512(w: &[u8], sw: &[f32], xp: &[&[f32]], out: &mut [f32]) {
+    // SAFETY: AVX-512F available (kernels_for); lengths are checked inside.
+    unsafe {
+        match xp.len() {
+            1 => fused4_avx512_impl::<1>(w, sw, xp, out),
+            2 => fused4_avx512_impl::<2>(w, sw, xp, out),
+            3 => fused4_avx512_impl::<3>(w, sw, xp, out),
+            _ => fused4_avx512_impl::<MAX_ROWS>(w, sw, xp, out),
+        }
+    }
+}
+
+#[target_feature(enable = "avx512f,avx2,fma")]
+unsafe fn fused4_avx512_impl<const R: usize>(w: &[u8], sw: &[f32], xp: &[&[f32]], out: &mut [f32]) {
+    let words = fused4_words(R, 16, w, sw, xp, out);
+    let mut x = [core::ptr::null::<f32>(); R];
+    for r in 0..R {
+        x[r] = xp[r].as_ptr();
+    }
+    let mut total = [_mm512_setzero_ps(); R];
+    for b in 0..words.div_ceil(16) {
+        let left = words - 16 * b;
+        let src = w.as_ptr().add(64 * b);
+        // The last vector of a row may hold fewer words: masked-off lanes read nothing.
+        let v = if left >= 16 {
+            _mm512_loadu_si512(src as *const __m512i)
+        } else {
+            _mm512_maskz_loadu_epi32(((1u32 << left) - 1) as __mmask16, src as *const i32)
+        };
+        let mut a = [[_mm512_setzero_ps(); R]; 2];
+        for p in 0..8 {
+            let bits = if p == 7 { _mm512_srli_epi32::<28>(v) } else { _mm512_and_si512(v, _mm512_set1_epi32(0xF << (4 * p))) };
+            let q = _mm512_cvtepi32_ps(bits);
+            for r in 0..R {
+                a[p & 1][r] = _mm512_fmadd_ps(_mm512_loadu_ps(x[r].add(128 * b + 16 * p)), q, a[p & 1][r]);
+            }
+        }
+        let s = _mm512_loadu_ps(sw.as_ptr().add(16 * b));
+        for r in 0..R {
+            total[r] = _mm512_fmadd_ps(s, _mm512_add_ps(a[0][r], a[1][r]), total[r]);
+        }
+    }
+    for r in 0..R {
+        out[r] = _mm512_reduce_add_ps(total[r]);
     }
 }
