@@ -7,7 +7,7 @@
 //!
 //! `cargo run --release -p mlx-arm-core --example bench_ggml [-- --quick] [--gemm-m 512]`
 //! `--quick`: 4096×4096 and the SmolLM shapes only, GEMM at the best ISA only;
-//! `--types q4_0,q4_1`: only those weight types.
+//! `--types q4_0,q4_1`: only those weight types; `--isa portable,avx512`: only those levels.
 
 #[path = "common/mod.rs"]
 mod common;
@@ -52,6 +52,11 @@ fn anchor(ty: T, k: usize) -> Option<(f64, f64)> {
     }
 }
 
+/// The dev VM's 2-thread DRAM read bandwidth, low end (35 GiB/s, sysbench; RESULTS.md): the
+/// anchor of GEMVs that have no llama.cpp figure (weight GB/s over it; 4096×4096 weights fit
+/// in cache on larger hosts, so only 4096×14336 is DRAM-bound).
+const DRAM_READ_GBS: f64 = 37.6;
+
 fn main() {
     let args: Vec<String> = std::env::args().collect();
     let arg = |k: &str| args.iter().position(|a| a == k).and_then(|i| args.get(i + 1)).cloned();
@@ -63,7 +68,9 @@ fn main() {
     if !quick {
         shapes.insert(1, (4096, 14336));
     }
-    let levels = isa::available();
+    let only_isa = arg("--isa");
+    let levels: Vec<Isa> =
+        isa::available().into_iter().filter(|l| only_isa.as_ref().is_none_or(|o| o.split(',').any(|n| n == l.name()))).collect();
     let best = *levels.last().unwrap();
     println!("ggml_matmul, f32 activations; weights n×k; ISA levels here: {:?}", levels.iter().map(|l| l.name()).collect::<Vec<_>>());
     println!(
@@ -72,7 +79,7 @@ fn main() {
     );
     // `--types q4_0,q8_0` limits the run to those weight types.
     let only = arg("--types");
-    for ty in [T::Q4_0, T::Q4_1, T::Q8_0, T::Q4_K, T::Q6_K] {
+    for ty in [T::Q4_0, T::Q4_1, T::Q8_0, T::Q2_K, T::Q3_K, T::Q4_K, T::Q5_K, T::Q6_K] {
         if only.as_ref().is_some_and(|o| !o.split(',').any(|t| t.eq_ignore_ascii_case(ty.name()))) {
             continue;
         }
@@ -105,6 +112,8 @@ fn main() {
                         let (a, ratio) = match (anchor(ty, k), threads == 2 && n == 4096, m) {
                             (Some((g1, _)), true, 1) => (format!("{g1:.1}"), format!("{:.2}", gflops / g1)),
                             (Some((_, gm)), true, _) => (format!("{gm:.0}*"), format!("{:.2}", gflops / gm)),
+                            // No llama.cpp figure: a GEMV against the 2-thread DRAM read bandwidth.
+                            (None, true, 1) => (format!("{DRAM_READ_GBS}GB/s"), format!("{:.2}", bytes / t / 1e9 / DRAM_READ_GBS)),
                             _ => ("–".into(), "–".into()),
                         };
                         println!(
@@ -126,7 +135,7 @@ fn main() {
         }
     }
     set_num_threads(0);
-    println!("anchor = llama.cpp test-backend-ops MUL_MAT GFLOP/s, 2 threads (RESULTS.md); * = its GEMM is n=512");
+    println!("anchor = llama.cpp test-backend-ops MUL_MAT GFLOP/s, 2 threads (RESULTS.md); * = its GEMM is n=512; GB/s = DRAM read, ratio of weight GB/s");
     if std::path::Path::new(&anchor_bin).exists() {
         println!("\n--- {anchor_bin} perf -o MUL_MAT -b CPU (GGML_N_THREADS=2), this run:");
         match std::process::Command::new(&anchor_bin)
@@ -136,7 +145,7 @@ fn main() {
         {
             Ok(out) => {
                 for line in String::from_utf8_lossy(&out.stdout).lines() {
-                    if line.contains("MUL_MAT") && (line.contains("q4_0") || line.contains("q8_0") || line.contains("q4_K") || line.contains("q4_1") || line.contains("q6_K")) {
+                    if line.contains("MUL_MAT") && ["q4_0", "q4_1", "q8_0", "q2_K", "q3_K", "q4_K", "q5_K", "q6_K"].iter().any(|t| line.contains(t)) {
                         println!("{line}");
                     }
                 }

@@ -5,6 +5,10 @@
 //!   row ranges and thread counts cannot change a result;
 //! - the f64 product of the dequantized operands, within the dot bound of ggml_simd.rs.
 //!
+//! - weight blocks at the edges of their formats (all-zero, min and max quants, every bit
+//!   pattern, extreme and non-finite super-scales) against the dot kernel within the dot bound
+//!   of ggml_simd.rs.
+//!
 //! One test function: it switches the global ISA level and thread count, which other tests in
 //! the same process must not see change under them.
 
@@ -19,8 +23,11 @@ use mlx_arm_core::{ops, Array, DType};
 #[path = "common/rng.rs"]
 mod rng;
 use rng::Rng;
+#[path = "common/ggml_blocks.rs"]
+mod blocks;
+use blocks::{d_offset, magnitude, map_quants, set_f16};
 
-const TYPES: [T; 7] = [T::Q4_0, T::Q4_1, T::Q5_0, T::Q5_1, T::Q8_0, T::Q4_K, T::Q6_K];
+const TYPES: [T; 10] = [T::Q4_0, T::Q4_1, T::Q5_0, T::Q5_1, T::Q8_0, T::Q2_K, T::Q3_K, T::Q4_K, T::Q5_K, T::Q6_K];
 
 #[test]
 fn quantized_gemm_matches_the_dot_kernel_at_every_level_and_thread_count() {
@@ -118,9 +125,59 @@ fn quantized_gemm_matches_the_dot_kernel_at_every_level_and_thread_count() {
                 }
                 set_num_threads(0);
             }
+            edge_blocks(level, ty, &mut rng);
         }
     }
     isa::set_isa(*isa::available().last().unwrap()).unwrap();
+}
+
+/// Weight blocks at the edges of `ty` through `qmatmul_rows` at `level` (GEMV and a GEMM tile
+/// with edges), against that level's dot kernel: bit for bit where the matmul promises it,
+/// else within the dot bound of ggml_simd.rs (`4·(blocks + 16)·ε·Σ|terms|`). A non-finite dot
+/// must stay non-finite (NaN and ±Inf may trade places, as there).
+fn edge_blocks(level: Isa, ty: T, rng: &mut Rng) {
+    let bt = vec_dot_type(ty).unwrap();
+    for &(m, n, blocks) in &[(1usize, 5usize, 3usize), (6, 3, 2)] {
+        let k = blocks * ty.block_len();
+        let (wrb, xrb) = (ty.row_bytes(k).unwrap(), bt.row_bytes(k).unwrap());
+        let nblk = n * blocks;
+        for case in 0..7 {
+            let mut w = vec![0u8; n * wrb];
+            for r in w.chunks_exact_mut(wrb) {
+                quantize_row_at(Isa::Portable, ty, &rng.row(k, 2.0), r).unwrap();
+            }
+            match case {
+                0 => map_quants(ty, &mut w, |b| *b = 0),
+                1 => map_quants(ty, &mut w, |b| *b = 0xFF),
+                2 => map_quants(ty, &mut w, |b| *b = rng.next() as u8),
+                3 => w.iter_mut().for_each(|b| *b = 0),
+                // Largest finite f16 super-scale with large activations; smallest subnormal.
+                4 => (0..nblk).for_each(|b| set_f16(&mut w, ty, b, d_offset(ty), 0x7BFF)),
+                5 => (0..nblk).for_each(|b| set_f16(&mut w, ty, b, d_offset(ty), 0x0001)),
+                _ => set_f16(&mut w, ty, nblk - 1, d_offset(ty), 0x7C00), // +Inf, last row
+            }
+            let x = rng.row(m * k, [1.5, 1.5, 1.5, 1.5, 300.0, 1e-3, 1.5][case]);
+            let xq = quantize_activations(ty, &x, m, k).unwrap();
+            let mut got = vec![f32::NAN; m * n];
+            qmatmul_rows(ty, &w, n, k, &x, m, &mut got, 0..n).unwrap();
+            for i in 0..m {
+                for j in 0..n {
+                    let (wr, xr) = (&w[j * wrb..][..wrb], &xq.data[i * xrb..][..xrb]);
+                    let want = vec_dot_at(level, ty, wr, xr, k).unwrap();
+                    let g = got[i * n + j];
+                    let what = format!("{} {ty:?} edge case {case} ({m},{n},{k}) [{i},{j}]: {g} vs {want}", level.name());
+                    if !want.is_finite() {
+                        assert!(!g.is_finite(), "{what}");
+                    } else if matmul_equals_dot(ty, level) {
+                        assert_eq!(g.to_bits(), want.to_bits(), "{what}");
+                    } else {
+                        let tol = 4.0 * (blocks as f64 + 16.0) * f32::EPSILON as f64 * magnitude(ty, wr, bt, xr, k) + 1e-30;
+                        assert!((g as f64 - want as f64).abs() <= tol, "{what} (tolerance {tol:e})");
+                    }
+                }
+            }
+        }
+    }
 }
 
 fn bits(v: &[f32]) -> Vec<u32> {

@@ -40,10 +40,34 @@ pub(crate) const Q8_0: Format = Format { wb: 34, wq: 2, ab: 34, aq: 2, nibbles: 
 
 /// Q8_K activation block: `d` (f32), 256 quants, 16 sums of 16 quants (i16).
 pub(crate) const Q8K_BYTES: usize = 292;
+/// Q2_K weight block: 16 bytes of 4-bit scales (low nibbles) and mins (high), 64 bytes of
+/// 2-bit quants, `d`, `dmin` (f16).
+pub(crate) const Q2K_BYTES: usize = 84;
+/// Q3_K weight block: 32 bytes of high bits, 64 of 2-bit low quants, 12 of packed 6-bit
+/// scales, `d` (f16).
+pub(crate) const Q3K_BYTES: usize = 110;
 /// Q4_K weight block: `d`, `dmin` (f16), 12 bytes of 6-bit scales and mins, 128 of nibbles.
 pub(crate) const Q4K_BYTES: usize = 144;
+/// Q5_K weight block: Q4_K's `d`, `dmin` and scales, 32 bytes of fifth bits, 128 of nibbles.
+pub(crate) const Q5K_BYTES: usize = 176;
 /// Q6_K weight block: 128 bytes of low nibbles, 64 of high bit pairs, 16 i8 scales, `d`.
 pub(crate) const Q6K_BYTES: usize = 210;
+
+/// The Q4_K family (8 sub-blocks of 32, 6-bit scales and mins after `d`, `dmin`): Q4_K, and
+/// Q5_K with its fifth bits. `FIFTH` picks Q5_K.
+#[derive(Clone, Copy)]
+pub(crate) struct K4<const FIFTH: bool>;
+
+impl<const FIFTH: bool> K4<FIFTH> {
+    /// Bytes of one weight block.
+    pub(crate) const BYTES: usize = if FIFTH { Q5K_BYTES } else { Q4K_BYTES };
+    /// Offset of the 32 bytes of fifth bits (Q5_K): bit `2j` of byte `l` is element `64j + l`'s,
+    /// bit `2j + 1` element `64j + 32 + l`'s.
+    pub(crate) const QH: usize = 16;
+    /// Offset of the 128 nibble bytes: byte `32j + l` holds element `64j + l` (low nibble) and
+    /// `64j + 32 + l` (high nibble).
+    pub(crate) const QS: usize = if FIFTH { 48 } else { 16 };
+}
 
 fn f16_le(p: &[u8], at: usize) -> f32 {
     crate::quant::ggml::util::f16_to_f32([p[at], p[at + 1]])
@@ -135,6 +159,39 @@ pub(crate) fn q4k_scales_mins(sc: [u8; 12]) -> (u64, u64) {
     let scales = (w0 & LOW6) as u64 | ((((w2 & LOW4) | (((w0 >> 6) & TOP2) << 4)) as u64) << 32);
     let mins = (w1 & LOW6) as u64 | (((((w2 >> 4) & LOW4) | (((w1 >> 6) & TOP2) << 4)) as u64) << 32);
     (scales, mins)
+}
+
+/// Q2_K and Q3_K, whose 16 sub-blocks of 16 share the 2-bit low quants: byte `32h + l` of
+/// the 64 bytes at [`Low2::QS`] holds bits `2j..2j + 2` of element `128h + 32j + l`. Q3_K
+/// (`HIGH`) adds bit `4h + j` of byte `l` of its 32 high-bit bytes (at 0) as +4.
+#[derive(Clone, Copy)]
+pub(crate) struct Low2<const HIGH: bool>;
+
+impl<const HIGH: bool> Low2<HIGH> {
+    /// Bytes of one weight block.
+    pub(crate) const BYTES: usize = if HIGH { Q3K_BYTES } else { Q2K_BYTES };
+    /// Offset of the 64 bytes of low bit pairs.
+    pub(crate) const QS: usize = if HIGH { 32 } else { 16 };
+    /// Offset of the f16 `d` (Q2_K: `dmin` follows).
+    pub(crate) const D: usize = if HIGH { 108 } else { 80 };
+}
+
+/// The sixteen 6-bit scales (0..63, offset by 32) of a Q3_K super-block's 12 scale bytes, one
+/// per byte of four u32 (scale `4i + b` in byte b of word i), from 32-bit word operations:
+/// scale s takes its low nibble from byte `s mod 8` (high nibble when s ≥ 8) and its top two
+/// bits from byte `8 + s mod 4`, shifted by `2·(s / 4)`.
+#[inline]
+pub(crate) fn q3k_scales(sc: [u8; 12]) -> [u32; 4] {
+    let word = |i: usize| u32::from_le_bytes([sc[4 * i], sc[4 * i + 1], sc[4 * i + 2], sc[4 * i + 3]]);
+    let (w0, w1, top) = (word(0), word(1), word(2));
+    const LOW4: u32 = 0x0f0f_0f0f;
+    const TOP2: u32 = 0x0303_0303;
+    [
+        (w0 & LOW4) | ((top & TOP2) << 4),
+        (w1 & LOW4) | (((top >> 2) & TOP2) << 4),
+        ((w0 >> 4) & LOW4) | (((top >> 4) & TOP2) << 4),
+        ((w1 >> 4) & LOW4) | (((top >> 6) & TOP2) << 4),
+    ]
 }
 
 /// A weight format's register-tile kernel over prepared activation rows.

@@ -70,8 +70,10 @@ fn kernels_at(ty: GgmlType, level: Isa) -> Kernels {
         if let Some(f) = crate::cpu::arch::quant_dot(ty, level) {
             k.dot = Some((bt, f));
             k.gemm = crate::cpu::arch::quant_gemm(ty, level);
-            k.gemv = crate::cpu::arch::quant_gemv(ty, level);
         }
+        // Some types (Q5_K, Q3_K, Q2_K) have a kernel over prepared activations but no SIMD
+        // dot: single dot products stay portable, matmuls take the prepared kernel.
+        k.gemv = crate::cpu::arch::quant_gemv(ty, level);
     }
     if k.quantize.is_some() {
         if let Some(f) = crate::cpu::arch::quant_quantize(ty, level) {

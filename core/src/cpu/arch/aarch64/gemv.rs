@@ -176,13 +176,20 @@ pub(crate) fn gemv_for(ty: GgmlType, level: Isa) -> Option<QuantGemv> {
         return None;
     }
     let sdot = level.allows(Isa::Dotprod) && Isa::Dotprod.is_available();
-    let (legacy, k) = if sdot { (&DOTPROD, &super::gemv_k::DOTPROD) } else { (&NEON, &super::gemv_k::NEON) };
+    let (legacy, k, k23) = if sdot {
+        (&DOTPROD, &super::gemv_k::DOTPROD, &super::gemv_k23::DOTPROD)
+    } else {
+        (&NEON, &super::gemv_k::NEON, &super::gemv_k23::NEON)
+    };
     Some(match ty {
         T::Q4_0 => legacy[0],
         T::Q4_1 => legacy[1],
         T::Q8_0 => legacy[2],
+        T::Q2_K => k23[0],
+        T::Q3_K => k23[1],
         T::Q4_K => k[0],
-        T::Q6_K => k[1],
+        T::Q5_K => k[1],
+        T::Q6_K => k[2],
         _ => return None,
     })
 }

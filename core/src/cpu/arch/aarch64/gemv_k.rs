@@ -6,11 +6,13 @@
 //! `fmla` against the four sub-block scales (already f32 for the super-block). Q4_K's mins go
 //! through the activation's 32-element sums (`dmin·Σ min_k·(d_a·Σa_k)`), Q6_K's offset of 32
 //! through its 16-element sums; the 6-bit quants (0..63) and nibbles are valid signed bytes,
-//! so the weights are never re-centred per element.
+//! so the weights are never re-centred per element. Q5_K is Q4_K with a fifth bit per element
+//! moved into bit 4 of each nibble byte by one shift and mask (its quants 0..31 are still
+//! valid signed bytes).
 
 use core::arch::aarch64::*;
 
-use super::super::prepared::{self, quant_gemv, Q4K_BYTES as WB4, Q6K_BYTES as WB6};
+use super::super::prepared::{self, quant_gemv, Q6K_BYTES as WB6, K4};
 use super::super::{GemvActivations as Act, QuantGemv};
 use super::gemv::{f16_bits, f16x4, totals};
 
@@ -26,29 +28,31 @@ macro_rules! k_kernels {
     ($feat:literal, $dot:path) => {
         use super::*;
 
+        /// Q4_K, or Q5_K where `FIFTH` ([`K4`]).
         #[derive(Clone, Copy)]
-        pub(super) struct Q4K;
+        pub(super) struct Q4K<const FIFTH: bool>;
 
-        impl prepared::Kernel for Q4K {
+        impl<const FIFTH: bool> prepared::Kernel for Q4K<FIFTH> {
             fn block_bytes(self) -> usize {
-                WB4
+                K4::<FIFTH>::BYTES
             }
             fn holds(self, act: &Act, nb: usize) -> bool {
                 prepared::holds_q8k(act, nb, 8)
             }
             #[target_feature(enable = $feat)]
             unsafe fn tile<const M: usize, const R: usize>(self, x: *const u8, wrb: usize, nb: usize, acts: [&Act; M]) -> [[f32; R]; M] {
-                let m4 = vdupq_n_u8(0x0F);
+                let (m4, m10) = (vdupq_n_u8(0x0F), vdupq_n_u8(0x10));
                 let zero = vdupq_n_s32(0);
                 let mut acc = [[vdupq_n_f32(0.0); R]; M];
                 let mut acc_min = [[vdupq_n_f32(0.0); R]; M];
+                let wb4 = K4::<FIFTH>::BYTES;
                 for b in 0..nb {
                     // Per weight row: d, and the 8 scales and the 8 mins·dmin as f32.
                     let mut dw = [0f32; R];
                     let mut sc = [[vdupq_n_f32(0.0); 2]; R];
                     let mut mn = [[vdupq_n_f32(0.0); 2]; R];
                     for r in 0..R {
-                        let xb = x.add(r * wrb + b * WB4);
+                        let xb = x.add(r * wrb + b * wb4);
                         let dd = f16x4([f16_bits(xb), f16_bits(xb.add(2)), 0, 0]);
                         dw[r] = vgetq_lane_f32::<0>(dd);
                         let (s, m) = prepared::q4k_scales_mins((xb.add(4) as *const [u8; 12]).read_unaligned());
@@ -72,10 +76,20 @@ macro_rules! k_kernels {
                             let j = 2 * h + c;
                             let mut w = [[vdupq_n_s8(0); 4]; R];
                             for (r, v) in w.iter_mut().enumerate() {
-                                let xq = x.add(r * wrb + b * WB4 + 16 + 32 * j);
+                                let xb = x.add(r * wrb + b * wb4);
+                                let xq = xb.add(K4::<FIFTH>::QS + 32 * j);
                                 let (q0, q1) = (vld1q_u8(xq), vld1q_u8(xq.add(16)));
-                                *v = [vandq_u8(q0, m4), vandq_u8(q1, m4), vshrq_n_u8(q0, 4), vshrq_n_u8(q1, 4)]
-                                    .map(|v| vreinterpretq_s8_u8(v));
+                                let mut q = [vandq_u8(q0, m4), vandq_u8(q1, m4), vshrq_n_u8(q0, 4), vshrq_n_u8(q1, 4)];
+                                if FIFTH {
+                                    // Bit 2j (low nibbles) and 2j + 1 (high) of the fifth-bit
+                                    // bytes, moved to bit 4 by one shift (left or right) and a mask.
+                                    let qh = [vld1q_u8(xb.add(K4::<FIFTH>::QH)), vld1q_u8(xb.add(K4::<FIFTH>::QH + 16))];
+                                    for (e, v) in q.iter_mut().enumerate() {
+                                        let bit = (2 * j + e / 2) as i8;
+                                        *v = vorrq_u8(*v, vandq_u8(vshlq_u8(qh[e % 2], vdupq_n_s8(4 - bit)), m10));
+                                    }
+                                }
+                                *v = q.map(|v| vreinterpretq_s8_u8(v));
                             }
                             for i in 0..M {
                                 let a = acts[i].q.as_ptr().add(b * 256 + 64 * j) as *const i8;
@@ -202,8 +216,14 @@ mod dotprod {
     k_kernels!("neon,dotprod", super::super::quant::dotprod::dot);
 }
 
-/// `[Q4_K, Q6_K]` at each level.
-pub(super) const NEON: [QuantGemv; 2] =
-    [quant_gemv!(|x| prepared::prepare_q8k(x, 32), neon::Q4K), quant_gemv!(|x| prepared::prepare_q8k(x, 16), neon::Q6K)];
-pub(super) const DOTPROD: [QuantGemv; 2] =
-    [quant_gemv!(|x| prepared::prepare_q8k(x, 32), dotprod::Q4K), quant_gemv!(|x| prepared::prepare_q8k(x, 16), dotprod::Q6K)];
+/// `[Q4_K, Q5_K, Q6_K]` at each level.
+pub(super) const NEON: [QuantGemv; 3] = [
+    quant_gemv!(|x| prepared::prepare_q8k(x, 32), neon::Q4K::<false>),
+    quant_gemv!(|x| prepared::prepare_q8k(x, 32), neon::Q4K::<true>),
+    quant_gemv!(|x| prepared::prepare_q8k(x, 16), neon::Q6K),
+];
+pub(super) const DOTPROD: [QuantGemv; 3] = [
+    quant_gemv!(|x| prepared::prepare_q8k(x, 32), dotprod::Q4K::<false>),
+    quant_gemv!(|x| prepared::prepare_q8k(x, 32), dotprod::Q4K::<true>),
+    quant_gemv!(|x| prepared::prepare_q8k(x, 16), dotprod::Q6K),
+];

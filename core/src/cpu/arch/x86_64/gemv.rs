@@ -197,7 +197,10 @@ pub(crate) fn gemv_for(ty: GgmlType, level: crate::cpu::isa::Isa) -> Option<Quan
         GgmlType::Q4_0 => Some(GEMV_Q4_0),
         GgmlType::Q4_1 => Some(GEMV_Q4_1),
         GgmlType::Q8_0 => Some(GEMV_Q8_0),
+        GgmlType::Q2_K => Some(super::gemv_k23::GEMV_Q2_K),
+        GgmlType::Q3_K => Some(super::gemv_k23::GEMV_Q3_K),
         GgmlType::Q4_K => Some(super::gemv_k::GEMV_Q4_K),
+        GgmlType::Q5_K => Some(super::gemv_k::GEMV_Q5_K),
         GgmlType::Q6_K => Some(super::gemv_k::GEMV_Q6_K),
         _ => None,
     }

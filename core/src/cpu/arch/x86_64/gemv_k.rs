@@ -8,11 +8,13 @@
 //! needs no rearranging. The sub-block scales are unpacked with a few 32-bit word operations
 //! and converted to floats once per super-block; each register's dot product is scaled in
 //! float (exact integer dots, then `d·d_a·scale` per lane), and the mins go through the
-//! activation's per-sub-block sums: `dmin·d_a·Σ min_k·Σa_k`.
+//! activation's per-sub-block sums: `dmin·d_a·Σ min_k·Σa_k`. Q5_K is the same with a fifth
+//! bit per element (32 bytes before the nibbles), added to the nibble register with one
+//! byte-mask test and one masked add: its quants are 0..31, still unsigned bytes for `vpdpbusd`.
 
 use core::arch::x86_64::*;
 
-use super::super::prepared::{holds_q8k, prepare_q8k, q4k_scales_mins, quant_gemv, Kernel, Q4K_BYTES as WB, Q6K_BYTES as WB6};
+use super::super::prepared::{holds_q8k, prepare_q8k, q4k_scales_mins, quant_gemv, Kernel, Q6K_BYTES as WB6, K4};
 use super::gemv::{hsum256, Act, QuantGemv};
 
 /// The eight 6-bit scales and mins of a super-block's 12 scale bytes (ggml's `scale_min_k4`
@@ -25,12 +27,9 @@ unsafe fn scales_mins(p: *const u8) -> (__m256, __m256) {
     (to_f32(scales), to_f32(mins))
 }
 
-#[derive(Clone, Copy)]
-struct Q4K;
-
-impl Kernel for Q4K {
+impl<const FIFTH: bool> Kernel for K4<FIFTH> {
     fn block_bytes(self) -> usize {
-        WB
+        Self::BYTES
     }
     fn holds(self, act: &Act, nb: usize) -> bool {
         holds_q8k(act, nb, 8)
@@ -45,13 +44,21 @@ impl Kernel for Q4K {
             _mm512_setr_epi32(a, a, a, a, a, a, a, a, b, b, b, b, b, b, b, b)
         });
         let m4 = _mm512_set1_epi8(0x0F);
+        // Q5_K: the fifth-bit selector of register j (bit 2j for its low 32 bytes, 2j + 1 for
+        // its high 32) and the value it adds.
+        let fifth = [0, 1, 2, 3].map(|j| {
+            let (lo, hi) = ((1u8 << (2 * j)) as i8, (1u8 << (2 * j + 1)) as i8);
+            _mm512_inserti64x4(_mm512_set1_epi8(lo), _mm256_set1_epi8(hi), 1)
+        });
+        let sixteen = _mm512_set1_epi8(16);
+        let wb = Self::BYTES;
         for b in 0..nb {
             let mut sc = [_mm256_setzero_ps(); R];
             let mut mn = [_mm256_setzero_ps(); R];
             let mut dw = [_mm256_setzero_ps(); R];
             let mut dmin = [_mm256_setzero_ps(); R];
             for r in 0..R {
-                let xb = x.add(r * wrb + b * WB);
+                let xb = x.add(r * wrb + b * wb);
                 let dd = _mm_cvtph_ps(_mm_cvtsi32_si128((xb as *const i32).read_unaligned()));
                 dw[r] = _mm256_broadcastss_ps(dd);
                 dmin[r] = _mm256_broadcastss_ps(_mm_movehdup_ps(dd));
@@ -67,11 +74,23 @@ impl Kernel for Q4K {
                     acc_min[i][r] = _mm256_fmadd_ps(_mm256_mul_ps(mn[r], dmin[r]), sa, acc_min[i][r]);
                 }
             }
+            // Q5_K: each row's fifth bits, twice (`[qh, qh]`), for the byte-mask tests.
+            let qh = core::array::from_fn::<_, R, _>(|r| {
+                if FIFTH {
+                    let v = _mm256_loadu_si256(x.add(r * wrb + b * wb + Self::QH) as *const __m256i);
+                    _mm512_inserti64x4(_mm512_castsi256_si512(v), v, 1)
+                } else {
+                    _mm512_setzero_si512()
+                }
+            });
             for (j, lane) in lanes.iter().enumerate() {
                 let a = acts.map(|act| _mm512_loadu_si512(act.q.as_ptr().add(b * 256 + 64 * j) as *const _));
                 for r in 0..R {
-                    let raw = _mm256_loadu_si256(x.add(r * wrb + b * WB + 16 + 32 * j) as *const __m256i);
-                    let w = _mm512_and_si512(_mm512_inserti64x4(_mm512_castsi256_si512(raw), _mm256_srli_epi16(raw, 4), 1), m4);
+                    let raw = _mm256_loadu_si256(x.add(r * wrb + b * wb + Self::QS + 32 * j) as *const __m256i);
+                    let mut w = _mm512_and_si512(_mm512_inserti64x4(_mm512_castsi256_si512(raw), _mm256_srli_epi16(raw, 4), 1), m4);
+                    if FIFTH {
+                        w = _mm512_mask_add_epi8(w, _mm512_test_epi8_mask(qh[r], fifth[j]), w, sixteen);
+                    }
                     for i in 0..M {
                         let dot = _mm512_cvtepi32_ps(_mm512_dpbusd_epi32(_mm512_setzero_si512(), w, a[i]));
                         acc[i][r] = _mm512_fmadd_ps(dot, _mm512_permutexvar_ps(*lane, scale[i][r]), acc[i][r]);
@@ -174,4 +193,6 @@ impl Kernel for Q6K {
 
 pub(super) const GEMV_Q6_K: QuantGemv = quant_gemv!(|x| prepare_q8k(x, 16), Q6K);
 
-pub(super) const GEMV_Q4_K: QuantGemv = quant_gemv!(|x| prepare_q8k(x, 32), Q4K);
+pub(super) const GEMV_Q4_K: QuantGemv = quant_gemv!(|x| prepare_q8k(x, 32), K4::<false>);
+
+pub(super) const GEMV_Q5_K: QuantGemv = quant_gemv!(|x| prepare_q8k(x, 32), K4::<true>);

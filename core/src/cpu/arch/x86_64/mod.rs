@@ -2,4 +2,5 @@
 pub mod quant;
 pub mod gemv;
 pub mod gemv_k;
+pub mod gemv_k23;
 pub mod affine;
