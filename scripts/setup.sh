@@ -83,7 +83,13 @@ else
   mapfile -t ALL_MISSING < <(missing_pkgs "${APT_NOW[@]}" "${APT_LATER[@]}" "${APT_ARM64[@]}")
   if [ "${#ALL_MISSING[@]}" -gt 0 ]; then
     step "apt-get update"
-    apt-get update -q
+    if ! apt-get update -q; then
+      # A mirror without arm64 lists fails the whole update: drop that architecture (only the
+      # OpenBLAS aarch64 section needs it, and says SKIPPED without it) and update again.
+      echo "setup.sh: WARNING: apt-get update failed with the arm64 architecture added; retrying without it" >&2
+      dpkg --remove-architecture arm64 || true
+      apt-get update -q
+    fi
     step_done "apt-get update"
   else
     echo "==== setup: all apt packages present, skipping apt-get update"
