@@ -147,6 +147,9 @@ impl Model {
             x = ops::multiply(&x, &Array::scalar(s)?)?;
         }
         let (bi, ti) = (b as isize, t as isize);
+        // The fused SiLU·up program (CPU only: see `gated`), made once for the layers' dtype.
+        let fuse_swiglu = c.activation == FfnActivation::Silu && crate::weights::on_cpu();
+        let mut swiglu: Option<Arc<FusedOp>> = None;
         for (i, l) in self.layers.iter().enumerate() {
             let h = ops::rms_norm(&x, Some(&l.attn_norm), c.rms_eps)?;
             let [mut q, mut k, mut v] = exactly(Weight::project_all(&[&l.wq, &l.wk, &l.wv], &h)?)?;
@@ -190,7 +193,10 @@ impl Model {
             x = ops::add(&x, &post(l.wo.project(&o)?, 0)?)?;
             let h = ops::rms_norm(&x, Some(&l.ffn_norm), c.rms_eps)?;
             let [g, u] = exactly(Weight::project_all(&[&l.w_gate, &l.w_up], &h)?)?;
-            let act = gated(c.activation, &g, &u)?;
+            if fuse_swiglu && swiglu.as_ref().and_then(|p| p.dtype().ok()) != Some(g.dtype()) {
+                swiglu = Some(swiglu_program(g.dtype()));
+            }
+            let act = gated(c.activation, &g, &u, swiglu.as_ref())?;
             x = ops::add(&x, &post(l.w_down.project(&act)?, 1)?)?;
         }
         cache.advance(t);
@@ -232,10 +238,12 @@ impl Model {
 /// (sigmoid, two products in one pass; the same per-element operations, so bit-identical):
 /// a decode step has one per layer, and three nodes cost three dispatches of a vector of a
 /// few thousand elements — mlx-lm compiles its `swiglu` for the same reason.
-fn gated(act: FfnActivation, g: &Array, u: &Array) -> Result<Array> {
-    let on_cpu = mlx_arm_core::device::default_device() == mlx_arm_core::Device::CPU;
-    if act == FfnActivation::Silu && on_cpu && g.dtype() == u.dtype() {
-        return FusedOp::record(&swiglu_program(g.dtype()), alloc::vec![g.clone(), u.clone()]);
+/// `swiglu` is [`swiglu_program`], made once per forward pass where it applies.
+fn gated(act: FfnActivation, g: &Array, u: &Array, swiglu: Option<&Arc<FusedOp>>) -> Result<Array> {
+    if let Some(p) = swiglu {
+        if act == FfnActivation::Silu && g.dtype() == u.dtype() && p.dtype().ok() == Some(g.dtype()) {
+            return FusedOp::record(p, alloc::vec![g.clone(), u.clone()]);
+        }
     }
     ops::multiply(&activation(act, g)?, u)
 }
@@ -324,7 +332,7 @@ mod tests {
             let u: Vec<f32> = (0..n).map(|i| ((i * 53 % 89) as f32 - 44.0) * 0.091).collect();
             let g = ops::astype(&Array::from_slice(&g, &[1, 1, n]).unwrap(), dtype).unwrap();
             let u = ops::astype(&Array::from_slice(&u, &[1, 1, n]).unwrap(), dtype).unwrap();
-            let fused = gated(FfnActivation::Silu, &g, &u).unwrap();
+            let fused = gated(FfnActivation::Silu, &g, &u, Some(&swiglu_program(dtype))).unwrap();
             assert_eq!(mlx_arm_core::transforms::compile::fused_steps(&fused), Some(3));
             let plain = ops::multiply(&activation(FfnActivation::Silu, &g).unwrap(), &u).unwrap();
             let (a, b) = (ops::astype(&fused, DType::Float32).unwrap(), ops::astype(&plain, DType::Float32).unwrap());

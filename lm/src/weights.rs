@@ -40,6 +40,12 @@ pub enum Weight {
     },
 }
 
+/// Whether ops run on the CPU: the model fuses nodes there that the GPU backend evaluates
+/// separately (its kernels are per primitive).
+pub(crate) fn on_cpu() -> bool {
+    mlx_arm_core::device::default_device() == Device::CPU
+}
+
 impl Weight {
     /// Output features `N`.
     pub fn rows(&self) -> usize {
@@ -105,9 +111,8 @@ impl Weight {
                 _ => None,
             })
             .collect();
-        let on_cpu = mlx_arm_core::device::default_device() == Device::CPU;
         match blocks {
-            Some(b) if on_cpu && b.len() > 1 && b.iter().all(|&(_, _, k)| k == b[0].2) => {
+            Some(b) if on_cpu() && b.len() > 1 && b.iter().all(|&(_, _, k)| k == b[0].2) => {
                 let pairs: Vec<(&Array, GgmlType)> = b.iter().map(|&(w, ty, _)| (w, ty)).collect();
                 ops::ggml_matmul_many(x, &pairs, b[0].2)
             }
