@@ -83,7 +83,11 @@ pub fn prefill(model: &Model, cache: &mut KvCache, tokens: &[u32], chunk: usize)
 /// Runs `tokens` at the cache's position and returns the last position's logits.
 pub fn step(model: &Model, cache: &mut KvCache, tokens: &[u32]) -> Result<Vec<f32>> {
     // Evaluating the logits materializes the cache's buffers and releases the step's graph.
-    logits_graph(model, cache, tokens)?.to_vec::<f32>()
+    let logits = logits_graph(model, cache, tokens)?;
+    let built_at = cache.growths();
+    let host = logits.to_vec::<f32>()?;
+    cache.release_outgrown(built_at);
+    Ok(host)
 }
 
 /// Runs `tokens` at the cache's position and returns the greedy choice after the last one.
@@ -94,7 +98,11 @@ pub fn step_greedy(model: &Model, cache: &mut KvCache, tokens: &[u32]) -> Result
     if device::default_device() != Device::GPU {
         return Ok(crate::sample::argmax(&step(model, cache, tokens)?));
     }
-    read_token(&lazy_argmax(&logits_graph(model, cache, tokens)?)?)
+    let ids = lazy_argmax(&logits_graph(model, cache, tokens)?)?;
+    let built_at = cache.growths();
+    let tok = read_token(&ids)?;
+    cache.release_outgrown(built_at);
+    Ok(tok)
 }
 
 /// [`prefill`] followed by the greedy choice ([`step_greedy`] for the last chunk).
@@ -154,11 +162,12 @@ fn read_token(ids: &Array) -> Result<u32> {
 }
 
 /// What a step leaves for the next choice: logits to sample from, the token already chosen,
-/// or the greedy token still being computed in the background (`(1, 1)` uint32).
+/// or the greedy token still being computed in the background (`(1, 1)` uint32, with the
+/// cache's growth count after its step was built).
 enum Next {
     Logits(Vec<f32>),
     Token(u32),
-    Pending(Array),
+    Pending(Array, u64),
 }
 
 /// Generates after `prompt`: calls `on_token(id)` for every generated token (stop tokens
@@ -173,6 +182,9 @@ pub fn generate(
     on_token: &mut dyn FnMut(u32) -> bool,
 ) -> Result<(Vec<u32>, StopReason, Stats)> {
     let mut sampler = Sampler::new(cfg.sampler.clone())?;
+    // Room for the whole reply at once, so the cache grows (and copies itself) once, not every
+    // `step` tokens. Up to the context length: llama.cpp reserves all of it up front.
+    cache.reserve((cache.offset() + prompt.len() + cfg.max_tokens).min(model.config.context_length));
     let mut stats = Stats { prompt_tokens: prompt.len(), ..Default::default() };
     let t0 = now();
     // Plain greedy decoding on the GPU chooses there: one token id comes back per step. On
@@ -189,15 +201,16 @@ pub fn generate(
         let last = prefill_all_but_last(model, cache, prompt, cfg.prefill_chunk)?;
         let first = lazy_argmax(&logits_graph(model, cache, last)?)?;
         mlx_arm_core::eval::eval_in_background(core::slice::from_ref(&first))?;
-        Next::Pending(first)
+        Next::Pending(first, cache.growths())
     } else {
         Next::Logits(prefill(model, cache, prompt, cfg.prefill_chunk)?)
     };
     let mut history: Vec<u32> = prompt.to_vec();
     let mut out = Vec::new();
     let mut t_first = t0;
-    // The step built ahead from a pending token, run if that token is kept.
-    let mut ahead: Option<Array> = None;
+    // The step built ahead from a pending token, run if that token is kept, with the cache's
+    // growth count after building it.
+    let mut ahead: Option<(Array, u64)> = None;
     let reason = loop {
         if out.len() >= cfg.max_tokens {
             break StopReason::Length;
@@ -205,14 +218,16 @@ pub fn generate(
         let tok = match &next {
             Next::Token(t) => *t,
             Next::Logits(l) => sampler.sample(l, &history)?,
-            Next::Pending(ids) => {
+            Next::Pending(ids, built_at) => {
                 // The same conditions as the step at the end of this loop.
                 if out.len() + 1 < cfg.max_tokens && cache.offset() < model.config.context_length {
                     let following = lazy_argmax(&logits_graph_of(model, cache, ids)?)?;
                     mlx_arm_core::eval::eval_in_background(core::slice::from_ref(&following))?;
-                    ahead = Some(following);
+                    ahead = Some((following, cache.growths()));
                 }
-                read_token(ids)?
+                let tok = read_token(ids)?;
+                cache.release_outgrown(*built_at);
+                tok
             }
         };
         if out.is_empty() {
@@ -235,7 +250,7 @@ pub fn generate(
             break StopReason::Context;
         }
         next = match ahead.take() {
-            Some(following) => Next::Pending(following),
+            Some((following, built_at)) => Next::Pending(following, built_at),
             None if on_device => Next::Token(step_greedy(model, cache, &[tok])?),
             None => Next::Logits(step(model, cache, &[tok])?),
         };

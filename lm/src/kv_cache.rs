@@ -3,6 +3,11 @@
 //! `slice_update` (the core donates the old buffer when the cache holds the only reference,
 //! so a decode step copies nothing), and the buffer grows `step` positions at a time, so the
 //! one copy that growing costs happens once per `step` tokens, not per token.
+//!
+//! A grown-out buffer is freed when the step that copied it has run; the core's buffer cache
+//! would keep it for reuse, but no later request asks for that size again (each growth is
+//! larger), so over a long generation the cache would hold every earlier capacity — as much
+//! memory again as the cache itself. [`KvCache::release_outgrown`] hands them back.
 
 use alloc::vec::Vec;
 
@@ -23,12 +28,17 @@ pub struct KvCache {
     layers: Vec<LayerCache>,
     offset: usize,
     step: usize,
+    /// Positions the next growth makes room for at least ([`KvCache::reserve`]).
+    reserved: usize,
+    /// Buffers replaced by larger ones so far, and how many of those were handed back.
+    growths: u64,
+    released: u64,
 }
 
 impl KvCache {
     /// An empty cache for `n_layers` layers growing `step` positions at a time.
     pub fn new(n_layers: usize, step: usize) -> KvCache {
-        KvCache { layers: alloc::vec![LayerCache::default(); n_layers], offset: 0, step: step.max(1) }
+        KvCache { layers: alloc::vec![LayerCache::default(); n_layers], offset: 0, step: step.max(1), reserved: 0, growths: 0, released: 0 }
     }
 
     /// Positions already stored (the next token's position).
@@ -51,6 +61,32 @@ impl KvCache {
         self.layers.iter().flat_map(|l| [&l.keys, &l.values]).flatten().map(|a| a.nbytes()).sum()
     }
 
+    /// Makes the next growth of each layer's buffers room for `positions` at least (rounded up
+    /// to the step), so that a generation whose length is known grows once instead of every
+    /// `step` tokens: each growth copies the cache, and the outgrown buffers cost memory until
+    /// the step has run. Buffers already that large are untouched.
+    pub fn reserve(&mut self, positions: usize) {
+        self.reserved = positions;
+    }
+
+    /// How many times a layer's buffer has been replaced by a larger one. A step built when
+    /// this was `g` frees the replaced buffers when it runs; then pass `g` to
+    /// [`KvCache::release_outgrown`].
+    pub fn growths(&self) -> u64 {
+        self.growths
+    }
+
+    /// Called once a step built when [`KvCache::growths`] was `built_at` has been evaluated:
+    /// if that step grew the cache, the buffers it outgrew sit in the core's buffer cache, and
+    /// are returned to the system (with the rest of that cache, as mlx-lm clears it every
+    /// 256 tokens) so that peak memory stays the weights plus one cache.
+    pub fn release_outgrown(&mut self, built_at: u64) {
+        if built_at > self.released {
+            mlx_arm_core::buffer::clear_cache();
+            self.released = built_at;
+        }
+    }
+
     /// Marks `t` more positions as stored; called once per forward pass after every layer
     /// has written its keys and values at [`KvCache::offset`].
     pub fn advance(&mut self, t: usize) {
@@ -66,14 +102,18 @@ impl KvCache {
             .layers
             .get_mut(layer)
             .ok_or_else(|| Error::invalid("kv_cache", alloc::format!("layer {layer} is out of range")))?;
-        let keys = write(&mut l.keys, k, offset, step)?;
-        let values = write(&mut l.values, v, offset, step)?;
+        let room = self.reserved;
+        let (keys, grew_k) = write(&mut l.keys, k, offset, step, room)?;
+        let (values, grew_v) = write(&mut l.values, v, offset, step, room)?;
+        self.growths += u64::from(grew_k) + u64::from(grew_v);
         Ok((keys, values))
     }
 }
 
-/// Writes `x` into `slot` at `offset` along axis 2, growing it if needed; returns the filled part.
-fn write(slot: &mut Option<Array>, x: &Array, offset: usize, step: usize) -> Result<Array> {
+/// Writes `x` into `slot` at `offset` along axis 2, growing it if needed; returns the filled
+/// part and whether an existing buffer was replaced by a larger one. A new buffer has room for
+/// `room` positions at least.
+fn write(slot: &mut Option<Array>, x: &Array, offset: usize, step: usize, room: usize) -> Result<(Array, bool)> {
     if x.ndim() != 4 {
         return Err(Error::invalid("kv_cache", "keys and values must be (B, heads, T, head_dim)"));
     }
@@ -82,8 +122,9 @@ fn write(slot: &mut Option<Array>, x: &Array, offset: usize, step: usize) -> Res
     let fits = slot.as_ref().is_some_and(|a| {
         a.shape()[2] >= end && a.shape()[0] == b && a.shape()[1] == h && a.shape()[3] == d && a.dtype() == x.dtype()
     });
+    let replaced = !fits && slot.is_some();
     if !fits {
-        let capacity = end.div_ceil(step) * step;
+        let capacity = end.max(room).div_ceil(step) * step;
         let fresh = ops::zeros(&[b, h, capacity, d], x.dtype())?;
         let grown = match slot.take() {
             // Keep the stored positions; everything past `offset` is about to be overwritten.
@@ -102,6 +143,6 @@ fn write(slot: &mut Option<Array>, x: &Array, offset: usize, step: usize) -> Res
     drop(buf);
     let filled = ops::slice(&updated, &[0, 0, 0, 0], &[b, h, end as isize, d], &[1, 1, 1, 1])?;
     *slot = Some(updated);
-    Ok(filled)
+    Ok((filled, replaced))
 }
 
