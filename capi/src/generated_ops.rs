@@ -3773,6 +3773,25 @@ pub unsafe extern "C" fn mlx_arm_fast_cross_entropy(res: *mut mlx_array, logits:
     })
 }
 
+/// `mlx_arm_fast_gated_delta_update`: wraps `gated_delta::gated_delta_update`.
+///
+/// # Safety
+/// Handles must be empty or live; pointers must hold their counts.
+#[no_mangle]
+pub unsafe extern "C" fn mlx_arm_fast_gated_delta_update(res: *mut mlx_vector_array, q: mlx_array, k: mlx_array, v: mlx_array, gamma: mlx_array, beta: mlx_array, initial_state: mlx_array, mask: mlx_array, s: mlx_stream) -> c_int {
+    status("mlx_arm_fast_gated_delta_update", || {
+        let q = arg::array(q, "q")?;
+        let k = arg::array(k, "k")?;
+        let v = arg::array(v, "v")?;
+        let gamma = arg::array(gamma, "gamma")?;
+        let beta = arg::array(beta, "beta")?;
+        let initial_state = arg::array_opt(initial_state)?;
+        let mask = arg::array_opt(mask)?;
+        arg::stream(s)?;
+        arg::set_vector_array(res, ops::gated_delta::gated_delta_update(&q, &k, &v, &gamma, &beta, initial_state.as_ref(), mask.as_ref())?)
+    })
+}
+
 /// `mlx_linalg_norm`: wraps `norm`.
 ///
 /// # Safety

@@ -235,6 +235,7 @@ core_api! {
     // More ops: unique, fast.cross_entropy, segmented_mm, block_masked_mm (compositions)
     "mx.unique" => crate::ops::unique,
     "mx.fast.cross_entropy" => crate::ops::cross_entropy::cross_entropy,
+    "mx.fast.gated_delta_update" => crate::ops::gated_delta::gated_delta_update,
     "mx.segmented_mm" => crate::ops::segmented_mm,
     "mx.block_masked_mm" => crate::ops::block_masked_mm,
     // files (the std layer adds path-based wrappers that memory-map: crate::io::arrays)

@@ -79,6 +79,8 @@ fn base_lines() -> Vec<Line> {
         ("fast_scaled_dot_product_attention", "fast", "queries: array, keys: array, values: array, scale: float, mask_mode: str, mask_arr: array?, sinks: array?", A, "compose::sdpa(&queries, &keys, &values, scale, mask_mode, mask_arr.as_ref(), sinks.as_ref())"),
         // More ops: MLX 0.32's fast.cross_entropy (not in mlx-c 0.31: extension, MLX's parameter names).
         ("arm_fast_cross_entropy", "fast", "logits: array, targets: array", A, "ops::cross_entropy::cross_entropy(&logits, &targets)"),
+        // MLX 0.32.4's fast.gated_delta_update (not in mlx-c 0.31: extension, MLX's parameter names).
+        ("arm_fast_gated_delta_update", "fast", "q: array, k: array, v: array, gamma: array, beta: array, initial_state: array?, mask: array?", V, "ops::gated_delta::gated_delta_update(&q, &k, &v, &gamma, &beta, initial_state.as_ref(), mask.as_ref())"),
         // linalg.h
         ("linalg_norm", "linalg", "a: array, ord: double, axis: ints?, keepdims: bool", A, "ops::norm(&a, Some(ops::NormOrd::Num(ord)), axis.as_deref(), keepdims)"),
         ("linalg_norm_matrix", "linalg", "a: array, ord: str, axis: ints?, keepdims: bool", A, "ops::norm(&a, Some(compose::matrix_ord(ord)?), axis.as_deref(), keepdims)"),

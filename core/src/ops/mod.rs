@@ -47,5 +47,6 @@ pub use window::{bartlett, blackman, hamming, hanning};
 pub mod cross_entropy;
 pub mod masked_mm;
 pub mod unique;
+pub mod gated_delta;
 pub use masked_mm::{block_masked_mm, segmented_mm};
 pub use unique::unique;

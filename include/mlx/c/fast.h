@@ -35,6 +35,8 @@ int mlx_fast_rope_dynamic(mlx_array* res, const mlx_array x, int dims, bool trad
 int mlx_fast_scaled_dot_product_attention(mlx_array* res, const mlx_array queries, const mlx_array keys, const mlx_array values, float scale, const char* mask_mode, const mlx_array mask_arr /* may be null */, const mlx_array sinks /* may be null */, const mlx_stream s);
 /** `mlx_arm_fast_cross_entropy`: see mlx.core.cross_entropy::cross_entropy. */
 int mlx_arm_fast_cross_entropy(mlx_array* res, const mlx_array logits, const mlx_array targets, const mlx_stream s);
+/** `mlx_arm_fast_gated_delta_update`: see mlx.core.gated_delta::gated_delta_update. */
+int mlx_arm_fast_gated_delta_update(mlx_vector_array* res, const mlx_array q, const mlx_array k, const mlx_array v, const mlx_array gamma, const mlx_array beta, const mlx_array initial_state /* may be null */, const mlx_array mask /* may be null */, const mlx_stream s);
 
 /**@}*/
 
