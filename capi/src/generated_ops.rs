@@ -3386,6 +3386,28 @@ pub unsafe extern "C" fn mlx_arm_segmented_mm(res: *mut mlx_array, a: mlx_array,
     })
 }
 
+/// `mlx_arm_gather_qqmm`: wraps `gather_qqmm`.
+///
+/// # Safety
+/// Handles must be empty or live; pointers must hold their counts.
+#[no_mangle]
+pub unsafe extern "C" fn mlx_arm_gather_qqmm(res: *mut mlx_array, x: mlx_array, w: mlx_array, scales: mlx_array, lhs_indices: mlx_array, rhs_indices: mlx_array, group_size: mlx_optional_int, bits: mlx_optional_int, mode: *const c_char, global_scale_x: mlx_array, global_scale_w: mlx_array, sorted_indices: bool, s: mlx_stream) -> c_int {
+    status("mlx_arm_gather_qqmm", || {
+        let x = arg::array(x, "x")?;
+        let w = arg::array(w, "w")?;
+        let scales = arg::array_opt(scales)?;
+        let lhs_indices = arg::array_opt(lhs_indices)?;
+        let rhs_indices = arg::array_opt(rhs_indices)?;
+        let group_size = arg::int_opt(group_size);
+        let bits = arg::int_opt(bits);
+        let mode = arg::string(mode, "mode")?;
+        let global_scale_x = arg::array_opt(global_scale_x)?;
+        let global_scale_w = arg::array_opt(global_scale_w)?;
+        arg::stream(s)?;
+        arg::set_array(res, ops::gather_qqmm(&x, &w, scales.as_ref(), lhs_indices.as_ref(), rhs_indices.as_ref(), group_size.map(i64::from), bits.map(i64::from), mode, global_scale_x.as_ref(), global_scale_w.as_ref(), sorted_indices)?)
+    })
+}
+
 /// `mlx_arm_block_masked_mm`: wraps `block_masked_mm`.
 ///
 /// # Safety

@@ -232,6 +232,7 @@ core_api! {
     // fixes: gather_mm / qqmm (compositions, see ops/gather_mm.rs)
     "mx.gather_mm" => crate::ops::gather_mm,
     "mx.qqmm" => crate::ops::qqmm,
+    "mx.gather_qqmm" => crate::ops::gather_qqmm,
     // More ops: unique, fast.cross_entropy, segmented_mm, block_masked_mm (compositions)
     "mx.unique" => crate::ops::unique,
     "mx.fast.cross_entropy" => crate::ops::cross_entropy::cross_entropy,

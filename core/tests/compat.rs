@@ -162,9 +162,15 @@ fn gather_mm_and_qqmm_match_mlx() {
         let q = ops::quantize(&array(&c["w"]), None, None, mode, None).unwrap();
         let got = ops::qqmm(&array(&c["x"]), &q[0], Some(&q[1]), None, None, mode, None, None).unwrap();
         assert_matches(mode, &got, &c["output"], 1e-5, 1e-4);
-        let ones = ops::ones(&[3, 64], DType::Float32).unwrap();
-        let e = ops::qqmm(&ones, &q[0], Some(&q[1]), None, None, mode, None, None).unwrap_err();
-        assert_eq!(e.kind, ErrorKind::Runtime, "{mode}: MLX raises {}", c["general_error"]);
+        // MLX's CPU refuses several rows (`general_error`); here each row of a stack of the
+        // golden's row equals MLX's result for it.
+        let x = array(&c["x"]);
+        let rows = ops::concatenate(&[x.clone(), x.clone(), x], Some(0)).unwrap();
+        let got = ops::qqmm(&rows, &q[0], Some(&q[1]), None, None, mode, None, None).unwrap();
+        for r in 0..3 {
+            let row = ops::slice(&got, &[r, 0], &[r + 1, got.shape()[1] as isize], &[1, 1]).unwrap();
+            assert_matches(mode, &row, &c["output"], 1e-5, 1e-4);
+        }
     }
 }
 

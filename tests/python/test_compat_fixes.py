@@ -92,8 +92,6 @@ def test_qqmm_cpu_cases():
         w_hat = np.array(mx.dequantize(wq, s, mode=mode, dtype=mx.float32))
         y = mx.qqmm(x, wq, s, mode=mode)
         assert np.abs(np.array(y) - x_hat @ w_hat.T).max() < 1e-3
-        with pytest.raises(RuntimeError):
-            mx.qqmm(mx.ones((3, 64)), wq, s, mode=mode)
 
 
 def test_put_along_axis_none_keeps_shape():

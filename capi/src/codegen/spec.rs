@@ -243,6 +243,8 @@ pub fn table() -> Vec<Op> {
         // More ops: MLX 0.32 ops mlx-c 0.31 lacks (extensions `mlx_arm_<name>`, MLX's parameter names).
         ("arm_unique", "a: array, size: int, return_index: bool, return_inverse: bool, return_counts: bool, fill_value: array?", V, "ops::unique(&a, i64::from(size), return_index, return_inverse, return_counts, fill_value.as_ref())"),
         ("arm_segmented_mm", "a: array, b: array, segments: array", A, "ops::segmented_mm(&a, &b, &segments)"),
+        // MLX 0.32.4's gather_qqmm (not in mlx-c 0.31: extension, MLX's parameter names).
+        ("arm_gather_qqmm", "x: array, w: array, scales: array?, lhs_indices: array?, rhs_indices: array?, group_size: opt_int, bits: opt_int, mode: str, global_scale_x: array?, global_scale_w: array?, sorted_indices: bool", A, "ops::gather_qqmm(&x, &w, scales.as_ref(), lhs_indices.as_ref(), rhs_indices.as_ref(), group_size.map(i64::from), bits.map(i64::from), mode, global_scale_x.as_ref(), global_scale_w.as_ref(), sorted_indices)"),
         ("arm_block_masked_mm", "a: array, b: array, block_size: int, mask_out: array?, mask_lhs: array?, mask_rhs: array?", A, "ops::block_masked_mm(&a, &b, i64::from(block_size), mask_out.as_ref(), mask_lhs.as_ref(), mask_rhs.as_ref())"),
     ];
     for (name, params, out, call) in lines {

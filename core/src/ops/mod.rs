@@ -32,7 +32,7 @@ pub use creation::*;
 pub use index::*;
 pub use linalg::*;
 pub use quantized::*;
-pub use gather_mm::{gather_mm, qqmm};
+pub use gather_mm::{gather_mm, gather_qqmm, qqmm};
 pub use fast::{layer_norm, rms_norm, rope, scaled_dot_product_attention, RopeOffset, SdpaMask};
 pub use reduce::*;
 pub use shape::*;

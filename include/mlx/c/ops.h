@@ -511,6 +511,8 @@ int mlx_arm_vecdot(mlx_array* res, const mlx_array a, const mlx_array b, int axi
 int mlx_arm_unique(mlx_vector_array* res, const mlx_array a, int size, bool return_index, bool return_inverse, bool return_counts, const mlx_array fill_value /* may be null */, const mlx_stream s);
 /** `mlx_arm_segmented_mm`: see mlx.core.segmented_mm. */
 int mlx_arm_segmented_mm(mlx_array* res, const mlx_array a, const mlx_array b, const mlx_array segments, const mlx_stream s);
+/** `mlx_arm_gather_qqmm`: see mlx.core.gather_qqmm. */
+int mlx_arm_gather_qqmm(mlx_array* res, const mlx_array x, const mlx_array w, const mlx_array scales /* may be null */, const mlx_array lhs_indices /* may be null */, const mlx_array rhs_indices /* may be null */, mlx_optional_int group_size, mlx_optional_int bits, const char* mode, const mlx_array global_scale_x /* may be null */, const mlx_array global_scale_w /* may be null */, bool sorted_indices, const mlx_stream s);
 /** `mlx_arm_block_masked_mm`: see mlx.core.block_masked_mm. */
 int mlx_arm_block_masked_mm(mlx_array* res, const mlx_array a, const mlx_array b, int block_size, const mlx_array mask_out /* may be null */, const mlx_array mask_lhs /* may be null */, const mlx_array mask_rhs /* may be null */, const mlx_stream s);
 /** `mlx_depends`: see mlx.core.depends. */
