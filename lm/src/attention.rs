@@ -21,25 +21,30 @@ pub struct AttentionSpec {
 }
 
 /// Attention of `q` `(B, Hq, T, D)` at positions `offset..offset+T` over `keys`, `values`
-/// `(B, Hkv, offset+T, D)` (all positions so far), causal: `(B, Hq, T, D)`.
-pub fn attend(q: &Array, keys: &Array, values: &Array, offset: usize, spec: &AttentionSpec) -> Result<Array> {
+/// `(B, Hkv, S, D)` holding positions `first..offset+T` (all positions so far, or what a
+/// sliding-window cache kept), causal: `(B, Hq, T, D)`.
+pub fn attend(q: &Array, keys: &Array, values: &Array, first: usize, offset: usize, spec: &AttentionSpec) -> Result<Array> {
     if q.ndim() != 4 || keys.ndim() != 4 || values.ndim() != 4 {
         return Err(Error::invalid("attention", "queries, keys and values must be (B, heads, T, head_dim)"));
     }
     let t = q.shape()[2];
-    let total = keys.shape()[2];
-    if total != offset + t {
+    let end = offset + t;
+    if first + keys.shape()[2] != end {
         return Err(Error::invalid("attention", "the keys do not cover the positions before the queries"));
     }
     // The first query (position `offset`) sees keys from `offset + 1 - window` on; later
     // queries see fewer of the early ones, which the mask below hides.
     let start = spec.window.map_or(0, |w| (offset + 1).saturating_sub(w));
-    let (keys, values) = if start > 0 { (from_position(keys, start)?, from_position(values, start)?) } else { (keys.clone(), values.clone()) };
-    let windowed = spec.window.filter(|&w| t > 1 && offset + t > w);
+    if start < first {
+        return Err(Error::invalid("attention", "the cache dropped positions the queries still see"));
+    }
+    let (keys, values) =
+        if start > first { (from_row(keys, start - first)?, from_row(values, start - first)?) } else { (keys.clone(), values.clone()) };
+    let windowed = spec.window.filter(|&w| t > 1 && end > w);
     let mask = match windowed {
-        Some(w) => Some(visibility(offset, t, start, total, Some(w))?),
+        Some(w) => Some(visibility(offset, t, start, end, Some(w))?),
         // The step-by-step path needs the causal mask as an array; the fused one takes "causal".
-        None if t > 1 && spec.softcap.is_some() => Some(visibility(offset, t, start, total, None)?),
+        None if t > 1 && spec.softcap.is_some() => Some(visibility(offset, t, start, end, None)?),
         None => None,
     };
     match spec.softcap {
@@ -55,16 +60,17 @@ pub fn attend(q: &Array, keys: &Array, values: &Array, offset: usize, spec: &Att
     }
 }
 
-/// Positions `start..` of a `(B, H, S, D)` array.
-fn from_position(a: &Array, start: usize) -> Result<Array> {
+/// Rows `row..` of a `(B, H, S, D)` array.
+fn from_row(a: &Array, row: usize) -> Result<Array> {
     let s: Vec<isize> = a.shape().iter().map(|&d| d as isize).collect();
-    ops::slice(a, &[0, 0, start as isize, 0], &s, &[1, 1, 1, 1])
+    ops::slice(a, &[0, 0, row as isize, 0], &s, &[1, 1, 1, 1])
 }
 
-/// `(T, S)` booleans: query `offset + i` sees key `start + j` when it is not later and, with
-/// a window, less than `window` positions earlier (mlx-lm's `create_causal_mask`).
-fn visibility(offset: usize, t: usize, start: usize, total: usize, window: Option<usize>) -> Result<Array> {
-    let s = total - start;
+/// `(T, S)` booleans: query `offset + i` sees key `start + j` (keys up to position `end`) when
+/// it is not later and, with a window, less than `window` positions earlier (mlx-lm's
+/// `create_causal_mask`).
+fn visibility(offset: usize, t: usize, start: usize, end: usize, window: Option<usize>) -> Result<Array> {
+    let s = end - start;
     let mut keep = Vec::with_capacity(t * s);
     for i in 0..t {
         let qp = offset + i;

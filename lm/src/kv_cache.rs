@@ -8,6 +8,11 @@
 //! would keep it for reuse, but no later request asks for that size again (each growth is
 //! larger), so over a long generation the cache would hold every earlier capacity — as much
 //! memory again as the cache itself. [`KvCache::release_outgrown`] hands them back.
+//!
+//! A sliding-window layer (Gemma 2/3's local layers) keeps only what its queries can still
+//! see: when its buffer fills, the new buffer starts at the oldest position the next query
+//! needs (`window − 1` back), so its memory stays near `window + step` positions however long
+//! the context grows, and the keys stay in position order (attention needs no reordering).
 
 use alloc::vec::Vec;
 
@@ -20,6 +25,10 @@ pub const DEFAULT_STEP: usize = 256;
 struct LayerCache {
     keys: Option<Array>,
     values: Option<Array>,
+    /// The position of the buffers' first row (above 0 once a sliding window dropped some).
+    first: usize,
+    /// Queries see only the last `window` positions (their own included).
+    window: Option<usize>,
 }
 
 /// Keys and values of every layer for the positions seen so far.
@@ -35,10 +44,28 @@ pub struct KvCache {
     released: u64,
 }
 
+/// What [`KvCache::update`] returns for a layer: keys and values `(B, kv_heads, S, head_dim)`
+/// of the positions `first..offset + T`.
+pub struct LayerKv {
+    /// The keys.
+    pub keys: Array,
+    /// The values.
+    pub values: Array,
+    /// The position of the first row (0 unless a sliding window dropped older ones).
+    pub first: usize,
+}
+
 impl KvCache {
-    /// An empty cache for `n_layers` layers growing `step` positions at a time.
+    /// An empty cache for `n_layers` full-attention layers growing `step` positions at a time.
     pub fn new(n_layers: usize, step: usize) -> KvCache {
-        KvCache { layers: alloc::vec![LayerCache::default(); n_layers], offset: 0, step: step.max(1), reserved: 0, growths: 0, released: 0 }
+        KvCache::with_windows(&alloc::vec![None; n_layers], step)
+    }
+
+    /// An empty cache with one layer per entry of `windows`: `Some(w)` for a sliding-window
+    /// layer whose queries see the last `w` positions, `None` for a full-attention layer.
+    pub fn with_windows(windows: &[Option<usize>], step: usize) -> KvCache {
+        let layers = windows.iter().map(|&window| LayerCache { window, ..Default::default() }).collect();
+        KvCache { layers, offset: 0, step: step.max(1), reserved: 0, growths: 0, released: 0 }
     }
 
     /// Positions already stored (the next token's position).
@@ -49,6 +76,9 @@ impl KvCache {
     /// Forgets every position (a new conversation), keeping the buffers for reuse.
     pub fn reset(&mut self) {
         self.offset = 0;
+        for l in &mut self.layers {
+            l.first = 0;
+        }
     }
 
     /// Drops the newest positions so that `len` remain (`len` ≤ offset).
@@ -61,10 +91,10 @@ impl KvCache {
         self.layers.iter().flat_map(|l| [&l.keys, &l.values]).flatten().map(|a| a.nbytes()).sum()
     }
 
-    /// Makes the next growth of each layer's buffers room for `positions` at least (rounded up
-    /// to the step), so that a generation whose length is known grows once instead of every
-    /// `step` tokens: each growth copies the cache, and the outgrown buffers cost memory until
-    /// the step has run. Buffers already that large are untouched.
+    /// Makes the next growth of each full-attention layer's buffers room for `positions` at
+    /// least (rounded up to the step), so that a generation whose length is known grows once
+    /// instead of every `step` tokens: each growth copies the cache, and the outgrown buffers
+    /// cost memory until the step has run. Buffers already that large are untouched.
     pub fn reserve(&mut self, positions: usize) {
         self.reserved = positions;
     }
@@ -94,55 +124,92 @@ impl KvCache {
     }
 
     /// Writes `k`, `v` (`(B, kv_heads, T, head_dim)`) of `layer` at the current offset and
-    /// returns all keys and values so far, `(B, kv_heads, offset + T, head_dim)`.
-    pub fn update(&mut self, layer: usize, k: &Array, v: &Array) -> Result<(Array, Array)> {
-        let offset = self.offset;
-        let step = self.step;
+    /// returns the keys and values its queries may need: every position so far, or for a
+    /// sliding-window layer at least the last `window − 1` before the new ones.
+    pub fn update(&mut self, layer: usize, k: &Array, v: &Array) -> Result<LayerKv> {
+        let (offset, step, reserved) = (self.offset, self.step, self.reserved);
         let l = self
             .layers
             .get_mut(layer)
             .ok_or_else(|| Error::invalid("kv_cache", alloc::format!("layer {layer} is out of range")))?;
-        let room = self.reserved;
-        let (keys, grew_k) = write(&mut l.keys, k, offset, step, room)?;
-        let (values, grew_v) = write(&mut l.values, v, offset, step, room)?;
-        self.growths += u64::from(grew_k) + u64::from(grew_v);
-        Ok((keys, values))
+        if k.ndim() != 4 || v.ndim() != 4 {
+            return Err(Error::invalid("kv_cache", "keys and values must be (B, heads, T, head_dim)"));
+        }
+        if offset < l.first {
+            return Err(Error::invalid(
+                "kv_cache",
+                alloc::format!("position {offset} was dropped by layer {layer}'s sliding window (it keeps {} on)", l.first),
+            ));
+        }
+        let t = k.shape()[2];
+        // Where a new buffer would start, and how many positions it needs room for.
+        let first = match l.window {
+            Some(w) => l.first.max((offset + 1).saturating_sub(w)),
+            None => l.first,
+        };
+        // Room for what is needed now and for the reserved positions — for a sliding-window
+        // layer no more than the window and a step (it moves on before it needs more).
+        let wanted = reserved.saturating_sub(first);
+        let wanted = l.window.map_or(wanted, |w| wanted.min(w + step));
+        let room = (offset + t - first).max(wanted);
+        let plan = Plan { old_first: l.first, first, offset, end: offset + t, capacity: room.div_ceil(step) * step };
+        let (keys, moved_k) = write(&mut l.keys, k, &plan)?;
+        let (values, moved_v) = write(&mut l.values, v, &plan)?;
+        if moved_k || moved_v {
+            l.first = first;
+        }
+        self.growths += u64::from(moved_k) + u64::from(moved_v);
+        Ok(LayerKv { keys, values, first: l.first })
     }
 }
 
-/// Writes `x` into `slot` at `offset` along axis 2, growing it if needed; returns the filled
-/// part and whether an existing buffer was replaced by a larger one. A new buffer has room for
-/// `room` positions at least.
-fn write(slot: &mut Option<Array>, x: &Array, offset: usize, step: usize, room: usize) -> Result<(Array, bool)> {
-    if x.ndim() != 4 {
-        return Err(Error::invalid("kv_cache", "keys and values must be (B, heads, T, head_dim)"));
-    }
-    let (b, h, t, d) = (x.shape()[0], x.shape()[1], x.shape()[2], x.shape()[3]);
-    let end = offset + t;
+/// Where one layer's buffers stand and where they go if they must be replaced.
+struct Plan {
+    /// Position of the current buffer's first row.
+    old_first: usize,
+    /// Position of a new buffer's first row, and its capacity.
+    first: usize,
+    capacity: usize,
+    /// The positions being written.
+    offset: usize,
+    end: usize,
+}
+
+/// Writes `x` into `slot` at `plan.offset`, moving to a new buffer if the old one lacks room;
+/// returns the rows up to `plan.end` and whether an existing buffer was replaced.
+fn write(slot: &mut Option<Array>, x: &Array, plan: &Plan) -> Result<(Array, bool)> {
+    let (b, h, d) = (x.shape()[0], x.shape()[1], x.shape()[3]);
     let fits = slot.as_ref().is_some_and(|a| {
-        a.shape()[2] >= end && a.shape()[0] == b && a.shape()[1] == h && a.shape()[3] == d && a.dtype() == x.dtype()
+        a.shape()[2] >= plan.end - plan.old_first
+            && a.shape()[0] == b
+            && a.shape()[1] == h
+            && a.shape()[3] == d
+            && a.dtype() == x.dtype()
     });
     let replaced = !fits && slot.is_some();
+    let row0 = if fits { plan.old_first } else { plan.first };
     if !fits {
-        let capacity = end.max(room).div_ceil(step) * step;
-        let fresh = ops::zeros(&[b, h, capacity, d], x.dtype())?;
-        let grown = match slot.take() {
-            // Keep the stored positions; everything past `offset` is about to be overwritten.
-            Some(old) if offset > 0 && old.shape()[2] >= offset && old.dtype() == x.dtype() => {
-                let kept = ops::slice(&old, &[0, 0, 0, 0], &[b as isize, h as isize, offset as isize, d as isize], &[1, 1, 1, 1])?;
-                ops::slice_update(&fresh, &kept, &[0, 0, 0, 0], &[b as isize, h as isize, offset as isize, d as isize], &[1, 1, 1, 1])?
+        let fresh = ops::zeros(&[b, h, plan.capacity, d], x.dtype())?;
+        let kept_rows = plan.offset - plan.first;
+        let moved = match slot.take() {
+            // Keep the stored positions from `first`; everything past `offset` is about to be
+            // overwritten.
+            Some(old) if kept_rows > 0 && old.shape()[2] >= plan.offset - plan.old_first && old.dtype() == x.dtype() => {
+                let from = (plan.first - plan.old_first) as isize;
+                let kept = ops::slice(&old, &[0, 0, from, 0], &[b as isize, h as isize, from + kept_rows as isize, d as isize], &[1, 1, 1, 1])?;
+                ops::slice_update(&fresh, &kept, &[0, 0, 0, 0], &[b as isize, h as isize, kept_rows as isize, d as isize], &[1, 1, 1, 1])?
             }
             _ => fresh,
         };
-        *slot = Some(grown);
+        *slot = Some(moved);
     }
     let buf = slot.take().ok_or_else(|| Error::runtime("kv_cache", "cache buffer missing"))?;
     let dt = if x.dtype() == buf.dtype() { x.clone() } else { ops::astype(x, buf.dtype())? };
     let (b, h, d) = (b as isize, h as isize, d as isize);
-    let updated = ops::slice_update(&buf, &dt, &[0, 0, offset as isize, 0], &[b, h, end as isize, d], &[1, 1, 1, 1])?;
+    let (at, end) = ((plan.offset - row0) as isize, (plan.end - row0) as isize);
+    let updated = ops::slice_update(&buf, &dt, &[0, 0, at, 0], &[b, h, end, d], &[1, 1, 1, 1])?;
     drop(buf);
-    let filled = ops::slice(&updated, &[0, 0, 0, 0], &[b, h, end as isize, d], &[1, 1, 1, 1])?;
+    let filled = ops::slice(&updated, &[0, 0, 0, 0], &[b, h, end, d], &[1, 1, 1, 1])?;
     *slot = Some(updated);
     Ok((filled, replaced))
 }
-

@@ -125,7 +125,16 @@ impl Model {
 
     /// A fresh KV cache for this model.
     pub fn new_cache(&self) -> KvCache {
-        KvCache::new(self.config.n_layers, crate::kv_cache::DEFAULT_STEP)
+        self.cache_with_step(crate::kv_cache::DEFAULT_STEP)
+    }
+
+    /// A fresh KV cache growing `step` positions at a time; its sliding-window layers keep
+    /// only what their window sees.
+    pub fn cache_with_step(&self, step: usize) -> KvCache {
+        let c = &self.config;
+        let windows: Vec<Option<usize>> =
+            (0..c.n_layers).map(|i| if c.is_local(i) { c.sliding_window } else { None }).collect();
+        KvCache::with_windows(&windows, step)
     }
 
     /// Runs `tokens` (`(B, T)` integers) through the model at the cache's position, storing
@@ -175,13 +184,13 @@ impl Model {
             let q = self.rope(&q, offset, local)?;
             let k = self.rope(&k, offset, local)?;
             let v = heads(&v, c.n_kv_heads)?;
-            let (keys, values) = cache.update(i, &k, &v)?;
+            let kv = cache.update(i, &k, &v)?;
             let spec = AttentionSpec {
                 scale: c.attn_scale,
                 softcap: c.attn_softcap,
                 window: if local { c.sliding_window } else { None },
             };
-            let o = attend(&q, &keys, &values, offset, &spec)?;
+            let o = attend(&q, &kv.keys, &kv.values, kv.first, offset, &spec)?;
             let o = if t == 1 { o } else { ops::transpose(&o, Some(&[0, 2, 1, 3]))? };
             let o = ops::reshape(&o, &[bi, ti, (c.n_heads * c.head_dim) as isize])?;
             let post = |y: Array, which: usize| -> Result<Array> {

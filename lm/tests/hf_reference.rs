@@ -239,6 +239,22 @@ fn check_gemma(path: &Path, golden_npy: &str, golden: &serde_json::Value) -> Mod
     let cc = compare(&chunked, &reference, model.config.vocab_size);
     assert!(cc.rel <= F32_REL, "{name}: chunked prefill's relative logit error {:.3e} above {F32_REL:.0e}", cc.rel);
     assert_eq!(greedy(&model, &prompt, want.len()), want, "{name}: greedy continuation differs from mlx-lm's");
+    // One position at a time through a cache growing 2 positions at a time: the sliding-window
+    // layers move to a new buffer every few tokens, keeping only the window's positions.
+    let mut cache = model.cache_with_step(2);
+    let mut stepped = Vec::new();
+    for &tok in &all {
+        let x = Array::from_slice(&[tok as i32], &[1, 1]).unwrap();
+        stepped.extend(model.forward(&x, &mut cache, false).unwrap().to_vec::<f32>().unwrap());
+    }
+    let sc = compare(&stepped, &reference, model.config.vocab_size);
+    assert!(sc.rel <= F32_REL, "{name}: stepped decoding's relative logit error {:.3e} above {F32_REL:.0e}", sc.rel);
+    if (0..model.config.n_layers).any(|i| model.config.is_local(i)) {
+        let mut full = mlx_arm_lm::kv_cache::KvCache::new(model.config.n_layers, 2);
+        let x = Array::from_slice(&all.iter().map(|&t| t as i32).collect::<Vec<_>>(), &[1, all.len()]).unwrap();
+        model.forward(&x, &mut full, false).unwrap().to_vec::<f32>().unwrap();
+        assert!(cache.nbytes() < full.nbytes(), "{name}: the sliding-window layers kept every position");
+    }
     model
 }
 
