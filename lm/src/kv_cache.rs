@@ -91,10 +91,11 @@ impl KvCache {
         self.layers.iter().flat_map(|l| [&l.keys, &l.values]).flatten().map(|a| a.nbytes()).sum()
     }
 
-    /// Makes the next growth of each full-attention layer's buffers room for `positions` at
-    /// least (rounded up to the step), so that a generation whose length is known grows once
-    /// instead of every `step` tokens: each growth copies the cache, and the outgrown buffers
-    /// cost memory until the step has run. Buffers already that large are untouched.
+    /// Makes the next growth of each layer's buffers room for `positions` (not rounded up to
+    /// the step; a sliding-window layer at most its window and a step), so that a generation
+    /// whose length is known grows once instead of every `step` tokens: each growth copies the
+    /// cache, and the outgrown buffers cost memory until the step has run. Buffers already that
+    /// large are untouched.
     pub fn reserve(&mut self, positions: usize) {
         self.reserved = positions;
     }
@@ -151,8 +152,8 @@ impl KvCache {
         // layer no more than the window and a step (it moves on before it needs more).
         let wanted = reserved.saturating_sub(first);
         let wanted = l.window.map_or(wanted, |w| wanted.min(w + step));
-        let room = (offset + t - first).max(wanted);
-        let plan = Plan { old_first: l.first, first, offset, end: offset + t, capacity: room.div_ceil(step) * step };
+        let capacity = (offset + t - first).div_ceil(step) * step;
+        let plan = Plan { old_first: l.first, first, offset, end: offset + t, capacity: capacity.max(wanted) };
         let (keys, moved_k) = write(&mut l.keys, k, &plan)?;
         let (values, moved_v) = write(&mut l.values, v, &plan)?;
         if moved_k || moved_v {
