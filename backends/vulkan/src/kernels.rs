@@ -822,7 +822,9 @@ pub(crate) fn matmul(rec: &mut Recorder, a: (&Data, &[usize]), b: (&Data, &[usiz
     if let Some(shape) = rec.ctx().info.coopmat.filter(|_| f16 && m >= COOP_MIN && n >= COOP_MIN) {
         let whole = [ba.off, bb.off].iter().all(|&o| o % 8 == 0) && [a_bs0, a_bs1, b_bs0, b_bs1].iter().all(|&s| s % 8 == 0);
         if let (true, Some(la), Some(lb)) = (whole, coopmat_layout(m, k, a_rc), coopmat_layout(k, n, b_rc)) {
-            (a_rc, b_rc, shader, tile) = (la, lb, Shader::MatmulCoop(shape), (COOP_TILE_M, COOP_TILE_N));
+            let [fm, fn_, fk] = shape;
+            let spec = [fm, fn_, fk, (la.1 == 1) as u32, (lb.1 == 1) as u32];
+            (a_rc, b_rc, shader, tile) = (la, lb, Shader::MatmulCoop(spec), (COOP_TILE_M, COOP_TILE_N));
         }
     }
     let push = [
@@ -867,9 +869,9 @@ pub fn coopmat_dispatches() -> usize {
 
 /// The (row, column) strides a `rows × cols` operand is read with by matmul_coopmat.comp, or
 /// `None` where it cannot be: the shader reads 16-byte chunks (8 halves) along the operand's
-/// contiguous axis (column stride 1: row-major, else row stride 1: column-major), so that
-/// axis's length and the other stride must be multiples of 8. A size-1 axis's stride is
-/// irrelevant and given as 0 (the shader tells the layouts apart by a column stride of 1).
+/// contiguous axis (column stride 1: row-major, else row stride 1: column-major; a pipeline
+/// per layout), so that axis's length and the other stride must be multiples of 8. A size-1
+/// axis's stride is irrelevant and given as 0.
 fn coopmat_layout(rows: usize, cols: usize, (rs, cs): (isize, isize)) -> Option<(isize, isize)> {
     let rs = if rows == 1 { 0 } else { rs };
     let cs = if cols == 1 { 0 } else { cs };

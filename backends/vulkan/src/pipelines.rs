@@ -31,9 +31,9 @@ pub(crate) enum Shader {
     /// GGUF blocks to float32, for the GGUF type number.
     GgmlDequant(u32),
     Matmul,
-    /// Float16 matmul on tensor cores (VK_NV_cooperative_matrix) for the fragment shape
-    /// (M, N, K), specialization constants 0..3. Float16 only.
-    MatmulCoop([u32; 3]),
+    /// Float16 matmul on tensor cores (VK_NV_cooperative_matrix): specialization constants
+    /// fragment M, N, K, then whether A and B are row-major (1) or column-major (0). Float16 only.
+    MatmulCoop([u32; 5]),
 }
 
 impl Shader {
