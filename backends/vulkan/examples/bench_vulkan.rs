@@ -6,8 +6,13 @@
 //! an op must read and write once (weights, activations, output), against the add's.
 //! GPU times include recording, submission and waiting for completion; inputs are already
 //! device-resident (uploaded before timing), as weights and activations are in a model.
+//! "vulkan ms" is one op then a wait; "queued ms" is `--queue Q` (default 8) ops recorded
+//! back to back and one wait, divided by Q (the fixed cost of a wait spread over them); "wait
+//! ms" is the host's time blocked in the wait of a single op (queue statistics).
+//! `--only TEXT` keeps the cases whose name holds TEXT. Float16 matmuls take the tensor-core
+//! shader where the device has it (`MLX_ARM_VULKAN_COOPMAT=off`: the portable one).
 //!
-//! `cargo run --release --manifest-path backends/vulkan/Cargo.toml --example bench_vulkan -- [--n N] [--rows R] [--elems E] [--torch PYTHON [--torch-script PATH]] [--no-cpu]`
+//! `cargo run --release --manifest-path backends/vulkan/Cargo.toml --example bench_vulkan -- [--n N] [--rows R] [--elems E] [--queue Q] [--only TEXT] [--torch PYTHON [--torch-script PATH]] [--no-cpu]`
 
 use mlx_arm_core::quant::GgmlType;
 use mlx_arm_core::{device, ops, Array, DType, Device, Result};
@@ -57,8 +62,14 @@ fn run() -> Result<()> {
     let rows: usize = arg("--rows").and_then(|v| v.parse().ok()).unwrap_or(4096);
     let elems: usize = arg("--elems").and_then(|v| v.parse().ok()).unwrap_or(1 << 24);
     let no_cpu = args.iter().any(|a| a == "--no-cpu");
+    let queue: usize = arg("--queue").and_then(|v| v.parse().ok()).filter(|&q| q > 0).unwrap_or(8);
+    let only = arg("--only");
     let info = mlx_arm_vulkan::init()?;
     println!("device: {} ({}), shared memory: {}, f16: {}", info.name, info.kind, info.shared_memory, info.f16);
+    match info.coopmat {
+        Some(s) => println!("float16 matmul: tensor cores (VK_NV_cooperative_matrix, fragment {}x{}x{})", s[0], s[1], s[2]),
+        None => println!("float16 matmul: portable shader"),
+    }
     let gpu_stream = device::default_stream(Device::GPU)?;
 
     // (name, inputs, op, flops, bytes moved at least once)
@@ -112,6 +123,9 @@ fn run() -> Result<()> {
     // Reads one buffer (twice, as one stream) and writes one: the copy-bandwidth anchor.
     cases.push((format!("add_f32_{elems}"), vec![random(&[elems], 6, DType::Float32)?], |x| ops::add(&x[0], &x[0]), 0.0, (8 * elems) as f64));
 
+    if let Some(only) = &only {
+        cases.retain(|c| c.0.contains(only.as_str()));
+    }
     let torch: Option<serde_like::Map> = arg("--torch").and_then(|py| {
         let script = arg("--torch-script").unwrap_or_else(|| concat!(env!("CARGO_MANIFEST_DIR"), "/../../benchmarks/torch_gpu_ref.py").into());
         let out = std::process::Command::new(py).arg(script).args([n, rows, elems].map(|v| v.to_string())).output().ok()?;
@@ -122,7 +136,10 @@ fn run() -> Result<()> {
         serde_like::parse(&String::from_utf8_lossy(&out.stdout))
     });
 
-    println!("{:<26} {:>11} {:>11} {:>9} {:>11} {:>9} {:>10} {:>8}", "case", "cpu ms", "vulkan ms", "vs cpu", "torch ms", "vs torch", "GFLOP/s", "GB/s");
+    println!(
+        "{:<26} {:>11} {:>11} {:>9} {:>11} {:>9} {:>10} {:>8} {:>10} {:>9} {:>10}",
+        "case", "cpu ms", "vulkan ms", "vs cpu", "torch ms", "vs torch", "GFLOP/s", "GB/s", "queued ms", "vs torch", "wait ms"
+    );
     for (name, inputs, op, fl, bytes) in &cases {
         mlx_arm_core::eval(inputs)?;
         // One checked run per path; the timed repetitions of the same op then ignore errors.
@@ -139,15 +156,22 @@ fn run() -> Result<()> {
         mlx_arm_core::eval(&dev_inputs)?;
         run_once(*op, &dev_inputs)?;
         device::synchronize(gpu_stream)?;
+        let waits = mlx_arm_vulkan::queue_stats();
         let gpu = median(2, 7, || {
             drop(run_once(*op, &dev_inputs));
             drop(device::synchronize(gpu_stream));
         });
+        let wait_s = (mlx_arm_vulkan::queue_stats().wait_ns - waits.wait_ns) as f64 * 1e-9 / 9.0;
+        let queued = median(1, 5, || {
+            let outs: Vec<Array> = (0..queue).filter_map(|_| op(&dev_inputs).ok()).collect();
+            drop(mlx_arm_core::eval(&outs));
+            drop(device::synchronize(gpu_stream));
+        }) / queue as f64;
         device::set_default_device(Device::CPU)?;
         let t = torch.as_ref().and_then(|m| m.get(name));
         let ms = |s: f64| format!("{:.3}", s * 1e3);
         println!(
-            "{:<26} {:>11} {:>11} {:>9} {:>11} {:>9} {:>10} {:>8}",
+            "{:<26} {:>11} {:>11} {:>9} {:>11} {:>9} {:>10} {:>8} {:>10} {:>9} {:>10}",
             name,
             cpu.map(ms).unwrap_or("-".into()),
             ms(gpu),
@@ -156,6 +180,9 @@ fn run() -> Result<()> {
             t.map(|t| format!("{:.3}x", t / gpu)).unwrap_or("-".into()),
             if *fl > 0.0 { format!("{:.1}", fl / gpu / 1e9) } else { "-".into() },
             if *bytes > 0.0 { format!("{:.0}", bytes / gpu / 1e9) } else { "-".into() },
+            ms(queued),
+            t.map(|t| format!("{:.3}x", t / queued)).unwrap_or("-".into()),
+            ms(wait_s),
         );
     }
     let q = mlx_arm_vulkan::queue_stats();

@@ -1,6 +1,7 @@
 //! The Vulkan instance, the chosen physical device, its logical device with one compute queue,
 //! and the memory sub-allocator. Built once per process; every failure is an `Error`.
 
+use crate::coopmat;
 use ash::vk;
 use gpu_allocator::vulkan::{Allocator, AllocatorCreateDesc};
 use mlx_arm_core::{Error, Result};
@@ -28,6 +29,9 @@ pub struct DeviceInfo {
     pub shared_memory: bool,
     /// Whether float16 storage is available (f16 kernels).
     pub f16: bool,
+    /// The tensor-core fragment shape (M, N, K) float16 matmuls use (VK_NV_cooperative_matrix,
+    /// docs/GPU.md), or `None`: the portable shader (no support, or `MLX_ARM_VULKAN_COOPMAT=off`).
+    pub coopmat: Option<[u32; 3]>,
 }
 
 pub(crate) struct Context {
@@ -146,14 +150,19 @@ impl Context {
         let f16 = s16.storage_buffer16_bit_access == vk::TRUE && f16i8.shader_float16 == vk::TRUE;
         let mut s16_on = vk::PhysicalDevice16BitStorageFeatures::default().storage_buffer16_bit_access(f16);
         let mut f16_on = vk::PhysicalDeviceShaderFloat16Int8Features::default().shader_float16(f16);
+        // SAFETY: a plain query on a live instance.
+        let exts = unsafe { instance.enumerate_device_extension_properties(chosen.pdev) }.unwrap_or_default();
+        let coopmat = coopmat::choose(&entry, &instance, chosen.pdev, &exts, f16)?;
+        let mut coop_on = coopmat::Features::on();
         let prio = [1.0f32];
         let qci = [vk::DeviceQueueCreateInfo::default().queue_family_index(chosen.family).queue_priorities(&prio)];
-        let ext_names = [ash::khr::push_descriptor::NAME.as_ptr()];
-        let dci = vk::DeviceCreateInfo::default()
-            .queue_create_infos(&qci)
-            .enabled_extension_names(&ext_names)
-            .push_next(&mut s16_on)
-            .push_next(&mut f16_on);
+        let mut ext_names = vec![ash::khr::push_descriptor::NAME.as_ptr()];
+        let mut dci = vk::DeviceCreateInfo::default().queue_create_infos(&qci).push_next(&mut s16_on).push_next(&mut f16_on);
+        if coopmat.is_some() {
+            ext_names.extend(coopmat::EXTENSIONS.iter().map(|n| n.as_ptr()));
+            dci = dci.push_next(&mut coop_on.cm).push_next(&mut coop_on.vmm);
+        }
+        let dci = dci.enabled_extension_names(&ext_names);
         // SAFETY: valid create info for a device of this instance.
         let device = unsafe { instance.create_device(chosen.pdev, &dci, None) }.map_err(|r| vk_err(OP, "vkCreateDevice", r))?;
         let queue = unsafe { device.get_device_queue(chosen.family, 0) };
@@ -176,7 +185,7 @@ impl Context {
             }
             _ => shared_default,
         };
-        let info = DeviceInfo { name: chosen.name, kind: kind_name(chosen.kind).into(), shared_memory, f16 };
+        let info = DeviceInfo { name: chosen.name, kind: kind_name(chosen.kind).into(), shared_memory, f16, coopmat };
         Ok(Context {
             _entry: entry,
             _instance: instance,

@@ -777,7 +777,9 @@ pub(crate) fn quantized_matmul(
     Ok(Some(out))
 }
 
-/// `a @ b`, `[..., M, K] × [..., K, N]` over equal batch axes.
+/// `a @ b`, `[..., M, K] × [..., K, N]` over equal batch axes. Float16 products whose layout
+/// the cooperative-matrix shader takes run on tensor cores where the device has them
+/// ([`coopmat_layout`]); everything else runs the portable tiled shader.
 pub(crate) fn matmul(rec: &mut Recorder, a: (&Data, &[usize]), b: (&Data, &[usize]), dt: DType) -> Result<Option<Data>> {
     let Some(f16) = variant(dt) else { return Ok(None) };
     let (sa, sb) = (a.1, b.1);
@@ -814,25 +816,72 @@ pub(crate) fn matmul(rec: &mut Recorder, a: (&Data, &[usize]), b: (&Data, &[usiz
         return Ok(Some(out));
     }
     let (ast, bst) = (&a.0.strides, &b.0.strides);
+    let (mut a_rc, mut b_rc) = ((ast[nd - 2], ast[nd - 1]), (bst[nd - 2], bst[nd - 1]));
+    let mut shader = Shader::Matmul;
+    let mut tile = (64, 64);
+    if let Some(shape) = rec.ctx().info.coopmat.filter(|_| f16 && m >= COOP_MIN && n >= COOP_MIN) {
+        let whole = [ba.off, bb.off].iter().all(|&o| o % 8 == 0) && [a_bs0, a_bs1, b_bs0, b_bs1].iter().all(|&s| s % 8 == 0);
+        if let (true, Some(la), Some(lb)) = (whole, coopmat_layout(m, k, a_rc), coopmat_layout(k, n, b_rc)) {
+            let [fm, fn_, fk] = shape;
+            let spec = [fm, fn_, fk, (la.1 == 1) as u32, (lb.1 == 1) as u32];
+            (a_rc, b_rc, shader, tile) = (la, lb, Shader::MatmulCoop(spec), (COOP_TILE_M, COOP_TILE_N));
+        }
+    }
     let push = [
         m as u32,
         n as u32,
         k as u32,
         ba.off as u32,
         bb.off as u32,
-        ast[nd - 2] as i32 as u32,
-        ast[nd - 1] as i32 as u32,
-        bst[nd - 2] as i32 as u32,
-        bst[nd - 1] as i32 as u32,
+        a_rc.0 as i32 as u32,
+        a_rc.1 as i32 as u32,
+        b_rc.0 as i32 as u32,
+        b_rc.1 as i32 as u32,
         nb1.max(1) as u32,
         a_bs0 as i32 as u32,
         a_bs1 as i32 as u32,
         b_bs0 as i32 as u32,
         b_bs1 as i32 as u32,
     ];
-    let groups = [n.div_ceil(64) as u32, m.div_ceil(64) as u32, batch as u32];
-    dispatch(rec, Shader::Matmul, f16, &[&ba.mem, &bb.mem, &om], 2, &push, groups)?;
+    let groups = [n.div_ceil(tile.1) as u32, m.div_ceil(tile.0) as u32, batch as u32];
+    dispatch(rec, shader, f16, &[&ba.mem, &bb.mem, &om], 2, &push, groups)?;
+    if shader != Shader::Matmul {
+        COOP_DISPATCHES.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    }
     Ok(Some(out))
+}
+
+/// Output rows and columns one cooperative-matrix workgroup computes (matmul_coopmat.comp's
+/// TILE_M, TILE_N).
+const COOP_TILE_M: usize = 128;
+const COOP_TILE_N: usize = 128;
+/// Below this many output rows or columns a 128 × 128 tile computes mostly padding (a GEMV, say):
+/// the portable shader's 64 × 64 tiles spread such products over more workgroups.
+const COOP_MIN: usize = 16;
+
+static COOP_DISPATCHES: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
+/// Matmuls run on the cooperative-matrix shader since start (tests and benchmarks tell the paths
+/// apart with it).
+pub fn coopmat_dispatches() -> usize {
+    COOP_DISPATCHES.load(std::sync::atomic::Ordering::Relaxed)
+}
+
+/// The (row, column) strides a `rows × cols` operand is read with by matmul_coopmat.comp, or
+/// `None` where it cannot be: the shader reads 16-byte chunks (8 halves) along the operand's
+/// contiguous axis (column stride 1: row-major, else row stride 1: column-major; a pipeline
+/// per layout), so that axis's length and the other stride must be multiples of 8. A size-1
+/// axis's stride is irrelevant and given as 0.
+fn coopmat_layout(rows: usize, cols: usize, (rs, cs): (isize, isize)) -> Option<(isize, isize)> {
+    let rs = if rows == 1 { 0 } else { rs };
+    let cs = if cols == 1 { 0 } else { cs };
+    if cs == 1 && cols % 8 == 0 && rs % 8 == 0 {
+        return Some((rs, 1));
+    }
+    if (rs == 1 || rows == 1) && rows % 8 == 0 && cs % 8 == 0 && cs != 1 {
+        return Some((1, cs));
+    }
+    None
 }
 
 /// Outputs one GGUF-matmul workgroup computes, and rows of x per workgroup of ggml_mm.comp

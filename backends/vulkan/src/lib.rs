@@ -3,12 +3,15 @@
 //! the CPU otherwise (inputs brought over, counted). Design: docs/GPU.md.
 
 mod context;
+mod coopmat;
 mod kernels;
 mod memory;
 mod pipelines;
 mod queue;
 
 pub use context::{DeviceInfo, DEVICE_ENV, MEMORY_ENV};
+pub use coopmat::COOPMAT_ENV;
+pub use kernels::coopmat_dispatches;
 pub use queue::{stats as queue_stats, QueueStats};
 
 use context::Context;

@@ -31,26 +31,30 @@ pub(crate) enum Shader {
     /// GGUF blocks to float32, for the GGUF type number.
     GgmlDequant(u32),
     Matmul,
+    /// Float16 matmul on tensor cores (VK_NV_cooperative_matrix): specialization constants
+    /// fragment M, N, K, then whether A and B are row-major (1) or column-major (0). Float16 only.
+    MatmulCoop([u32; 5]),
 }
 
 impl Shader {
     fn bindings(self) -> u32 {
         match self {
             Shader::Unary | Shader::Reduce | Shader::ArgReduce | Shader::GgmlDequant(_) => 2,
-            Shader::Binary | Shader::Matmul | Shader::GgmlMv(_) | Shader::GgmlMm(_) => 3,
+            Shader::Binary | Shader::Matmul | Shader::MatmulCoop(_) | Shader::GgmlMv(_) | Shader::GgmlMm(_) => 3,
             Shader::Norm | Shader::Rope => 4,
             Shader::Qmm => 5,
             Shader::Sdpa | Shader::SdpaSplit => 6,
         }
     }
-    /// Specialization constant 0, for shaders that take one.
-    fn specialization(self) -> Option<u32> {
+    /// Specialization constants 0, 1, …, for shaders that take them.
+    fn specialization(self) -> Vec<u32> {
         match self {
-            Shader::GgmlMv(ty) | Shader::GgmlMm(ty) | Shader::GgmlDequant(ty) => Some(ty),
-            _ => None,
+            Shader::GgmlMv(ty) | Shader::GgmlMm(ty) | Shader::GgmlDequant(ty) => vec![ty],
+            Shader::MatmulCoop(shape) => shape.to_vec(),
+            _ => Vec::new(),
         }
     }
-    /// The committed SPIR-V for (float32, float16).
+    /// The committed SPIR-V for (float32, float16); empty where a shader has no such variant.
     pub(crate) fn spirv(self) -> (&'static [u8], &'static [u8]) {
         macro_rules! spv {
             ($n:literal) => {
@@ -58,6 +62,9 @@ impl Shader {
                     include_bytes!(concat!("../../../shaders/spv/", $n, ".f32.spv")).as_slice(),
                     include_bytes!(concat!("../../../shaders/spv/", $n, ".f16.spv")).as_slice(),
                 )
+            };
+            ($n:literal, f16) => {
+                (&[][..], include_bytes!(concat!("../../../shaders/spv/", $n, ".f16.spv")).as_slice())
             };
         }
         match self {
@@ -74,6 +81,7 @@ impl Shader {
             Shader::GgmlMm(_) => spv!("ggml_mm"),
             Shader::GgmlDequant(_) => spv!("ggml_dequant"),
             Shader::Matmul => spv!("matmul"),
+            Shader::MatmulCoop(_) => spv!("matmul_coopmat", f16),
         }
     }
 }
@@ -104,6 +112,9 @@ fn build(ctx: &Context, shader: Shader, f16: bool) -> Result<Pipeline> {
     let d = &ctx.device;
     let (s32, s16) = shader.spirv();
     let bytes = if f16 { s16 } else { s32 };
+    if bytes.is_empty() {
+        return Err(Error::runtime(OP, format!("{shader:?} has no {} variant.", if f16 { "float16" } else { "float32" })));
+    }
     let code = ash::util::read_spv(&mut std::io::Cursor::new(bytes))
         .map_err(|e| Error::runtime(OP, format!("{shader:?}: bad SPIR-V: {e}.")))?;
     let bindings: Vec<_> = (0..shader.bindings())
@@ -127,12 +138,14 @@ fn build(ctx: &Context, shader: Shader, f16: bool) -> Result<Pipeline> {
         let layout = d.create_pipeline_layout(&pli, None).map_err(|r| vk_err(OP, "vkCreatePipelineLayout", r))?;
         let smi = vk::ShaderModuleCreateInfo::default().code(&code);
         let module = d.create_shader_module(&smi, None).map_err(|r| vk_err(OP, "vkCreateShaderModule", r))?;
-        let spec_value = shader.specialization().map(u32::to_ne_bytes);
-        let entries = [vk::SpecializationMapEntry::default().constant_id(0).offset(0).size(4)];
-        let spec = spec_value.as_ref().map(|v| vk::SpecializationInfo::default().map_entries(&entries).data(v));
+        let values = shader.specialization();
+        let data: Vec<u8> = values.iter().flat_map(|v| v.to_ne_bytes()).collect();
+        let entries: Vec<_> =
+            (0..values.len() as u32).map(|i| vk::SpecializationMapEntry::default().constant_id(i).offset(4 * i).size(4)).collect();
+        let spec = vk::SpecializationInfo::default().map_entries(&entries).data(&data);
         let mut stage = vk::PipelineShaderStageCreateInfo::default().stage(vk::ShaderStageFlags::COMPUTE).module(module).name(MAIN);
-        if let Some(spec) = spec.as_ref() {
-            stage = stage.specialization_info(spec);
+        if !values.is_empty() {
+            stage = stage.specialization_info(&spec);
         }
         let ci = [vk::ComputePipelineCreateInfo::default().stage(stage).layout(layout)];
         let made = d.create_compute_pipelines(vk::PipelineCache::null(), &ci, None);

@@ -31,6 +31,10 @@ struct Case {
     /// What the CPU computes as the reference, when not `build` itself (the exact math a GPU
     /// kernel promises while the CPU kernel approximates it).
     oracle: Option<Build>,
+    /// A matmul whose float16 layout the tensor-core shader takes: where the device has
+    /// cooperative matrices (and `MLX_ARM_VULKAN_COOPMAT` does not turn them off) its float16
+    /// run must go through that shader.
+    coopmat: bool,
 }
 
 fn cases() -> Vec<Case> {
@@ -47,16 +51,21 @@ fn cases() -> Vec<Case> {
                 bound: None,
                 oracle: Some(|$o: &[Array]| $obody),
                 build: |$x: &[Array]| $body,
+                coopmat: false,
             }
         };
+        // A matmul the tensor-core shader takes in float16 (values in [-1, 1)).
+        ($name:literal, $shapes:expr, coopmat, |$x:ident| $body:expr) => {
+            Case { name: $name, shapes: $shapes, range: (-1.0, 1.0), gpu: true, slack: 1.0, bound: None, oracle: None, build: |$x: &[Array]| $body, coopmat: true }
+        };
         ($name:literal, $shapes:expr, $range:expr, $gpu:expr, |$x:ident| $body:expr) => {
-            Case { name: $name, shapes: $shapes, range: $range, gpu: $gpu, slack: 1.0, bound: None, oracle: None, build: |$x: &[Array]| $body }
+            Case { name: $name, shapes: $shapes, range: $range, gpu: $gpu, slack: 1.0, bound: None, oracle: None, build: |$x: &[Array]| $body, coopmat: false }
         };
         ($name:literal, $shapes:expr, $range:expr, $gpu:expr, slack $slack:expr, |$x:ident| $body:expr) => {
-            Case { name: $name, shapes: $shapes, range: $range, gpu: $gpu, slack: $slack, bound: None, oracle: None, build: |$x: &[Array]| $body }
+            Case { name: $name, shapes: $shapes, range: $range, gpu: $gpu, slack: $slack, bound: None, oracle: None, build: |$x: &[Array]| $body, coopmat: false }
         };
         ($name:literal, $shapes:expr, $range:expr, $gpu:expr, bound $bound:expr, |$x:ident| $body:expr) => {
-            Case { name: $name, shapes: $shapes, range: $range, gpu: $gpu, slack: 1.0, bound: Some($bound), oracle: None, build: |$x: &[Array]| $body }
+            Case { name: $name, shapes: $shapes, range: $range, gpu: $gpu, slack: 1.0, bound: Some($bound), oracle: None, build: |$x: &[Array]| $body, coopmat: false }
         };
     }
     const V: &[&[usize]] = &[&[3, 5, 7]];
@@ -192,9 +201,21 @@ fn cases() -> Vec<Case> {
         }),
         case!("matmul", &[&[33, 65], &[65, 17]], (-1.0, 1.0), true, |x| ops::matmul(&x[0], &x[1])),
         case!("matmul batched", &[&[3, 70, 40], &[3, 40, 130]], (-1.0, 1.0), true, |x| ops::matmul(&x[0], &x[1])),
-        case!("matmul a @ b.T", &[&[64, 128], &[96, 128]], (-1.0, 1.0), true, |x| ops::matmul(&x[0], &ops::transpose(&x[1], None)?)),
+        case!("matmul a @ b.T", &[&[64, 128], &[96, 128]], coopmat, |x| ops::matmul(&x[0], &ops::transpose(&x[1], None)?)),
         case!("matmul broadcast batch", &[&[2, 1, 9, 20], &[3, 20, 11]], (-1.0, 1.0), true, |x| ops::matmul(&x[0], &x[1])),
         case!("matvec", &[&[1, 256], &[256, 300]], (-1.0, 1.0), true, |x| ops::matmul(&x[0], &x[1])),
+        // Layouts matmul_coopmat.comp takes in float16 (the portable shader elsewhere): tails in
+        // M, N and K (200 = 128 + 72 rows, 264 = 2·128 + 8 columns, K = 4·32 + 8), several
+        // K slices, B column-major (x @ Wᵀ) with N not a multiple of 8, A column-major, batches.
+        case!("matmul tiles with tails", &[&[200, 136], &[136, 264]], coopmat, |x| ops::matmul(&x[0], &x[1])),
+        case!("matmul full tiles, 16 K slices", &[&[256, 512], &[512, 384]], coopmat, |x| ops::matmul(&x[0], &x[1])),
+        case!("matmul x @ W.T, odd N", &[&[130, 72], &[100, 72]], coopmat, |x| ops::matmul(&x[0], &ops::transpose(&x[1], None)?)),
+        case!("matmul A.T @ B", &[&[40, 136], &[40, 48]], coopmat, |x| ops::matmul(&ops::transpose(&x[0], None)?, &x[1])),
+        case!("matmul A.T @ B.T, K tail", &[&[24, 16], &[40, 24]], coopmat, |x| {
+            ops::matmul(&ops::transpose(&x[0], None)?, &ops::transpose(&x[1], None)?)
+        }),
+        case!("matmul batched, tensor-core layout", &[&[3, 40, 64], &[3, 64, 24]], coopmat, |x| ops::matmul(&x[0], &x[1])),
+        case!("matmul broadcast batch, tensor-core layout", &[&[2, 1, 24, 32], &[3, 32, 16]], coopmat, |x| ops::matmul(&x[0], &x[1])),
         case!("quantized_matmul 4-bit g64 GEMV", &[&[1, 256], &[99, 256]], (-1.0, 1.0), true, |x| qmm(x, 64, 4)),
         case!("quantized_matmul 8-bit g32 GEMV", &[&[1, 1, 320], &[37, 320]], (-1.0, 1.0), true, |x| qmm(x, 32, 8)),
         case!("quantized_matmul 4-bit g32, batched rows", &[&[2, 5, 128], &[66, 128]], (-1.0, 1.0), true, |x| qmm(x, 32, 4)),
@@ -336,6 +357,10 @@ fn run(case: &Case, build: Build, dt: DType, dev: Device) -> Array {
 pub fn check_all() {
     let info = vkb::init().expect("a Vulkan device (CI: Mesa lavapipe)");
     eprintln!("device: {} ({}), shared memory: {}, f16: {}", info.name, info.kind, info.shared_memory, info.f16);
+    match info.coopmat {
+        Some(s) => eprintln!("float16 matmul: tensor cores (VK_NV_cooperative_matrix, fragment {}x{}x{})", s[0], s[1], s[2]),
+        None => eprintln!("float16 matmul: portable shader (no cooperative matrices, or {}=off)", vkb::COOPMAT_ENV),
+    }
     let mut dtypes = vec![(DType::Float32, 1e-5)];
     if info.f16 {
         dtypes.push((DType::Float16, 2e-3));
@@ -345,9 +370,11 @@ pub fn check_all() {
         for &(dt, tol) in &dtypes {
             let want = run(&case, case.oracle.unwrap_or(case.build), dt, Device::CPU);
             let before = vkb::queue_stats().dispatches;
+            let coop_before = vkb::coopmat_dispatches();
             buffer::reset_transfer_stats();
             let got = run(&case, case.build, dt, Device::GPU);
             let dispatched = vkb::queue_stats().dispatches - before;
+            let on_tensor_cores = vkb::coopmat_dispatches() > coop_before;
             let reads_before_ask = buffer::transfer_stats().device_to_host;
             assert_eq!(got.shape(), want.shape(), "{} {dt}", case.name);
             assert_eq!(got.dtype(), want.dtype(), "{} {dt}", case.name);
@@ -357,7 +384,10 @@ pub fn check_all() {
             let err = (num / den).sqrt();
             let tol = case.bound.unwrap_or(tol * case.slack);
             let ok = err <= tol && g.iter().all(|v| v.is_finite());
-            eprintln!("{:<32} {:<8} err {:.2e} dispatches {}", case.name, dt.to_string(), err, dispatched);
+            let path = if on_tensor_cores { " (tensor cores)" } else { "" };
+            eprintln!("{:<32} {:<8} err {:.2e} dispatches {}{path}", case.name, dt.to_string(), err, dispatched);
+            let want_coop = case.coopmat && dt == DType::Float16 && info.coopmat.is_some();
+            assert_eq!(on_tensor_cores, want_coop, "{} {dt}: tensor-core path taken: {on_tensor_cores}, expected {want_coop}", case.name);
             if !ok {
                 failures.push(format!("{} {dt}: normalized error {err:.3e} > {tol:.0e}", case.name));
             }
