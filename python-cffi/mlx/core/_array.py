@@ -324,6 +324,8 @@ def _from_list(v, dtype):
     else:
         inferred = D.bool_
     target = dtype if dtype is not None else inferred
+    if arrays:
+        return _stacked(v, target)
     # Pack in a carrier wide enough to hold every value exactly, then cast once in C.
     if any(type(x) is complex for x in flat) or target == D.complex64:
         carrier = D.complex64
@@ -346,6 +348,16 @@ def _from_list(v, dtype):
     _check_dims(shape)
     a = _from_bytes(data, shape, carrier)
     return a if target == carrier else _astype(a, target)
+
+
+def _stacked(v, dtype):
+    """A nested list holding arrays, built from them with ``stack`` as MLX builds it, so the
+    arrays stay in the graph (``mx.grad`` of ``mx.array([x, ...])`` reaches ``x``). The
+    shapes were checked by ``_flatten``."""
+    from . import stack
+
+    parts = [_stacked(e, dtype) if type(e) is list or type(e) is tuple else to_array(e, dtype) for e in v]
+    return stack(parts)
 
 
 def to_array(v, dtype=None):
