@@ -212,12 +212,20 @@ def test_bitwise_error_classes():
     assert (i & 3).tolist() == [1, 2]
 
 
-def test_pad_width_of_wrong_type_is_type_error():
+def test_pad_width_forms_as_mlx_takes_them():
+    # Quoted from real MLX 0.32.4 (nanobind takes lists and tuples alike for each overload:
+    # int, one or two ints, pairs; bools and numpy integers count as ints).
     x = mx.zeros((2, 3))
-    for w in ("x", (1.5, 1), [1, 2, 3], [1, 2]):
+    for w in ("x", (1.5, 1), [1, 2, 3], [(1,), (2,)], ((1, 2, 3),)):
         with pytest.raises(TypeError):
             mx.pad(x, w)
-    assert mx.pad(x, (1, 2)).shape == (5, 6) and mx.pad(x, [(1,), (2,)]).shape == (4, 7)
+    for w in ([(1, 2), (3, 4), (0, 0)], (), []):
+        with pytest.raises(ValueError, match="Invalid number of padding sizes passed to pad with axes of size 2"):
+            mx.pad(x, w)
+    assert mx.pad(x, (1, 2)).shape == (5, 6) and mx.pad(x, [1, 2]).shape == (5, 6)
+    assert mx.pad(x, [1]).shape == (4, 5) and mx.pad(x, [True]).shape == (4, 5)
+    assert mx.pad(x, [[1, 2], [3, 4]]).shape == (5, 10) and mx.pad(x, ([1, 2],)).shape == (5, 6)
+    assert mx.pad(x, (np.int64(1),)).shape == (4, 5)
 
 
 def test_where_condition_takes_no_part_in_promotion():

@@ -3,6 +3,8 @@
 (a mask that is None / a str / an array, ``ord`` that is None / a number / a str,
 numpy-style ``pad_width``), which the name-matching binder cannot do. Installed by
 ``_extra.install`` only when the library exports the C functions each needs."""
+import operator
+
 from ._array import array, stream_handle, to_array, weak_scalar
 from ._ffi import ffi, lib
 
@@ -85,36 +87,33 @@ def _pad_width_type_error():
     return TypeError("pad(): pad_width must be an int, a tuple of one or two ints or a list of pairs of ints")
 
 
-def _pad_pairs(pad_width, ndim):
-    """numpy/MLX ``pad_width`` → one (low, high) pair per axis."""
-    def ints(x):
-        if isinstance(x, bool) or not isinstance(x, int):
-            raise _pad_width_type_error()
-        return x
-
-    if isinstance(pad_width, int) and not isinstance(pad_width, bool):
-        return [(pad_width, pad_width)] * ndim
-    if not isinstance(pad_width, (tuple, list)):  # MLX's binding takes no other type (a str too)
+def _pad_int(x):
+    """An int as nanobind's int caster takes it: ints, bools and integer objects with
+    ``__index__`` (numpy integers), never floats or strings."""
+    if isinstance(x, (float, str, bytes)) or not hasattr(x, "__index__"):
         raise _pad_width_type_error()
+    return operator.index(x)
+
+
+def _pad_pairs(pad_width, ndim):
+    """``pad_width`` → one (low, high) pair per axis, by the overloads of MLX's binding: an
+    int, a sequence of one or two ints, or a sequence of (low, high) pairs (lists and tuples
+    alike, as nanobind converts them)."""
+    if not isinstance(pad_width, (tuple, list)):
+        i = _pad_int(pad_width)
+        return [(i, i)] * ndim
     pw = list(pad_width)
-    if isinstance(pad_width, list) and not all(isinstance(p, (tuple, list)) for p in pw):
-        raise _pad_width_type_error()  # ints alone come as a tuple: MLX takes no list of ints
-    if len(pw) == 1 and not isinstance(pw[0], (tuple, list)):
-        return [(ints(pw[0]), ints(pw[0]))] * ndim
-    if len(pw) == 2 and all(not isinstance(x, (tuple, list)) for x in pw):
-        return [(ints(pw[0]), ints(pw[1]))] * ndim
+    if len(pw) in (1, 2) and not any(isinstance(p, (tuple, list)) for p in pw):
+        return [(_pad_int(pw[0]), _pad_int(pw[-1]))] * ndim
     out = []
     for p in pw:
-        if not isinstance(p, (tuple, list)):
+        if not isinstance(p, (tuple, list)) or len(p) != 2:
             raise _pad_width_type_error()
-        p = list(p)
-        if len(p) == 1:
-            p = p * 2
-        if len(p) != 2:
-            raise _pad_width_type_error()
-        out.append((ints(p[0]), ints(p[1])))
+        out.append((_pad_int(p[0]), _pad_int(p[1])))
     if len(out) == 1:
-        out = out * ndim
+        return out * ndim
+    if len(out) != ndim:
+        raise ValueError(f"Invalid number of padding sizes passed to pad with axes of size {ndim}")
     return out
 
 
