@@ -252,3 +252,38 @@ fn rope_calls_in_a_row_never_reuse_a_stale_table() {
         }
     }
 }
+
+/// Gradients of the norms called without weight (and bias): the op stores the absent ones as
+/// 0-d constants, which the vjp rule must not hand to the fallback as given (that raised
+/// "(*weight) must have 1 dimension"). Checked against the same expressions written with
+/// ordinary ops, each differentiated by its own rules.
+#[test]
+fn norm_gradients_without_weight_or_bias() {
+    use mlx_arm_core::transforms::grad;
+    let eps = 1e-5f32;
+    let vals: Vec<f32> = (0..24).map(|i| ((i * 7 % 11) as f32 - 5.0) / 3.0).collect();
+    let x = Array::from_slice(&vals, &[2, 3, 4]).unwrap();
+    let y = Array::from_slice(&vals.iter().rev().copied().collect::<Vec<_>>(), &[2, 3, 4]).unwrap();
+    let weighted_sum = |out: Array| ops::sum(&ops::multiply(&out, &y)?, None, false);
+    let rms = |v: &[Array]| Ok(vec![weighted_sum(fast::rms_norm(&v[0], None, eps)?)?]);
+    let rms_ops = |v: &[Array]| {
+        let ms = ops::mean(&ops::square(&v[0])?, Some(&[-1]), true)?;
+        Ok(vec![weighted_sum(ops::multiply(&v[0], &ops::rsqrt(&ops::add(&ms, &Array::scalar(eps)?)?)?)?)?])
+    };
+    let ln = |v: &[Array]| Ok(vec![weighted_sum(fast::layer_norm(&v[0], None, None, eps)?)?]);
+    let ln_ops = |v: &[Array]| {
+        let c = ops::subtract(&v[0], &ops::mean(&v[0], Some(&[-1]), true)?)?;
+        let var = ops::mean(&ops::square(&c)?, Some(&[-1]), true)?;
+        Ok(vec![weighted_sum(ops::multiply(&c, &ops::rsqrt(&ops::add(&var, &Array::scalar(eps)?)?)?)?)?])
+    };
+    type F<'a> = &'a dyn Fn(&[Array]) -> Result<Vec<Array>>;
+    let cases: [(&str, F, F); 2] = [("rms_norm", &rms, &rms_ops), ("layer_norm", &ln, &ln_ops)];
+    for (name, fused, composed) in cases {
+        let got = grad(fused, core::slice::from_ref(&x), &[0]).unwrap_or_else(|e| panic!("{name}: {e}"));
+        let want = grad(composed, core::slice::from_ref(&x), &[0]).unwrap();
+        let (g, w) = (got[0].to_vec::<f32>().unwrap(), want[0].to_vec::<f32>().unwrap());
+        for (a, b) in g.iter().zip(&w) {
+            assert!((a - b).abs() <= 1e-5 * (1.0 + b.abs()), "{name}: {a} vs {b}");
+        }
+    }
+}

@@ -17,16 +17,22 @@ pub(crate) const STATUS: &[(&str, &str)] = &[
     ("scaled_dot_product_attention", "yes (to q, k, v; through the fallback)"),
 ];
 
+/// A norm's weight or bias input as the caller gave it: the op stores an absent one as a 0-d
+/// constant (1 or 0), which the fallback must see as absent (it checks a given one is 1-D).
+fn given(t: &Array) -> Option<&Array> {
+    (t.ndim() == 1).then_some(t)
+}
+
 pub(crate) fn vjp(op: &FastOp, inputs: &[Array], g: &Array, needs: &[bool]) -> Result<Grads> {
     let (fun, argnums): (alloc::boxed::Box<dyn Fn(&[Array]) -> Result<Vec<Array>>>, Vec<usize>) = match op {
         FastOp::RmsNorm { eps } => {
             let eps = eps.get() as f32;
-            (alloc::boxed::Box::new(move |v: &[Array]| Ok(vec![rms_norm_fallback(&v[0], Some(&v[1]), eps)?])), vec![0, 1])
+            (alloc::boxed::Box::new(move |v: &[Array]| Ok(vec![rms_norm_fallback(&v[0], given(&v[1]), eps)?])), vec![0, 1])
         }
         FastOp::LayerNorm { eps } => {
             let eps = eps.get() as f32;
             (
-                alloc::boxed::Box::new(move |v: &[Array]| Ok(vec![layer_norm_fallback(&v[0], Some(&v[1]), Some(&v[2]), eps)?])),
+                alloc::boxed::Box::new(move |v: &[Array]| Ok(vec![layer_norm_fallback(&v[0], given(&v[1]), given(&v[2]), eps)?])),
                 vec![0, 1, 2],
             )
         }
