@@ -1,7 +1,8 @@
 //! The architecture-neutral half of the quantized matmul over prepared activations
 //! ([`super::QuantGemv`]): the weight-format facts the kernels are written over, the activation
 //! preparation (once per matmul call) and the register-tiling driver. Each architecture only
-//! supplies its [`Kernel`]s (x86-64 AVX-512 VNNI in `x86_64/gemv*.rs`, aarch64 NEON and
+//! supplies its [`Kernel`]s (x86-64 AVX-512 VNNI in `x86_64/gemv*.rs` and AVX2 in
+//! `x86_64/gemv_avx2*.rs`, aarch64 NEON and
 //! dotprod in `aarch64/gemv*.rs`), so the tiling and the activation layout exist once.
 
 use alloc::vec::Vec;
