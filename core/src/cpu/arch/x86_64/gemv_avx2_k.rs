@@ -120,7 +120,7 @@ impl<const FIFTH: bool> Kernel for Q4K<FIFTH> {
         let wb = K4::<FIFTH>::BYTES;
         let (m4, sixteen) = (_mm256_set1_epi8(0x0F), _mm256_set1_epi8(0x10));
         // Shuffle controls broadcasting i16 lane k.
-        let pick: [__m256i; 8] = core::array::from_fn(|k| _mm256_set1_epi16((2 * k | (2 * k + 1) << 8) as i16));
+        let pick: [__m256i; 8] = core::array::from_fn(|k| _mm256_set1_epi16(((2 * k) | ((2 * k + 1) << 8)) as i16));
         let mut acc = [[_mm256_setzero_ps(); R]; M];
         for b in 0..nb {
             let mut s16 = [_mm256_setzero_si256(); R];
@@ -163,14 +163,64 @@ impl<const FIFTH: bool> Kernel for Q4K<FIFTH> {
     }
 }
 
-/// Q2_K and Q3_K ([`Low2`]): register t = 4h + j takes elements 32t.. from the 2-bit low
-/// quants of bytes 32h.. shifted by 2j; Q3_K adds bit 4h + j of its high-bit bytes as +4.
-impl<const HIGH: bool> Low2<HIGH> {
-    /// A super-block's 16 scales as i16 factors, `d`, and the factors of its 16 sums
-    /// (`−dmin·min_k` for Q2_K, `−4·d·scale_k` for Q3_K).
+/// A K-quant with 16 sub-blocks of 16 (Q2_K, Q3_K, Q6_K): register t (0..8) of a super-block
+/// takes its elements 32t.., sub-blocks 2t and 2t + 1.
+trait Sub16: Copy {
+    /// Bytes of one weight block.
+    const BYTES: usize;
+    /// The super-block at `xb`: its 16 scales as i16 factors, `d`, and the factors of the
+    /// activation's 16 sums (what is not a product of quants, negated).
+    unsafe fn scales(xb: *const u8) -> (__m256i, f32, [__m256; 2]);
+    /// Register t's 32 quants as unsigned bytes.
+    unsafe fn quants(xb: *const u8, t: usize) -> __m256i;
+}
+
+/// The AVX2 kernel of a [`Sub16`] format.
+#[derive(Clone, Copy)]
+struct Sub16Kernel<S>(S);
+
+impl<S: Sub16> Kernel for Sub16Kernel<S> {
+    fn block_bytes(self) -> usize {
+        S::BYTES
+    }
+    fn holds(self, act: &Act, nb: usize) -> bool {
+        holds_q8k(act, nb, 16)
+    }
+    #[target_feature(enable = "avx2,fma,f16c")]
+    unsafe fn tile<const M: usize, const R: usize>(self, x: *const u8, wrb: usize, nb: usize, acts: [&Act; M]) -> [[f32; R]; M] {
+        let mut acc = [[_mm256_setzero_ps(); R]; M];
+        for b in 0..nb {
+            let mut s16 = [_mm256_setzero_si256(); R];
+            let mut dw = [0f32; R];
+            let mut off = [[_mm256_setzero_ps(); 2]; R];
+            for r in 0..R {
+                (s16[r], dw[r], off[r]) = S::scales(x.add(r * wrb + b * S::BYTES));
+            }
+            let mut isum = [[_mm256_setzero_si256(); R]; M];
+            for t in 0..8 {
+                let a = acts.map(|act| _mm256_loadu_si256(act.q.as_ptr().add(b * 256 + 32 * t) as *const __m256i));
+                for r in 0..R {
+                    let w = S::quants(x.add(r * wrb + b * S::BYTES), t);
+                    let s = pair_scales(s16[r], t);
+                    for i in 0..M {
+                        isum[i][r] = _mm256_add_epi32(isum[i][r], scaled_dot(w, a[i], s));
+                    }
+                }
+            }
+            close(&mut acc, &isum, &dw, &off, &acts, b);
+        }
+        totals(&acc)
+    }
+}
+
+/// Q2_K and Q3_K ([`Low2`]): register t = 4h + j takes the 2-bit low quants of bytes 32h..
+/// shifted by 2j; Q3_K adds bit 4h + j of its high-bit bytes as +4. Q2_K's mins and Q3_K's
+/// offset of 4 are the sums' factors (`−dmin·min_k`, `−4·d·scale_k`).
+impl<const HIGH: bool> Sub16 for Low2<HIGH> {
+    const BYTES: usize = Low2::<HIGH>::BYTES;
     #[target_feature(enable = "avx2,fma,f16c")]
     #[inline]
-    unsafe fn avx2_scales(xb: *const u8) -> (__m256i, f32, [__m256; 2]) {
+    unsafe fn scales(xb: *const u8) -> (__m256i, f32, [__m256; 2]) {
         let d = f16_at(xb.add(Self::D));
         if HIGH {
             let w = q3k_scales((xb.add(96) as *const [u8; 12]).read_unaligned());
@@ -183,113 +233,55 @@ impl<const HIGH: bool> Low2<HIGH> {
             (_mm256_cvtepu8_epi16(_mm_and_si128(raw, m4)), d, f32x16(mins, -f16_at(xb.add(Self::D + 2))))
         }
     }
-}
-
-/// The AVX2 kernel of [`Low2`] (the type's own `Kernel` impl is the AVX-512 one).
-#[derive(Clone, Copy)]
-struct K23<const HIGH: bool>;
-
-impl<const HIGH: bool> Kernel for K23<HIGH> {
-    fn block_bytes(self) -> usize {
-        Low2::<HIGH>::BYTES
-    }
-    fn holds(self, act: &Act, nb: usize) -> bool {
-        holds_q8k(act, nb, 16)
-    }
     #[target_feature(enable = "avx2,fma,f16c")]
-    unsafe fn tile<const M: usize, const R: usize>(self, x: *const u8, wrb: usize, nb: usize, acts: [&Act; M]) -> [[f32; R]; M] {
-        let wb = Low2::<HIGH>::BYTES;
-        let (m3, four) = (_mm256_set1_epi8(0x03), _mm256_set1_epi8(4));
-        let mut acc = [[_mm256_setzero_ps(); R]; M];
-        for b in 0..nb {
-            let mut s16 = [_mm256_setzero_si256(); R];
-            let mut dw = [0f32; R];
-            let mut off = [[_mm256_setzero_ps(); 2]; R];
-            for r in 0..R {
-                (s16[r], dw[r], off[r]) = Low2::<HIGH>::avx2_scales(x.add(r * wrb + b * wb));
-            }
-            let mut isum = [[_mm256_setzero_si256(); R]; M];
-            for t in 0..8 {
-                let (h, j) = (t / 4, t % 4);
-                let a = acts.map(|act| _mm256_loadu_si256(act.q.as_ptr().add(b * 256 + 32 * t) as *const __m256i));
-                for r in 0..R {
-                    let xb = x.add(r * wrb + b * wb);
-                    let qs = _mm256_loadu_si256(xb.add(Low2::<HIGH>::QS + 32 * h) as *const __m256i);
-                    let mut w = _mm256_and_si256(_mm256_srl_epi16(qs, _mm_cvtsi32_si128(2 * j as i32)), m3);
-                    if HIGH {
-                        w = _mm256_add_epi8(w, where_set(_mm256_loadu_si256(xb as *const __m256i), 1 << (4 * h + j), four));
-                    }
-                    let s = pair_scales(s16[r], t);
-                    for i in 0..M {
-                        isum[i][r] = _mm256_add_epi32(isum[i][r], scaled_dot(w, a[i], s));
-                    }
-                }
-            }
-            close(&mut acc, &isum, &dw, &off, &acts, b);
+    #[inline]
+    unsafe fn quants(xb: *const u8, t: usize) -> __m256i {
+        let (h, j) = (t / 4, t % 4);
+        let qs = _mm256_loadu_si256(xb.add(Self::QS + 32 * h) as *const __m256i);
+        let w = _mm256_and_si256(_mm256_srl_epi16(qs, _mm_cvtsi32_si128(2 * j as i32)), _mm256_set1_epi8(0x03));
+        if HIGH {
+            _mm256_add_epi8(w, where_set(_mm256_loadu_si256(xb as *const __m256i), 1 << (4 * h + j), _mm256_set1_epi8(4)))
+        } else {
+            w
         }
-        totals(&acc)
     }
 }
 
-/// Q6_K: register t = 4h + c takes elements 32t..: the low (c < 2) or high nibbles of `ql`
-/// bytes 64h + 32·(c mod 2).., and bits 2c, 2c + 1 of `qh` bytes 128 + 32h.. as bits 4, 5.
+/// Q6_K: register t = 4h + c takes the low (c < 2) or high nibbles of `ql` bytes
+/// 64h + 32·(c mod 2).., and bits 2c, 2c + 1 of `qh` bytes 128 + 32h.. as bits 4, 5. The
+/// offset of 32 is the sums' factor `−32·d·scale_k`.
 #[derive(Clone, Copy)]
 struct Q6K;
 
-impl Kernel for Q6K {
-    fn block_bytes(self) -> usize {
-        WB6
-    }
-    fn holds(self, act: &Act, nb: usize) -> bool {
-        holds_q8k(act, nb, 16)
+impl Sub16 for Q6K {
+    const BYTES: usize = WB6;
+    #[target_feature(enable = "avx2,fma,f16c")]
+    #[inline]
+    unsafe fn scales(xb: *const u8) -> (__m256i, f32, [__m256; 2]) {
+        let s8 = _mm_loadu_si128(xb.add(192) as *const __m128i);
+        let d = f16_at(xb.add(208));
+        (_mm256_cvtepi8_epi16(s8), d, f32x16(s8, -32.0 * d))
     }
     #[target_feature(enable = "avx2,fma,f16c")]
-    unsafe fn tile<const M: usize, const R: usize>(self, x: *const u8, wrb: usize, nb: usize, acts: [&Act; M]) -> [[f32; R]; M] {
-        let (m4, m30) = (_mm256_set1_epi8(0x0F), _mm256_set1_epi8(0x30));
-        let mut acc = [[_mm256_setzero_ps(); R]; M];
-        for b in 0..nb {
-            let mut s16 = [_mm256_setzero_si256(); R];
-            let mut dw = [0f32; R];
-            let mut off = [[_mm256_setzero_ps(); 2]; R];
-            for r in 0..R {
-                let xb = x.add(r * wrb + b * WB6);
-                let s8 = _mm_loadu_si128(xb.add(192) as *const __m128i);
-                dw[r] = f16_at(xb.add(208));
-                s16[r] = _mm256_cvtepi8_epi16(s8);
-                // −32 per element: −32·d_w·scale_k·(d_a·Σa_k).
-                off[r] = f32x16(s8, -32.0 * dw[r]);
-            }
-            let mut isum = [[_mm256_setzero_si256(); R]; M];
-            for t in 0..8 {
-                let (h, c) = (t / 4, t % 4);
-                let a = acts.map(|act| _mm256_loadu_si256(act.q.as_ptr().add(b * 256 + 32 * t) as *const __m256i));
-                for r in 0..R {
-                    let xb = x.add(r * wrb + b * WB6);
-                    let ql = _mm256_loadu_si256(xb.add(64 * h + 32 * (c % 2)) as *const __m256i);
-                    let qh = _mm256_loadu_si256(xb.add(128 + 32 * h) as *const __m256i);
-                    let nib = if c < 2 { ql } else { _mm256_srli_epi16::<4>(ql) };
-                    // Bits 2c, 2c + 1 to bits 4, 5.
-                    let hi = match c {
-                        0 => _mm256_slli_epi16::<4>(qh),
-                        1 => _mm256_slli_epi16::<2>(qh),
-                        2 => qh,
-                        _ => _mm256_srli_epi16::<2>(qh),
-                    };
-                    let w = _mm256_or_si256(_mm256_and_si256(nib, m4), _mm256_and_si256(hi, m30));
-                    let s = pair_scales(s16[r], t);
-                    for i in 0..M {
-                        isum[i][r] = _mm256_add_epi32(isum[i][r], scaled_dot(w, a[i], s));
-                    }
-                }
-            }
-            close(&mut acc, &isum, &dw, &off, &acts, b);
-        }
-        totals(&acc)
+    #[inline]
+    unsafe fn quants(xb: *const u8, t: usize) -> __m256i {
+        let (h, c) = (t / 4, t % 4);
+        let ql = _mm256_loadu_si256(xb.add(64 * h + 32 * (c % 2)) as *const __m256i);
+        let qh = _mm256_loadu_si256(xb.add(128 + 32 * h) as *const __m256i);
+        let nib = if c < 2 { ql } else { _mm256_srli_epi16::<4>(ql) };
+        // Bits 2c, 2c + 1 to bits 4, 5.
+        let hi = match c {
+            0 => _mm256_slli_epi16::<4>(qh),
+            1 => _mm256_slli_epi16::<2>(qh),
+            2 => qh,
+            _ => _mm256_srli_epi16::<2>(qh),
+        };
+        _mm256_or_si256(_mm256_and_si256(nib, _mm256_set1_epi8(0x0F)), _mm256_and_si256(hi, _mm256_set1_epi8(0x30)))
     }
 }
 
-pub(super) const Q2_K: QuantGemv = quant_gemv!(|x| prepare_q8k(x, 16), K23::<false>);
-pub(super) const Q3_K: QuantGemv = quant_gemv!(|x| prepare_q8k(x, 16), K23::<true>);
+pub(super) const Q2_K: QuantGemv = quant_gemv!(|x| prepare_q8k(x, 16), Sub16Kernel(Low2::<false>));
+pub(super) const Q3_K: QuantGemv = quant_gemv!(|x| prepare_q8k(x, 16), Sub16Kernel(Low2::<true>));
 pub(super) const Q4_K: QuantGemv = quant_gemv!(|x| prepare_q8k(x, 32), Q4K::<false>);
 pub(super) const Q5_K: QuantGemv = quant_gemv!(|x| prepare_q8k(x, 32), Q4K::<true>);
-pub(super) const Q6_K: QuantGemv = quant_gemv!(|x| prepare_q8k(x, 16), Q6K);
+pub(super) const Q6_K: QuantGemv = quant_gemv!(|x| prepare_q8k(x, 16), Sub16Kernel(Q6K));
