@@ -98,7 +98,7 @@ fn quantized_gemm_matches_the_dot_kernel_at_every_level_and_thread_count() {
                 let mut got = vec![f32::NAN; m * n];
                 qmatmul_rows(ty, &w, n, k, &x, m, &mut got, 0..n).unwrap();
                 if !matmul_equals_dot(ty, level) {
-                    // The kernels over prepared activations (arch/x86_64/gemv*.rs AVX-512 VNNI,
+                    // The kernels over prepared activations (arch/x86_64/gemv*.rs AVX2 and AVX-512 VNNI,
                     // arch/aarch64/gemv*.rs NEON and dotprod) sum in another float order than
                     // the dot kernel: they must meet the same bound against the f64 product,
                     // and every split and thread count below must reproduce them bit for bit.

@@ -103,8 +103,8 @@ pub(crate) struct GemvActivations {
     pub(crate) nb: usize,
 }
 
-/// A quantized matmul over weight rows in file layout (x86-64 AVX-512 VNNI, aarch64 NEON and
-/// dotprod; the shared half is [`prepared`]): `prepare` turns
+/// A quantized matmul over weight rows in file layout (x86-64 AVX2 and AVX-512 VNNI, aarch64
+/// NEON and dotprod; the shared half is [`prepared`]): `prepare` turns
 /// one quantized activation row (partner type) into [`GemvActivations`]; `run` computes
 /// `out[i·ldo + j] = W_j · act_i` for the `nw` rows in `w` and the prepared rows `acts`.
 /// Equal to the dot kernel within the dot bound (its float summation order differs), not bit

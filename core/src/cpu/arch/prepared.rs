@@ -1,14 +1,15 @@
 //! The architecture-neutral half of the quantized matmul over prepared activations
 //! ([`super::QuantGemv`]): the weight-format facts the kernels are written over, the activation
 //! preparation (once per matmul call) and the register-tiling driver. Each architecture only
-//! supplies its [`Kernel`]s (x86-64 AVX-512 VNNI in `x86_64/gemv*.rs`, aarch64 NEON and
+//! supplies its [`Kernel`]s (x86-64 AVX-512 VNNI in `x86_64/gemv*.rs` and AVX2 in
+//! `x86_64/gemv_avx2*.rs`, aarch64 NEON and
 //! dotprod in `aarch64/gemv*.rs`), so the tiling and the activation layout exist once.
 
 use alloc::vec::Vec;
 
 use super::GemvActivations as Act;
 
-/// Facts of a 32-element weight format (Q4_0, Q4_1, Q8_0) and its activation partner.
+/// Facts of a 32-element weight format (Q4_0, Q4_1, Q5_0, Q5_1, Q8_0) and its activation partner.
 #[derive(Clone, Copy)]
 pub(crate) struct Format {
     /// Bytes of one weight block.
@@ -20,13 +21,16 @@ pub(crate) struct Format {
     pub(crate) aq: usize,
     /// Nibble formats: low nibbles are elements 0..16 of the block, high nibbles 16..32.
     pub(crate) nibbles: bool,
+    /// Q5_0, Q5_1: the 4 bytes before the nibbles hold each element's fifth bit (bit `e` of
+    /// the little-endian u32 is element `e`'s bit 4).
+    pub(crate) fifth: bool,
     /// What the per-block second term is (see [`Act::s`]).
     pub(crate) second: Second,
 }
 
 #[derive(Clone, Copy, PartialEq)]
 pub(crate) enum Second {
-    /// Q4_0: the nibbles' offset of 8, `d_w · (−8·d_a·Σa)`.
+    /// Q4_0 (Q5_0): the quants' offset of 8 (16), `d_w · (−8·d_a·Σa)`.
     Offset,
     /// Q4_1: the weight's min times the activation's `s = d_a·Σa`.
     Min,
@@ -34,9 +38,28 @@ pub(crate) enum Second {
     None,
 }
 
-pub(crate) const Q4_0: Format = Format { wb: 18, wq: 2, ab: 34, aq: 2, nibbles: true, second: Second::Offset };
-pub(crate) const Q4_1: Format = Format { wb: 20, wq: 4, ab: 36, aq: 4, nibbles: true, second: Second::Min };
-pub(crate) const Q8_0: Format = Format { wb: 34, wq: 2, ab: 34, aq: 2, nibbles: false, second: Second::None };
+pub(crate) const Q4_0: Format = Format { wb: 18, wq: 2, ab: 34, aq: 2, nibbles: true, fifth: false, second: Second::Offset };
+pub(crate) const Q4_1: Format = Format { wb: 20, wq: 4, ab: 36, aq: 4, nibbles: true, fifth: false, second: Second::Min };
+pub(crate) const Q8_0: Format = Format { wb: 34, wq: 2, ab: 34, aq: 2, nibbles: false, fifth: false, second: Second::None };
+pub(crate) const Q5_0: Format = Format { wb: 22, wq: 6, ab: 34, aq: 2, nibbles: true, fifth: true, second: Second::Offset };
+pub(crate) const Q5_1: Format = Format { wb: 24, wq: 8, ab: 36, aq: 4, nibbles: true, fifth: true, second: Second::Min };
+
+impl Format {
+    /// What [`Second::Offset`] formats subtract from their unsigned quants: 8, or 16 with a
+    /// fifth bit.
+    pub(crate) fn offset(self) -> f32 {
+        if self.fifth { 16.0 } else { 8.0 }
+    }
+
+    /// The fifth bits of the block at `xb` (see [`Format::fifth`]).
+    ///
+    /// # Safety
+    /// `xb` starts a whole block of a `fifth` format.
+    #[inline]
+    pub(crate) unsafe fn fifth_bits(self, xb: *const u8) -> u32 {
+        (xb.add(self.wq - 4) as *const u32).read_unaligned()
+    }
+}
 
 /// Q8_K activation block: `d` (f32), 256 quants, 16 sums of 16 quants (i16).
 pub(crate) const Q8K_BYTES: usize = 292;
@@ -77,8 +100,7 @@ fn f16_le(p: &[u8], at: usize) -> f32 {
 #[derive(Clone, Copy, PartialEq)]
 pub(crate) enum Order {
     /// Each block's 32 quants as they are (128-bit registers: `[a[0..16]]`, `[a[16..32]]`
-    /// match a nibble register's low and high halves). The aarch64 kernels' order.
-    #[cfg_attr(not(target_arch = "aarch64"), allow(dead_code))]
+    /// match a nibble register's low and high halves). The aarch64 and x86-64 AVX2 kernels' order.
     Natural,
     /// 512-bit registers over two blocks: for nibble formats a pair is
     /// `[a₀[0..16], a₁[0..16], a₀[16..32], a₁[16..32]]`, matching a weight register of
@@ -87,8 +109,8 @@ pub(crate) enum Order {
 }
 
 /// The activation row `x` (whole blocks of the partner type) prepared: quants in `order`, per
-/// block `d` and the term the weight's second f16 multiplies (Q4_1: the activation's
-/// `s = d·Σq`; Q4_0: `−8·d·Σq`, paired with the weight's own scale), both padded with zeros to
+/// block `d` and the term the weight's second f16 multiplies (Q4_1, Q5_1: the activation's
+/// `s = d·Σq`; Q4_0: `−8·d·Σq`, Q5_0: `−16·d·Σq`, paired with the weight's own scale), both padded with zeros to
 /// a multiple of 8 blocks (kernels load them in groups).
 pub(crate) fn prepare(f: Format, order: Order, x: &[u8]) -> Act {
     let nb = x.len() / f.ab;
@@ -101,7 +123,7 @@ pub(crate) fn prepare(f: Format, order: Order, x: &[u8]) -> Act {
         let quants = &blk[f.aq..f.aq + 32];
         s.push(match f.second {
             Second::Min => f16_le(blk, 2),
-            Second::Offset => -8.0 * d[b] * quants.iter().map(|&v| v as i8 as i32).sum::<i32>() as f32,
+            Second::Offset => -f.offset() * d[b] * quants.iter().map(|&v| v as i8 as i32).sum::<i32>() as f32,
             Second::None => 0.0,
         });
     }

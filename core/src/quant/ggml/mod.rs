@@ -50,8 +50,8 @@ struct Kernels {
     /// A register-tiled GEMM over many rows, bit-identical to `dot` on each pair (SIMD levels
     /// of some types only; elsewhere the matmul calls `dot` per pair).
     gemm: Option<crate::cpu::arch::QuantGemmFn>,
-    /// The matmul over prepared activation rows (decode GEMV and prefill GEMM; AVX-512 VNNI,
-    /// aarch64 NEON and dotprod),
+    /// The matmul over prepared activation rows (decode GEMV and prefill GEMM; x86-64 AVX2 and
+    /// AVX-512 VNNI, aarch64 NEON and dotprod),
     /// equal to `dot` within its bound but not bit for bit (another float summation order;
     /// some types only). Taken over `gemm` where present.
     gemv: Option<crate::cpu::arch::QuantGemv>,
@@ -331,8 +331,8 @@ impl PartialEq for GemvLayout {
 impl Eq for GemvLayout {}
 
 /// Whether the matmul of `ty` at `level` returns, for every output, exactly the dot kernel's
-/// value (`vec_dot_at`). False where a kernel over prepared activations runs (AVX-512 VNNI,
-/// aarch64 NEON and dotprod): it sums
+/// value (`vec_dot_at`). False where a kernel over prepared activations runs (x86-64 AVX2 and
+/// AVX-512 VNNI, aarch64 NEON and dotprod): it sums
 /// the same exact block products in another float order (within the dot bound).
 pub fn matmul_equals_dot(ty: GgmlType, level: Isa) -> bool {
     kernels_at(ty, level).gemv.is_none()

@@ -1,5 +1,6 @@
 //! NEON and dotprod matmul over prepared activations ([`super::super::prepared`]) for the
-//! 32-element GGUF formats a decode step streams: Q4_0, Q4_1 and Q8_0 weights in file layout.
+//! 32-element GGUF formats a decode step streams: Q4_0, Q4_1, Q5_0, Q5_1 and Q8_0 weights in
+//! file layout (Q5_0/Q5_1: the fifth bits ORed into the nibble registers).
 //!
 //! Against the older per-block tile kernels of [`super::quant`], per weight block and
 //! (activation, weight) row pair:
@@ -52,7 +53,7 @@ macro_rules! legacy {
     ($feat:literal, $dot:path) => {
         use super::*;
 
-        /// Q4_0, Q4_1 or Q8_0 weights.
+        /// Q4_0, Q4_1, Q5_0, Q5_1 or Q8_0 weights.
         #[derive(Clone, Copy)]
         pub(super) struct Legacy(pub(super) prepared::Format);
 
@@ -98,7 +99,13 @@ macro_rules! legacy {
                                 let xb = x.add(r * wrb + (g + p) * f.wb + f.wq);
                                 *v = if f.nibbles {
                                     let q = vld1q_u8(xb);
-                                    (vreinterpretq_s8_u8(vandq_u8(q, m4)), vreinterpretq_s8_u8(vshrq_n_u8(q, 4)))
+                                    let (mut lo, mut hi) = (vandq_u8(q, m4), vshrq_n_u8(q, 4));
+                                    if f.fifth {
+                                        // Q5_0/Q5_1: bit 4 of each quant (0..31, still a valid signed byte).
+                                        let (h0, h1) = super::super::quant::fifth_bits(f.fifth_bits(xb.sub(f.wq)));
+                                        (lo, hi) = (vorrq_u8(lo, h0), vorrq_u8(hi, h1));
+                                    }
+                                    (vreinterpretq_s8_u8(lo), vreinterpretq_s8_u8(hi))
                                 } else {
                                     (vld1q_s8(xb as *const i8), vld1q_s8(xb.add(16) as *const i8))
                                 };
@@ -156,16 +163,18 @@ mod dotprod {
 
 macro_rules! legacy_gemvs {
     ($module:ident) => {{
-        use prepared::{Q4_0, Q4_1, Q8_0};
+        use prepared::{Q4_0, Q4_1, Q5_0, Q5_1, Q8_0};
         [
             quant_gemv!(|x| prepared::prepare(Q4_0, Order::Natural, x), $module::Legacy(Q4_0)),
             quant_gemv!(|x| prepared::prepare(Q4_1, Order::Natural, x), $module::Legacy(Q4_1)),
             quant_gemv!(|x| prepared::prepare(Q8_0, Order::Natural, x), $module::Legacy(Q8_0)),
+            quant_gemv!(|x| prepared::prepare(Q5_0, Order::Natural, x), $module::Legacy(Q5_0)),
+            quant_gemv!(|x| prepared::prepare(Q5_1, Order::Natural, x), $module::Legacy(Q5_1)),
         ]
     }};
 }
-const NEON: [QuantGemv; 3] = legacy_gemvs!(neon);
-const DOTPROD: [QuantGemv; 3] = legacy_gemvs!(dotprod);
+const NEON: [QuantGemv; 5] = legacy_gemvs!(neon);
+const DOTPROD: [QuantGemv; 5] = legacy_gemvs!(dotprod);
 
 /// The matmul over prepared activations of weight type `ty` at `level`: the dotprod kernels
 /// where `level` allows them and the CPU has them, else the plain-NEON ones (`smull` + pairwise
@@ -185,6 +194,8 @@ pub(crate) fn gemv_for(ty: GgmlType, level: Isa) -> Option<QuantGemv> {
         T::Q4_0 => legacy[0],
         T::Q4_1 => legacy[1],
         T::Q8_0 => legacy[2],
+        T::Q5_0 => legacy[3],
+        T::Q5_1 => legacy[4],
         T::Q2_K => k23[0],
         T::Q3_K => k23[1],
         T::Q4_K => k[0],

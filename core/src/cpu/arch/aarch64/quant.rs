@@ -61,7 +61,7 @@ const FIFTH: [u64; 256] = {
 
 #[target_feature(enable = "neon")]
 #[inline]
-unsafe fn fifth_bits(qh: u32) -> (uint8x16_t, uint8x16_t) {
+pub(super) unsafe fn fifth_bits(qh: u32) -> (uint8x16_t, uint8x16_t) {
     let byte = |k: u32| FIFTH[((qh >> (8 * k)) & 0xFF) as usize];
     (
         vreinterpretq_u8_u64(vcombine_u64(vcreate_u64(byte(0)), vcreate_u64(byte(1)))),

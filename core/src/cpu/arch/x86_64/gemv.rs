@@ -1,5 +1,6 @@
 //! AVX-512 VNNI GEMV for the GGUF formats a decode step streams (one activation row against
-//! many weight rows): Q4_0, Q4_1 and Q8_0 weights, read in their file layout.
+//! many weight rows): Q4_0, Q4_1, Q5_0, Q5_1 and Q8_0 weights, read in their file layout
+//! (Q5_0/Q5_1: the fifth bits added to the nibble register with one masked byte add).
 //!
 //! Why a kernel of its own beside the register-tiled GEMM: with one activation row the tiled
 //! kernel spends ~20 instructions per weight block on work that is not the dot product —
@@ -36,7 +37,7 @@ unsafe fn lane_scales(p: usize, nibbles: bool) -> __m512i {
     }
 }
 
-/// The 64 unsigned weight bytes of blocks `b`, `b + 1` of a row at `x` in register order.
+/// The 64 unsigned weight bytes of blocks `b`, `b + 1` (at `x`) in register order.
 #[target_feature(enable = "avx512f,avx512bw,avx2")]
 #[inline]
 unsafe fn weight_pair(f: Format, x: *const u8) -> __m512i {
@@ -48,7 +49,14 @@ unsafe fn weight_pair(f: Format, x: *const u8) -> __m512i {
             1,
         );
         let both = _mm512_inserti64x4(_mm512_castsi256_si512(raw), _mm256_srli_epi16(raw, 4), 1);
-        _mm512_and_si512(both, _mm512_set1_epi8(0x0F))
+        let w = _mm512_and_si512(both, _mm512_set1_epi8(0x0F));
+        if !f.fifth {
+            return w;
+        }
+        // Q5_0/Q5_1: each half of a block's fifth bits goes to the lanes of its nibbles.
+        let (h0, h1) = (f.fifth_bits(x) as u64, f.fifth_bits(x.add(f.wb)) as u64);
+        let lanes = (h0 & 0xFFFF) | (h1 & 0xFFFF) << 16 | (h0 >> 16) << 32 | (h1 >> 16) << 48;
+        _mm512_mask_add_epi8(w, lanes, w, _mm512_set1_epi8(16))
     } else {
         let lo = _mm256_loadu_si256(p0 as *const __m256i);
         _mm512_inserti64x4(_mm512_castsi256_si512(lo), _mm256_loadu_si256(p1 as *const __m256i), 1)
@@ -138,7 +146,10 @@ unsafe fn tile<const M: usize, const R: usize>(f: Format, x: *const u8, wrb: usi
                 for i in 0..M {
                     let dot = if f.nibbles {
                         let t = _mm_loadu_si128(xb as *const __m128i);
-                        let w = _mm256_and_si256(_mm256_set_m128i(_mm_srli_epi16(t, 4), t), _mm256_set1_epi8(0x0F));
+                        let mut w = _mm256_and_si256(_mm256_set_m128i(_mm_srli_epi16(t, 4), t), _mm256_set1_epi8(0x0F));
+                        if f.fifth {
+                            w = _mm256_mask_add_epi8(w, f.fifth_bits(xb.sub(f.wq)), w, _mm256_set1_epi8(16));
+                        }
                         _mm256_dpbusd_epi32(_mm256_setzero_si256(), w, a[i])
                     } else {
                         let w = _mm256_loadu_si256(xb as *const __m256i);
@@ -184,19 +195,23 @@ impl Kernel for Format {
 const GEMV_Q4_0: QuantGemv = quant_gemv!(|x| prepared::prepare(prepared::Q4_0, Order::NibblePairs, x), prepared::Q4_0);
 const GEMV_Q4_1: QuantGemv = quant_gemv!(|x| prepared::prepare(prepared::Q4_1, Order::NibblePairs, x), prepared::Q4_1);
 const GEMV_Q8_0: QuantGemv = quant_gemv!(|x| prepared::prepare(prepared::Q8_0, Order::NibblePairs, x), prepared::Q8_0);
+const GEMV_Q5_0: QuantGemv = quant_gemv!(|x| prepared::prepare(prepared::Q5_0, Order::NibblePairs, x), prepared::Q5_0);
+const GEMV_Q5_1: QuantGemv = quant_gemv!(|x| prepared::prepare(prepared::Q5_1, Order::NibblePairs, x), prepared::Q5_1);
 
 /// The GEMV of weight type `ty` when the CPU has AVX-512 F/BW/VL and VNNI and `level`
-/// allows AVX-512.
+/// allows AVX-512; else the AVX2 one ([`super::gemv_avx2`]) where `level` allows AVX2.
 pub(crate) fn gemv_for(ty: GgmlType, level: crate::cpu::isa::Isa) -> Option<QuantGemv> {
     use crate::cpu::isa::{self, Isa};
     if !(level.allows(Isa::Avx512) && level != Isa::Portable && Isa::Avx512.is_available() && isa::has_avx512_vnni())
     {
-        return None;
+        return super::gemv_avx2::gemv_for(ty, level);
     }
     match ty {
         GgmlType::Q4_0 => Some(GEMV_Q4_0),
         GgmlType::Q4_1 => Some(GEMV_Q4_1),
         GgmlType::Q8_0 => Some(GEMV_Q8_0),
+        GgmlType::Q5_0 => Some(GEMV_Q5_0),
+        GgmlType::Q5_1 => Some(GEMV_Q5_1),
         GgmlType::Q2_K => Some(super::gemv_k23::GEMV_Q2_K),
         GgmlType::Q3_K => Some(super::gemv_k23::GEMV_Q3_K),
         GgmlType::Q4_K => Some(super::gemv_k::GEMV_Q4_K),

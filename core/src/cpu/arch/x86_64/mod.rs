@@ -3,4 +3,6 @@ pub mod quant;
 pub mod gemv;
 pub mod gemv_k;
 pub mod gemv_k23;
+pub mod gemv_avx2;
+pub mod gemv_avx2_k;
 pub mod affine;

@@ -56,7 +56,7 @@ unsafe fn load(p: *const u8) -> __m256i {
 
 #[target_feature(enable = "avx2,fma,f16c")]
 #[inline]
-unsafe fn hsum_ps(v: __m256) -> f32 {
+pub(super) unsafe fn hsum_ps(v: __m256) -> f32 {
     let s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
     let s = _mm_add_ps(s, _mm_movehl_ps(s, s));
     _mm_cvtss_f32(_mm_add_ss(s, _mm_movehdup_ps(s)))
@@ -66,7 +66,7 @@ unsafe fn hsum_ps(v: __m256) -> f32 {
 /// nibbles (elements 16..32) in the high lane — the legacy formats' element order.
 #[target_feature(enable = "avx2,fma,f16c")]
 #[inline]
-unsafe fn nibbles(p: *const u8) -> __m256i {
+pub(super) unsafe fn nibbles(p: *const u8) -> __m256i {
     let t = _mm_loadu_si128(p as *const __m128i);
     let v = _mm256_set_m128i(_mm_srli_epi16(t, 4), t);
     _mm256_and_si256(v, _mm256_set1_epi8(0x0F))
@@ -75,7 +75,7 @@ unsafe fn nibbles(p: *const u8) -> __m256i {
 /// `0x10` in byte j where bit j of `qh` is set (the fifth bit of Q5_0/Q5_1).
 #[target_feature(enable = "avx2,fma,f16c")]
 #[inline]
-unsafe fn fifth_bits(qh: u32) -> __m256i {
+pub(super) unsafe fn fifth_bits(qh: u32) -> __m256i {
     let v = _mm256_set1_epi32(qh as i32);
     let idx = _mm256_setr_epi8(
         0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1, 2, 2, 2, 2, 2, 2, 2, 2, 3, 3, 3, 3, 3, 3, 3, 3,
@@ -422,13 +422,13 @@ macro_rules! kernels {
 }
 
 
-mod avx2 {
+pub(super) mod avx2 {
     use super::*;
 
     /// Σ of 4 adjacent `u[i]·s[i]` per i32 lane (u unsigned ≤ 63, so no i16 saturation).
     #[target_feature(enable = "avx2,fma,f16c")]
     #[inline]
-    pub(super) unsafe fn dot(u: __m256i, s: __m256i) -> __m256i {
+    pub(in crate::cpu::arch::x86_64) unsafe fn dot(u: __m256i, s: __m256i) -> __m256i {
         _mm256_madd_epi16(_mm256_maddubs_epi16(u, s), _mm256_set1_epi16(1))
     }
 

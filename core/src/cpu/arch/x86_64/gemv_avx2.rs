@@ -1,0 +1,153 @@
+//! AVX2 (+ FMA, F16C) matmul over prepared activations ([`super::super::prepared`]): the
+//! kernels x86-64 CPUs without AVX-512 VNNI run (Zen 2, Skylake and older desktops; Skylake-X
+//! at the AVX-512 level). Same driver, activation layouts and results (within the dot bound)
+//! as the AVX-512 VNNI kernels of `gemv*.rs`, in 256-bit registers.
+//!
+//! Legacy formats (Q4_0, Q4_1, Q5_0, Q5_1, Q8_0; this file): one block per register in the
+//! activations' natural order. Per group of 8 blocks and weight row, the 8 f16 scales (and
+//! Q4_1/Q5_1 mins) are converted with one `vcvtph2ps`, multiplied by the prepared activation
+//! scales in one instruction per activation row and kept on the stack, so each block's dot
+//! takes its scale with a broadcast load (no shuffle). The quants stay unsigned (`vpmaddubsw`
+//! takes unsigned × signed bytes): Q4_0/Q5_0's offset and Q4_1/Q5_1's min go through the
+//! activation's prepared per-block term, 8 blocks per FMA.
+//!
+//! K-quants (`gemv_avx2_k.rs`): the sub-block scales are small integers, so they multiply the
+//! `vpmaddubsw` pair sums in `vpmaddwd` and a super-block's dot stays an exact i32 sum until
+//! one convert and FMA by `d_w·d_a`.
+
+use core::arch::x86_64::*;
+
+use crate::cpu::isa::Isa;
+use crate::quant::GgmlType;
+
+use super::super::prepared::{self, holds_32, quant_gemv, Format, Kernel, Order, Second};
+use super::super::{GemvActivations as Act, QuantGemv};
+use super::quant::{avx2::dot, fifth_bits, hsum_ps, nibbles};
+
+/// Q4_0, Q4_1, Q5_0, Q5_1 or Q8_0 weights.
+#[derive(Clone, Copy)]
+struct Legacy(Format);
+
+/// The f16 at `p` (bits).
+#[inline]
+unsafe fn f16_bits(p: *const u8) -> u64 {
+    (p as *const u16).read_unaligned() as u64
+}
+
+/// The f16 at `p + k·stride` for k < count (zeros after) as 8 f32. Assembled in general
+/// registers: a vector built from 8 narrow stores would stall on store forwarding.
+#[target_feature(enable = "avx2,fma,f16c")]
+#[inline]
+unsafe fn f16x8_strided(p: *const u8, stride: usize, count: usize) -> __m256 {
+    let mut half = [0u64; 2];
+    for k in 0..count {
+        half[k / 4] |= f16_bits(p.add(k * stride)) << (16 * (k % 4));
+    }
+    _mm256_cvtph_ps(_mm_set_epi64x(half[1] as i64, half[0] as i64))
+}
+
+/// The 32 weight bytes of the block at `xb` as `vpmaddubsw` takes them: unsigned nibbles
+/// (plus the fifth bit), or Q8_0's signed bytes as they are.
+#[target_feature(enable = "avx2,fma,f16c")]
+#[inline]
+unsafe fn weights(f: Format, xb: *const u8) -> __m256i {
+    if !f.nibbles {
+        return _mm256_loadu_si256(xb.add(f.wq) as *const __m256i);
+    }
+    let w = nibbles(xb.add(f.wq));
+    if f.fifth { _mm256_or_si256(w, fifth_bits(f.fifth_bits(xb))) } else { w }
+}
+
+impl Kernel for Legacy {
+    fn block_bytes(self) -> usize {
+        self.0.wb
+    }
+    fn holds(self, act: &Act, nb: usize) -> bool {
+        holds_32(act, nb)
+    }
+    #[target_feature(enable = "avx2,fma,f16c")]
+    unsafe fn tile<const M: usize, const R: usize>(self, x: *const u8, wrb: usize, nb: usize, acts: [&Act; M]) -> [[f32; R]; M] {
+        let f = self.0;
+        let mut acc = [[_mm256_setzero_ps(); R]; M];
+        // The second terms (offsets, mins), 8 blocks per lane vector.
+        let mut acc2 = [[_mm256_setzero_ps(); R]; M];
+        let mut g = 0;
+        while g < nb {
+            let count = (nb - g).min(8);
+            let mut dw = [_mm256_setzero_ps(); R];
+            let mut mw = [_mm256_setzero_ps(); R];
+            for r in 0..R {
+                let xg = x.add(r * wrb + g * f.wb);
+                dw[r] = f16x8_strided(xg, f.wb, count);
+                mw[r] = if f.second == Second::Min { f16x8_strided(xg.add(2), f.wb, count) } else { dw[r] };
+            }
+            // Per (activation, weight) row: d_w·d_a of the group's blocks (lanes past the
+            // row's end are zero: the prepared arrays are padded to 8 blocks).
+            let mut scale = [[[0f32; 8]; R]; M];
+            for i in 0..M {
+                let da = _mm256_loadu_ps(acts[i].d.as_ptr().add(g));
+                let sa = _mm256_loadu_ps(acts[i].s.as_ptr().add(g));
+                for r in 0..R {
+                    _mm256_storeu_ps(scale[i][r].as_mut_ptr(), _mm256_mul_ps(dw[r], da));
+                    if f.second != Second::None {
+                        acc2[i][r] = _mm256_fmadd_ps(mw[r], sa, acc2[i][r]);
+                    }
+                }
+            }
+            for p in 0..count {
+                let w: [__m256i; R] = core::array::from_fn(|r| weights(f, x.add(r * wrb + (g + p) * f.wb)));
+                for i in 0..M {
+                    let a = _mm256_loadu_si256(acts[i].q.as_ptr().add((g + p) * 32) as *const __m256i);
+                    for r in 0..R {
+                        // Q8_0: |w| (≤ 128) times a with w's sign, exact in `vpmaddubsw`
+                        // (2·128·127 < 2¹⁵; the activations are never −128).
+                        let d = if f.nibbles { dot(w[r], a) } else { dot(_mm256_abs_epi8(w[r]), _mm256_sign_epi8(a, w[r])) };
+                        acc[i][r] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(d), _mm256_broadcast_ss(&scale[i][r][p]), acc[i][r]);
+                    }
+                }
+            }
+            g += 8;
+        }
+        let mut out = [[0f32; R]; M];
+        for i in 0..M {
+            for r in 0..R {
+                out[i][r] = hsum_ps(acc[i][r]) + hsum_ps(acc2[i][r]);
+            }
+        }
+        out
+    }
+}
+
+macro_rules! legacy_gemv {
+    ($f:path) => {
+        quant_gemv!(|x| prepared::prepare($f, Order::Natural, x), Legacy($f))
+    };
+}
+
+const Q4_0: QuantGemv = legacy_gemv!(prepared::Q4_0);
+const Q4_1: QuantGemv = legacy_gemv!(prepared::Q4_1);
+const Q5_0: QuantGemv = legacy_gemv!(prepared::Q5_0);
+const Q5_1: QuantGemv = legacy_gemv!(prepared::Q5_1);
+const Q8_0: QuantGemv = legacy_gemv!(prepared::Q8_0);
+
+/// The AVX2 matmul over prepared activations of weight type `ty`, where `level` allows AVX2
+/// and the CPU has it.
+pub(crate) fn gemv_for(ty: GgmlType, level: Isa) -> Option<QuantGemv> {
+    use super::gemv_avx2_k as k;
+    if level == Isa::Portable || !level.allows(Isa::Avx2) || !Isa::Avx2.is_available() {
+        return None;
+    }
+    Some(match ty {
+        GgmlType::Q4_0 => Q4_0,
+        GgmlType::Q4_1 => Q4_1,
+        GgmlType::Q5_0 => Q5_0,
+        GgmlType::Q5_1 => Q5_1,
+        GgmlType::Q8_0 => Q8_0,
+        GgmlType::Q2_K => k::Q2_K,
+        GgmlType::Q3_K => k::Q3_K,
+        GgmlType::Q4_K => k::Q4_K,
+        GgmlType::Q5_K => k::Q5_K,
+        GgmlType::Q6_K => k::Q6_K,
+        _ => return None,
+    })
+}
