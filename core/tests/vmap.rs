@@ -6,17 +6,8 @@ use mlx_arm_core::ops::{self, Index};
 use mlx_arm_core::transforms::vmap;
 use mlx_arm_core::{Array, DType, Result};
 
-fn rnd(n: usize, seed: u64) -> Vec<f32> {
-    let mut s = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
-    (0..n)
-        .map(|_| {
-            s ^= s << 13;
-            s ^= s >> 7;
-            s ^= s << 17;
-            ((s >> 11) as f64 / (1u64 << 53) as f64 * 4.0 - 2.0) as f32
-        })
-        .collect()
-}
+#[path = "common/rng.rs"]
+mod rng;
 
 fn f32s(a: &Array) -> Vec<f32> {
     ops::astype(a, DType::Float32).unwrap().to_vec::<f32>().unwrap()
@@ -46,7 +37,7 @@ fn check(name: &str, f: &dyn Fn(&[Array]) -> Result<Vec<Array>>, inputs: &[Array
 }
 
 fn arr(shape: &[usize], seed: u64) -> Array {
-    Array::from_slice(&rnd(shape.iter().product(), seed), shape).unwrap()
+    Array::from_slice(&rng::Rng(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1).row(shape.iter().product(), 2.0), shape).unwrap()
 }
 
 #[test]
