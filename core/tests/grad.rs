@@ -246,6 +246,83 @@ fn indexing_matches_finite_differences() {
 }
 
 #[test]
+fn permutations_and_running_extremes_match_finite_differences() {
+    // Distinct random values: the permutation and the running extremes' owners are locally
+    // constant, so the derivative exists and central differences find it.
+    let x = arr(&rnd(20, -2.0, 2.0, 41), &[4, 5]);
+    fd("sort", &|v: &[Array]| ops::sort(&v[0], Some(1)), &[x.clone()]);
+    fd("sort axis 0", &|v: &[Array]| ops::sort(&v[0], Some(0)), &[x.clone()]);
+    fd("partition", &|v: &[Array]| ops::partition(&v[0], 2, Some(1)), &[x.clone()]);
+    fd("topk", &|v: &[Array]| ops::topk(&v[0], 2, Some(0)), &[x.clone()]);
+    for (reverse, inclusive) in [(false, true), (true, true), (false, false), (true, false)] {
+        // An exclusive scan's identity (±inf) is cut off so the loss stays finite.
+        let cut = move |y: Array| -> Result<Array> {
+            match (inclusive, reverse) {
+                (true, _) => Ok(y),
+                (false, false) => ops::slice(&y, &[0, 1], &[4, 5], &[1, 1]),
+                (false, true) => ops::slice(&y, &[0, 0], &[4, 4], &[1, 1]),
+            }
+        };
+        fd("cummax", &move |v: &[Array]| cut(ops::cummax(&v[0], Some(1), reverse, inclusive)?), &[x.clone()]);
+        fd("cummin", &move |v: &[Array]| cut(ops::cummin(&v[0], Some(1), reverse, inclusive)?), &[x.clone()]);
+    }
+    fd("cummax axis 0", &|v: &[Array]| ops::cummax(&v[0], Some(0), false, true), &[x.clone()]);
+}
+
+#[test]
+fn running_extremes_route_ties_to_the_latest_element() {
+    // MLX's rule (its cummax indices): each output's cotangent goes to the latest element, in
+    // scan order, equal to the running extreme. Hand-computed for [3, 3, 1, 5, 5].
+    let x = arr(&[3.0, 3.0, 1.0, 5.0, 5.0], &[5]);
+    let g = |f: &dyn Fn(&Array) -> Result<Array>| vals(&grad(&|v: &[Array]| Ok(vec![ops::sum(&f(&v[0])?, None, false)?]), &[x.clone()], &[0]).unwrap()[0]);
+    assert_eq!(g(&|a| ops::cummax(a, Some(0), false, true)), vec![1.0, 2.0, 0.0, 1.0, 1.0]);
+    assert_eq!(g(&|a| ops::cummax(a, Some(0), true, true)), vec![0.0, 0.0, 0.0, 4.0, 1.0]);
+    assert_eq!(g(&|a| ops::cummin(a, Some(0), false, false)), vec![1.0, 1.0, 2.0, 0.0, 0.0]);
+    assert_eq!(g(&|a| ops::cummin(a, Some(0), true, false)), vec![0.0, 0.0, 2.0, 1.0, 1.0]);
+}
+
+#[test]
+fn scatter_extremes_and_products_match_finite_differences() {
+    let a = arr(&rnd(12, -2.0, 2.0, 43), &[4, 3]);
+    let u = arr(&rnd(9, -2.0, 2.0, 44), &[3, 3]);
+    fn at(i: &[i32]) -> ops::Index {
+        ops::Index::Array(Array::from_slice(i, &[i.len()]).unwrap())
+    }
+    fd("at maximum", &|v: &[Array]| ops::at_maximum(&v[0], &[at(&[0, 2, 3])], &v[1]), &[a.clone(), u.clone()]);
+    fd("at minimum", &|v: &[Array]| ops::at_minimum(&v[0], &[at(&[3, 1, 0])], &v[1]), &[a.clone(), u.clone()]);
+    let pa = arr(&rnd(12, 0.5, 2.0, 45), &[4, 3]);
+    let pu = arr(&rnd(9, 0.5, 2.0, 46), &[3, 3]);
+    // Repeated indices multiply in turn.
+    fd("at multiply", &|v: &[Array]| ops::at_multiply(&v[0], &[at(&[0, 2, 2])], &v[1]), &[pa, pu]);
+    // Ties (equal candidates) each take the whole cotangent, as MLX: hand-computed.
+    let src = arr(&[1.0, 2.0, 3.0, 4.0], &[4]);
+    let up = arr(&[5.0, 4.0], &[2]);
+    let f = |v: &[Array]| -> Result<Vec<Array>> { Ok(vec![ops::at_maximum(&v[0], &[at(&[1, 3])], &v[1])?]) };
+    let (_, g) = vjp(&f, &[src, up], &[arr(&[4.0, 5.0, 6.0, 7.0], &[4])]).unwrap();
+    assert_eq!(vals(&g[0]), vec![4.0, 0.0, 6.0, 7.0]);
+    assert_eq!(vals(&g[1]), vec![5.0, 7.0]);
+}
+
+#[test]
+fn integers_are_differentiated_through_sums_and_products() {
+    // MLX differentiates integer arrays through +, -, ×, sums, products and extremes.
+    let x = Array::from_slice(&[1i32, 2, 3], &[3]).unwrap();
+    let f = |v: &[Array]| -> Result<Vec<Array>> {
+        let y = ops::add(&ops::multiply(&v[0], &Array::scalar(10i32)?)?, &Array::scalar(1i32)?)?;
+        Ok(vec![ops::sum(&y, None, false)?])
+    };
+    let g = grad(&f, &[x.clone()], &[0]).unwrap();
+    assert_eq!(g[0].to_vec::<i32>().unwrap(), vec![10, 10, 10]);
+    let (_, t) = jvp(&|v: &[Array]| Ok(vec![ops::prod(&v[0], None, false)?]), &[x.clone()], &[Array::from_slice(&[3i32, 2, 1], &[3]).unwrap()]).unwrap();
+    assert_eq!(vals(&t[0]), vec![3.0 * 6.0 + 2.0 * 3.0 + 1.0 * 2.0]);
+    // A comparison's tangent is a zero of the tangents' dtype, not a boolean.
+    let xf = arr(&[1.0, -2.0], &[2]);
+    let (_, t) = jvp(&|v: &[Array]| Ok(vec![ops::greater(&v[0], &Array::scalar(0.0f64)?)?]), &[xf.clone()], &[xf]).unwrap();
+    assert_eq!(t[0].dtype(), DType::Float64);
+    assert_eq!(vals(&t[0]), vec![0.0, 0.0]);
+}
+
+#[test]
 fn matmul_family_matches_finite_differences() {
     let a = arr(&rnd(12, -1.0, 1.0, 19), &[2, 2, 3]);
     let b = arr(&rnd(12, -1.0, 1.0, 20), &[3, 4]);
@@ -417,9 +494,9 @@ fn deep_graph_does_not_overflow_the_stack() {
 fn errors_are_reported_not_wrong_gradients() {
     let x = arr(&[3.0, 1.0, 2.0], &[3]);
     // No rule: a clear error naming the primitive.
-    let e = grad(&|v: &[Array]| Ok(vec![ops::sum(&ops::sort(&v[0], Some(0))?, None, false)?]), &[x.clone()], &[0]).unwrap_err();
+    let e = grad(&|v: &[Array]| Ok(vec![ops::sum(&ops::logcumsumexp(&v[0], None, false, true)?, None, false)?]), &[x.clone()], &[0]).unwrap_err();
     assert_eq!(e.kind, ErrorKind::Unsupported);
-    assert!(e.to_string().contains("sort"), "{e}");
+    assert!(e.to_string().contains("logcumsumexp"), "{e}");
     let e = grad(&|v: &[Array]| Ok(vec![ops::sum(&ops::cumprod(&v[0], None, false, true, None)?, None, false)?]), &[x.clone()], &[0]).unwrap_err();
     assert!(e.to_string().contains("cumprod"), "{e}");
     // A non-scalar loss.

@@ -5,8 +5,8 @@
 mod common;
 
 use common::{array, assert_matches, load};
-use mlx_arm_core::ops::{self, PadMode};
-use mlx_arm_core::transforms::{grad, value_and_grad};
+use mlx_arm_core::ops::{self, Index, PadMode};
+use mlx_arm_core::transforms::{grad, value_and_grad, vjp};
 use mlx_arm_core::{Array, Result};
 use serde_json::Value as J;
 
@@ -67,8 +67,60 @@ fn run(name: &str, x: &[Array]) -> Result<Array> {
         "rope" => ops::rope(&x[0], 8, false, Some(10000.0), 1.0, ops::RopeOffset::Int(2), None)?,
         "sdpa" => ops::scaled_dot_product_attention(&x[0], &x[1], &x[2], 0.5, ops::SdpaMask::None)?,
         "sdpa_causal" => ops::scaled_dot_product_attention(&x[0], &x[1], &x[2], 0.5, ops::SdpaMask::Causal)?,
+        "sort" => ops::sort(&x[0], Some(1))?,
+        "sort_axis0" => ops::sort(&x[0], Some(0))?,
+        "cummax_ties" => ops::cummax(&x[0], Some(1), false, true)?,
+        "cummax_rev_excl" => ops::slice(&ops::cummax(&x[0], Some(1), true, false)?, &[0, 0], &[3, 4], &[1, 1])?,
+        "cummin_ties" => ops::cummin(&x[0], Some(0), false, true)?,
+        "cummin_rev" => ops::cummin(&x[0], Some(1), true, true)?,
+        "cummin_excl" => ops::slice(&ops::cummin(&x[0], Some(1), false, false)?, &[0, 1], &[3, 5], &[1, 1])?,
+        "scatter_max" => ops::at_maximum(&x[0], &[Index::Array(i32s(&[0, 2, 2], &[3])?)], &x[1])?,
+        "scatter_min" => ops::at_minimum(&x[0], &[Index::Array(i32s(&[3, 1, 3], &[3])?)], &x[1])?,
+        "slice_multiply" => ops::at_multiply(&x[0], &[Index::slice(Some(1), Some(3), None)], &x[1])?,
+        "slice_maximum" => ops::at_maximum(&x[0], &[Index::slice(Some(1), Some(3), None)], &x[1])?,
         other => panic!("unknown case {other}"),
     })
+}
+
+/// The complex cases: `f` of the golden's inputs.
+fn run_complex(name: &str, z: &[Array]) -> Result<Array> {
+    Ok(match name {
+        "exp" => ops::exp(&z[0])?,
+        "log" => ops::log(&z[0])?,
+        "sin" => ops::sin(&z[0])?,
+        "square" => ops::square(&z[0])?,
+        "tanh" => ops::tanh(&z[0])?,
+        "sqrt" => ops::sqrt(&z[0])?,
+        "reciprocal" => ops::reciprocal(&z[0])?,
+        "abs" => ops::abs(&z[0])?,
+        "real" => ops::real(&z[0])?,
+        "imag" => ops::imag(&z[0])?,
+        "multiply" => ops::multiply(&z[0], &z[1])?,
+        "divide" => ops::divide(&z[0], &z[1])?,
+        "prod" => ops::prod(&z[0], Some(&[0]), false)?,
+        other => panic!("unknown complex case {other}"),
+    })
+}
+
+#[test]
+fn complex_vjps_match_mlx() {
+    // MLX's convention: g · conj(f'(z)) for holomorphic f; abs/real/imag give the gradients
+    // with respect to Re z and Im z as one complex number.
+    let golden = load("grad/grad.json");
+    let cases = golden["complex"].as_array().unwrap();
+    assert!(cases.len() >= 13);
+    for c in cases {
+        let name = c["name"].as_str().unwrap();
+        let zs: Vec<Array> = c["inputs"].as_array().unwrap().iter().map(array).collect();
+        let cot = array(&c["cotangent"]);
+        let f = |v: &[Array]| -> Result<Vec<Array>> { Ok(vec![run_complex(name, v)?]) };
+        let (_, vjps) = vjp(&f, &zs, &[cot]).unwrap_or_else(|e| panic!("{name}: {e}"));
+        let want = c["vjps"].as_array().unwrap();
+        assert_eq!(vjps.len(), want.len(), "{name}");
+        for (k, (g, w)) in vjps.iter().zip(want).enumerate() {
+            assert_matches(&format!("complex {name} vjp {k}"), g, w, 1e-4, 1e-5);
+        }
+    }
 }
 
 #[test]

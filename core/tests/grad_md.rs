@@ -12,8 +12,13 @@ fn render() -> String {
          differentiable (the same condition as a second derivative). A primitive marked `no` makes `vjp`/`grad`\n\
          fail with an `Unsupported` error naming it — never a wrong or silently zero gradient. Tests:\n\
          `core/tests/grad.rs` (central finite differences in float64) and `core/tests/grad_golden.rs`\n\
-         (real MLX's gradients, `core/tests/data/grad/gen_grad.py`). Complex inputs have rules only for\n\
-         add, subtract, negative and conjugate (others refuse them).\n\n\
+         (real MLX's gradients, `core/tests/data/grad/gen_grad.py`). Complex inputs follow MLX's convention:\n\
+         a holomorphic op sends back `g · conj(f'(z))` (the unary ops of the table but the rounding and\n\
+         special functions, multiply, divide, power, prod); `abs`, `real` and `imag` send back the\n\
+         gradients with respect to Re z and Im z as one complex number (others refuse complex inputs).\n\
+         As in MLX, integer arrays are differentiated through add, subtract, multiply, negative, sum,\n\
+         prod, max, min and cumsum (other rules give integer inputs no gradient), and a comparison's\n\
+         `jvp` is a zero of the tangents' dtype.\n\n\
          `vjp` follows MLX in pairing cotangents with outputs: in order, skipping outputs made by\n\
          `stop_gradient`; too few cotangents is an error, extra ones are ignored.\n\n\
          ## C and Python\n\n\
@@ -55,6 +60,7 @@ fn render() -> String {
          `fun` once on tracers of one example's shape, then replays the recorded graph with each\n\
          primitive's batching rule (`core/src/transforms/vmap.rs`) on arrays whose mapped axis is first.\n\
          It composes with the autodiff transforms (vmap of grad, grad of vmap) and with itself. Tests:\n\
+         `core/tests/vmap.rs` (each rule against the function applied to every example),\n\
          `tests/python/test_grad.py` (real MLX's results), `tests/c/test_transforms.c`.\n\n\
          | primitives | batching rule |\n|---|---|\n",
     );

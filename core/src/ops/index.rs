@@ -264,10 +264,20 @@ pub fn take_along_axis(a: &Array, indices: &Array, axis: Option<isize>) -> Resul
 /// `mx.put_along_axis(a, indices, values, axis=None)`: a copy of `a` with `values` written at
 /// `indices` along `axis` (`None`: of the flattened array).
 pub fn put_along_axis(a: &Array, indices: &Array, values: &Array, axis: Option<isize>) -> Result<Array> {
+    scatter_along_axis(a, indices, values, axis, ScatterMode::Set)
+}
+
+/// `put_along_axis` with the values added (repeated indices accumulate): the vjp of the
+/// permuting ops (sort, partition, cummax …) sends cotangents back this way.
+pub(crate) fn scatter_add_along_axis(a: &Array, indices: &Array, values: &Array, axis: isize) -> Result<Array> {
+    scatter_along_axis(a, indices, values, Some(axis), ScatterMode::Add)
+}
+
+fn scatter_along_axis(a: &Array, indices: &Array, values: &Array, axis: Option<isize>, mode: ScatterMode) -> Result<Array> {
     const OP: &str = "put_along_axis";
     let Some(axis) = axis else {
         let flat = crate::ops::reshape(a, &[-1])?;
-        let r = put_along_axis(&flat, &crate::ops::reshape(indices, &[-1])?, &crate::ops::reshape(values, &[-1])?, Some(0))?;
+        let r = scatter_along_axis(&flat, &crate::ops::reshape(indices, &[-1])?, &crate::ops::reshape(values, &[-1])?, Some(0), mode)?;
         return crate::ops::reshape(&r, &a.shape().iter().map(|&d| d as isize).collect::<Vec<_>>());
     };
     check_along(a, indices, OP)?;
@@ -285,5 +295,5 @@ pub fn put_along_axis(a: &Array, indices: &Array, values: &Array, axis: Option<i
     ushape.extend(core::iter::repeat(1).take(a.ndim()));
     let up = crate::ops::reshape(&vals, &ushape.iter().map(|&d| d as isize).collect::<Vec<_>>())?;
     let axes: Vec<isize> = (0..a.ndim() as isize).collect();
-    scatter(a, &grids, &up, &axes)
+    scatter_with(a, &grids, &up, &axes, mode)
 }

@@ -81,6 +81,13 @@ pub enum LinalgOp {
 }
 
 impl LinalgOp {
+    /// Whether the op works on the last two axes of one input, batched over the leading ones
+    /// (the decompositions, `inv` and the singular values): vmap maps them unchanged.
+    pub fn is_decomposition(&self) -> bool {
+        use LinalgOp::*;
+        matches!(self, SingularValues | Inverse { .. } | Cholesky { .. } | Qr | Svd | Eigh { .. } | Eig { .. } | Lu)
+    }
+
     /// The op's name.
     pub fn name(&self) -> &'static str {
         match self {

@@ -2,6 +2,8 @@
 //! MLX's: ascending, NaN after everything (NaNs equal to each other), complex lexicographic;
 //! sort and argsort are stable. Kernels live in `cpu/sort.rs`.
 
+pub(crate) mod grad;
+
 use crate::array::Array;
 use crate::dtype::{promote_types, DType};
 use crate::error::{Error, Result};

@@ -344,6 +344,14 @@ pub fn jvp(fun: Fun<'_>, primals: &[Array], tangents: &[Array]) -> Result<(Vec<A
         let (_, g) = vjp(fun, primals, u)?;
         Ok(g)
     };
-    let (_, jt) = vjp(&transpose, &us, tangents)?;
+    let (_, mut jt) = vjp(&transpose, &us, tangents)?;
+    // A boolean output (a comparison) has a zero tangent of the tangents' dtype, as MLX.
+    if let Some(t) = tangents.first() {
+        for (j, o) in jt.iter_mut().zip(&outputs) {
+            if o.dtype() == crate::dtype::DType::Bool {
+                *j = crate::ops::zeros(o.shape(), t.dtype())?;
+            }
+        }
+    }
     Ok((outputs, jt))
 }

@@ -60,15 +60,16 @@ pub(crate) fn vjp(
         Primitive::Cast(op) => ops::cast::vjp(op, inputs, cot),
         Primitive::Reduce(op) => ops::reduce::grad::vjp(op, inputs, out, cot),
         Primitive::Shape(op) => ops::shape::grad::vjp(op, inputs, out, cot, needs),
-        Primitive::Index(op) => ops::index::grad::vjp(op, inputs, cot, needs),
+        Primitive::Index(op) => ops::index::grad::vjp(op, inputs, out, cot, needs),
         Primitive::Linalg(op) => ops::linalg::grad::vjp(op, inputs, cot, needs),
         Primitive::Fast(op) => ops::fast::grad::vjp(op, inputs, cot, needs),
+        Primitive::Sort(op) => ops::sort::grad::vjp(op, inputs, cot),
         // Outputs of these carry no gradient back to float inputs (creation has no inputs;
-        // random draws depend on their key only; sort/fft have no rule yet).
+        // random draws depend on their key only; fft has no rule yet).
         Primitive::Creation(_) => Ok(alloc::vec![None; inputs.len()]),
         Primitive::Random(_) => Ok(alloc::vec![None; inputs.len()]),
         Primitive::Quantized(op) => ops::quantized::grad::vjp(op, inputs, cot, needs),
-        Primitive::Sort(_) | Primitive::Fft(_) => Err(unsupported(prim.name())),
+        Primitive::Fft(_) => Err(unsupported(prim.name())),
         Primitive::Custom(_) => Err(unsupported(prim.name())), // handled above (several outputs)
         // A fused chain differentiates as the ordinary ops it stands for.
         Primitive::Fused(op) => {
@@ -114,7 +115,9 @@ pub fn table() -> Vec<(&'static str, &'static str, &'static str)> {
     }
     t.push(("creation", "arange …", "zero (no float inputs)"));
     t.push(("random", "bits …", "zero (depends on the key only)"));
-    t.push(("sort", "sort, argsort, partition, argpartition, searchsorted", "no"));
+    for (name, s) in ops::sort::grad::STATUS {
+        t.push(("sort", name, s));
+    }
     t.push(("fft", "fft family", "no"));
     for (name, s) in ops::quantized::grad::STATUS {
         t.push(("quantized", name, s));

@@ -12,7 +12,7 @@ use super::{make_tracer, node_key, tape, Fun, TraceGuard};
 use crate::array::Array;
 use crate::dtype::DType;
 use crate::error::{Error, Result};
-use crate::ops::{self, index::IndexOp, reduce::ReduceOp, shape::ShapeOp};
+use crate::ops::{self, index::IndexOp, reduce::ReduceOp, shape::ShapeOp, sort::SortOp};
 use crate::primitive::Primitive;
 use alloc::collections::{BTreeMap, BTreeSet};
 use alloc::format;
@@ -29,8 +29,10 @@ pub const RULES: &[(&str, &str)] = &[
     ("matmul, addmm", "yes"),
     ("shape: reshape, transpose, broadcast_to, slice, slice_update, concatenate, diagonal, copy, stop_gradient", "yes"),
     ("shape: dynamic slice / slice update", "yes when the start indices are not mapped"),
-    ("index: gather (take, indexing)", "yes"),
-    ("index: scatter family; sort; fft; conv; decompositions; quantized; fast; random; depends", "no (an error naming the primitive)"),
+    ("index: gather (take, indexing), scatter family (put_along_axis, .at[] updates)", "yes"),
+    ("sort, argsort, partition, argpartition", "yes"),
+    ("decompositions: inv, cholesky, qr, svd, eigh, eig, lu", "yes"),
+    ("searchsorted; fft; conv; quantized; fast; random; depends", "no (an error naming the primitive)"),
 ];
 
 /// `mx.vmap(fun, in_axes, out_axes)` applied to `inputs`. `in_axes[i]` is the mapped axis of
@@ -172,6 +174,13 @@ fn rule(prim: &Primitive, inputs: &[Array], b: &[Option<Array>], metas: &[(Vec<u
     if let Primitive::Custom(op) = prim {
         return op.vmap(inputs, b, n);
     }
+    // Decompositions (and inv) work on the last two axes, batched over any leading ones; some
+    // have several outputs (svd, qr, eigh, eig, lu).
+    if let Primitive::Linalg(op) = prim {
+        if op.is_decomposition() {
+            return Ok(same(prim.clone(), batch_all(inputs, b, n)?));
+        }
+    }
     if metas.len() != 1 {
         return Err(unsupported(prim.name()));
     }
@@ -194,6 +203,38 @@ fn rule(prim: &Primitive, inputs: &[Array], b: &[Option<Array>], metas: &[(Vec<u
             Ok(same(Primitive::Reduce(op), batch_all(inputs, b, n)?))
         }
         Primitive::Shape(op) => shape_rule(op, prim, inputs, b, metas, n, same),
+        Primitive::Sort(op) => {
+            let op = match *op {
+                SortOp::Sort { axis } => SortOp::Sort { axis: axis + 1 },
+                SortOp::ArgSort { axis } => SortOp::ArgSort { axis: axis + 1 },
+                SortOp::Partition { kth, axis } => SortOp::Partition { kth, axis: axis + 1 },
+                SortOp::ArgPartition { kth, axis } => SortOp::ArgPartition { kth, axis: axis + 1 },
+                SortOp::SearchSorted { .. } => return Err(unsupported(prim.name())),
+            };
+            Ok(same(Primitive::Sort(op), batch_all(inputs, b, n)?))
+        }
+        Primitive::Index(IndexOp::Scatter { axes, mode }) => {
+            // Scatter into each example's own array: an extra index (0..n) on the batch axis,
+            // and a window of 1 on it for the updates.
+            let a = batch(inputs, b, 0, n)?;
+            let up = batch(inputs, b, 1, n)?;
+            let ilen = inputs[1].ndim() - inputs[0].ndim();
+            let mut bshape = vec![n];
+            bshape.extend_from_slice(&inputs[1].shape()[..ilen]);
+            let mut iota_shape = vec![n as isize];
+            iota_shape.extend(core::iter::repeat(1).take(ilen));
+            let iota = ops::reshape(&ops::arange(0.0, n as f64, 1.0, DType::Int32)?, &iota_shape)?;
+            let mut idx = vec![ops::broadcast_to(&iota, &bshape)?];
+            for i in 2..inputs.len() {
+                idx.push(ops::broadcast_to(&batch(inputs, b, i, n)?, &bshape)?);
+            }
+            let mut ushape: Vec<isize> = up.shape()[..=ilen].iter().map(|&d| d as isize).collect();
+            ushape.push(1);
+            ushape.extend(up.shape()[ilen + 1..].iter().map(|&d| d as isize));
+            let mut ax: Vec<isize> = vec![0];
+            ax.extend(axes.iter().map(|&a| a as isize + 1));
+            Ok(vec![ops::scatter_with(&a, &idx, &ops::reshape(&up, &ushape)?, &ax, *mode)?])
+        }
         Primitive::Index(IndexOp::Gather { axes, slice_sizes }) => {
             // Gather from each example's own array: an extra index (0..n) on the batch axis.
             let a = batch(inputs, b, 0, n)?;

@@ -334,7 +334,33 @@ def scatter_update(a, idx, value, cfn=None):
     return _reshape(out, a.shape)
 
 
+def _masked_assign_in_graph(a, mask, value):
+    """``a[mask] = value`` built from graph ops only, for ``vmap``: there the mask is one
+    example's stand-in, so its values must not be read. The k-th selected position takes
+    element k of the flattened ``value`` (a 0-d value fills every one), as MLX's masked
+    scatter. (MLX raises when ``value`` has fewer elements than the mask selects; under
+    ``vmap`` that cannot be checked, and the last element repeats.)"""
+    from . import cumsum, minimum, reshape, take, where
+
+    v = to_array(value) if isinstance(value, array) else _weak(value, a.dtype)
+    v = _astype(v, a.dtype)
+    if v.ndim == 0:
+        return where(mask, v, a)
+    k = cumsum(_astype(reshape(mask, [-1]), D.int32)) - 1
+    k = minimum(where(k < 0, 0, k), v.size - 1)
+    return where(mask, reshape(take(reshape(v, [-1]), k), list(a.shape)), a)
+
+
 def setitem(self, idx, value):
+    from ._transforms import vmapping
+
+    whole_mask = isinstance(idx, array) and idx.dtype == D.bool_ and idx.shape == self.shape
+    # More values than selected positions: MLX takes the first ones, in order.
+    longer = whole_mask and isinstance(value, array) and value.ndim == 1 and value.size > idx.sum().item()
+    if whole_mask and (longer or vmapping()):
+        r = _masked_assign_in_graph(self, idx, value)  # named: a temporary's handle would be freed
+        check(lib.mlx_array_set(self._p, r._p[0]))
+        return
     r = scatter_update(self, idx, value)
     if r is not self:
         check(lib.mlx_array_set(self._p, r._p[0]))

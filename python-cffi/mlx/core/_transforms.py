@@ -12,6 +12,7 @@ of every argument are primals; those of the differentiated arguments (``argnums`
 ``argnames``) get gradients, returned in the shape of their argument.
 """
 import functools
+import threading
 
 from ._array import _ARR_PTR, array, stream_handle, to_array, wrap
 from ._ffi import check, error, ffi, lib
@@ -36,15 +37,24 @@ def _flatten(tree, out, strict):
 
 def _fill(tree, leaves, pos, placed=None):
     """``tree`` with its arrays replaced, in order, by ``leaves[pos[0]:]`` (pos advances).
-    Plain lists, tuples and dicts are rebuilt, so the caller's own are left untouched. A dict
-    subclass (an ``nn.Module``) is filled in place, as MLX does, so that the function and
-    anything it calls see one object; each ``(obj, key, new, old)`` goes to ``placed`` for
-    ``_restore``."""
+    Tuples and plain dicts are rebuilt. With ``placed`` (the arguments of a differentiated
+    call), lists and dict subclasses (an ``nn.Module``) are filled in place, as MLX does, so
+    that the function and its caller see one object (what the function writes there stays);
+    each ``(obj, key, new, old)`` goes to ``placed`` for ``_restore``."""
     if isinstance(tree, list):
-        return [_fill(t, leaves, pos, placed) for t in tree]
+        if placed is None:
+            return [_fill(t, leaves, pos, placed) for t in tree]
+        for i, v in enumerate(list(tree)):
+            new = _fill(v, leaves, pos, placed)
+            if new is not v:
+                list.__setitem__(tree, i, new)
+                placed.append((tree, i, new, v))
+        return tree
     if isinstance(tree, tuple):
         items = [_fill(t, leaves, pos, placed) for t in tree]
-        return type(tree)(*items) if hasattr(tree, "_fields") else tuple(items)  # namedtuples keep their type
+        if hasattr(tree, "_fields"):
+            return type(tree)(*items)  # namedtuples keep their type
+        return tuple(items) if type(tree) is tuple else type(tree)(items)  # so do tuple subclasses
     if isinstance(tree, dict):
         if type(tree) is dict or placed is None:
             return {k: _fill(v, leaves, pos, placed) for k, v in tree.items()}
@@ -63,8 +73,11 @@ def _fill(tree, leaves, pos, placed=None):
 def _restore(placed):
     """Puts the caller's values back where the function did not overwrite them (MLX)."""
     for obj, k, new, old in reversed(placed):
-        if obj.get(k) is new:
-            dict.__setitem__(obj, k, old)
+        if isinstance(obj, dict):
+            if dict.get(obj, k) is new:
+                dict.__setitem__(obj, k, old)
+        elif k < len(obj) and list.__getitem__(obj, k) is new:
+            list.__setitem__(obj, k, old)
 
 
 def _type_name(o):
@@ -82,12 +95,15 @@ class _Vec:
         self.arrays = list(arrays)
         hs = ffi.new("mlx_array[]", [a._p[0] for a in self.arrays])
         self.p = ffi.new("mlx_vector_array*", lib.mlx_vector_array_new_data(hs, len(self.arrays)))
+        # Bound now: a finalizer that looks a name up on lib can run inside cffi's own type
+        # parsing (a garbage collection there) and deadlock on its lock.
+        self._free = lib.mlx_vector_array_free
 
     def list(self):
         return _arrays_of(self.p[0])
 
     def __del__(self):
-        lib.mlx_vector_array_free(self.p[0])
+        self._free(self.p[0])
 
 
 def _arrays_of(v):
@@ -121,6 +137,7 @@ class _Closure:
         self.fn = fn
         self.exc = None
         self._self = ffi.new_handle(self)  # the payload; lives as long as this object
+        self._free = lib.mlx_closure_free  # bound now, as _Vec's
         self.c = lib.mlx_closure_new_func_payload(_trampoline, self._self, ffi.NULL)
         if self.c.ctx == ffi.NULL:
             raise error()
@@ -139,7 +156,7 @@ class _Closure:
         raise error()
 
     def __del__(self):
-        lib.mlx_closure_free(self.c)
+        self._free(self.c)
 
 
 def _as_list_fn(fun, what):
@@ -409,6 +426,15 @@ def _axes_tree(tree, axes, output):
     return flat
 
 
+_vmap_depth = threading.local()
+
+
+def vmapping():
+    """Whether this thread is tracing a function under ``vmap`` (its arrays then stand for
+    one example: their values must not steer the graph)."""
+    return getattr(_vmap_depth, "n", 0) > 0
+
+
 def vmap(fun, in_axes=0, out_axes=0):
     """``fun`` vectorized over axis ``in_axes`` of its array arguments (a prefix tree of the
     arguments; None: not mapped); the mapped axis of the outputs goes to ``out_axes``."""
@@ -424,7 +450,11 @@ def vmap(fun, in_axes=0, out_axes=0):
         out_box = []
 
         def traced(xs):
-            out = fun(*_fill(args, xs, [0]))
+            _vmap_depth.n = getattr(_vmap_depth, "n", 0) + 1
+            try:
+                out = fun(*_fill(args, xs, [0]))
+            finally:
+                _vmap_depth.n -= 1
             out_box[:] = [out]
             return _flatten(out, [], True)
 

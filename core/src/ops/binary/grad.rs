@@ -23,12 +23,24 @@ pub(crate) fn status(op: BinaryOp) -> &'static str {
 pub(crate) fn vjp(op: BinaryOp, inputs: &[Array], y: &Array, g: &Array, needs: &[bool]) -> Result<Grads> {
     use BinaryOp::*;
     let (a, b) = (&inputs[0], &inputs[1]);
-    if matches!(op.kind(), BinaryKind::Compare | BinaryKind::Logical | BinaryKind::Bitwise) || !a.dtype().is_inexact() {
+    // Integer operands are differentiated through +, - and × (exact in integers), as MLX.
+    let integer_rule = a.dtype().is_integer() && matches!(op, Add | Subtract | Multiply);
+    if matches!(op.kind(), BinaryKind::Compare | BinaryKind::Logical | BinaryKind::Bitwise) || !(a.dtype().is_inexact() || integer_rule) {
         return Ok(vec![None, None]);
+    }
+    if a.dtype() == DType::Complex64 && matches!(op, Multiply | Divide | Power) {
+        // Holomorphic in each operand: g · conj(∂y) = conj(the rule applied to conj(g)).
+        let d = rule(op, a, b, y, &conjugate(g)?, needs)?;
+        return d.into_iter().map(|d| d.map(|d| conjugate(&d)).transpose()).collect();
     }
     if a.dtype() == DType::Complex64 && !matches!(op, Add | Subtract) {
         return Err(unsupported(op.name()));
     }
+    rule(op, a, b, y, g, needs)
+}
+
+fn rule(op: BinaryOp, a: &Array, b: &Array, y: &Array, g: &Array, needs: &[bool]) -> Result<Grads> {
+    use BinaryOp::*;
     let one = scalar(1.0, a)?;
     let (da, db) = match op {
         Add => (g.clone(), g.clone()),

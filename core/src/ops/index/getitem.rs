@@ -288,8 +288,10 @@ fn update(a: &Array, idx: &[Index], value: &Array, mode: ScatterMode) -> Result<
     let up = crate::ops::broadcast_to(&strip_leading_ones(&value)?, target.shape()).map_err(|_| {
         Error::invalid(OP, alloc::format!("Cannot broadcast update of shape {:?} to shape {:?}.", value.shape(), target.shape()))
     })?;
-    if !p.has_array {
-        // A window of a: write it back with slice_update.
+    // A window of a: write it back with slice_update. Not for maximum/minimum: as MLX, their
+    // gradient reaches every candidate equal to the result (the scatter's rule), where the
+    // elementwise maximum would send a tie to one side only.
+    if !p.has_array && !matches!(mode, ScatterMode::Max | ScatterMode::Min) {
         let window = crate::ops::slice(a, &p.start, &p.stop, &p.step)?;
         let up = crate::ops::reshape(&up, &window.shape().iter().map(|&d| d as isize).collect::<Vec<_>>())?;
         let new = combine(mode, &window, &up)?;

@@ -6,7 +6,7 @@ use crate::array::Array;
 use crate::error::Result;
 use crate::ops::*;
 use crate::primitive::Primitive;
-use crate::transforms::rules::{unsupported, Grads};
+use crate::transforms::rules::Grads;
 use alloc::vec;
 use alloc::vec::Vec;
 
@@ -15,10 +15,11 @@ pub(crate) const STATUS: &[(&str, &str)] = &[
     ("gather (take, take_along_axis, indexing)", "yes (scatter-add; none to indices)"),
     ("scatter (put_along_axis, .at[].set, item assignment)", "yes"),
     ("scatter_add (.at[].add)", "yes"),
-    ("scatter_prod, scatter_max, scatter_min", "no"),
+    ("scatter_prod (.at[].multiply)", "yes (through out / a and out / updates)"),
+    ("scatter_max, scatter_min (.at[].maximum/minimum)", "yes (every element equal to the result gets the cotangent, ties included, as MLX)"),
 ];
 
-pub(crate) fn vjp(op: &IndexOp, inputs: &[Array], g: &Array, needs: &[bool]) -> Result<Grads> {
+pub(crate) fn vjp(op: &IndexOp, inputs: &[Array], out: &Array, g: &Array, needs: &[bool]) -> Result<Grads> {
     match op {
         IndexOp::Gather { axes, .. } => {
             let a = &inputs[0];
@@ -38,31 +39,45 @@ pub(crate) fn vjp(op: &IndexOp, inputs: &[Array], g: &Array, needs: &[bool]) -> 
             if !a.dtype().is_inexact() {
                 return Ok(vec![None; inputs.len()]);
             }
-            let da = match mode {
-                // Overwritten elements take nothing back.
-                ScatterMode::Set if needs[0] => {
-                    let mut ins = vec![g.clone(), zeros_like(up)?];
-                    ins.extend(idx.iter().cloned());
-                    let scat = IndexOp::Scatter { axes: axes.clone(), mode: ScatterMode::Set };
-                    Some(Array::from_op(Primitive::Index(scat), ins, a.shape().to_vec(), a.dtype()))
-                }
-                ScatterMode::Add => Some(g.clone()),
-                ScatterMode::Set => None,
-                _ => return Err(unsupported(op.name())),
-            };
-            let dup = if needs[1] {
+            // `x` gathered at the updates' windows (shape of `updates`).
+            let at_updates = |x: &Array| -> Array {
                 let ilen = up.ndim() - a.ndim();
                 let window: Vec<usize> = up.shape()[ilen..].to_vec();
-                let mut ins = vec![g.clone()];
+                let mut ins = vec![x.clone()];
                 ins.extend(idx.iter().cloned());
                 let gat = IndexOp::Gather { axes: axes.clone(), slice_sizes: window };
-                Some(Array::from_op(Primitive::Index(gat), ins, up.shape().to_vec(), up.dtype()))
-            } else {
-                None
+                Array::from_op(Primitive::Index(gat), ins, up.shape().to_vec(), up.dtype())
             };
-            let mut out = vec![da, dup];
-            out.resize(inputs.len(), None);
-            Ok(out)
+            let masked = |keep: &Array, x: &Array| -> Result<Array> { where_(keep, x, &zeros_like(x)?) };
+            let (da, dup) = match mode {
+                // Overwritten elements take nothing back.
+                ScatterMode::Set => {
+                    let da = if needs[0] {
+                        let mut ins = vec![g.clone(), zeros_like(up)?];
+                        ins.extend(idx.iter().cloned());
+                        let scat = IndexOp::Scatter { axes: axes.clone(), mode: ScatterMode::Set };
+                        Some(Array::from_op(Primitive::Index(scat), ins, a.shape().to_vec(), a.dtype()))
+                    } else {
+                        None
+                    };
+                    (da, at_updates(g))
+                }
+                ScatterMode::Add => (Some(g.clone()), at_updates(g)),
+                // out = a · Π updates at each place: ∂/∂a = out / a, ∂/∂u = out / u.
+                ScatterMode::Prod => {
+                    let gy = multiply(g, out)?;
+                    (Some(divide(&gy, a)?), divide(&at_updates(&gy), up)?)
+                }
+                // The result is one of the candidates: each candidate equal to it (ties all
+                // count, as MLX) receives the cotangent.
+                ScatterMode::Max | ScatterMode::Min => {
+                    let da = masked(&equal(out, a)?, g)?;
+                    (Some(da), masked(&equal(&at_updates(out), up)?, &at_updates(g))?)
+                }
+            };
+            let mut grads = vec![da, if needs[1] { Some(dup) } else { None }];
+            grads.resize(inputs.len(), None);
+            Ok(grads)
         }
     }
 }

@@ -4,6 +4,8 @@
 
 use super::{ReduceKind, ReduceOp, ScanKind};
 use crate::array::Array;
+use crate::dtype::DType;
+use crate::element::Value;
 use crate::error::Result;
 use crate::ops::*;
 use crate::transforms::rules::{unsupported, Grads};
@@ -17,12 +19,20 @@ pub(crate) const STATUS: &[(&str, &str)] = &[
     ("max, min", "yes (ties share the cotangent equally, as MLX)"),
     ("all, any, argmax, argmin", "zero (boolean/integer output)"),
     ("cumsum", "yes"),
-    ("cumprod, cummax, cummin, logcumsumexp", "no"),
+    ("cummax, cummin", "yes (to the latest element, in scan order, equal to the running extreme, as MLX)"),
+    ("cumprod, logcumsumexp", "no"),
 ];
 
 pub(crate) fn vjp(op: &ReduceOp, inputs: &[Array], out: &Array, g: &Array) -> Result<Grads> {
     let x = &inputs[0];
-    if !x.dtype().is_inexact() {
+    // As MLX, integer arrays are differentiated through sums, products and extremes (exact
+    // in integers); the other rules need floating inputs.
+    let integer_rule = matches!(
+        op,
+        ReduceOp::Reduce { kind: ReduceKind::Sum | ReduceKind::Prod | ReduceKind::Max | ReduceKind::Min, .. }
+            | ReduceOp::Scan { kind: ScanKind::Sum, .. }
+    );
+    if !(x.dtype().is_inexact() || (x.dtype().is_integer() && integer_rule)) {
         return Ok(vec![None]);
     }
     let d = match op {
@@ -33,7 +43,14 @@ pub(crate) fn vjp(op: &ReduceOp, inputs: &[Array], out: &Array, g: &Array) -> Re
                 let mask = astype(&equal(x, out)?, x.dtype())?;
                 let ax: Vec<isize> = axes.iter().map(|&a| a as isize).collect();
                 let count = sum(&mask, Some(&ax), true)?;
-                multiply(&mask, &divide(g, &count)?)?
+                // Integer cotangents stay integers (a float division would cut the path
+                // back to an integer primal).
+                let share = if x.dtype().is_integer() { floor_divide(g, &count)? } else { divide(g, &count)? };
+                multiply(&mask, &share)?
+            }
+            // Holomorphic: the cotangent times the conjugate derivative for complex inputs.
+            ReduceKind::Prod if x.dtype() == DType::Complex64 => {
+                conjugate(&multiply(&broadcast_to(&conjugate(g)?, x.shape())?, &prod_of_others(x, axes)?)?)?
             }
             ReduceKind::Prod => multiply(&broadcast_to(g, x.shape())?, &prod_of_others(x, axes)?)?,
             ReduceKind::All | ReduceKind::Any => return Ok(vec![None]),
@@ -44,9 +61,40 @@ pub(crate) fn vjp(op: &ReduceOp, inputs: &[Array], out: &Array, g: &Array) -> Re
             // runs the other way with the same inclusiveness.
             cumsum(g, Some(*axis as isize), !*reverse, *inclusive, None)?
         }
+        ReduceOp::Scan { kind: kind @ (ScanKind::Max | ScanKind::Min), axis, reverse, inclusive } => {
+            running_extreme_vjp(x, *kind == ScanKind::Max, *axis, *reverse, *inclusive, out, g)?
+        }
         ReduceOp::Scan { .. } => return Err(unsupported(op.name())),
     };
     Ok(vec![Some(d)])
+}
+
+/// cummax / cummin: every output is a copy of one input element — the latest, in scan order,
+/// equal to the running extreme (MLX's choice for ties) — and its cotangent goes back there.
+/// An exclusive scan's first output copies no element and sends nothing back.
+fn running_extreme_vjp(x: &Array, max: bool, axis: usize, reverse: bool, inclusive: bool, out: &Array, g: &Array) -> Result<Array> {
+    let ax = Some(axis as isize);
+    let running = match (inclusive, max) {
+        (true, _) => out.clone(),
+        (false, true) => cummax(x, ax, reverse, true)?,
+        (false, false) => cummin(x, ax, reverse, true)?,
+    };
+    let n = x.shape()[axis];
+    let mut along = vec![1isize; x.ndim()];
+    along[axis] = n as isize;
+    let pos = reshape(&arange(0.0, n as f64, 1.0, DType::Int32)?, &along)?;
+    // Positions that set or tie the running extreme keep their index; the others get a value
+    // no scan in this direction picks (-1 forward, n backward), so the owner of each output
+    // is the running max (min, backward) of these.
+    let never = Array::from_value(Value::I(if reverse { n as i64 } else { -1 }), DType::Int32)?;
+    let candidates = where_(&equal(x, &running)?, &pos, &never)?;
+    let owner = if reverse { cummin(&candidates, ax, true, inclusive)? } else { cummax(&candidates, ax, false, inclusive)? };
+    // An exclusive scan's first owner is the scan's identity: out of range, masked off.
+    let zero = zeros_like(&owner)?;
+    let valid = logical_and(&greater_equal(&owner, &zero)?, &less(&owner, &full_like(&owner, Value::I(n as i64), None)?)?)?;
+    let owner = where_(&valid, &owner, &zero)?;
+    let g = where_(&valid, g, &zeros_like(g)?)?;
+    crate::ops::index::scatter_add_along_axis(&zeros_like(x)?, &owner, &g, axis as isize)
 }
 
 /// For each element, the product of the other elements of its reduction group — computed as

@@ -14,7 +14,7 @@ use alloc::vec;
 pub(crate) fn status(op: UnaryOp) -> &'static str {
     use UnaryOp::*;
     match op {
-        Real | Imag => "no",
+        Real | Imag => "yes (complex inputs)",
         IsNan | IsInf | IsPosInf | IsNegInf | IsFinite | LogicalNot | BitwiseInvert => "zero (boolean/integer output)",
         Sign | Floor | Ceil | Round | Trunc => "yes (zero almost everywhere)",
         _ => "yes",
@@ -23,11 +23,41 @@ pub(crate) fn status(op: UnaryOp) -> &'static str {
 
 /// `g · dy/dx` for `y = op(x)`.
 pub(crate) fn vjp(op: UnaryOp, inputs: &[Array], y: &Array, g: &Array) -> Result<Grads> {
+    if inputs[0].dtype() == DType::Complex64 {
+        return complex_vjp(op, &inputs[0], y, g).map(|d| vec![Some(d)]);
+    }
+    real_vjp(op, inputs, y, g)
+}
+
+/// MLX's conventions for complex inputs: a holomorphic `f` sends back `g · conj(f'(z))`
+/// (= conj of the real rule applied to conj(g)); `abs`, `real` and `imag` send back the
+/// gradients with respect to Re z and Im z as one complex number.
+fn complex_vjp(op: UnaryOp, x: &Array, y: &Array, g: &Array) -> Result<Array> {
+    use UnaryOp::*;
+    match op {
+        Negative => negative(g),
+        Conjugate => conjugate(g),
+        // d|z| = Re(conj(z/|z|) dz): a real cotangent comes back as g · z/|z|.
+        Abs => multiply(g, &divide(x, y)?),
+        Real => astype(g, DType::Complex64),
+        Imag => multiply(&astype(g, DType::Complex64)?, &Array::from_value(crate::element::Value::C(0.0, 1.0), DType::Complex64)?),
+        Square | Sqrt | Rsqrt | Reciprocal | Exp | Expm1 | Log | Log1p | Log2 | Log10 | Sin | Cos | Tan | Arcsin | Arccos
+        | Arctan | Sinh | Cosh | Tanh | Arcsinh | Arccosh | Arctanh | Sigmoid => {
+            let d = real_vjp(op, core::slice::from_ref(x), y, &conjugate(g)?)?;
+            match d.into_iter().next().flatten() {
+                Some(d) => conjugate(&d),
+                None => Err(unsupported(op.name())),
+            }
+        }
+        _ => Err(unsupported(op.name())),
+    }
+}
+
+fn real_vjp(op: UnaryOp, inputs: &[Array], y: &Array, g: &Array) -> Result<Grads> {
     use UnaryOp::*;
     let x = &inputs[0];
-    if x.dtype() == DType::Complex64 && !matches!(op, Negative | Conjugate) {
-        // Complex derivatives need MLX's conjugation conventions; refuse rather than guess.
-        return Err(unsupported(op.name()));
+    if x.dtype().is_integer() && op == Negative {
+        return Ok(vec![Some(negative(g)?)]); // exact in integers, as MLX
     }
     if !x.dtype().is_inexact() {
         // Integer and boolean inputs receive no gradient (MLX's behaviour for integer primals).

@@ -15,8 +15,9 @@ pub(crate) mod tape;
 
 use crate::array::Array;
 use crate::dtype::DType;
-use crate::error::Result;
-use crate::transforms::{make_tracer, TraceGuard};
+use crate::error::{Error, Result};
+use crate::transforms::{make_tracer, node_key, TraceGuard};
+use alloc::collections::BTreeSet;
 use alloc::sync::Arc;
 use alloc::vec::Vec;
 use core::sync::atomic::{AtomicU8, AtomicUsize, Ordering};
@@ -168,7 +169,30 @@ fn record_raw(fun: crate::transforms::Fun<'_>, inputs: &[Array]) -> Result<Tape>
     let _guard = TraceGuard::new();
     let tracers = inputs.iter().map(make_tracer).collect::<Result<Vec<_>>>()?;
     let outputs = fun(&tracers)?;
-    Tape::build(&tracers, &outputs)
+    let tape = Tape::build(&tracers, &outputs)?;
+    refuse_captured_arguments(&tape.consts, inputs)?;
+    Ok(tape)
+}
+
+/// As MLX: a function that reaches one of its own arguments through its enclosing scope
+/// (captured directly, or inside a lazy graph it captured) instead of through its parameter
+/// is refused, since the trace would freeze that argument's value into the compiled graph.
+fn refuse_captured_arguments(consts: &[Array], inputs: &[Array]) -> Result<()> {
+    let args: BTreeSet<usize> = inputs.iter().map(node_key).collect();
+    let mut seen = BTreeSet::new();
+    let mut stack: Vec<Array> = consts.to_vec();
+    while let Some(a) = stack.pop() {
+        if !seen.insert(node_key(&a)) {
+            continue;
+        }
+        if args.contains(&node_key(&a)) {
+            return Err(Error::invalid("compile", "Attempting to compile a function with uncaptured inputs is not allowed."));
+        }
+        if let Some(op) = a.graph_op() {
+            stack.extend(op.inputs.lock().iter().cloned());
+        }
+    }
+    Ok(())
 }
 
 /// The simplified graph of `fun` on `inputs` (what `export_function` writes).

@@ -22,6 +22,18 @@ def u(shape, lo=-2.0, hi=2.0):
     return mx.array(rng.uniform(lo, hi, size=shape).astype(np.float32))
 
 
+def ties(shape):
+    """Small integers as float32: many equal values."""
+    return mx.array(rng.integers(0, 3, size=shape).astype(np.float32))
+
+
+def c64(shape, lo=0.3, hi=1.5):
+    """Complex numbers away from 0 (where abs, log, reciprocal are not smooth)."""
+    mag = rng.uniform(lo, hi, size=shape)
+    ang = rng.uniform(-3.0, 3.0, size=shape)
+    return mx.array((mag * np.exp(1j * ang)).astype(np.complex64))
+
+
 X = (2, 3)
 CASES = [
     # name, function, inputs
@@ -75,6 +87,38 @@ CASES = [
     ("rope", lambda x: mx.fast.rope(x, 8, traditional=False, base=10000.0, scale=1.0, offset=2), [u((1, 2, 3, 8))]),
     ("sdpa", lambda q, k, v: mx.fast.scaled_dot_product_attention(q, k, v, scale=0.5), [u((1, 2, 3, 4)), u((1, 2, 5, 4)), u((1, 2, 5, 4))]),
     ("sdpa_causal", lambda q, k, v: mx.fast.scaled_dot_product_attention(q, k, v, scale=0.5, mask="causal"), [u((1, 2, 3, 4)), u((1, 2, 5, 4)), u((1, 2, 5, 4))]),
+    # Permutations and running extremes; the tie cases (small integers) pin MLX's choice of
+    # which element gets the cotangent.
+    ("sort", lambda x: mx.sort(x, axis=1), [u((3, 4))]),
+    ("sort_axis0", lambda x: mx.sort(x, axis=0), [u((3, 4))]),
+    ("cummax_ties", lambda x: mx.cummax(x, axis=1), [ties((3, 5))]),
+    ("cummax_rev_excl", lambda x: mx.cummax(x, axis=1, reverse=True, inclusive=False)[:, :-1], [ties((3, 5))]),
+    ("cummin_ties", lambda x: mx.cummin(x, axis=0), [ties((4, 3))]),
+    ("cummin_rev", lambda x: mx.cummin(x, axis=1, reverse=True), [ties((3, 5))]),
+    ("cummin_excl", lambda x: mx.cummin(x, axis=1, inclusive=False)[:, 1:], [ties((3, 5))]),
+    ("scatter_max", lambda a, v: a.at[mx.array([0, 2, 2])].maximum(v), [ties((4, 3)), ties((3, 3))]),
+    ("scatter_min", lambda a, v: a.at[mx.array([3, 1, 3])].minimum(v), [ties((4, 3)), ties((3, 3))]),
+    ("slice_multiply", lambda a, v: a.at[1:3].multiply(v), [u((4, 3), 0.5, 2), u((2, 3), 0.5, 2)]),
+    ("slice_maximum", lambda a, v: a.at[1:3].maximum(v), [ties((4, 3)), ties((2, 3))]),
+]
+
+
+# Complex vjps (MLX's convention: g · conj(f'(z)) for holomorphic f), each with a complex
+# cotangent (a real one for abs, whose output is real).
+COMPLEX = [
+    ("exp", lambda z: mx.exp(z), 1),
+    ("log", lambda z: mx.log(z), 1),
+    ("sin", lambda z: mx.sin(z), 1),
+    ("square", lambda z: mx.square(z), 1),
+    ("tanh", lambda z: mx.tanh(z), 1),
+    ("sqrt", lambda z: mx.sqrt(z), 1),
+    ("reciprocal", lambda z: mx.reciprocal(z), 1),
+    ("abs", lambda z: mx.abs(z), 1),
+    ("real", lambda z: mx.real(z), 1),
+    ("imag", lambda z: mx.imag(z), 1),
+    ("multiply", lambda a, b: a * b, 2),
+    ("divide", lambda a, b: a / b, 2),
+    ("prod", lambda z: mx.prod(z, axis=0), 1),
 ]
 
 
@@ -101,9 +145,21 @@ def main():
         x = u((5,), 0.2, 1.5)
         g2 = mx.grad(lambda x: mx.sum(mx.grad(lambda y: mx.sum(f(y)))(x)))(x)
         second.append({"name": name, "x": encode(x), "grad2": encode(g2)})
+    complex_cases = []
+    for name, fn, n in COMPLEX:
+        zs = [c64((3, 4)) for _ in range(n)]
+        y = fn(*zs)
+        cot = u(y.shape, -1, 1) if y.dtype != mx.complex64 else c64(y.shape, 0.2, 1.0)
+        _, vjps = mx.vjp(fn, zs, [cot])
+        complex_cases.append({
+            "name": name,
+            "inputs": [encode(z) for z in zs],
+            "cotangent": encode(cot),
+            "vjps": [encode(v) for v in vjps],
+        })
     path = os.path.join(os.path.dirname(__file__), "grad.json")
     with open(path, "w") as fh:
-        json.dump({"mlx": mx.__version__, "cases": out, "second": second}, fh)
+        json.dump({"mlx": mx.__version__, "cases": out, "second": second, "complex": complex_cases}, fh)
     print(path, len(out), len(second))
 
 

@@ -601,3 +601,86 @@ def checkpoint_nn_utils(mx):
     plain = nn.value_and_grad(layer, lambda x: (layer(x) ** 2).sum())(x)
     checked = nn.value_and_grad(layer, lambda x: (ck(x) ** 2).sum())(x)
     return plain, checked
+
+
+# --- rules added for upstream test_autograd / test_vmap (issue 19) -------------------------
+
+
+@case
+def grad_sort_partition_cummax(mx):
+    x = mx.array([[3.0, 1.0, 2.0, 5.0, 4.0], [2.0, 2.0, 0.0, 1.0, 2.0]])
+    w = _x(mx, 2, 5, seed=40)
+    fs = [lambda a: mx.sort(a, axis=1), lambda a: mx.sort(a, axis=0), lambda a: mx.topk(a, 2, axis=1),
+          lambda a: mx.cummax(a, axis=1), lambda a: mx.cummin(a, axis=1, reverse=True),
+          lambda a: mx.cummax(a, axis=0, inclusive=False)[1:]]
+    return [mx.grad(lambda a, f=f: (f(a) * w[: f(a).shape[0], : f(a).shape[1]]).sum())(x) for f in fs]
+
+
+@case
+def vjp_scatter_max_min_ties(mx):
+    def fun(src, updates):
+        return src.at[mx.array([1, 3, 3])].maximum(updates), src.at[mx.array([0, 0, 2])].minimum(updates)
+
+    cot = [mx.array([4.0, 5.0, 6.0, 7.0]), mx.array([1.0, 2.0, 3.0, 4.0])]
+    return mx.vjp(fun, [mx.array([1.0, 2.0, 3.0, 4.0]), mx.array([5.0, 4.0, 4.0])], cot)
+
+
+@case
+def grad_integer_inputs(mx):
+    x = (mx.array([1, 2, 3]), mx.array([4, 5, 6]))
+    return mx.grad(lambda t: (t[0] + 10).sum() + (t[1] * 10).sum())(x)
+
+
+@case
+def jvp_integer_reductions_and_comparisons(mx):
+    a, t = mx.arange(4), mx.array([3, 2, 1, 0])
+    outs = [mx.jvp(f, (a,), (t,))[1][0] for f in (mx.sum, mx.prod)]  # min/max: not yet (docs/COMPAT.md)
+    x = mx.array([1.0, -2.0, 3.0])
+    return outs + [mx.jvp(lambda x: mx.greater(x, 0.0), [x], [mx.ones_like(x)])[1][0]]
+
+
+@case
+def grad_list_argument_written_in_place(mx):
+    arrs = [mx.array(1.0), mx.array(2.0), mx.array(3.0)]
+
+    def fun(arrs):
+        arrs[1] = arrs[0] * arrs[2]
+        return arrs[1]
+
+    g = mx.grad(fun)(arrs)
+    return g, arrs[0], arrs[2]
+
+
+@case
+def vmap_sort_family(mx):
+    x = _x(mx, 3, 4, 5, seed=41)
+    f = lambda a: [mx.sort(a, axis=0), mx.argsort(a, axis=-1), mx.sort(mx.partition(a, 2, axis=1), axis=1)]  # noqa: E731
+    return mx.vmap(f, in_axes=1)(x)
+
+
+@case
+def vmap_scatter_family(mx):
+    a, u = _x(mx, 3, 4, 5, seed=42), _x(mx, 3, 2, 5, seed=43)
+    idx = mx.array([[3, 1], [0, 0], [2, 2]])
+    return [mx.vmap(lambda a, i, u: a.at[i].add(u))(a, idx, u),
+            mx.vmap(lambda a, u: a.at[mx.array([3, 1])].maximum(u), in_axes=(0, None))(a, u[0]),
+            mx.vmap(lambda a, i, v: mx.put_along_axis(a, i, v, axis=0))(a, mx.array([[[1, 0, 3, 2, 0]]] * 3), u[:, :1])]
+
+
+@case
+def vmap_masked_assignment(mx):
+    def fn(x, m, src):
+        x[m] = src
+        return x
+
+    a = mx.array([[10, 20, 30, 40], [50, 60, 70, 80]])
+    m = mx.array([[False, True, True, True], [True, False, True, True]])
+    return [mx.vmap(fn)(a, m, mx.array([[1, 2, 3], [4, 5, 6]])),
+            mx.vmap(fn, in_axes=(0, 0, None))(a, m, mx.array([9, 8, 7, 6])),
+            mx.vmap(fn, in_axes=(0, 0, None))(a, m, mx.array(1))]
+
+
+@case
+def vmap_inv_svd(mx):
+    m = _x(mx, 3, 4, 4, seed=44) * 0.2 + mx.eye(4)
+    return [mx.vmap(mx.linalg.inv)(m), mx.vmap(lambda a: mx.linalg.svd(a, compute_uv=False))(m)]

@@ -1,0 +1,95 @@
+//! `vmap` batching rules against the unbatched computation: for each rule, the vectorized
+//! function must equal the function applied to every example in turn (stacked), which is
+//! the definition of vmap (real MLX agrees: tests/python/test_grad.py holds its goldens).
+
+use mlx_arm_core::ops::{self, Index};
+use mlx_arm_core::transforms::vmap;
+use mlx_arm_core::{Array, DType, Result};
+
+#[path = "common/rng.rs"]
+mod rng;
+
+fn f32s(a: &Array) -> Vec<f32> {
+    ops::astype(a, DType::Float32).unwrap().to_vec::<f32>().unwrap()
+}
+
+/// `f` vmapped over axis `axes[i]` of input `i` (-1: not mapped) equals `f` on each example.
+fn check(name: &str, f: &dyn Fn(&[Array]) -> Result<Vec<Array>>, inputs: &[Array], axes: &[i32]) {
+    let got = vmap(f, inputs, axes, &[]).unwrap_or_else(|e| panic!("{name}: {e}"));
+    let n = inputs.iter().zip(axes).find(|(_, &a)| a >= 0).map(|(x, &a)| x.shape()[a as usize]).unwrap();
+    for i in 0..n {
+        let ex: Vec<Array> = inputs
+            .iter()
+            .zip(axes)
+            .map(|(x, &a)| if a < 0 { x.clone() } else { ops::take(x, &Array::scalar(i as i32).unwrap(), Some(a as isize)).unwrap() })
+            .collect();
+        let want = f(&ex).unwrap();
+        for (k, (g, w)) in got.iter().zip(&want).enumerate() {
+            let gi = ops::take(g, &Array::scalar(i as i32).unwrap(), Some(0)).unwrap();
+            assert_eq!(gi.shape(), w.shape(), "{name}: output {k} example {i} shape");
+            assert_eq!(gi.dtype(), w.dtype(), "{name}: output {k} dtype");
+            let (a, b) = (f32s(&gi), f32s(w));
+            for (j, (x, y)) in a.iter().zip(&b).enumerate() {
+                assert!((x - y).abs() <= 1e-4 * (1.0 + y.abs()), "{name}: output {k} example {i} [{j}]: {x} vs {y}");
+            }
+        }
+    }
+}
+
+fn arr(shape: &[usize], seed: u64) -> Array {
+    Array::from_slice(&rng::Rng(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1).row(shape.iter().product(), 2.0), shape).unwrap()
+}
+
+#[test]
+fn sort_family() {
+    let x = arr(&[3, 4, 5], 1);
+    check("sort", &|v| Ok(vec![ops::sort(&v[0], Some(-1))?]), &[x.clone()], &[0]);
+    check("sort axis 0 of mapped axis 1", &|v| Ok(vec![ops::sort(&v[0], Some(0))?]), &[x.clone()], &[1]);
+    check("argsort", &|v| Ok(vec![ops::argsort(&v[0], Some(0))?]), &[x.clone()], &[2]);
+    check("partition", &|v| Ok(vec![ops::partition(&v[0], 1, Some(1))?]), &[x.clone()], &[0]);
+    check("argpartition", &|v| Ok(vec![ops::argpartition(&v[0], 2, Some(-1))?]), &[x.clone()], &[1]);
+    check("topk", &|v| Ok(vec![ops::topk(&v[0], 2, Some(-1))?]), &[x], &[0]);
+}
+
+#[test]
+fn scatter_family() {
+    let a = arr(&[3, 4, 5], 2);
+    let u = arr(&[3, 2, 5], 3);
+    let idx = Array::from_slice(&[3i32, 1], &[2]).unwrap();
+    let bidx = Array::from_slice(&[3i32, 1, 0, 0, 2, 2], &[3, 2]).unwrap();
+    let at = |i: &Array| vec![Index::Array(i.clone())];
+    check("at set", &|v| Ok(vec![ops::index_update(&v[0], &at(&idx), &v[1])?]), &[a.clone(), u.clone()], &[0, 0]);
+    check("at add, unmapped updates", &|v| Ok(vec![ops::at_add(&v[0], &at(&idx), &v[1])?]), &[a.clone(), arr(&[2, 5], 4)], &[0, -1]);
+    check("at maximum, mapped indices", &|v| Ok(vec![ops::at_maximum(&v[0], &at(&v[2]), &v[1])?]), &[a.clone(), u.clone(), bidx.clone()], &[0, 0, 0]);
+    check("at multiply, only indices mapped", &|v| Ok(vec![ops::at_multiply(&v[0], &at(&v[1]), &Array::scalar(2.0f32)?)?]), &[arr(&[4, 5], 5), bidx.clone()], &[-1, 0]);
+    let pidx = Array::from_slice(&[1i32, 0, 3, 2, 4, 4], &[3, 1, 2]).unwrap();
+    check(
+        "put_along_axis",
+        &|v| Ok(vec![ops::put_along_axis(&v[0], &v[1], &v[2], Some(1))?]),
+        &[arr(&[3, 2, 5], 6), pidx, arr(&[3, 2, 2], 7)],
+        &[0, 0, 0],
+    );
+    // Mapped along a non-leading axis of the array.
+    let idx2 = Array::from_slice(&[2i32, 0], &[2]).unwrap();
+    check("at set axis 2", &|v| Ok(vec![ops::index_update(&v[0], &at(&idx2), &v[1])?]), &[a, arr(&[2, 4, 5], 8)], &[2, 2]);
+}
+
+#[test]
+fn decompositions() {
+    // Well-conditioned matrices: identity plus a small random part.
+    let eye = ops::broadcast_to(&ops::eye(4, None, 0, DType::Float32).unwrap(), &[3, 4, 4]).unwrap();
+    let m = ops::add(&ops::multiply(&arr(&[3, 4, 4], 9), &Array::scalar(0.2f32).unwrap()).unwrap(), &eye).unwrap();
+    check("inv", &|v| Ok(vec![ops::inv(&v[0])?]), &[m.clone()], &[0]);
+    check("svd values", &|v| Ok(vec![ops::svd(&v[0], false)?.remove(0)]), &[m.clone()], &[0]);
+    // Singular vectors are unique up to sign: compare the reconstruction u·diag(s)·vt.
+    check(
+        "svd",
+        &|v| {
+            let usv = ops::svd(&v[0], true)?;
+            let us = ops::multiply(&usv[0], &ops::expand_dims(&usv[1], &[-2])?)?;
+            Ok(vec![ops::matmul(&us, &usv[2])?, usv[1].clone()])
+        },
+        &[m],
+        &[0],
+    );
+}
