@@ -18,6 +18,9 @@ pub(crate) static AVX512: F32Kernels = F32Kernels {
     dots: dots_avx512,
     axpys: axpys_avx512,
     widen_f16: widen_f16_avx512,
+    dots_f16: Some(dots_f16_avx512),
+    dots_bf16: Some(dots_bf16_avx512),
+    pack_t: Some([pack_t_f32_avx512, pack_t_f16_avx512, pack_t_bf16_avx512]),
 };
 
 /// The AVX2 + FMA + F16C kernel set.
@@ -28,6 +31,9 @@ pub(crate) static AVX2: F32Kernels = F32Kernels {
     dots: dots_avx2,
     axpys: axpys_avx2,
     widen_f16: widen_f16_avx2,
+    dots_f16: Some(dots_f16_avx2),
+    dots_bf16: Some(dots_bf16_avx2),
+    pack_t: None,
 };
 
 /// `C[14×32] = alpha·Σ_p ap[p·14 + r]·bp[p·32 + c] + beta·C` (C not read when beta == 0).
@@ -288,6 +294,236 @@ unsafe fn axpys_avx2(n: usize, k: usize, w: *const f32, ld: isize, x: *const f32
             *y.add(j) += xv * *row.add(j);
         }
         p += 1;
+    }
+}
+
+/// Up to 16 halves at `p` (the lanes of `m`; the others read nothing) widened to f32.
+#[inline]
+#[target_feature(enable = "avx512f,avx512bw,avx512vl,f16c")]
+unsafe fn f16x16(p: *const u16, m: __mmask16) -> __m512 {
+    _mm512_cvtph_ps(_mm256_maskz_loadu_epi16(m, p as *const i16))
+}
+
+/// Up to 16 bfloat16 at `p` widened to f32 (a bfloat16 is the top half of an f32).
+#[inline]
+#[target_feature(enable = "avx512f,avx512bw,avx512vl")]
+unsafe fn bf16x16(p: *const u16, m: __mmask16) -> __m512 {
+    _mm512_castsi512_ps(_mm512_slli_epi32::<16>(_mm512_cvtepu16_epi32(_mm256_maskz_loadu_epi16(m, p as *const i16))))
+}
+
+/// 8 halves at `p` widened to f32.
+#[inline]
+#[target_feature(enable = "avx2,f16c")]
+unsafe fn f16x8(p: *const u16) -> __m256 {
+    _mm256_cvtph_ps(_mm_loadu_si128(p as *const __m128i))
+}
+
+/// 8 bfloat16 at `p` widened to f32.
+#[inline]
+#[target_feature(enable = "avx2")]
+unsafe fn bf16x8(p: *const u16) -> __m256 {
+    _mm256_castsi256_ps(_mm256_slli_epi32::<16>(_mm256_cvtepu16_epi32(_mm_loadu_si128(p as *const __m128i))))
+}
+
+/// `out[j] += Σ_p x[p]·w[j·ld + p]` for j < n with W in a 16-bit float format, widened in
+/// registers as it streams (no f32 copy of W): four rows at a time, 32 elements of each per
+/// step in two accumulators, so each load of `x` feeds eight FMAs and four rows' loads are in
+/// flight; the k tail uses masked loads.
+macro_rules! dots_half_avx512 {
+    ($name:ident, $load:ident, $what:literal) => {
+        #[doc = concat!("[`dots_avx512`] for ", $what, " weights (as bits).")]
+        ///
+        /// # Safety
+        /// AVX-512F/BW/VL (and F16C); `x` holds k floats, each row `w + j·ld` holds k
+        /// elements, `out` holds n.
+        #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx2,fma,f16c")]
+        unsafe fn $name(n: usize, k: usize, w: *const u16, ld: isize, x: *const f32, out: *mut f32) {
+            let mut j = 0;
+            while j + 4 <= n {
+                let rows = [w.offset(j as isize * ld), w.offset((j + 1) as isize * ld), w.offset((j + 2) as isize * ld), w.offset((j + 3) as isize * ld)];
+                let mut acc = [[_mm512_setzero_ps(); 2]; 4];
+                let mut p = 0;
+                while p + 32 <= k {
+                    let x0 = _mm512_loadu_ps(x.add(p));
+                    let x1 = _mm512_loadu_ps(x.add(p + 16));
+                    for r in 0..4 {
+                        acc[r][0] = _mm512_fmadd_ps($load(rows[r].add(p), 0xffff), x0, acc[r][0]);
+                        acc[r][1] = _mm512_fmadd_ps($load(rows[r].add(p + 16), 0xffff), x1, acc[r][1]);
+                    }
+                    p += 32;
+                }
+                while p < k {
+                    let m = if k - p >= 16 { 0xffff } else { lanes(k - p) };
+                    let x0 = _mm512_maskz_loadu_ps(m, x.add(p));
+                    for r in 0..4 {
+                        acc[r][0] = _mm512_fmadd_ps($load(rows[r].add(p), m), x0, acc[r][0]);
+                    }
+                    p += 16;
+                }
+                for r in 0..4 {
+                    *out.add(j + r) += _mm512_reduce_add_ps(_mm512_add_ps(acc[r][0], acc[r][1]));
+                }
+                j += 4;
+            }
+            while j < n {
+                let row = w.offset(j as isize * ld);
+                let mut acc = [_mm512_setzero_ps(); 2];
+                let mut p = 0;
+                while p < k {
+                    let m = if k - p >= 16 { 0xffff } else { lanes(k - p) };
+                    let h = (p / 16) % 2;
+                    acc[h] = _mm512_fmadd_ps($load(row.add(p), m), _mm512_maskz_loadu_ps(m, x.add(p)), acc[h]);
+                    p += 16;
+                }
+                *out.add(j) += _mm512_reduce_add_ps(_mm512_add_ps(acc[0], acc[1]));
+                j += 1;
+            }
+        }
+    };
+}
+dots_half_avx512!(dots_f16_avx512, f16x16, "IEEE half");
+dots_half_avx512!(dots_bf16_avx512, bf16x16, "bfloat16");
+
+/// [`dots_half_avx512`] on 8 lanes with scalar k tails.
+macro_rules! dots_half_avx2 {
+    ($name:ident, $load:ident, $scalar:expr, $what:literal) => {
+        #[doc = concat!("[`dots_avx2`] for ", $what, " weights (as bits).")]
+        ///
+        /// # Safety
+        /// AVX2 + FMA (+ F16C); sizes as [`dots_avx2`].
+        #[target_feature(enable = "avx2,fma,f16c")]
+        unsafe fn $name(n: usize, k: usize, w: *const u16, ld: isize, x: *const f32, out: *mut f32) {
+            let widen: fn(u16) -> f32 = $scalar;
+            let mut j = 0;
+            while j + 4 <= n {
+                let rows = [w.offset(j as isize * ld), w.offset((j + 1) as isize * ld), w.offset((j + 2) as isize * ld), w.offset((j + 3) as isize * ld)];
+                let mut acc = [[_mm256_setzero_ps(); 2]; 4];
+                let mut p = 0;
+                while p + 16 <= k {
+                    let x0 = _mm256_loadu_ps(x.add(p));
+                    let x1 = _mm256_loadu_ps(x.add(p + 8));
+                    for r in 0..4 {
+                        acc[r][0] = _mm256_fmadd_ps($load(rows[r].add(p)), x0, acc[r][0]);
+                        acc[r][1] = _mm256_fmadd_ps($load(rows[r].add(p + 8)), x1, acc[r][1]);
+                    }
+                    p += 16;
+                }
+                for r in 0..4 {
+                    let mut s = hsum256(_mm256_add_ps(acc[r][0], acc[r][1]));
+                    for q in p..k {
+                        s += widen(*rows[r].add(q)) * *x.add(q);
+                    }
+                    *out.add(j + r) += s;
+                }
+                j += 4;
+            }
+            while j < n {
+                let row = w.offset(j as isize * ld);
+                let mut acc = _mm256_setzero_ps();
+                let mut p = 0;
+                while p + 8 <= k {
+                    acc = _mm256_fmadd_ps($load(row.add(p)), _mm256_loadu_ps(x.add(p)), acc);
+                    p += 8;
+                }
+                let mut s = hsum256(acc);
+                for q in p..k {
+                    s += widen(*row.add(q)) * *x.add(q);
+                }
+                *out.add(j) += s;
+                j += 1;
+            }
+        }
+    };
+}
+dots_half_avx2!(dots_f16_avx2, f16x8, |h| half::f16::from_bits(h).to_f32(), "IEEE half");
+dots_half_avx2!(dots_bf16_avx2, bf16x8, |h| f32::from_bits((h as u32) << 16), "bfloat16");
+
+/// Up to 16 f32 at `p` (the lanes of `m`).
+#[inline]
+#[target_feature(enable = "avx512f")]
+unsafe fn f32x16(p: *const f32, m: __mmask16) -> __m512 {
+    _mm512_maskz_loadu_ps(m, p)
+}
+
+/// Transposes 16 registers of 16 floats (row i, lane q → row q, lane i) in 64 shuffles:
+/// pairs of rows interleave 32-bit, then 64-bit elements, then two rounds of 128-bit lane
+/// selects gather the four quarters of each column.
+#[inline]
+#[target_feature(enable = "avx512f")]
+unsafe fn transpose16(r: &mut [__m512; 16]) {
+    let mut t = [_mm512_setzero_ps(); 16];
+    for i in 0..8 {
+        t[2 * i] = _mm512_unpacklo_ps(r[2 * i], r[2 * i + 1]);
+        t[2 * i + 1] = _mm512_unpackhi_ps(r[2 * i], r[2 * i + 1]);
+    }
+    // u[4g + c]: rows 4g..4g+4 of columns c, c + 4, c + 8, c + 12 (one per 128-bit lane).
+    let mut u = [_mm512_setzero_ps(); 16];
+    for g in 0..4 {
+        let (lo, hi) = (_mm512_castps_pd(t[4 * g]), _mm512_castps_pd(t[4 * g + 2]));
+        let (lo2, hi2) = (_mm512_castps_pd(t[4 * g + 1]), _mm512_castps_pd(t[4 * g + 3]));
+        u[4 * g] = _mm512_castpd_ps(_mm512_unpacklo_pd(lo, hi));
+        u[4 * g + 1] = _mm512_castpd_ps(_mm512_unpackhi_pd(lo, hi));
+        u[4 * g + 2] = _mm512_castpd_ps(_mm512_unpacklo_pd(lo2, hi2));
+        u[4 * g + 3] = _mm512_castpd_ps(_mm512_unpackhi_pd(lo2, hi2));
+    }
+    for c in 0..4 {
+        let v0 = _mm512_shuffle_f32x4::<0x88>(u[c], u[4 + c]);
+        let v1 = _mm512_shuffle_f32x4::<0xdd>(u[c], u[4 + c]);
+        let v2 = _mm512_shuffle_f32x4::<0x88>(u[8 + c], u[12 + c]);
+        let v3 = _mm512_shuffle_f32x4::<0xdd>(u[8 + c], u[12 + c]);
+        r[c] = _mm512_shuffle_f32x4::<0x88>(v0, v2);
+        r[c + 8] = _mm512_shuffle_f32x4::<0xdd>(v0, v2);
+        r[c + 4] = _mm512_shuffle_f32x4::<0x88>(v1, v3);
+        r[c + 12] = _mm512_shuffle_f32x4::<0xdd>(v1, v3);
+    }
+}
+
+/// `dst[p·w + r] = src[r·ld + p]` widened, for r < rows ≤ w and p < kc, with zeros in the
+/// rows `rows..w` — packing a panel whose source rows run along the shared dimension (row-major
+/// A, or B = Wᵀ of a row-major W) in 16×16 blocks transposed in registers instead of one
+/// strided store per element.
+macro_rules! pack_t_avx512 {
+    ($name:ident, $t:ty, $load:ident) => {
+        /// # Safety
+        /// AVX-512F/BW/VL (and F16C); each row `src + r·ld` (elements) holds kc elements;
+        /// `dst` holds `w·kc` floats.
+        #[target_feature(enable = "avx512f,avx512bw,avx512vl,f16c")]
+        unsafe fn $name(src: *const u8, ld: isize, rows: usize, w: usize, kc: usize, dst: *mut f32) {
+            let src = src as *const $t;
+            let mut r0 = 0;
+            while r0 < w {
+                let live = rows.saturating_sub(r0).min(16);
+                let store = lanes_upto(w - r0);
+                let mut p = 0;
+                while p < kc {
+                    let take = (kc - p).min(16);
+                    let m = lanes_upto(take);
+                    let mut v = [_mm512_setzero_ps(); 16];
+                    for (i, vi) in v.iter_mut().enumerate().take(live) {
+                        *vi = $load(src.offset((r0 + i) as isize * ld + p as isize), m);
+                    }
+                    transpose16(&mut v);
+                    for (q, vq) in v.iter().enumerate().take(take) {
+                        _mm512_mask_storeu_ps(dst.add((p + q) * w + r0), store, *vq);
+                    }
+                    p += 16;
+                }
+                r0 += 16;
+            }
+        }
+    };
+}
+pack_t_avx512!(pack_t_f32_avx512, f32, f32x16);
+pack_t_avx512!(pack_t_f16_avx512, u16, f16x16);
+pack_t_avx512!(pack_t_bf16_avx512, u16, bf16x16);
+
+/// A mask selecting the first `min(n, 16)` lanes.
+#[inline(always)]
+fn lanes_upto(n: usize) -> __mmask16 {
+    if n >= 16 {
+        0xffff
+    } else {
+        lanes(n)
     }
 }
 
