@@ -736,9 +736,13 @@ unsafe fn gemv_dots<S: Widen>(kern: &F32Kernels, j0: usize, j1: usize, k: usize,
         dots(j1 - j0, k, w.offset(j0 as isize * wj) as *const u16, wj, x, y.add(j0));
         return;
     }
-    // Widen a few rows × a run of k at a time into an L1-sized tile, then dot it.
+    // Widen a few rows × a run of k at a time into an L1-sized tile, then dot it. The row
+    // count is a power of two dividing GEMV_CHUNK, so tiles (and the kernel's 4-row groups)
+    // start at the same rows however the output is split between threads: a row's sum does not
+    // depend on the thread count.
     let kt = k.min(GEMV_TILE);
-    let rt = (GEMV_TILE / kt).max(1);
+    let rt = 1usize << (GEMV_TILE / kt).max(1).ilog2();
+    let rt = rt.min(GEMV_CHUNK);
     scratch.resize(rt * kt, 0.0);
     let mut j = j0;
     while j < j1 {

@@ -130,54 +130,6 @@ fn lanes(n: usize) -> __mmask16 {
     ((1u32 << n) - 1) as __mmask16
 }
 
-/// `out[j] += Σ_p x[p]·w[j·ld + p]` for j < n: four rows at a time so each load of `x`
-/// feeds four FMAs; the k tail uses masked loads (no scalar loop, no overread).
-///
-/// # Safety
-/// AVX-512F; `x` holds k floats, each row `w + j·ld` holds k floats, `out` holds n.
-#[target_feature(enable = "avx512f,avx2,fma")]
-unsafe fn dots_avx512(n: usize, k: usize, w: *const f32, ld: isize, x: *const f32, out: *mut f32) {
-    let mut j = 0;
-    while j + 4 <= n {
-        let rows = [w.offset(j as isize * ld), w.offset((j + 1) as isize * ld), w.offset((j + 2) as isize * ld), w.offset((j + 3) as isize * ld)];
-        let mut acc = [[_mm512_setzero_ps(); 2]; 4];
-        let mut p = 0;
-        while p + 32 <= k {
-            let x0 = _mm512_loadu_ps(x.add(p));
-            let x1 = _mm512_loadu_ps(x.add(p + 16));
-            for r in 0..4 {
-                acc[r][0] = _mm512_fmadd_ps(_mm512_loadu_ps(rows[r].add(p)), x0, acc[r][0]);
-                acc[r][1] = _mm512_fmadd_ps(_mm512_loadu_ps(rows[r].add(p + 16)), x1, acc[r][1]);
-            }
-            p += 32;
-        }
-        while p < k {
-            let m = if k - p >= 16 { 0xffff } else { lanes(k - p) };
-            let x0 = _mm512_maskz_loadu_ps(m, x.add(p));
-            for r in 0..4 {
-                acc[r][0] = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(m, rows[r].add(p)), x0, acc[r][0]);
-            }
-            p += 16;
-        }
-        for r in 0..4 {
-            *out.add(j + r) += _mm512_reduce_add_ps(_mm512_add_ps(acc[r][0], acc[r][1]));
-        }
-        j += 4;
-    }
-    while j < n {
-        let row = w.offset(j as isize * ld);
-        let mut acc = _mm512_setzero_ps();
-        let mut p = 0;
-        while p < k {
-            let m = if k - p >= 16 { 0xffff } else { lanes(k - p) };
-            acc = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(m, row.add(p)), _mm512_maskz_loadu_ps(m, x.add(p)), acc);
-            p += 16;
-        }
-        *out.add(j) += _mm512_reduce_add_ps(acc);
-        j += 1;
-    }
-}
-
 /// `y[j] += Σ_p x[p]·w[p·ld + j]` for j < n: rows of W are streamed four at a time into `y`
 /// (which the caller keeps small enough for L1), so W is read exactly once, in order.
 ///
@@ -223,52 +175,6 @@ unsafe fn hsum256(v: __m256) -> f32 {
     let s = _mm_add_ps(s, _mm_movehl_ps(s, s));
     let s = _mm_add_ss(s, _mm_shuffle_ps(s, s, 1));
     _mm_cvtss_f32(s)
-}
-
-/// `out[j] += Σ_p x[p]·w[j·ld + p]`, as [`dots_avx512`] with scalar k tails.
-///
-/// # Safety
-/// AVX2 + FMA; sizes as [`dots_avx512`].
-#[target_feature(enable = "avx2,fma")]
-unsafe fn dots_avx2(n: usize, k: usize, w: *const f32, ld: isize, x: *const f32, out: *mut f32) {
-    let mut j = 0;
-    while j + 4 <= n {
-        let rows = [w.offset(j as isize * ld), w.offset((j + 1) as isize * ld), w.offset((j + 2) as isize * ld), w.offset((j + 3) as isize * ld)];
-        let mut acc = [[_mm256_setzero_ps(); 2]; 4];
-        let mut p = 0;
-        while p + 16 <= k {
-            let x0 = _mm256_loadu_ps(x.add(p));
-            let x1 = _mm256_loadu_ps(x.add(p + 8));
-            for r in 0..4 {
-                acc[r][0] = _mm256_fmadd_ps(_mm256_loadu_ps(rows[r].add(p)), x0, acc[r][0]);
-                acc[r][1] = _mm256_fmadd_ps(_mm256_loadu_ps(rows[r].add(p + 8)), x1, acc[r][1]);
-            }
-            p += 16;
-        }
-        for r in 0..4 {
-            let mut s = hsum256(_mm256_add_ps(acc[r][0], acc[r][1]));
-            for q in p..k {
-                s += *rows[r].add(q) * *x.add(q);
-            }
-            *out.add(j + r) += s;
-        }
-        j += 4;
-    }
-    while j < n {
-        let row = w.offset(j as isize * ld);
-        let mut acc = _mm256_setzero_ps();
-        let mut p = 0;
-        while p + 8 <= k {
-            acc = _mm256_fmadd_ps(_mm256_loadu_ps(row.add(p)), _mm256_loadu_ps(x.add(p)), acc);
-            p += 8;
-        }
-        let mut s = hsum256(acc);
-        for q in p..k {
-            s += *row.add(q) * *x.add(q);
-        }
-        *out.add(j) += s;
-        j += 1;
-    }
 }
 
 /// `y[j] += Σ_p x[p]·w[p·ld + j]`, as [`axpys_avx512`] with scalar column tails.
@@ -339,19 +245,26 @@ unsafe fn bf16x8(p: *const u16) -> __m256 {
     _mm256_castsi256_ps(_mm256_slli_epi32::<16>(_mm256_cvtepu16_epi32(_mm_loadu_si128(p as *const __m128i))))
 }
 
-/// `out[j] += Σ_p x[p]·w[j·ld + p]` for j < n with W in a 16-bit float format, widened in
-/// registers as it streams (no f32 copy of W): four rows at a time, 32 elements of each per
-/// step in two accumulators, so each load of `x` feeds eight FMAs and four rows' loads are in
-/// flight; the k tail uses masked loads.
-macro_rules! dots_half_avx512 {
-    ($name:ident, $load:ident, $what:literal) => {
-        #[doc = concat!("[`dots_avx512`] for ", $what, " weights (as bits).")]
+/// 8 f32 at `p`.
+#[inline]
+#[target_feature(enable = "avx")]
+unsafe fn f32x8(p: *const f32) -> __m256 {
+    _mm256_loadu_ps(p)
+}
+
+/// `out[j] += Σ_p x[p]·w[j·ld + p]` for j < n, W in f32 or a 16-bit float format (as bits)
+/// widened in registers as it streams (no f32 copy of W): four rows at a time, 32 elements of
+/// each per step in two accumulators, so each load of `x` feeds eight FMAs and four rows'
+/// loads are in flight; the k tail uses masked loads (no scalar loop, no overread).
+macro_rules! dots_avx512 {
+    ($name:ident, $t:ty, $load:ident, $what:literal) => {
+        #[doc = concat!("The AVX-512 GEMV dot kernel for ", $what, " weights.")]
         ///
         /// # Safety
         /// AVX-512F/BW/VL (and F16C); `x` holds k floats, each row `w + j·ld` holds k
         /// elements, `out` holds n.
         #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx2,fma,f16c")]
-        unsafe fn $name(n: usize, k: usize, w: *const u16, ld: isize, x: *const f32, out: *mut f32) {
+        unsafe fn $name(n: usize, k: usize, w: *const $t, ld: isize, x: *const f32, out: *mut f32) {
             let mut j = 0;
             while j + 4 <= n {
                 let rows = [w.offset(j as isize * ld), w.offset((j + 1) as isize * ld), w.offset((j + 2) as isize * ld), w.offset((j + 3) as isize * ld)];
@@ -367,7 +280,7 @@ macro_rules! dots_half_avx512 {
                     p += 32;
                 }
                 while p < k {
-                    let m = if k - p >= 16 { 0xffff } else { lanes(k - p) };
+                    let m = lanes_upto(k - p);
                     let x0 = _mm512_maskz_loadu_ps(m, x.add(p));
                     for r in 0..4 {
                         acc[r][0] = _mm512_fmadd_ps($load(rows[r].add(p), m), x0, acc[r][0]);
@@ -381,33 +294,33 @@ macro_rules! dots_half_avx512 {
             }
             while j < n {
                 let row = w.offset(j as isize * ld);
-                let mut acc = [_mm512_setzero_ps(); 2];
+                let mut acc = _mm512_setzero_ps();
                 let mut p = 0;
                 while p < k {
-                    let m = if k - p >= 16 { 0xffff } else { lanes(k - p) };
-                    let h = (p / 16) % 2;
-                    acc[h] = _mm512_fmadd_ps($load(row.add(p), m), _mm512_maskz_loadu_ps(m, x.add(p)), acc[h]);
+                    let m = lanes_upto(k - p);
+                    acc = _mm512_fmadd_ps($load(row.add(p), m), _mm512_maskz_loadu_ps(m, x.add(p)), acc);
                     p += 16;
                 }
-                *out.add(j) += _mm512_reduce_add_ps(_mm512_add_ps(acc[0], acc[1]));
+                *out.add(j) += _mm512_reduce_add_ps(acc);
                 j += 1;
             }
         }
     };
 }
-dots_half_avx512!(dots_f16_avx512, f16x16, "IEEE half");
-dots_half_avx512!(dots_bf16_avx512, bf16x16, "bfloat16");
+dots_avx512!(dots_avx512, f32, f32x16, "f32");
+dots_avx512!(dots_f16_avx512, u16, f16x16, "IEEE half (as bits)");
+dots_avx512!(dots_bf16_avx512, u16, bf16x16, "bfloat16 (as bits)");
 
-/// [`dots_half_avx512`] on 8 lanes with scalar k tails.
-macro_rules! dots_half_avx2 {
-    ($name:ident, $load:ident, $scalar:expr, $what:literal) => {
-        #[doc = concat!("[`dots_avx2`] for ", $what, " weights (as bits).")]
+/// [`dots_avx512!`] on 8 lanes with scalar k tails.
+macro_rules! dots_avx2 {
+    ($name:ident, $t:ty, $load:ident, $scalar:expr, $what:literal) => {
+        #[doc = concat!("The AVX2 GEMV dot kernel for ", $what, " weights.")]
         ///
         /// # Safety
-        /// AVX2 + FMA (+ F16C); sizes as [`dots_avx2`].
+        /// AVX2 + FMA (+ F16C); sizes as [`dots_avx512`].
         #[target_feature(enable = "avx2,fma,f16c")]
-        unsafe fn $name(n: usize, k: usize, w: *const u16, ld: isize, x: *const f32, out: *mut f32) {
-            let widen: fn(u16) -> f32 = $scalar;
+        unsafe fn $name(n: usize, k: usize, w: *const $t, ld: isize, x: *const f32, out: *mut f32) {
+            let widen: fn($t) -> f32 = $scalar;
             let mut j = 0;
             while j + 4 <= n {
                 let rows = [w.offset(j as isize * ld), w.offset((j + 1) as isize * ld), w.offset((j + 2) as isize * ld), w.offset((j + 3) as isize * ld)];
@@ -449,8 +362,9 @@ macro_rules! dots_half_avx2 {
         }
     };
 }
-dots_half_avx2!(dots_f16_avx2, f16x8, |h| half::f16::from_bits(h).to_f32(), "IEEE half");
-dots_half_avx2!(dots_bf16_avx2, bf16x8, |h| f32::from_bits((h as u32) << 16), "bfloat16");
+dots_avx2!(dots_avx2, f32, f32x8, |v| v, "f32");
+dots_avx2!(dots_f16_avx2, u16, f16x8, |h| half::f16::from_bits(h).to_f32(), "IEEE half (as bits)");
+dots_avx2!(dots_bf16_avx2, u16, bf16x8, |h| f32::from_bits((h as u32) << 16), "bfloat16 (as bits)");
 
 /// Up to 16 f32 at `p` (the lanes of `m`).
 #[inline]
