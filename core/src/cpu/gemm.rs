@@ -368,7 +368,21 @@ pub(crate) struct F32Kernels {
     pub axpys: unsafe fn(n: usize, k: usize, w: *const f32, ld: isize, x: *const f32, y: *mut f32),
     /// Widens n f16 (as bits) to f32.
     pub widen_f16: unsafe fn(src: *const u16, dst: *mut f32, n: usize),
+    /// `dots` with W in f16 (as bits), widened in registers; None: widen tiles, then `dots`.
+    pub dots_f16: Option<HalfDots>,
+    /// `dots` with W in bfloat16 (as bits), as `dots_f16`.
+    pub dots_bf16: Option<HalfDots>,
+    /// Transposing packers for sources in f32, f16 and bf16 ([`Widen::FORMAT`] indexes them);
+    /// None: the scalar loops of `pack_a_panel`/`pack_b_panel`.
+    pub pack_t: Option<[PackT; 3]>,
 }
+
+/// `dst[p·w + r] = src[r·ld + p]` widened to f32 for r < rows ≤ w, p < kc, zero for rows
+/// `rows..w` (`ld` in elements of the source format).
+pub(crate) type PackT = unsafe fn(src: *const u8, ld: isize, rows: usize, w: usize, kc: usize, dst: *mut f32);
+
+/// `out[j] += Σ_p x[p]·w[j·ld + p]`, j < n, for W in a 16-bit float format (as bits).
+pub(crate) type HalfDots = unsafe fn(n: usize, k: usize, w: *const u16, ld: isize, x: *const f32, out: *mut f32);
 
 /// The largest register tile of any kernel set (for edge-tile scratch).
 const MAX_TILE: usize = 14 * 32;
@@ -387,19 +401,34 @@ trait Widen: GemmIn<f32> {
     unsafe fn widen(kern: &F32Kernels, src: *const Self, dst: *mut f32, n: usize);
     /// Whether the element already is an f32 (no conversion pass needed).
     const IS_F32: bool = false;
+    /// Index of this format in [`F32Kernels::pack_t`]: 0 f32, 1 f16, 2 bf16.
+    const FORMAT: usize;
+    /// The kernel set's GEMV dot kernel reading this 16-bit format directly, if it has one.
+    fn half_dots(_kern: &F32Kernels) -> Option<HalfDots> {
+        None
+    }
 }
 impl Widen for f32 {
     const IS_F32: bool = true;
+    const FORMAT: usize = 0;
     unsafe fn widen(_: &F32Kernels, src: *const f32, dst: *mut f32, n: usize) {
         core::ptr::copy_nonoverlapping(src, dst, n);
     }
 }
 impl Widen for f16 {
+    const FORMAT: usize = 1;
+    fn half_dots(kern: &F32Kernels) -> Option<HalfDots> {
+        kern.dots_f16
+    }
     unsafe fn widen(kern: &F32Kernels, src: *const f16, dst: *mut f32, n: usize) {
         (kern.widen_f16)(src as *const u16, dst, n)
     }
 }
 impl Widen for bf16 {
+    const FORMAT: usize = 2;
+    fn half_dots(kern: &F32Kernels) -> Option<HalfDots> {
+        kern.dots_bf16
+    }
     unsafe fn widen(_: &F32Kernels, src: *const bf16, dst: *mut f32, n: usize) {
         // bf16 is the top half of an f32: a shift the compiler vectorizes.
         let (s, d) = (core::slice::from_raw_parts(src as *const u16, n), core::slice::from_raw_parts_mut(dst, n));
@@ -431,12 +460,41 @@ fn aligned(buf: &mut Vec<f32>, len: usize) -> *mut f32 {
 const KCF: usize = 256;
 /// Columns of B packed at once (bounds the packed B to KCF·NCF floats = 4 MiB).
 const NCF: usize = 4096;
-/// Register-tile rows per task (an A block of 8 panels stays in L2).
-const TASK_PANELS_M: usize = 8;
-/// Register-tile columns per task (a B block of ≤ 16 panels, ≤ 512 KiB, stays in L2).
+/// Register-tile columns per task (a B block of ≤ 16 panels, ≤ 512 KiB, stays in L2 while
+/// one thread runs the tasks of that block one after another).
 const TASK_PANELS_N: usize = 16;
 /// Below this many multiply-adds a product runs on one thread.
 const PAR_MIN_FLOPS: usize = 1 << 18;
+/// Pack buffers up to this many floats (16 MiB) go back to [`PACK_CACHE`] after a product.
+const CACHED_PACK_MAX: usize = 1 << 22;
+/// Buffers [`PACK_CACHE`] keeps (a product takes two; a few products may run at once).
+const CACHED_PACKS: usize = 4;
+
+/// Pack buffers of finished products, so that the next one neither allocates nor zeroes
+/// megabytes (a fresh large `Vec` is a fresh mapping: zero-filling it page-faults every page,
+/// and freeing it unmaps them again, per call).
+static PACK_CACHE: spin::Mutex<Vec<Vec<f32>>> = spin::Mutex::new(Vec::new());
+
+/// A pack buffer taken from [`PACK_CACHE`] (or new) that returns there when dropped.
+struct PackBuf(Vec<f32>);
+
+impl PackBuf {
+    fn take() -> Self {
+        PackBuf(PACK_CACHE.lock().pop().unwrap_or_default())
+    }
+}
+
+impl Drop for PackBuf {
+    fn drop(&mut self) {
+        let buf = core::mem::take(&mut self.0);
+        if buf.capacity() <= CACHED_PACK_MAX {
+            let mut cache = PACK_CACHE.lock();
+            if cache.len() < CACHED_PACKS {
+                cache.push(buf);
+            }
+        }
+    }
+}
 
 /// The SIMD f32 product: false if `level` has no kernels (or the layout is not handled),
 /// leaving the work to the portable kernel.
@@ -453,64 +511,67 @@ unsafe fn fast_f32<S: Widen>(level: Isa, m: usize, n: usize, k: usize, alpha: f3
     true
 }
 
-/// The general case: Goto-style packing, tasks over (row block × column block).
+/// The general case: Goto-style packing; per slice of the shared dimension, one parallel pass
+/// packs A's and B's panels, a second runs the register tiles.
+///
+/// Work split: a task is one A micro-panel (`mr` rows) against one block of up to
+/// [`TASK_PANELS_N`] B panels, and tasks are numbered block-major, so the contiguous task
+/// ranges the pool hands a thread reuse one L2-resident B block while the A micro-panel sits
+/// in L1. Tasks this small (a few hundred tiles per thread at 512³) keep two threads busy to
+/// the end; each tile is still one kernel call per slice whatever the split, so results do
+/// not depend on the thread count.
 #[allow(clippy::too_many_arguments)]
 unsafe fn blocked<S: Widen>(kern: &F32Kernels, m: usize, n: usize, k: usize, alpha: f32, a: MatRef<S>, b: MatRef<S>, beta: f32, c: MatMut<f32>, parallel: bool) {
     let (mr, nr) = (kern.mr, kern.nr);
     let par = parallel && m.saturating_mul(n).saturating_mul(k) >= PAR_MIN_FLOPS;
     let mpanels = m.div_ceil(mr);
-    let mut abuf: Vec<f32> = Vec::new();
-    let mut bbuf: Vec<f32> = Vec::new();
+    let (mut abuf, mut bbuf) = (PackBuf::take(), PackBuf::take());
     let mut pc = 0;
     while pc < k {
         let kc = KCF.min(k - pc);
         let beta_here = if pc == 0 { beta } else { 1.0 };
-        let ap = SyncPtr(aligned(&mut abuf, mpanels * mr * kc));
-        // Pack all of A's rows for this slice (each panel independently, so in parallel).
-        let grain = if par && m * kc >= 1 << 15 { 1 } else { mpanels };
-        parallel_for(mpanels, grain, &|r| {
-            let ap = ap;
-            let mut scratch = Vec::new();
-            for pnl in r {
-                let rows = mr.min(m - pnl * mr);
-                // SAFETY: panel `pnl` of the packed buffer belongs to this worker.
-                unsafe { pack_a_panel(kern, ap.0.add(pnl * mr * kc), a, pnl * mr, rows, mr, pc, kc, &mut scratch) };
-            }
-        });
+        let ap = SyncPtr(aligned(&mut abuf.0, mpanels * mr * kc));
         let mut jc = 0;
         while jc < n {
             let nc = NCF.min(n - jc);
             let npanels = nc.div_ceil(nr);
-            let bp = SyncPtr(aligned(&mut bbuf, npanels * nr * kc));
-            let grain = if par && nc * kc >= 1 << 15 { 1 } else { npanels };
-            parallel_for(npanels, grain, &|r| {
-                let bp = bp;
+            let bp = SyncPtr(aligned(&mut bbuf.0, npanels * nr * kc));
+            // A's panels for this slice are packed with B's first block, in the same pass.
+            let apanels = if jc == 0 { mpanels } else { 0 };
+            let items = apanels + npanels;
+            let grain = if par && (apanels * mr + nc) * kc >= 1 << 15 { 1 } else { items };
+            parallel_for(items, grain, &|r| {
+                let (ap, bp) = (ap, bp);
                 let mut scratch = Vec::new();
-                for pnl in r {
-                    let cols = nr.min(nc - pnl * nr);
-                    // SAFETY: panel `pnl` of the packed buffer belongs to this worker.
-                    unsafe { pack_b_panel(kern, bp.0.add(pnl * nr * kc), b, jc + pnl * nr, cols, nr, pc, kc, &mut scratch) };
+                for it in r {
+                    // SAFETY: each panel of the packed buffers belongs to one item.
+                    unsafe {
+                        if it < apanels {
+                            let rows = mr.min(m - it * mr);
+                            pack_a_panel(kern, ap.0.add(it * mr * kc), a, it * mr, rows, mr, pc, kc, &mut scratch);
+                        } else {
+                            let pnl = it - apanels;
+                            let cols = nr.min(nc - pnl * nr);
+                            pack_b_panel(kern, bp.0.add(pnl * nr * kc), b, jc + pnl * nr, cols, nr, pc, kc, &mut scratch);
+                        }
+                    }
                 }
             });
-            let (tm, tn) = (mpanels.div_ceil(TASK_PANELS_M), npanels.div_ceil(TASK_PANELS_N));
+            let nblocks = npanels.div_ceil(TASK_PANELS_N);
+            let tasks = nblocks * mpanels;
             let cp = SyncPtr(c.ptr);
-            parallel_for(tm * tn, if par { 1 } else { tm * tn }, &|r| {
+            parallel_for(tasks, if par { 1 } else { tasks }, &|r| {
                 let (ap, bp, cp) = (ap, bp, cp);
                 for t in r {
-                    let (ti, tj) = (t / tn, t % tn);
-                    let ip_end = ((ti + 1) * TASK_PANELS_M).min(mpanels);
-                    let jp_end = ((tj + 1) * TASK_PANELS_N).min(npanels);
-                    for ip in ti * TASK_PANELS_M..ip_end {
-                        // A micro-panel stays in L1 while B micro-panels stream from L2.
-                        for jp in tj * TASK_PANELS_N..jp_end {
-                            // Columns end at this NCF block's end (nr need not divide NCF).
-                            let (i, j) = (ip * mr, jc + jp * nr);
-                            // SAFETY: the packed panels hold mr·kc / nr·kc floats; tile
-                            // (i, j) of C belongs to this task alone.
-                            unsafe {
-                                tile(kern, kc, ap.0.add(ip * mr * kc), bp.0.add(jp * nr * kc), cp.0, c.ldc, i, j, mr.min(m - i), nr.min(jc + nc - j), alpha, beta_here)
-                            };
-                        }
+                    let (blk, ip) = (t / mpanels, t % mpanels);
+                    let jp_end = ((blk + 1) * TASK_PANELS_N).min(npanels);
+                    let i = ip * mr;
+                    for jp in blk * TASK_PANELS_N..jp_end {
+                        // Columns end at this NCF block's end (nr need not divide NCF).
+                        let j = jc + jp * nr;
+                        // SAFETY: the packed panels hold mr·kc / nr·kc floats; tile (i, j)
+                        // of C belongs to this task alone.
+                        unsafe { tile(kern, kc, ap.0.add(ip * mr * kc), bp.0.add(jp * nr * kc), cp.0, c.ldc, i, j, mr.min(m - i), nr.min(jc + nc - j), alpha, beta_here) };
                     }
                 }
             });
@@ -553,6 +614,9 @@ unsafe fn pack_a_panel<S: Widen>(kern: &F32Kernels, dst: *mut f32, a: MatRef<S>,
         for p in 0..kc {
             S::widen(kern, a.ptr.offset(i0 as isize + (pc + p) as isize * a.cs), dst.add(p * mr), rows);
         }
+    } else if let (1, Some(packs)) = (a.cs, kern.pack_t) {
+        // Row-major A: transposed in registers.
+        packs[S::FORMAT](a.ptr.offset(i0 as isize * a.rs + pc as isize) as *const u8, a.rs, rows, mr, kc, dst);
     } else if a.cs == 1 {
         // Row-major A: widen each row's run, then transpose it into the panel.
         if scratch.len() < kc {
@@ -591,6 +655,9 @@ unsafe fn pack_b_panel<S: Widen>(kern: &F32Kernels, dst: *mut f32, b: MatRef<S>,
         for p in 0..kc {
             S::widen(kern, b.ptr.offset((pc + p) as isize * b.rs + j0 as isize), dst.add(p * nr), cols);
         }
+    } else if let (1, Some(packs)) = (b.rs, kern.pack_t) {
+        // B = Wᵀ with W row-major (the Linear layer layout): transposed in registers.
+        packs[S::FORMAT](b.ptr.offset(j0 as isize * b.cs + pc as isize) as *const u8, b.cs, cols, nr, kc, dst);
     } else if b.rs == 1 {
         // B = Wᵀ with W row-major (the Linear layer layout): each column is a contiguous run.
         if scratch.len() < kc {
@@ -665,9 +732,17 @@ unsafe fn gemv_dots<S: Widen>(kern: &F32Kernels, j0: usize, j1: usize, k: usize,
         (kern.dots)(j1 - j0, k, w.offset(j0 as isize * wj) as *const f32, wj, x, y.add(j0));
         return;
     }
-    // Widen a few rows × a run of k at a time into an L1-sized tile, then dot it.
+    if let Some(dots) = S::half_dots(kern) {
+        dots(j1 - j0, k, w.offset(j0 as isize * wj) as *const u16, wj, x, y.add(j0));
+        return;
+    }
+    // Widen a few rows × a run of k at a time into an L1-sized tile, then dot it. The row
+    // count is a power of two dividing GEMV_CHUNK, so tiles (and the kernel's 4-row groups)
+    // start at the same rows however the output is split between threads: a row's sum does not
+    // depend on the thread count.
     let kt = k.min(GEMV_TILE);
-    let rt = (GEMV_TILE / kt).max(1);
+    let rt = 1usize << (GEMV_TILE / kt).max(1).ilog2();
+    let rt = rt.min(GEMV_CHUNK);
     scratch.resize(rt * kt, 0.0);
     let mut j = j0;
     while j < j1 {

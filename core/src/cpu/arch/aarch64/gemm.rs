@@ -14,6 +14,9 @@ pub(crate) static NEON: F32Kernels = F32Kernels {
     dots: dots_neon,
     axpys: axpys_neon,
     widen_f16: widen_f16_scalar,
+    dots_f16: None,
+    dots_bf16: None,
+    pack_t: None,
 };
 
 /// `acc[r][j] += b[j] · a[lane]` for the 4 rows whose A values sit in one register.

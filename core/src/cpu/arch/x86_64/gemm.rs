@@ -18,6 +18,9 @@ pub(crate) static AVX512: F32Kernels = F32Kernels {
     dots: dots_avx512,
     axpys: axpys_avx512,
     widen_f16: widen_f16_avx512,
+    dots_f16: Some(dots_f16_avx512),
+    dots_bf16: Some(dots_bf16_avx512),
+    pack_t: Some([pack_t_f32_avx512, pack_t_f16_avx512, pack_t_bf16_avx512]),
 };
 
 /// The AVX2 + FMA + F16C kernel set.
@@ -28,7 +31,22 @@ pub(crate) static AVX2: F32Kernels = F32Kernels {
     dots: dots_avx2,
     axpys: axpys_avx2,
     widen_f16: widen_f16_avx2,
+    dots_f16: Some(dots_f16_avx2),
+    dots_bf16: Some(dots_bf16_avx2),
+    pack_t: None,
 };
+
+/// Asks for the C tile's `rows × lines` cache lines in L2 before the tile is computed: the
+/// update at the end then finds them there instead of waiting on L3 or memory, once per tile
+/// and slice (a 2048² C does not fit in L2, and its rows 8 KiB apart share an L1 set).
+#[inline(always)]
+unsafe fn prefetch_c(c: *const f32, ldc: usize, rows: usize, lines: usize) {
+    for r in 0..rows {
+        for l in 0..lines {
+            _mm_prefetch::<_MM_HINT_T1>(c.wrapping_add(r * ldc + 16 * l) as *const i8);
+        }
+    }
+}
 
 /// `C[14×32] = alpha·Σ_p ap[p·14 + r]·bp[p·32 + c] + beta·C` (C not read when beta == 0).
 ///
@@ -38,6 +56,7 @@ pub(crate) static AVX2: F32Kernels = F32Kernels {
 #[target_feature(enable = "avx512f,avx2,fma")]
 unsafe fn micro_avx512(kc: usize, ap: *const f32, bp: *const f32, c: *mut f32, ldc: usize, alpha: f32, beta: f32) {
     const MR: usize = 14;
+    prefetch_c(c, ldc, MR, 2);
     let mut acc0 = [_mm512_setzero_ps(); MR];
     let mut acc1 = [_mm512_setzero_ps(); MR];
     let (mut a, mut b) = (ap, bp);
@@ -75,6 +94,7 @@ unsafe fn micro_avx512(kc: usize, ap: *const f32, bp: *const f32, c: *mut f32, l
 #[target_feature(enable = "avx2,fma")]
 unsafe fn micro_avx2(kc: usize, ap: *const f32, bp: *const f32, c: *mut f32, ldc: usize, alpha: f32, beta: f32) {
     const MR: usize = 6;
+    prefetch_c(c, ldc, MR, 1);
     let mut acc0 = [_mm256_setzero_ps(); MR];
     let mut acc1 = [_mm256_setzero_ps(); MR];
     let (mut a, mut b) = (ap, bp);
@@ -108,54 +128,6 @@ unsafe fn micro_avx2(kc: usize, ap: *const f32, bp: *const f32, c: *mut f32, ldc
 #[inline(always)]
 fn lanes(n: usize) -> __mmask16 {
     ((1u32 << n) - 1) as __mmask16
-}
-
-/// `out[j] += Σ_p x[p]·w[j·ld + p]` for j < n: four rows at a time so each load of `x`
-/// feeds four FMAs; the k tail uses masked loads (no scalar loop, no overread).
-///
-/// # Safety
-/// AVX-512F; `x` holds k floats, each row `w + j·ld` holds k floats, `out` holds n.
-#[target_feature(enable = "avx512f,avx2,fma")]
-unsafe fn dots_avx512(n: usize, k: usize, w: *const f32, ld: isize, x: *const f32, out: *mut f32) {
-    let mut j = 0;
-    while j + 4 <= n {
-        let rows = [w.offset(j as isize * ld), w.offset((j + 1) as isize * ld), w.offset((j + 2) as isize * ld), w.offset((j + 3) as isize * ld)];
-        let mut acc = [[_mm512_setzero_ps(); 2]; 4];
-        let mut p = 0;
-        while p + 32 <= k {
-            let x0 = _mm512_loadu_ps(x.add(p));
-            let x1 = _mm512_loadu_ps(x.add(p + 16));
-            for r in 0..4 {
-                acc[r][0] = _mm512_fmadd_ps(_mm512_loadu_ps(rows[r].add(p)), x0, acc[r][0]);
-                acc[r][1] = _mm512_fmadd_ps(_mm512_loadu_ps(rows[r].add(p + 16)), x1, acc[r][1]);
-            }
-            p += 32;
-        }
-        while p < k {
-            let m = if k - p >= 16 { 0xffff } else { lanes(k - p) };
-            let x0 = _mm512_maskz_loadu_ps(m, x.add(p));
-            for r in 0..4 {
-                acc[r][0] = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(m, rows[r].add(p)), x0, acc[r][0]);
-            }
-            p += 16;
-        }
-        for r in 0..4 {
-            *out.add(j + r) += _mm512_reduce_add_ps(_mm512_add_ps(acc[r][0], acc[r][1]));
-        }
-        j += 4;
-    }
-    while j < n {
-        let row = w.offset(j as isize * ld);
-        let mut acc = _mm512_setzero_ps();
-        let mut p = 0;
-        while p < k {
-            let m = if k - p >= 16 { 0xffff } else { lanes(k - p) };
-            acc = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(m, row.add(p)), _mm512_maskz_loadu_ps(m, x.add(p)), acc);
-            p += 16;
-        }
-        *out.add(j) += _mm512_reduce_add_ps(acc);
-        j += 1;
-    }
 }
 
 /// `y[j] += Σ_p x[p]·w[p·ld + j]` for j < n: rows of W are streamed four at a time into `y`
@@ -205,52 +177,6 @@ unsafe fn hsum256(v: __m256) -> f32 {
     _mm_cvtss_f32(s)
 }
 
-/// `out[j] += Σ_p x[p]·w[j·ld + p]`, as [`dots_avx512`] with scalar k tails.
-///
-/// # Safety
-/// AVX2 + FMA; sizes as [`dots_avx512`].
-#[target_feature(enable = "avx2,fma")]
-unsafe fn dots_avx2(n: usize, k: usize, w: *const f32, ld: isize, x: *const f32, out: *mut f32) {
-    let mut j = 0;
-    while j + 4 <= n {
-        let rows = [w.offset(j as isize * ld), w.offset((j + 1) as isize * ld), w.offset((j + 2) as isize * ld), w.offset((j + 3) as isize * ld)];
-        let mut acc = [[_mm256_setzero_ps(); 2]; 4];
-        let mut p = 0;
-        while p + 16 <= k {
-            let x0 = _mm256_loadu_ps(x.add(p));
-            let x1 = _mm256_loadu_ps(x.add(p + 8));
-            for r in 0..4 {
-                acc[r][0] = _mm256_fmadd_ps(_mm256_loadu_ps(rows[r].add(p)), x0, acc[r][0]);
-                acc[r][1] = _mm256_fmadd_ps(_mm256_loadu_ps(rows[r].add(p + 8)), x1, acc[r][1]);
-            }
-            p += 16;
-        }
-        for r in 0..4 {
-            let mut s = hsum256(_mm256_add_ps(acc[r][0], acc[r][1]));
-            for q in p..k {
-                s += *rows[r].add(q) * *x.add(q);
-            }
-            *out.add(j + r) += s;
-        }
-        j += 4;
-    }
-    while j < n {
-        let row = w.offset(j as isize * ld);
-        let mut acc = _mm256_setzero_ps();
-        let mut p = 0;
-        while p + 8 <= k {
-            acc = _mm256_fmadd_ps(_mm256_loadu_ps(row.add(p)), _mm256_loadu_ps(x.add(p)), acc);
-            p += 8;
-        }
-        let mut s = hsum256(acc);
-        for q in p..k {
-            s += *row.add(q) * *x.add(q);
-        }
-        *out.add(j) += s;
-        j += 1;
-    }
-}
-
 /// `y[j] += Σ_p x[p]·w[p·ld + j]`, as [`axpys_avx512`] with scalar column tails.
 ///
 /// # Safety
@@ -288,6 +214,244 @@ unsafe fn axpys_avx2(n: usize, k: usize, w: *const f32, ld: isize, x: *const f32
             *y.add(j) += xv * *row.add(j);
         }
         p += 1;
+    }
+}
+
+/// Up to 16 halves at `p` (the lanes of `m`; the others read nothing) widened to f32.
+#[inline]
+#[target_feature(enable = "avx512f,avx512bw,avx512vl,f16c")]
+unsafe fn f16x16(p: *const u16, m: __mmask16) -> __m512 {
+    _mm512_cvtph_ps(_mm256_maskz_loadu_epi16(m, p as *const i16))
+}
+
+/// Up to 16 bfloat16 at `p` widened to f32 (a bfloat16 is the top half of an f32).
+#[inline]
+#[target_feature(enable = "avx512f,avx512bw,avx512vl")]
+unsafe fn bf16x16(p: *const u16, m: __mmask16) -> __m512 {
+    _mm512_castsi512_ps(_mm512_slli_epi32::<16>(_mm512_cvtepu16_epi32(_mm256_maskz_loadu_epi16(m, p as *const i16))))
+}
+
+/// 8 halves at `p` widened to f32.
+#[inline]
+#[target_feature(enable = "avx2,f16c")]
+unsafe fn f16x8(p: *const u16) -> __m256 {
+    _mm256_cvtph_ps(_mm_loadu_si128(p as *const __m128i))
+}
+
+/// 8 bfloat16 at `p` widened to f32.
+#[inline]
+#[target_feature(enable = "avx2")]
+unsafe fn bf16x8(p: *const u16) -> __m256 {
+    _mm256_castsi256_ps(_mm256_slli_epi32::<16>(_mm256_cvtepu16_epi32(_mm_loadu_si128(p as *const __m128i))))
+}
+
+/// 8 f32 at `p`.
+#[inline]
+#[target_feature(enable = "avx")]
+unsafe fn f32x8(p: *const f32) -> __m256 {
+    _mm256_loadu_ps(p)
+}
+
+/// `out[j] += Σ_p x[p]·w[j·ld + p]` for j < n, W in f32 or a 16-bit float format (as bits)
+/// widened in registers as it streams (no f32 copy of W): four rows at a time, 32 elements of
+/// each per step in two accumulators, so each load of `x` feeds eight FMAs and four rows'
+/// loads are in flight; the k tail uses masked loads (no scalar loop, no overread).
+macro_rules! dots_avx512 {
+    ($name:ident, $t:ty, $load:ident, $what:literal) => {
+        #[doc = concat!("The AVX-512 GEMV dot kernel for ", $what, " weights.")]
+        ///
+        /// # Safety
+        /// AVX-512F/BW/VL (and F16C); `x` holds k floats, each row `w + j·ld` holds k
+        /// elements, `out` holds n.
+        #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx2,fma,f16c")]
+        unsafe fn $name(n: usize, k: usize, w: *const $t, ld: isize, x: *const f32, out: *mut f32) {
+            let mut j = 0;
+            while j + 4 <= n {
+                let rows = [w.offset(j as isize * ld), w.offset((j + 1) as isize * ld), w.offset((j + 2) as isize * ld), w.offset((j + 3) as isize * ld)];
+                let mut acc = [[_mm512_setzero_ps(); 2]; 4];
+                let mut p = 0;
+                while p + 32 <= k {
+                    let x0 = _mm512_loadu_ps(x.add(p));
+                    let x1 = _mm512_loadu_ps(x.add(p + 16));
+                    for r in 0..4 {
+                        acc[r][0] = _mm512_fmadd_ps($load(rows[r].add(p), 0xffff), x0, acc[r][0]);
+                        acc[r][1] = _mm512_fmadd_ps($load(rows[r].add(p + 16), 0xffff), x1, acc[r][1]);
+                    }
+                    p += 32;
+                }
+                while p < k {
+                    let m = lanes_upto(k - p);
+                    let x0 = _mm512_maskz_loadu_ps(m, x.add(p));
+                    for r in 0..4 {
+                        acc[r][0] = _mm512_fmadd_ps($load(rows[r].add(p), m), x0, acc[r][0]);
+                    }
+                    p += 16;
+                }
+                for r in 0..4 {
+                    *out.add(j + r) += _mm512_reduce_add_ps(_mm512_add_ps(acc[r][0], acc[r][1]));
+                }
+                j += 4;
+            }
+            while j < n {
+                let row = w.offset(j as isize * ld);
+                let mut acc = _mm512_setzero_ps();
+                let mut p = 0;
+                while p < k {
+                    let m = lanes_upto(k - p);
+                    acc = _mm512_fmadd_ps($load(row.add(p), m), _mm512_maskz_loadu_ps(m, x.add(p)), acc);
+                    p += 16;
+                }
+                *out.add(j) += _mm512_reduce_add_ps(acc);
+                j += 1;
+            }
+        }
+    };
+}
+dots_avx512!(dots_avx512, f32, f32x16, "f32");
+dots_avx512!(dots_f16_avx512, u16, f16x16, "IEEE half (as bits)");
+dots_avx512!(dots_bf16_avx512, u16, bf16x16, "bfloat16 (as bits)");
+
+/// [`dots_avx512!`] on 8 lanes with scalar k tails.
+macro_rules! dots_avx2 {
+    ($name:ident, $t:ty, $load:ident, $scalar:expr, $what:literal) => {
+        #[doc = concat!("The AVX2 GEMV dot kernel for ", $what, " weights.")]
+        ///
+        /// # Safety
+        /// AVX2 + FMA (+ F16C); sizes as [`dots_avx512`].
+        #[target_feature(enable = "avx2,fma,f16c")]
+        unsafe fn $name(n: usize, k: usize, w: *const $t, ld: isize, x: *const f32, out: *mut f32) {
+            let widen: fn($t) -> f32 = $scalar;
+            let mut j = 0;
+            while j + 4 <= n {
+                let rows = [w.offset(j as isize * ld), w.offset((j + 1) as isize * ld), w.offset((j + 2) as isize * ld), w.offset((j + 3) as isize * ld)];
+                let mut acc = [[_mm256_setzero_ps(); 2]; 4];
+                let mut p = 0;
+                while p + 16 <= k {
+                    let x0 = _mm256_loadu_ps(x.add(p));
+                    let x1 = _mm256_loadu_ps(x.add(p + 8));
+                    for r in 0..4 {
+                        acc[r][0] = _mm256_fmadd_ps($load(rows[r].add(p)), x0, acc[r][0]);
+                        acc[r][1] = _mm256_fmadd_ps($load(rows[r].add(p + 8)), x1, acc[r][1]);
+                    }
+                    p += 16;
+                }
+                for r in 0..4 {
+                    let mut s = hsum256(_mm256_add_ps(acc[r][0], acc[r][1]));
+                    for q in p..k {
+                        s += widen(*rows[r].add(q)) * *x.add(q);
+                    }
+                    *out.add(j + r) += s;
+                }
+                j += 4;
+            }
+            while j < n {
+                let row = w.offset(j as isize * ld);
+                let mut acc = _mm256_setzero_ps();
+                let mut p = 0;
+                while p + 8 <= k {
+                    acc = _mm256_fmadd_ps($load(row.add(p)), _mm256_loadu_ps(x.add(p)), acc);
+                    p += 8;
+                }
+                let mut s = hsum256(acc);
+                for q in p..k {
+                    s += widen(*row.add(q)) * *x.add(q);
+                }
+                *out.add(j) += s;
+                j += 1;
+            }
+        }
+    };
+}
+dots_avx2!(dots_avx2, f32, f32x8, |v| v, "f32");
+dots_avx2!(dots_f16_avx2, u16, f16x8, |h| half::f16::from_bits(h).to_f32(), "IEEE half (as bits)");
+dots_avx2!(dots_bf16_avx2, u16, bf16x8, |h| f32::from_bits((h as u32) << 16), "bfloat16 (as bits)");
+
+/// Up to 16 f32 at `p` (the lanes of `m`).
+#[inline]
+#[target_feature(enable = "avx512f")]
+unsafe fn f32x16(p: *const f32, m: __mmask16) -> __m512 {
+    _mm512_maskz_loadu_ps(m, p)
+}
+
+/// Transposes 16 registers of 16 floats (row i, lane q → row q, lane i) in 64 shuffles:
+/// pairs of rows interleave 32-bit, then 64-bit elements, then two rounds of 128-bit lane
+/// selects gather the four quarters of each column.
+#[inline]
+#[target_feature(enable = "avx512f")]
+unsafe fn transpose16(r: &mut [__m512; 16]) {
+    let mut t = [_mm512_setzero_ps(); 16];
+    for i in 0..8 {
+        t[2 * i] = _mm512_unpacklo_ps(r[2 * i], r[2 * i + 1]);
+        t[2 * i + 1] = _mm512_unpackhi_ps(r[2 * i], r[2 * i + 1]);
+    }
+    // u[4g + c]: rows 4g..4g+4 of columns c, c + 4, c + 8, c + 12 (one per 128-bit lane).
+    let mut u = [_mm512_setzero_ps(); 16];
+    for g in 0..4 {
+        let (lo, hi) = (_mm512_castps_pd(t[4 * g]), _mm512_castps_pd(t[4 * g + 2]));
+        let (lo2, hi2) = (_mm512_castps_pd(t[4 * g + 1]), _mm512_castps_pd(t[4 * g + 3]));
+        u[4 * g] = _mm512_castpd_ps(_mm512_unpacklo_pd(lo, hi));
+        u[4 * g + 1] = _mm512_castpd_ps(_mm512_unpackhi_pd(lo, hi));
+        u[4 * g + 2] = _mm512_castpd_ps(_mm512_unpacklo_pd(lo2, hi2));
+        u[4 * g + 3] = _mm512_castpd_ps(_mm512_unpackhi_pd(lo2, hi2));
+    }
+    for c in 0..4 {
+        let v0 = _mm512_shuffle_f32x4::<0x88>(u[c], u[4 + c]);
+        let v1 = _mm512_shuffle_f32x4::<0xdd>(u[c], u[4 + c]);
+        let v2 = _mm512_shuffle_f32x4::<0x88>(u[8 + c], u[12 + c]);
+        let v3 = _mm512_shuffle_f32x4::<0xdd>(u[8 + c], u[12 + c]);
+        r[c] = _mm512_shuffle_f32x4::<0x88>(v0, v2);
+        r[c + 8] = _mm512_shuffle_f32x4::<0xdd>(v0, v2);
+        r[c + 4] = _mm512_shuffle_f32x4::<0x88>(v1, v3);
+        r[c + 12] = _mm512_shuffle_f32x4::<0xdd>(v1, v3);
+    }
+}
+
+/// `dst[p·w + r] = src[r·ld + p]` widened, for r < rows ≤ w and p < kc, with zeros in the
+/// rows `rows..w` — packing a panel whose source rows run along the shared dimension (row-major
+/// A, or B = Wᵀ of a row-major W) in 16×16 blocks transposed in registers instead of one
+/// strided store per element.
+macro_rules! pack_t_avx512 {
+    ($name:ident, $t:ty, $load:ident) => {
+        /// # Safety
+        /// AVX-512F/BW/VL (and F16C); each row `src + r·ld` (elements) holds kc elements;
+        /// `dst` holds `w·kc` floats.
+        #[target_feature(enable = "avx512f,avx512bw,avx512vl,f16c")]
+        unsafe fn $name(src: *const u8, ld: isize, rows: usize, w: usize, kc: usize, dst: *mut f32) {
+            let src = src as *const $t;
+            let mut r0 = 0;
+            while r0 < w {
+                let live = rows.saturating_sub(r0).min(16);
+                let store = lanes_upto(w - r0);
+                let mut p = 0;
+                while p < kc {
+                    let take = (kc - p).min(16);
+                    let m = lanes_upto(take);
+                    let mut v = [_mm512_setzero_ps(); 16];
+                    for (i, vi) in v.iter_mut().enumerate().take(live) {
+                        *vi = $load(src.offset((r0 + i) as isize * ld + p as isize), m);
+                    }
+                    transpose16(&mut v);
+                    for (q, vq) in v.iter().enumerate().take(take) {
+                        _mm512_mask_storeu_ps(dst.add((p + q) * w + r0), store, *vq);
+                    }
+                    p += 16;
+                }
+                r0 += 16;
+            }
+        }
+    };
+}
+pack_t_avx512!(pack_t_f32_avx512, f32, f32x16);
+pack_t_avx512!(pack_t_f16_avx512, u16, f16x16);
+pack_t_avx512!(pack_t_bf16_avx512, u16, bf16x16);
+
+/// A mask selecting the first `min(n, 16)` lanes.
+#[inline(always)]
+fn lanes_upto(n: usize) -> __mmask16 {
+    if n >= 16 {
+        0xffff
+    } else {
+        lanes(n)
     }
 }
 
