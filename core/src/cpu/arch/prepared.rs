@@ -290,6 +290,7 @@ macro_rules! quant_gemv {
         $crate::cpu::arch::QuantGemv {
             prepare: $prepare,
             run: |w, nw, acts, out, ldo| $crate::cpu::arch::prepared::run($kernel, w, nw, acts, out, ldo),
+            panel: None,
         }
     };
 }

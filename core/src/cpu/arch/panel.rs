@@ -1,0 +1,305 @@
+//! The architecture-neutral half of the weight-panel GEMM (prompt processing: many activation
+//! rows against the same weights): 16 weight rows at a time are unpacked once into a panel
+//! whose 64-byte lines hold 4 consecutive elements of each of the 16 rows (one i32 lane per
+//! row), then every activation row passes over the panel. A micro-kernel broadcasts 4
+//! activation bytes and `vpdpbusd`s them against a whole line, so each i32 lane accumulates one
+//! (activation row, weight row) dot product and the float work (convert, scale, accumulate)
+//! is done once per 32-element group for 16 outputs — where the tile kernels of
+//! [`super::prepared`] sum horizontally and spend it per output.
+//!
+//! The panel is built per call from the file layout (no copy of the weights is kept):
+//! unpacking 16 rows costs about what one activation row's pass over them costs, so it pays
+//! from [`super::PANEL_MIN_ROWS`] activation rows on. Every element is stored unsigned
+//! (nibbles as they are, Q6_K's 6-bit values, Q8_0 offset by 128), so one kernel serves every
+//! format:
+//!
+//! `W_j · a = Σ_g A_j[g] · d_a[g] · (Σ_{e∈g} q_j[e]·a[e] − o·Σ_{e∈g} a[e]) + B_j[g] · s_a[g]`
+//!
+//! with the format's offset `o` (8, 128, 32; 0 for the formats with a min), per weight row and
+//! group the f32 `A` (and the min's `B`), and per activation row and group the prepared `d` and
+//! `s` ([`super::GemvActivations`]) and the integer `o·Σa` (per call). The integer dot of a
+//! group is exact, as in the dot kernels; only the float order differs from them (within
+//! their bound), and each output goes through the same operations wherever its row sits in a
+//! panel or tile.
+
+// Only x86-64 has a micro-kernel so far; aarch64 compiles the neutral half unused.
+#![cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
+
+use alloc::vec::Vec;
+
+use super::prepared::{holds_32, holds_q8k, q4k_scales_mins};
+use super::GemvActivations as Act;
+
+/// Weight rows per panel: one per i32 lane of a 512-bit register.
+pub(crate) const COLS: usize = 16;
+
+/// The weight formats a panel holds.
+#[derive(Clone, Copy, PartialEq, Debug)]
+pub(crate) enum Layout {
+    Q4_0,
+    Q4_1,
+    Q8_0,
+    Q4K,
+    Q5K,
+    Q6K,
+}
+
+impl Layout {
+    /// Bytes of one weight block.
+    fn block_bytes(self) -> usize {
+        match self {
+            Layout::Q4_0 => 18,
+            Layout::Q4_1 => 20,
+            Layout::Q8_0 => 34,
+            Layout::Q4K => super::prepared::Q4K_BYTES,
+            Layout::Q5K => super::prepared::Q5K_BYTES,
+            Layout::Q6K => super::prepared::Q6K_BYTES,
+        }
+    }
+    /// Groups (of one `A`, `B` each) per weight block.
+    fn groups_per_block(self) -> usize {
+        match self {
+            Layout::Q4_0 | Layout::Q4_1 | Layout::Q8_0 => 1,
+            Layout::Q4K | Layout::Q5K => 8,
+            Layout::Q6K => 16,
+        }
+    }
+    /// 4-element steps per group (Q6_K's groups are 16 elements, the others 32).
+    pub(crate) fn steps(self) -> usize {
+        if self == Layout::Q6K {
+            4
+        } else {
+            8
+        }
+    }
+    /// log2 of the groups sharing one activation `d` (Q8_K: one per 256 elements).
+    pub(crate) fn d_shift(self) -> u32 {
+        match self {
+            Layout::Q4K | Layout::Q5K => 3,
+            Layout::Q6K => 4,
+            _ => 0,
+        }
+    }
+    /// The offset `o` subtracted from every stored element; 0 for the formats with a min
+    /// (their second term is `B·s`).
+    pub(crate) fn offset(self) -> i32 {
+        match self {
+            Layout::Q4_0 => 8,
+            Layout::Q8_0 => 128,
+            Layout::Q6K => 32,
+            Layout::Q4_1 | Layout::Q4K | Layout::Q5K => 0,
+        }
+    }
+    fn holds(self, act: &Act, nb: usize) -> bool {
+        match self {
+            Layout::Q4_0 | Layout::Q4_1 | Layout::Q8_0 => holds_32(act, nb),
+            Layout::Q4K | Layout::Q5K => holds_q8k(act, nb, 8),
+            Layout::Q6K => holds_q8k(act, nb, 16),
+        }
+    }
+}
+
+/// 16 weight rows unpacked: line `g·steps + t` (64 bytes) holds elements `4t..4t + 4` of group
+/// g of every row (row r in bytes `4r..4r + 4`); `ab[32g..32g + 16]` the rows' `A`, then their
+/// `B` (zero for formats without a min).
+pub(crate) struct Panel {
+    pub(crate) q: Vec<u8>,
+    pub(crate) ab: Vec<f32>,
+    pub(crate) groups: usize,
+}
+
+/// Where step t of group g reads the prepared activation quants: `lo + 4t` for t < 4, else
+/// `hi + 4(t − 4)` (the two 16-element halves of a block, apart in the paired order).
+pub(crate) type Offsets = [u32; 2];
+
+fn f16_at(p: &[u8], at: usize) -> f32 {
+    crate::quant::ggml::util::f16_to_f32([p[at], p[at + 1]])
+}
+
+fn word(p: &[u8], at: usize) -> u32 {
+    u32::from_le_bytes([p[at], p[at + 1], p[at + 2], p[at + 3]])
+}
+
+const LOW4: u32 = 0x0F0F_0F0F;
+
+impl Panel {
+    fn new(layout: Layout, nb: usize) -> Panel {
+        let groups = nb * layout.groups_per_block();
+        Panel { q: alloc::vec![0; groups * layout.steps() * 64], ab: alloc::vec![0.0; groups * 32], groups }
+    }
+
+    fn put(&mut self, steps: usize, g: usize, t: usize, r: usize, v: u32) {
+        let at = (g * steps + t) * 64 + 4 * r;
+        self.q[at..at + 4].copy_from_slice(&v.to_le_bytes());
+    }
+
+    fn scales(&mut self, g: usize, r: usize, a: f32, b: f32) {
+        self.ab[32 * g + r] = a;
+        self.ab[32 * g + 16 + r] = b;
+    }
+
+    /// Unpacks `rows` (≤ 16) weight rows of `nb` blocks each, `wrb` bytes apart, into lanes
+    /// 0..rows; the other lanes are zero.
+    fn pack(&mut self, layout: Layout, w: &[u8], wrb: usize, rows: usize, nb: usize) {
+        if rows < COLS {
+            self.q.iter_mut().for_each(|v| *v = 0);
+            self.ab.iter_mut().for_each(|v| *v = 0.0);
+        }
+        let (bb, gpb, steps) = (layout.block_bytes(), layout.groups_per_block(), layout.steps());
+        for r in 0..rows {
+            for b in 0..nb {
+                let blk = &w[r * wrb + b * bb..][..bb];
+                let g0 = b * gpb;
+                match layout {
+                    Layout::Q4_0 | Layout::Q4_1 => {
+                        let d = f16_at(blk, 0);
+                        let (min, qs) = if layout == Layout::Q4_1 { (f16_at(blk, 2), 4) } else { (0.0, 2) };
+                        for t in 0..4 {
+                            let v = word(blk, qs + 4 * t);
+                            self.put(steps, g0, t, r, v & LOW4);
+                            self.put(steps, g0, t + 4, r, (v >> 4) & LOW4);
+                        }
+                        self.scales(g0, r, d, min);
+                    }
+                    Layout::Q8_0 => {
+                        let d = f16_at(blk, 0);
+                        for t in 0..8 {
+                            self.put(steps, g0, t, r, word(blk, 2 + 4 * t) ^ 0x8080_8080);
+                        }
+                        self.scales(g0, r, d, 0.0);
+                    }
+                    Layout::Q4K | Layout::Q5K => {
+                        let (d, dmin) = (f16_at(blk, 0), f16_at(blk, 2));
+                        let mut sc = [0u8; 12];
+                        sc.copy_from_slice(&blk[4..16]);
+                        let (scales, mins) = q4k_scales_mins(sc);
+                        let fifth = layout == Layout::Q5K;
+                        let qs = if fifth { 48 } else { 16 };
+                        for j in 0..8 {
+                            for t in 0..8 {
+                                let mut v = (word(blk, qs + 32 * (j / 2) + 4 * t) >> (4 * (j % 2))) & LOW4;
+                                if fifth {
+                                    v |= ((word(blk, 16 + 4 * t) >> j) & 0x0101_0101) << 4;
+                                }
+                                self.put(steps, g0 + j, t, r, v);
+                            }
+                            let (s, m) = ((scales >> (8 * j)) as u8 as f32, (mins >> (8 * j)) as u8 as f32);
+                            self.scales(g0 + j, r, d * s, -dmin * m);
+                        }
+                    }
+                    Layout::Q6K => {
+                        let d = f16_at(blk, 208);
+                        for h in 0..2 {
+                            for l in (0..32).step_by(4) {
+                                let (qa, qb, qh) = (word(blk, 64 * h + l), word(blk, 64 * h + 32 + l), word(blk, 128 + 32 * h + l));
+                                let sets = [
+                                    (qa & LOW4, qh),
+                                    (qb & LOW4, qh >> 2),
+                                    ((qa >> 4) & LOW4, qh >> 4),
+                                    ((qb >> 4) & LOW4, qh >> 6),
+                                ];
+                                for (k, (low, high)) in sets.into_iter().enumerate() {
+                                    let e = 128 * h + 32 * k + l;
+                                    self.put(steps, g0 + e / 16, (e % 16) / 4, r, low | ((high & 0x0303_0303) << 4));
+                                }
+                            }
+                        }
+                        for s in 0..16 {
+                            self.scales(g0 + s, r, d * blk[192 + s] as i8 as f32, 0.0);
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// The per-group activation offsets of `layout` over `nb` blocks; `pairs`: the 32-element
+/// nibble formats' activations are in [`super::prepared::Order::NibblePairs`].
+fn offsets(layout: Layout, nb: usize, pairs: bool) -> Vec<Offsets> {
+    let groups = nb * layout.groups_per_block();
+    let paired = pairs && matches!(layout, Layout::Q4_0 | Layout::Q4_1);
+    (0..groups)
+        .map(|g| {
+            let g32 = g as u32;
+            if layout == Layout::Q6K {
+                [16 * g32, 16 * g32]
+            } else if paired && g < nb - nb % 2 {
+                let lo = 64 * (g32 / 2) + 16 * (g32 % 2);
+                [lo, lo + 32]
+            } else {
+                [32 * g32, 32 * g32 + 16]
+            }
+        })
+        .collect()
+}
+
+/// `o·Σa` per activation row and group (`sums[i·groups + g]`), where `offs` says the group's
+/// quants are; empty for formats without an offset.
+fn offset_sums(layout: Layout, offs: &[Offsets], acts: &[Act]) -> Vec<i32> {
+    let o = layout.offset();
+    if o == 0 {
+        return Vec::new();
+    }
+    let sum = |q: &[u8]| q.iter().map(|&v| v as i8 as i32).sum::<i32>();
+    let short = layout.steps() == 4;
+    acts.iter()
+        .flat_map(|a| {
+            offs.iter().map(move |&[lo, hi]| {
+                let (lo, hi) = (lo as usize, hi as usize);
+                let s = if short { sum(&a.q[lo..lo + 16]) } else { sum(&a.q[lo..lo + 16]) + sum(&a.q[hi..hi + 16]) };
+                o * s
+            })
+        })
+        .collect()
+}
+
+/// What a micro-kernel pass reads beside the panel: per group the activation offsets, per
+/// activation row and group the `o·Σa` ([`offset_sums`]).
+pub(crate) struct PassInputs<'a> {
+    pub(crate) layout: Layout,
+    pub(crate) offs: &'a [Offsets],
+    pub(crate) sums: &'a [i32],
+}
+
+/// A micro-kernel pass: every activation row of `acts` against the panel, outputs
+/// `out[i·ldo + c]` for the first `cols` lanes.
+///
+/// # Safety
+/// The CPU has the kernel's features; `panel` and `inp` were built for its layout over the
+/// blocks every `acts[i]` holds, `inp.sums` for these `acts`; `out` holds
+/// `(acts.len() − 1)·ldo + cols` values.
+pub(crate) type PanelKernel = unsafe fn(inp: &PassInputs, panel: &Panel, acts: &[Act], cols: usize, out: *mut f32, ldo: usize);
+
+/// `out[i·ldo + j] = W_j · act_i` for the `nw` weight rows in `w` (file layout) and the
+/// prepared rows `acts`, panel by panel. Sizes that do not fit write nothing (the callers
+/// check them first). `kernel` must come from an architecture's table, which hands it out only
+/// where the CPU has its features.
+pub(crate) fn run(kernel: PanelKernel, layout: Layout, pairs: bool, w: &[u8], nw: usize, acts: &[Act], out: &mut [f32], ldo: usize) {
+    let nx = acts.len();
+    if nw == 0 || nx == 0 || w.len() % nw != 0 || ldo < nw {
+        return;
+    }
+    if (nx - 1).checked_mul(ldo).and_then(|v| v.checked_add(nw)).is_none_or(|need| out.len() < need) {
+        return;
+    }
+    let wrb = w.len() / nw;
+    let nb = wrb / layout.block_bytes();
+    if nb == 0 || !acts.iter().all(|a| layout.holds(a, nb)) {
+        return;
+    }
+    let offs = offsets(layout, nb, pairs);
+    let sums = offset_sums(layout, &offs, acts);
+    let inp = PassInputs { layout, offs: &offs, sums: &sums };
+    let mut panel = Panel::new(layout, nb);
+    let mut j0 = 0;
+    while j0 < nw {
+        let cols = (nw - j0).min(COLS);
+        panel.pack(layout, &w[j0 * wrb..], wrb, cols, nb);
+        // SAFETY: the kernel came from its architecture's table after the feature check; the
+        // panel, offsets and sums were built for `layout` over `nb` blocks, which every
+        // activation row holds (checked above); out[(nx − 1)·ldo + j0 + cols − 1] is in bounds.
+        unsafe { kernel(&inp, &panel, acts, cols, out.as_mut_ptr().add(j0), ldo) };
+        j0 += cols;
+    }
+}
