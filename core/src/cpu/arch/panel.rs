@@ -56,8 +56,9 @@ impl Layout {
             Layout::Q6K => super::prepared::Q6K_BYTES,
         }
     }
-    /// Groups (of one `A`, `B` each) per weight block.
-    fn groups_per_block(self) -> usize {
+    /// Groups (of one `A`, `B` each) per weight block, which is also the groups sharing one
+    /// activation `d` (Q8_K: one per 256 elements).
+    pub(crate) fn groups_per_block(self) -> usize {
         match self {
             Layout::Q4_0 | Layout::Q4_1 | Layout::Q8_0 => 1,
             Layout::Q4K | Layout::Q5K => 8,
@@ -70,14 +71,6 @@ impl Layout {
             4
         } else {
             8
-        }
-    }
-    /// log2 of the groups sharing one activation `d` (Q8_K: one per 256 elements).
-    pub(crate) fn d_shift(self) -> u32 {
-        match self {
-            Layout::Q4K | Layout::Q5K => 3,
-            Layout::Q6K => 4,
-            _ => 0,
         }
     }
     /// The offset `o` subtracted from every stored element; 0 for the formats with a min
@@ -99,11 +92,11 @@ impl Layout {
     }
 }
 
-/// 16 weight rows unpacked: line `g·steps + t` (64 bytes) holds elements `4t..4t + 4` of group
-/// g of every row (row r in bytes `4r..4r + 4`); `ab[32g..32g + 16]` the rows' `A`, then their
+/// 16 weight rows unpacked: line `g·steps + t` (16 words, 64 bytes) holds elements `4t..4t + 4`
+/// of group g of every row (row r in word r, little-endian bytes); `ab[32g..32g + 16]` the rows' `A`, then their
 /// `B` (zero for formats without a min).
 pub(crate) struct Panel {
-    pub(crate) q: Vec<u8>,
+    pub(crate) q: Vec<u32>,
     pub(crate) ab: Vec<f32>,
     pub(crate) groups: usize,
 }
@@ -125,12 +118,11 @@ const LOW4: u32 = 0x0F0F_0F0F;
 impl Panel {
     fn new(layout: Layout, nb: usize) -> Panel {
         let groups = nb * layout.groups_per_block();
-        Panel { q: alloc::vec![0; groups * layout.steps() * 64], ab: alloc::vec![0.0; groups * 32], groups }
+        Panel { q: alloc::vec![0; groups * layout.steps() * COLS], ab: alloc::vec![0.0; groups * 32], groups }
     }
 
     fn put(&mut self, steps: usize, g: usize, t: usize, r: usize, v: u32) {
-        let at = (g * steps + t) * 64 + 4 * r;
-        self.q[at..at + 4].copy_from_slice(&v.to_le_bytes());
+        self.q[(g * steps + t) * COLS + r] = v;
     }
 
     fn scales(&mut self, g: usize, r: usize, a: f32, b: f32) {

@@ -21,34 +21,42 @@ const ROWS: usize = 4;
 unsafe fn tile<const M: usize, const STEPS: usize, const MIN: bool>(inp: &PassInputs, p: &Panel, i0: usize, acts: [&Act; M]) -> [__m512; M] {
     let mut acc = [_mm512_setzero_ps(); M];
     let (q, ab) = (p.q.as_ptr(), p.ab.as_ptr());
-    let d_shift = inp.layout.d_shift();
-    for g in 0..p.groups {
-        let line = |t: usize| _mm512_loadu_si512(q.add((g * STEPS + t) * 64) as *const _);
-        let w: [__m512i; STEPS] = core::array::from_fn(line);
-        let aw = _mm512_loadu_ps(ab.add(32 * g));
-        let [lo, hi] = *inp.offs.get_unchecked(g);
-        let dg = g >> d_shift;
-        for i in 0..M {
-            let qa = acts[i].q.as_ptr();
-            let at = |t: usize| if t < 4 { lo as usize + 4 * t } else { hi as usize + 4 * (t - 4) };
-            let bcast = |t: usize| _mm512_set1_epi32((qa.add(at(t)) as *const i32).read_unaligned());
-            // Two chains of dot steps, so their latencies overlap.
-            let (mut d0, mut d1) = (_mm512_setzero_si512(), _mm512_setzero_si512());
-            for t in (0..STEPS).step_by(2) {
-                d0 = _mm512_dpbusd_epi32(d0, w[t], bcast(t));
-                d1 = _mm512_dpbusd_epi32(d1, w[t + 1], bcast(t + 1));
-            }
-            let mut dot = _mm512_add_epi32(d0, d1);
-            if !MIN {
-                dot = _mm512_sub_epi32(dot, _mm512_set1_epi32(*inp.sums.get_unchecked((i0 + i) * p.groups + g)));
-            }
-            let da = _mm512_set1_ps(*acts[i].d.get_unchecked(dg));
-            acc[i] = _mm512_fmadd_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(dot), da), aw, acc[i]);
-            if MIN {
-                let bw = _mm512_loadu_ps(ab.add(32 * g + 16));
-                acc[i] = _mm512_fmadd_ps(bw, _mm512_set1_ps(*acts[i].s.get_unchecked(g)), acc[i]);
+    // Groups sharing one activation scale `d` (a Q8_K super-block): their `A·dot` are summed
+    // first and scaled by `d` once.
+    let run = inp.layout.groups_per_block();
+    let mut g0 = 0;
+    while g0 < p.groups {
+        let mut part = [_mm512_setzero_ps(); M];
+        for g in g0..g0 + run {
+            let line = |t: usize| _mm512_loadu_si512(q.add((g * STEPS + t) * 16) as *const _);
+            let w: [__m512i; STEPS] = core::array::from_fn(line);
+            let aw = _mm512_loadu_ps(ab.add(32 * g));
+            let [lo, hi] = *inp.offs.get_unchecked(g);
+            for i in 0..M {
+                let qa = acts[i].q.as_ptr();
+                let at = |t: usize| if t < 4 { lo as usize + 4 * t } else { hi as usize + 4 * (t - 4) };
+                let bcast = |t: usize| _mm512_set1_epi32((qa.add(at(t)) as *const i32).read_unaligned());
+                // Two chains of dot steps, so their latencies overlap.
+                let (mut d0, mut d1) = (_mm512_setzero_si512(), _mm512_setzero_si512());
+                for t in (0..STEPS).step_by(2) {
+                    d0 = _mm512_dpbusd_epi32(d0, w[t], bcast(t));
+                    d1 = _mm512_dpbusd_epi32(d1, w[t + 1], bcast(t + 1));
+                }
+                let mut dot = _mm512_add_epi32(d0, d1);
+                if MIN {
+                    let bw = _mm512_loadu_ps(ab.add(32 * g + 16));
+                    acc[i] = _mm512_fmadd_ps(bw, _mm512_set1_ps(*acts[i].s.get_unchecked(g)), acc[i]);
+                } else {
+                    dot = _mm512_sub_epi32(dot, _mm512_set1_epi32(*inp.sums.get_unchecked((i0 + i) * p.groups + g)));
+                }
+                part[i] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(dot), aw, part[i]);
             }
         }
+        let dg = g0 / run;
+        for i in 0..M {
+            acc[i] = _mm512_fmadd_ps(part[i], _mm512_set1_ps(*acts[i].d.get_unchecked(dg)), acc[i]);
+        }
+        g0 += run;
     }
     acc
 }
