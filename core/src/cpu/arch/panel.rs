@@ -46,7 +46,7 @@ pub(crate) enum Layout {
 
 impl Layout {
     /// Bytes of one weight block.
-    fn block_bytes(self) -> usize {
+    pub(crate) fn block_bytes(self) -> usize {
         match self {
             Layout::Q4_0 => 18,
             Layout::Q4_1 => 20,
@@ -109,20 +109,10 @@ fn f16_at(p: &[u8], at: usize) -> f32 {
     crate::quant::ggml::util::f16_to_f32([p[at], p[at + 1]])
 }
 
-fn word(p: &[u8], at: usize) -> u32 {
-    u32::from_le_bytes([p[at], p[at + 1], p[at + 2], p[at + 3]])
-}
-
-const LOW4: u32 = 0x0F0F_0F0F;
-
 impl Panel {
     fn new(layout: Layout, nb: usize) -> Panel {
         let groups = nb * layout.groups_per_block();
         Panel { q: alloc::vec![0; groups * layout.steps() * COLS], ab: alloc::vec![0.0; groups * 32], groups }
-    }
-
-    fn put(&mut self, steps: usize, g: usize, t: usize, r: usize, v: u32) {
-        self.q[(g * steps + t) * COLS + r] = v;
     }
 
     fn scales(&mut self, g: usize, r: usize, a: f32, b: f32) {
@@ -130,72 +120,33 @@ impl Panel {
         self.ab[32 * g + 16 + r] = b;
     }
 
-    /// Unpacks `rows` (≤ 16) weight rows of `nb` blocks each, `wrb` bytes apart, into lanes
-    /// 0..rows; the other lanes are zero.
-    fn pack(&mut self, layout: Layout, w: &[u8], wrb: usize, rows: usize, nb: usize) {
+    /// The per-group `A` and `B` of `rows` (≤ 16) weight rows of `nb` blocks each, `wrb`
+    /// bytes apart, into lanes 0..rows; the other lanes are zero. (The quants go into `q`
+    /// through the architecture's [`PanelLines`].)
+    fn pack_scales(&mut self, layout: Layout, w: &[u8], wrb: usize, rows: usize, nb: usize) {
         if rows < COLS {
-            self.q.iter_mut().for_each(|v| *v = 0);
             self.ab.iter_mut().for_each(|v| *v = 0.0);
         }
-        let (bb, gpb, steps) = (layout.block_bytes(), layout.groups_per_block(), layout.steps());
+        let (bb, gpb) = (layout.block_bytes(), layout.groups_per_block());
         for r in 0..rows {
             for b in 0..nb {
                 let blk = &w[r * wrb + b * bb..][..bb];
                 let g0 = b * gpb;
                 match layout {
-                    Layout::Q4_0 | Layout::Q4_1 => {
-                        let d = f16_at(blk, 0);
-                        let (min, qs) = if layout == Layout::Q4_1 { (f16_at(blk, 2), 4) } else { (0.0, 2) };
-                        for t in 0..4 {
-                            let v = word(blk, qs + 4 * t);
-                            self.put(steps, g0, t, r, v & LOW4);
-                            self.put(steps, g0, t + 4, r, (v >> 4) & LOW4);
-                        }
-                        self.scales(g0, r, d, min);
-                    }
-                    Layout::Q8_0 => {
-                        let d = f16_at(blk, 0);
-                        for t in 0..8 {
-                            self.put(steps, g0, t, r, word(blk, 2 + 4 * t) ^ 0x8080_8080);
-                        }
-                        self.scales(g0, r, d, 0.0);
-                    }
+                    Layout::Q4_0 | Layout::Q8_0 => self.scales(g0, r, f16_at(blk, 0), 0.0),
+                    Layout::Q4_1 => self.scales(g0, r, f16_at(blk, 0), f16_at(blk, 2)),
                     Layout::Q4K | Layout::Q5K => {
                         let (d, dmin) = (f16_at(blk, 0), f16_at(blk, 2));
                         let mut sc = [0u8; 12];
                         sc.copy_from_slice(&blk[4..16]);
                         let (scales, mins) = q4k_scales_mins(sc);
-                        let fifth = layout == Layout::Q5K;
-                        let qs = if fifth { 48 } else { 16 };
                         for j in 0..8 {
-                            for t in 0..8 {
-                                let mut v = (word(blk, qs + 32 * (j / 2) + 4 * t) >> (4 * (j % 2))) & LOW4;
-                                if fifth {
-                                    v |= ((word(blk, 16 + 4 * t) >> j) & 0x0101_0101) << 4;
-                                }
-                                self.put(steps, g0 + j, t, r, v);
-                            }
                             let (s, m) = ((scales >> (8 * j)) as u8 as f32, (mins >> (8 * j)) as u8 as f32);
                             self.scales(g0 + j, r, d * s, -dmin * m);
                         }
                     }
                     Layout::Q6K => {
                         let d = f16_at(blk, 208);
-                        for h in 0..2 {
-                            for l in (0..32).step_by(4) {
-                                let (qa, qb, qh) = (word(blk, 64 * h + l), word(blk, 64 * h + 32 + l), word(blk, 128 + 32 * h + l));
-                                let sets = [
-                                    (qa & LOW4, qh),
-                                    (qb & LOW4, qh >> 2),
-                                    ((qa >> 4) & LOW4, qh >> 4),
-                                    ((qb >> 4) & LOW4, qh >> 6),
-                                ];
-                                for (k, (low, high)) in sets.into_iter().enumerate() {
-                                    let e = 128 * h + 32 * k + l;
-                                    self.put(steps, g0 + e / 16, (e % 16) / 4, r, low | ((high & 0x0303_0303) << 4));
-                                }
-                            }
-                        }
                         for s in 0..16 {
                             self.scales(g0 + s, r, d * blk[192 + s] as i8 as f32, 0.0);
                         }
@@ -254,6 +205,17 @@ pub(crate) struct PassInputs<'a> {
     pub(crate) sums: &'a [i32],
 }
 
+/// Unpacks the quants of `rows` (≤ 16) weight rows at `w`, `wrb` bytes apart, `nb` blocks
+/// each, into the panel lines at `q` (`groups·steps·16` words), lanes past `rows` zero: per
+/// group g and step t, the word of row r holds elements `4t..4t + 4` of its group g unsigned
+/// (nibbles as stored; Q5_K with the fifth bit as 16; Q6_K's low nibble and high pair as
+/// 0..63; Q8_0's bytes + 128), element `4t + i` in byte i.
+///
+/// # Safety
+/// The CPU has the function's features; the rows hold `nb` blocks of `layout`; `q` holds the
+/// panel's lines.
+pub(crate) type PanelLines = unsafe fn(layout: Layout, w: *const u8, wrb: usize, rows: usize, nb: usize, q: *mut u32);
+
 /// A micro-kernel pass: every activation row of `acts` against the panel, outputs
 /// `out[i·ldo + c]` for the first `cols` lanes.
 ///
@@ -267,7 +229,7 @@ pub(crate) type PanelKernel = unsafe fn(inp: &PassInputs, panel: &Panel, acts: &
 /// prepared rows `acts`, panel by panel. Sizes that do not fit write nothing (the callers
 /// check them first). `kernel` must come from an architecture's table, which hands it out only
 /// where the CPU has its features.
-pub(crate) fn run(kernel: PanelKernel, layout: Layout, pairs: bool, w: &[u8], nw: usize, acts: &[Act], out: &mut [f32], ldo: usize) {
+pub(crate) fn run(lines: PanelLines, kernel: PanelKernel, layout: Layout, pairs: bool, w: &[u8], nw: usize, acts: &[Act], out: &mut [f32], ldo: usize) {
     let nx = acts.len();
     if nw == 0 || nx == 0 || w.len() % nw != 0 || ldo < nw {
         return;
@@ -287,11 +249,16 @@ pub(crate) fn run(kernel: PanelKernel, layout: Layout, pairs: bool, w: &[u8], nw
     let mut j0 = 0;
     while j0 < nw {
         let cols = (nw - j0).min(COLS);
-        panel.pack(layout, &w[j0 * wrb..], wrb, cols, nb);
-        // SAFETY: the kernel came from its architecture's table after the feature check; the
+        let rows = &w[j0 * wrb..];
+        panel.pack_scales(layout, rows, wrb, cols, nb);
+        // SAFETY: `lines` and the kernel came from their architecture's table after the feature
+        // check; the `cols` rows from j0 hold `nb` blocks each (wrb ≥ nb·block bytes); the
         // panel, offsets and sums were built for `layout` over `nb` blocks, which every
         // activation row holds (checked above); out[(nx − 1)·ldo + j0 + cols − 1] is in bounds.
-        unsafe { kernel(&inp, &panel, acts, cols, out.as_mut_ptr().add(j0), ldo) };
+        unsafe {
+            lines(layout, rows.as_ptr(), wrb, cols, nb, panel.q.as_mut_ptr());
+            kernel(&inp, &panel, acts, cols, out.as_mut_ptr().add(j0), ldo);
+        }
         j0 += cols;
     }
 }

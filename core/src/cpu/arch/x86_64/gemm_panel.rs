@@ -99,6 +99,73 @@ pub(crate) unsafe fn kernel(inp: &PassInputs, p: &Panel, acts: &[Act], cols: usi
     }
 }
 
+/// The [`super::super::panel::PanelLines`] of this architecture: each line is one masked
+/// gather of a 32-bit word from the 16 rows, then byte-wise masks and shifts.
+///
+/// # Safety
+/// As [`super::super::panel::PanelLines`]; the CPU has AVX-512 F/BW.
+#[target_feature(enable = "avx512f,avx512bw")]
+pub(crate) unsafe fn lines(layout: Layout, w: *const u8, wrb: usize, rows: usize, nb: usize, q: *mut u32) {
+    let live: __mmask16 = ((1u32 << rows) - 1) as u16;
+    let row_at = _mm512_mullo_epi32(_mm512_set1_epi32(wrb as i32), _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15));
+    let gather = |at: usize| _mm512_mask_i32gather_epi32::<1>(_mm512_setzero_si512(), live, row_at, w.add(at) as *const i32);
+    let steps = layout.steps();
+    let put = |g: usize, t: usize, v: __m512i| _mm512_storeu_si512(q.add((g * steps + t) * 16) as *mut _, v);
+    let low4 = _mm512_set1_epi8(0x0F);
+    let nib = |v: __m512i, shift: u32| _mm512_and_si512(_mm512_srl_epi32(v, _mm_cvtsi32_si128(shift as i32)), low4);
+    let (bb, gpb) = (layout.block_bytes(), layout.groups_per_block());
+    for b in 0..nb {
+        let (x, g0) = (b * bb, b * gpb);
+        match layout {
+            Layout::Q4_0 | Layout::Q4_1 => {
+                let qs = x + if layout == Layout::Q4_1 { 4 } else { 2 };
+                for t in 0..4 {
+                    let v = gather(qs + 4 * t);
+                    put(g0, t, nib(v, 0));
+                    put(g0, t + 4, nib(v, 4));
+                }
+            }
+            Layout::Q8_0 => {
+                for t in 0..8 {
+                    put(g0, t, _mm512_xor_si512(gather(x + 2 + 4 * t), _mm512_set1_epi8(-128)));
+                }
+            }
+            Layout::Q4K | Layout::Q5K => {
+                let fifth = layout == Layout::Q5K;
+                let qs = x + if fifth { 48 } else { 16 };
+                for t in 0..8 {
+                    let high = if fifth { gather(x + 16 + 4 * t) } else { _mm512_setzero_si512() };
+                    for j in 0..4 {
+                        let v = gather(qs + 32 * j + 4 * t);
+                        for (k, half) in [nib(v, 0), nib(v, 4)].into_iter().enumerate() {
+                            let sub = 2 * j + k;
+                            let v = if fifth {
+                                let bit = _mm512_and_si512(_mm512_srl_epi32(high, _mm_cvtsi32_si128(sub as i32)), _mm512_set1_epi8(1));
+                                _mm512_or_si512(half, _mm512_slli_epi32::<4>(bit))
+                            } else {
+                                half
+                            };
+                            put(g0 + sub, t, v);
+                        }
+                    }
+                }
+            }
+            Layout::Q6K => {
+                for h in 0..2 {
+                    for l in (0..32).step_by(4) {
+                        let (qa, qb, qh) = (gather(x + 64 * h + l), gather(x + 64 * h + 32 + l), gather(x + 128 + 32 * h + l));
+                        for (k, (low, hs)) in [(nib(qa, 0), 0), (nib(qb, 0), 2), (nib(qa, 4), 4), (nib(qb, 4), 6)].into_iter().enumerate() {
+                            let pair = _mm512_and_si512(_mm512_srl_epi32(qh, _mm_cvtsi32_si128(hs)), _mm512_set1_epi8(3));
+                            let e = 128 * h + 32 * k + l;
+                            put(g0 + e / 16, (e % 16) / 4, _mm512_or_si512(low, _mm512_slli_epi32::<4>(pair)));
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
 /// The panel GEMM of weight type `ty` at `level`, where the AVX-512 VNNI GEMV runs (its
 /// activation preparation, Q4_0 and Q4_1 in nibble-pair order, is the one read here).
 pub(crate) fn panel_for(ty: crate::quant::GgmlType, level: crate::cpu::isa::Isa) -> Option<super::super::PanelGemm> {
@@ -108,7 +175,7 @@ pub(crate) fn panel_for(ty: crate::quant::GgmlType, level: crate::cpu::isa::Isa)
     }
     macro_rules! panel {
         ($layout:expr) => {
-            Some(|w, nw, acts, out, ldo| super::super::panel::run(kernel, $layout, true, w, nw, acts, out, ldo))
+            Some(|w, nw, acts, out, ldo| super::super::panel::run(lines, kernel, $layout, true, w, nw, acts, out, ldo))
         };
     }
     match ty {
