@@ -27,7 +27,7 @@
 
 use alloc::vec::Vec;
 
-use super::prepared::{holds_32, holds_q8k, q4k_scales_mins};
+use super::prepared::{holds_32, holds_q8k, q4k_scales_mins, row_bytes_if_fits};
 use super::GemvActivations as Act;
 
 /// Weight rows per panel: one per i32 lane of a 512-bit register.
@@ -231,13 +231,7 @@ pub(crate) type PanelKernel = unsafe fn(inp: &PassInputs, panel: &Panel, acts: &
 /// where the CPU has its features.
 pub(crate) fn run(lines: PanelLines, kernel: PanelKernel, layout: Layout, pairs: bool, w: &[u8], nw: usize, acts: &[Act], out: &mut [f32], ldo: usize) {
     let nx = acts.len();
-    if nw == 0 || nx == 0 || w.len() % nw != 0 || ldo < nw {
-        return;
-    }
-    if (nx - 1).checked_mul(ldo).and_then(|v| v.checked_add(nw)).is_none_or(|need| out.len() < need) {
-        return;
-    }
-    let wrb = w.len() / nw;
+    let Some(wrb) = row_bytes_if_fits(w, nw, nx, out, ldo) else { return };
     let nb = wrb / layout.block_bytes();
     if nb == 0 || !acts.iter().all(|a| layout.holds(a, nb)) {
         return;
