@@ -2,7 +2,9 @@
 //! at every ISA level this machine runs, against two oracles:
 //! - each output equals that level's dot kernel on the same (weight row, quantized activation
 //!   row) pair, bit for bit — the register-tiled kernels promise this, so tiling, edge tiles,
-//!   row ranges and thread counts cannot change a result;
+//!   row ranges and thread counts cannot change a result (the kernels over prepared
+//!   activations, including the weight-panel GEMM from 8 rows, sum in another float order:
+//!   they meet the dot bound instead, and are bit-identical across splits and threads);
 //! - the f64 product of the dequantized operands, within the dot bound of ggml_simd.rs.
 //!
 //! - weight blocks at the edges of their formats (all-zero, min and max quants, every bit
@@ -60,6 +62,13 @@ fn quantized_gemm_matches_the_dot_kernel_at_every_level_and_thread_count() {
                 (17, 9, 2),
                 (37, 19, 3),
                 (9, 250, 8),
+                // The weight-panel GEMM (from 8 activation rows): panels of 16 weight rows
+                // with tails, activation tiles of 4 with tails, odd block counts (the paired
+                // activation order's last block), split across threads.
+                (8, 16, 1),
+                (11, 33, 5),
+                (30, 50, 9),
+                (64, 47, 2),
             ] {
                 let k = blocks * ty.block_len();
                 let wrb = ty.row_bytes(k).unwrap();
@@ -137,7 +146,7 @@ fn quantized_gemm_matches_the_dot_kernel_at_every_level_and_thread_count() {
 /// must stay non-finite (NaN and ±Inf may trade places, as there).
 fn edge_blocks(level: Isa, ty: T, rng: &mut Rng) {
     let bt = vec_dot_type(ty).unwrap();
-    for &(m, n, blocks) in &[(1usize, 5usize, 3usize), (6, 3, 2)] {
+    for &(m, n, blocks) in &[(1usize, 5usize, 3usize), (6, 3, 2), (9, 18, 3)] {
         let k = blocks * ty.block_len();
         let (wrb, xrb) = (ty.row_bytes(k).unwrap(), bt.row_bytes(k).unwrap());
         let nblk = n * blocks;

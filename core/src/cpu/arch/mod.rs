@@ -17,6 +17,8 @@ pub(crate) use prefetch::prefetch_rows_ahead;
 pub mod x86_64;
 #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
 pub(crate) mod prepared;
+#[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
+pub(crate) mod panel;
 
 /// The register family the float kernels (GEMM, vector math) of a level are written for.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -113,13 +115,22 @@ pub(crate) struct GemvActivations {
 pub(crate) struct QuantGemv {
     pub(crate) prepare: fn(x: &[u8]) -> GemvActivations,
     pub(crate) run: fn(w: &[u8], nw: usize, acts: &[GemvActivations], out: &mut [f32], ldo: usize),
+    /// The weight-panel GEMM over the same prepared rows ([`panel`]), same signature as `run`,
+    /// for [`PANEL_MIN_ROWS`] activation rows and more; None where the level has none.
+    pub(crate) panel: Option<PanelGemm>,
 }
+
+/// Activation rows from which a matmul runs [`QuantGemv::panel`] (below, `run`'s tiles).
+pub(crate) const PANEL_MIN_ROWS: usize = 8;
+
+/// A [`QuantGemv::panel`] kernel.
+pub(crate) type PanelGemm = fn(w: &[u8], nw: usize, acts: &[GemvActivations], out: &mut [f32], ldo: usize);
 
 /// The GEMV for weight type `ty` at `level`, if one exists and this CPU runs it.
 #[allow(unused_variables)]
 pub(crate) fn quant_gemv(ty: GgmlType, level: Isa) -> Option<QuantGemv> {
     #[cfg(target_arch = "x86_64")]
-    return x86_64::gemv::gemv_for(ty, level);
+    return x86_64::gemv::gemv_for(ty, level).map(|g| QuantGemv { panel: x86_64::gemm_panel::panel_for(ty, level), ..g });
     #[cfg(target_arch = "aarch64")]
     return aarch64::gemv::gemv_for(ty, level);
     #[allow(unreachable_code)]

@@ -251,13 +251,7 @@ pub(crate) fn holds_q8k(act: &Act, nb: usize, groups: usize) -> bool {
 /// CPU has its features.
 pub(crate) fn run<K: Kernel>(f: K, w: &[u8], nw: usize, acts: &[Act], out: &mut [f32], ldo: usize) {
     let nx = acts.len();
-    if nw == 0 || nx == 0 || w.len() % nw != 0 || ldo < nw {
-        return;
-    }
-    if (nx - 1).checked_mul(ldo).and_then(|v| v.checked_add(nw)).is_none_or(|need| out.len() < need) {
-        return;
-    }
-    let wrb = w.len() / nw;
+    let Some(wrb) = row_bytes_if_fits(w, nw, nx, out, ldo) else { return };
     let nb = wrb / f.block_bytes();
     if !acts.iter().all(|a| f.holds(a, nb)) {
         return;
@@ -306,12 +300,23 @@ pub(crate) fn run<K: Kernel>(f: K, w: &[u8], nw: usize, acts: &[Act], out: &mut 
     }
 }
 
+/// The bytes per weight row when `nw` rows in `w` against `nx` activation rows fit an output
+/// `out` of row stride `ldo` (`out[i·ldo + j]`, i < nx, j < nw); None otherwise.
+pub(crate) fn row_bytes_if_fits(w: &[u8], nw: usize, nx: usize, out: &[f32], ldo: usize) -> Option<usize> {
+    if nw == 0 || nx == 0 || w.len() % nw != 0 || ldo < nw {
+        return None;
+    }
+    let need = (nx - 1).checked_mul(ldo)?.checked_add(nw)?;
+    (out.len() >= need).then_some(w.len() / nw)
+}
+
 /// A [`super::QuantGemv`] from a preparation and a kernel.
 macro_rules! quant_gemv {
     ($prepare:expr, $kernel:expr) => {
         $crate::cpu::arch::QuantGemv {
             prepare: $prepare,
             run: |w, nw, acts, out, ldo| $crate::cpu::arch::prepared::run($kernel, w, nw, acts, out, ldo),
+            panel: None,
         }
     };
 }

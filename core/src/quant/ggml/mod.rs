@@ -438,6 +438,14 @@ pub fn qmatmul_rows_quantized(
     const X_TILE: usize = 16;
     let w_tile = (W_TILE_BYTES / wrb).clamp(1, 256);
     let acts = &xq.gemv.0;
+    if let Some(panel) = kern.gemv.and_then(|g| g.panel) {
+        if acts.len() == xq.m && xq.m >= crate::cpu::arch::PANEL_MIN_ROWS {
+            // Weight panels unpacked once for every activation row (arch/panel.rs): the weights
+            // stream once, each panel's rows against all activations.
+            panel(w_rows, width, acts, out, width);
+            return Ok(());
+        }
+    }
     let gemm = match kern.gemv {
         Some(g) if acts.len() == xq.m => Tiled::Prepared(g.run),
         _ => match kern.gemm {

@@ -198,12 +198,17 @@ const GEMV_Q8_0: QuantGemv = quant_gemv!(|x| prepared::prepare(prepared::Q8_0, O
 const GEMV_Q5_0: QuantGemv = quant_gemv!(|x| prepared::prepare(prepared::Q5_0, Order::NibblePairs, x), prepared::Q5_0);
 const GEMV_Q5_1: QuantGemv = quant_gemv!(|x| prepared::prepare(prepared::Q5_1, Order::NibblePairs, x), prepared::Q5_1);
 
-/// The GEMV of weight type `ty` when the CPU has AVX-512 F/BW/VL and VNNI and `level`
-/// allows AVX-512; else the AVX2 one ([`super::gemv_avx2`]) where `level` allows AVX2.
-pub(crate) fn gemv_for(ty: GgmlType, level: crate::cpu::isa::Isa) -> Option<QuantGemv> {
+/// Whether the CPU has AVX-512 F/BW/VL and VNNI and `level` allows AVX-512 (the kernels of
+/// this file and of `gemm_panel.rs`).
+pub(super) fn avx512_vnni(level: crate::cpu::isa::Isa) -> bool {
     use crate::cpu::isa::{self, Isa};
-    if !(level.allows(Isa::Avx512) && level != Isa::Portable && Isa::Avx512.is_available() && isa::has_avx512_vnni())
-    {
+    level.allows(Isa::Avx512) && level != Isa::Portable && Isa::Avx512.is_available() && isa::has_avx512_vnni()
+}
+
+/// The GEMV of weight type `ty` when [`avx512_vnni`] allows it; else the AVX2 one
+/// ([`super::gemv_avx2`]) where `level` allows AVX2.
+pub(crate) fn gemv_for(ty: GgmlType, level: crate::cpu::isa::Isa) -> Option<QuantGemv> {
+    if !avx512_vnni(level) {
         return super::gemv_avx2::gemv_for(ty, level);
     }
     match ty {

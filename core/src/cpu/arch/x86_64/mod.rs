@@ -1,6 +1,7 @@
 //! x86-64 kernels (AVX2, AVX-512 VNNI).
 pub mod quant;
 pub mod gemv;
+pub mod gemm_panel;
 pub mod gemv_k;
 pub mod gemv_k23;
 pub mod gemv_avx2;

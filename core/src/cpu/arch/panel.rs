@@ -1,0 +1,258 @@
+//! The architecture-neutral half of the weight-panel GEMM (prompt processing: many activation
+//! rows against the same weights): 16 weight rows at a time are unpacked once into a panel
+//! whose 64-byte lines hold 4 consecutive elements of each of the 16 rows (one i32 lane per
+//! row), then every activation row passes over the panel. A micro-kernel broadcasts 4
+//! activation bytes and `vpdpbusd`s them against a whole line, so each i32 lane accumulates one
+//! (activation row, weight row) dot product and the float work (convert, scale, accumulate)
+//! is done once per 32-element group for 16 outputs — where the tile kernels of
+//! [`super::prepared`] sum horizontally and spend it per output.
+//!
+//! The panel is built per call from the file layout (no copy of the weights is kept):
+//! unpacking 16 rows costs about what one activation row's pass over them costs, so it pays
+//! from [`super::PANEL_MIN_ROWS`] activation rows on. Every element is stored unsigned
+//! (nibbles as they are, Q6_K's 6-bit values, Q8_0 offset by 128), so one kernel serves every
+//! format:
+//!
+//! `W_j · a = Σ_g A_j[g] · d_a[g] · (Σ_{e∈g} q_j[e]·a[e] − o·Σ_{e∈g} a[e]) + B_j[g] · s_a[g]`
+//!
+//! with the format's offset `o` (8, 128, 32; 0 for the formats with a min), per weight row and
+//! group the f32 `A` (and the min's `B`), and per activation row and group the prepared `d` and
+//! `s` ([`super::GemvActivations`]) and the integer `o·Σa` (per call). The integer dot of a
+//! group is exact, as in the dot kernels; only the float order differs from them (within
+//! their bound), and each output goes through the same operations wherever its row sits in a
+//! panel or tile.
+
+// Only x86-64 has a micro-kernel so far; aarch64 compiles the neutral half unused.
+#![cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
+
+use alloc::vec::Vec;
+
+use super::prepared::{holds_32, holds_q8k, q4k_scales_mins, row_bytes_if_fits};
+use super::GemvActivations as Act;
+
+/// Weight rows per panel: one per i32 lane of a 512-bit register.
+pub(crate) const COLS: usize = 16;
+
+/// The weight formats a panel holds.
+#[derive(Clone, Copy, PartialEq, Debug)]
+pub(crate) enum Layout {
+    Q4_0,
+    Q4_1,
+    Q8_0,
+    Q4K,
+    Q5K,
+    Q6K,
+}
+
+impl Layout {
+    /// Bytes of one weight block.
+    pub(crate) fn block_bytes(self) -> usize {
+        match self {
+            Layout::Q4_0 => 18,
+            Layout::Q4_1 => 20,
+            Layout::Q8_0 => 34,
+            Layout::Q4K => super::prepared::Q4K_BYTES,
+            Layout::Q5K => super::prepared::Q5K_BYTES,
+            Layout::Q6K => super::prepared::Q6K_BYTES,
+        }
+    }
+    /// Groups (of one `A`, `B` each) per weight block, which is also the groups sharing one
+    /// activation `d` (Q8_K: one per 256 elements).
+    pub(crate) fn groups_per_block(self) -> usize {
+        match self {
+            Layout::Q4_0 | Layout::Q4_1 | Layout::Q8_0 => 1,
+            Layout::Q4K | Layout::Q5K => 8,
+            Layout::Q6K => 16,
+        }
+    }
+    /// 4-element steps per group (Q6_K's groups are 16 elements, the others 32).
+    pub(crate) fn steps(self) -> usize {
+        if self == Layout::Q6K {
+            4
+        } else {
+            8
+        }
+    }
+    /// The offset `o` subtracted from every stored element; 0 for the formats with a min
+    /// (their second term is `B·s`).
+    pub(crate) fn offset(self) -> i32 {
+        match self {
+            Layout::Q4_0 => 8,
+            Layout::Q8_0 => 128,
+            Layout::Q6K => 32,
+            Layout::Q4_1 | Layout::Q4K | Layout::Q5K => 0,
+        }
+    }
+    fn holds(self, act: &Act, nb: usize) -> bool {
+        match self {
+            Layout::Q4_0 | Layout::Q4_1 | Layout::Q8_0 => holds_32(act, nb),
+            Layout::Q4K | Layout::Q5K => holds_q8k(act, nb, 8),
+            Layout::Q6K => holds_q8k(act, nb, 16),
+        }
+    }
+}
+
+/// 16 weight rows unpacked: line `g·steps + t` (16 words, 64 bytes) holds elements `4t..4t + 4`
+/// of group g of every row (row r in word r, little-endian bytes); `ab[32g..32g + 16]` the rows' `A`, then their
+/// `B` (zero for formats without a min).
+pub(crate) struct Panel {
+    pub(crate) q: Vec<u32>,
+    pub(crate) ab: Vec<f32>,
+    pub(crate) groups: usize,
+}
+
+/// Where step t of group g reads the prepared activation quants: `lo + 4t` for t < 4, else
+/// `hi + 4(t − 4)` (the two 16-element halves of a block, apart in the paired order).
+pub(crate) type Offsets = [u32; 2];
+
+fn f16_at(p: &[u8], at: usize) -> f32 {
+    crate::quant::ggml::util::f16_to_f32([p[at], p[at + 1]])
+}
+
+impl Panel {
+    fn new(layout: Layout, nb: usize) -> Panel {
+        let groups = nb * layout.groups_per_block();
+        Panel { q: alloc::vec![0; groups * layout.steps() * COLS], ab: alloc::vec![0.0; groups * 32], groups }
+    }
+
+    fn scales(&mut self, g: usize, r: usize, a: f32, b: f32) {
+        self.ab[32 * g + r] = a;
+        self.ab[32 * g + 16 + r] = b;
+    }
+
+    /// The per-group `A` and `B` of `rows` (≤ 16) weight rows of `nb` blocks each, `wrb`
+    /// bytes apart, into lanes 0..rows; the other lanes are zero. (The quants go into `q`
+    /// through the architecture's [`PanelLines`].)
+    fn pack_scales(&mut self, layout: Layout, w: &[u8], wrb: usize, rows: usize, nb: usize) {
+        if rows < COLS {
+            self.ab.iter_mut().for_each(|v| *v = 0.0);
+        }
+        let (bb, gpb) = (layout.block_bytes(), layout.groups_per_block());
+        for r in 0..rows {
+            for b in 0..nb {
+                let blk = &w[r * wrb + b * bb..][..bb];
+                let g0 = b * gpb;
+                match layout {
+                    Layout::Q4_0 | Layout::Q8_0 => self.scales(g0, r, f16_at(blk, 0), 0.0),
+                    Layout::Q4_1 => self.scales(g0, r, f16_at(blk, 0), f16_at(blk, 2)),
+                    Layout::Q4K | Layout::Q5K => {
+                        let (d, dmin) = (f16_at(blk, 0), f16_at(blk, 2));
+                        let mut sc = [0u8; 12];
+                        sc.copy_from_slice(&blk[4..16]);
+                        let (scales, mins) = q4k_scales_mins(sc);
+                        for j in 0..8 {
+                            let (s, m) = ((scales >> (8 * j)) as u8 as f32, (mins >> (8 * j)) as u8 as f32);
+                            self.scales(g0 + j, r, d * s, -dmin * m);
+                        }
+                    }
+                    Layout::Q6K => {
+                        let d = f16_at(blk, 208);
+                        for s in 0..16 {
+                            self.scales(g0 + s, r, d * blk[192 + s] as i8 as f32, 0.0);
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// The per-group activation offsets of `layout` over `nb` blocks; `pairs`: the 32-element
+/// nibble formats' activations are in [`super::prepared::Order::NibblePairs`].
+fn offsets(layout: Layout, nb: usize, pairs: bool) -> Vec<Offsets> {
+    let groups = nb * layout.groups_per_block();
+    let paired = pairs && matches!(layout, Layout::Q4_0 | Layout::Q4_1);
+    (0..groups)
+        .map(|g| {
+            let g32 = g as u32;
+            if layout == Layout::Q6K {
+                [16 * g32, 16 * g32]
+            } else if paired && g < nb - nb % 2 {
+                let lo = 64 * (g32 / 2) + 16 * (g32 % 2);
+                [lo, lo + 32]
+            } else {
+                [32 * g32, 32 * g32 + 16]
+            }
+        })
+        .collect()
+}
+
+/// `o·Σa` per activation row and group (`sums[i·groups + g]`), where `offs` says the group's
+/// quants are; empty for formats without an offset.
+fn offset_sums(layout: Layout, offs: &[Offsets], acts: &[Act]) -> Vec<i32> {
+    let o = layout.offset();
+    if o == 0 {
+        return Vec::new();
+    }
+    let sum = |q: &[u8]| q.iter().map(|&v| v as i8 as i32).sum::<i32>();
+    let short = layout.steps() == 4;
+    acts.iter()
+        .flat_map(|a| {
+            offs.iter().map(move |&[lo, hi]| {
+                let (lo, hi) = (lo as usize, hi as usize);
+                let s = if short { sum(&a.q[lo..lo + 16]) } else { sum(&a.q[lo..lo + 16]) + sum(&a.q[hi..hi + 16]) };
+                o * s
+            })
+        })
+        .collect()
+}
+
+/// What a micro-kernel pass reads beside the panel: per group the activation offsets, per
+/// activation row and group the `o·Σa` ([`offset_sums`]).
+pub(crate) struct PassInputs<'a> {
+    pub(crate) layout: Layout,
+    pub(crate) offs: &'a [Offsets],
+    pub(crate) sums: &'a [i32],
+}
+
+/// Unpacks the quants of `rows` (≤ 16) weight rows at `w`, `wrb` bytes apart, `nb` blocks
+/// each, into the panel lines at `q` (`groups·steps·16` words), lanes past `rows` zero: per
+/// group g and step t, the word of row r holds elements `4t..4t + 4` of its group g unsigned
+/// (nibbles as stored; Q5_K with the fifth bit as 16; Q6_K's low nibble and high pair as
+/// 0..63; Q8_0's bytes + 128), element `4t + i` in byte i.
+///
+/// # Safety
+/// The CPU has the function's features; the rows hold `nb` blocks of `layout`; `q` holds the
+/// panel's lines.
+pub(crate) type PanelLines = unsafe fn(layout: Layout, w: *const u8, wrb: usize, rows: usize, nb: usize, q: *mut u32);
+
+/// A micro-kernel pass: every activation row of `acts` against the panel, outputs
+/// `out[i·ldo + c]` for the first `cols` lanes.
+///
+/// # Safety
+/// The CPU has the kernel's features; `panel` and `inp` were built for its layout over the
+/// blocks every `acts[i]` holds, `inp.sums` for these `acts`; `out` holds
+/// `(acts.len() − 1)·ldo + cols` values.
+pub(crate) type PanelKernel = unsafe fn(inp: &PassInputs, panel: &Panel, acts: &[Act], cols: usize, out: *mut f32, ldo: usize);
+
+/// `out[i·ldo + j] = W_j · act_i` for the `nw` weight rows in `w` (file layout) and the
+/// prepared rows `acts`, panel by panel. Sizes that do not fit write nothing (the callers
+/// check them first). `kernel` must come from an architecture's table, which hands it out only
+/// where the CPU has its features.
+pub(crate) fn run(lines: PanelLines, kernel: PanelKernel, layout: Layout, pairs: bool, w: &[u8], nw: usize, acts: &[Act], out: &mut [f32], ldo: usize) {
+    let nx = acts.len();
+    let Some(wrb) = row_bytes_if_fits(w, nw, nx, out, ldo) else { return };
+    let nb = wrb / layout.block_bytes();
+    if nb == 0 || !acts.iter().all(|a| layout.holds(a, nb)) {
+        return;
+    }
+    let offs = offsets(layout, nb, pairs);
+    let sums = offset_sums(layout, &offs, acts);
+    let inp = PassInputs { layout, offs: &offs, sums: &sums };
+    let mut panel = Panel::new(layout, nb);
+    let mut j0 = 0;
+    while j0 < nw {
+        let cols = (nw - j0).min(COLS);
+        let rows = &w[j0 * wrb..];
+        panel.pack_scales(layout, rows, wrb, cols, nb);
+        // SAFETY: `lines` and the kernel came from their architecture's table after the feature
+        // check; the `cols` rows from j0 hold `nb` blocks each (wrb ≥ nb·block bytes); the
+        // panel, offsets and sums were built for `layout` over `nb` blocks, which every
+        // activation row holds (checked above); out[(nx − 1)·ldo + j0 + cols − 1] is in bounds.
+        unsafe {
+            lines(layout, rows.as_ptr(), wrb, cols, nb, panel.q.as_mut_ptr());
+            kernel(&inp, &panel, acts, cols, out.as_mut_ptr().add(j0), ldo);
+        }
+        j0 += cols;
+    }
+}
