@@ -9,7 +9,7 @@
 //! `cargo run --release -p mlx-arm-core --example bench_quant [-- --python PATH] [--m 512]`
 //! PATH is a Python with `mlx` installed (default `python3`); without it MLX is skipped.
 //!
-//! `--affine` runs only the MLX affine section (`cpu::affine`, issue 17 item 4): 4-bit and
+//! `--affine` runs only the MLX affine section (`cpu::affine`, issue 17 item 4): 2-, 4- and
 //! 8-bit g64, GEMV 1×4096·4096ᵀ (and `x @ W`) and GEMM 128×4096·4096ᵀ at 1 and 2 threads,
 //! beside real MLX's `quantized_matmul` on the same shapes (same run, Python subprocess) and
 //! this machine's read bandwidth at the same thread count.
@@ -157,7 +157,7 @@ def med(f, runs):
         t0 = time.perf_counter(); f(); t.append(time.perf_counter() - t0)
     t.sort(); return t[len(t) // 2]
 res = {{}}
-for bits in (4, 8):
+for bits in (2, 4, 8):
     wq, s, b = mx.quantize(W, group_size=64, bits=bits); mx.eval(wq, s, b)
     q = lambda x, t: mx.eval(mx.quantized_matmul(x, wq, s, b, transpose=t, group_size=64, bits=bits))
     res[f"{{bits}}/gemv_t"] = med(lambda: q(x1, True), 9)
@@ -213,7 +213,7 @@ fn affine_section(python: &str) {
         mlx_arm_core::parallel::set_num_threads(threads);
         let read = read_bandwidth(threads);
         println!("read bandwidth, {threads} thread(s): {read:.1} GB/s");
-        for bits in [4i64, 8] {
+        for bits in [2i64, 4, 8] {
             let q = ops::quantize(&w, Some(64), Some(bits), "affine", None).unwrap();
             mlx_arm_core::eval(&q).unwrap();
             let bytes: usize = q.iter().map(|a| a.nbytes()).sum();

@@ -8,9 +8,9 @@
 //!   over threads (several GEMV tasks, row slices, panels and row blocks);
 //! - f16/bf16 activations, scales and biases;
 //! - random packed words (every code, the largest included) and scales/biases of both signs;
-//! - the fused 4-bit `x @ Ŵᵀ` kernels (AVX2, AVX-512, NEON) over m = 1–5 and 8 activation
-//!   rows (each row-count variant and a second pass of rows), row lengths that leave a partial
-//!   vector of packed words at the row's end, one and an odd number of weight rows.
+//! - the fused 2-, 4- and 8-bit `x @ Ŵᵀ` kernels (AVX2, AVX-512, NEON) over m = 1–5 and 8
+//!   activation rows (each row-count variant and a second pass of rows), row lengths that leave
+//!   a partial vector of packed words at the row's end, one and an odd number of weight rows.
 //!
 //! Bound: the reference rounds `ŵ` to the activation dtype T and sums in MLX's order; the
 //! fast path sums in SIMD order and applies scale and bias per group (or `s·q + b` in f32 in
@@ -97,14 +97,15 @@ fn every_width_group_and_path_matches_the_reference_at_every_level() {
     assert!(fails.is_empty(), "{} failures:\n{}", fails.len(), fails.join("\n"));
 }
 
-/// The fused 4-bit `x @ Ŵᵀ` path: K = gs·{1, 3, 5} (and 4128 for g32) leave 4, 8 or 12 words
-/// of the last 16-word AVX-512 vector and 4 of the last 8-word AVX2 vector; every activation
-/// row count the kernels specialize, f32 and half activations.
+/// The fused `x @ Ŵᵀ` path at each width it takes (2, 4, 8 bits): K = gs·{1, 3, 5} (and 4128
+/// for g32) leave a partial last vector of packed words — 4-bit: 4, 8 or 12 of AVX-512's 16
+/// words, 4 of AVX2's 8; 8-bit: 8 of 16; 2-bit: 2, 6 or 10 words, and 2 of NEON's 4 —; every
+/// activation row count the kernels specialize, f32 and half activations.
 #[test]
-fn fused_4bit_gemv_matches_the_reference_at_every_level() {
+fn fused_gemv_matches_the_reference_at_every_level() {
     let mut fails = Vec::new();
     let mut seed = 500u64;
-    for level in isa::available() {
+    for (level, bits) in isa::available().into_iter().flat_map(|l| [2u32, 4, 8].map(|b| (l, b))) {
         for gs in [32usize, 64, 128] {
             let mut ks = vec![gs, 3 * gs, 5 * gs];
             if gs == 32 {
@@ -114,12 +115,12 @@ fn fused_4bit_gemv_matches_the_reference_at_every_level() {
                 for m in [1usize, 2, 3, 4, 5, 8] {
                     for other in [1usize, 13] {
                         seed += 1;
-                        fails.extend(case::<f32>(level, 4, gs, true, m, k, other, seed).err());
+                        fails.extend(case::<f32>(level, bits, gs, true, m, k, other, seed).err());
                     }
                 }
                 seed += 1;
-                fails.extend(case::<f16>(level, 4, gs, true, 3, k, 7, seed).err());
-                fails.extend(case::<bf16>(level, 4, gs, true, 4, k, 7, seed).err());
+                fails.extend(case::<f16>(level, bits, gs, true, 3, k, 7, seed).err());
+                fails.extend(case::<bf16>(level, bits, gs, true, 4, k, 7, seed).err());
             }
         }
     }
@@ -153,6 +154,8 @@ fn threaded_shapes_match_the_reference() {
         for transpose in [true, false] {
             fails.extend(case::<f32>(level, 4, 64, transpose, 1, 640, 300, 7).err());
             fails.extend(case::<f32>(level, 4, 64, transpose, 3, 640, 300, 8).err());
+            fails.extend(case::<f32>(level, 8, 64, transpose, 2, 640, 300, 11).err());
+            fails.extend(case::<f32>(level, 2, 32, transpose, 5, 640, 300, 12).err());
             fails.extend(case::<f32>(level, 5, 32, transpose, 40, 320, 300, 9).err());
             // More than one 4096-column tile of `x @ Ŵ`.
             fails.extend(case::<f32>(level, 4, 64, transpose, 2, 4160, 5, 10).err());

@@ -4,9 +4,9 @@
 //! - **Few rows** (`m ≤ GEMV_MAX_M`, decode): each weight row (or row segment) is decoded once
 //!   to f32 codes by the ISA's decoder, then `Σ_g s_g·(Σ x·q) + b_g·Σ_g x` — MLX's own
 //!   rearrangement in its Metal `qmv` — for up to four activation rows per decoded row. Threads
-//!   split the weight rows (`x @ Ŵᵀ`) or column tiles (`x @ Ŵ`). 4-bit `x @ Ŵᵀ` skips the
-//!   decoded row: the ISA's fused kernel reads the packed words against activations permuted
-//!   once per call (`arch::affine::Fused4`).
+//!   split the weight rows (`x @ Ŵᵀ`) or column tiles (`x @ Ŵ`). 2-, 4- and 8-bit `x @ Ŵᵀ`
+//!   skip the decoded row: the ISA's fused kernel reads the packed words against activations
+//!   permuted once per call (`arch::affine::Fused`).
 //! - **Many rows** (prefill, training): tiles of weight rows are dequantized to an f32 panel
 //!   and handed to the f32 GEMM (`cpu::gemm`) of the same level, so the product runs at f32
 //!   GEMM speed; threads split (panel × row block) tasks.
@@ -21,7 +21,7 @@
 use alloc::vec;
 use alloc::vec::Vec;
 
-use crate::cpu::arch::affine::{kernels, permute4, permuted_len, AffineKernels, Fused4, MAX_ROWS};
+use crate::cpu::arch::affine::{fields, fuses, kernels, permute, permuted_len, AffineKernels, Fused, MAX_ROWS};
 use crate::cpu::elementwise::OutPtr;
 use crate::cpu::gemm::{gemm_at, MatMut, MatRef};
 use crate::cpu::isa::Isa;
@@ -205,36 +205,36 @@ impl<T: QFloat + Sync> RowDots for DecodedRows<'_, T> {
     }
 }
 
-/// 4 bits: the ISA's [`Fused4`] kernel on the packed row, the activations permuted once.
-struct Fused4Rows<'a, T> {
+/// 2, 4 or 8 bits: the ISA's [`Fused`] kernel on the packed row, the activations permuted once.
+struct FusedRows<'a, T> {
     q: &'a Quant<'a, T>,
-    f: &'a Fused4,
-    /// Each activation row [`permute4`]d, `kp` floats apart.
+    f: &'a Fused,
+    /// Each activation row [`permute`]d, `kp` floats apart.
     xp: Vec<f32>,
     kp: usize,
     k: usize,
 }
 
-impl<'a, T: QFloat> Fused4Rows<'a, T> {
-    fn new(q: &'a Quant<'a, T>, f: &'a Fused4, xf: &[f32], m: usize, k: usize) -> Result<Self> {
-        let kp = permuted_len(k, f.lanes);
+impl<'a, T: QFloat> FusedRows<'a, T> {
+    fn new(q: &'a Quant<'a, T>, f: &'a Fused, xf: &[f32], m: usize, k: usize) -> Result<Self> {
+        let kp = permuted_len(k, q.bits, f.lanes);
         let mut xp = try_zeroed(OP, m * kp, 0f32)?;
         for (x, d) in xf.chunks_exact(k).zip(xp.chunks_exact_mut(kp)) {
-            permute4(x, f.lanes, d);
+            permute(x, q.bits, f.lanes, d);
         }
-        Ok(Fused4Rows { q, f, xp, kp, k })
+        Ok(FusedRows { q, f, xp, kp, k })
     }
 }
 
-impl<T: QFloat + Sync> RowDots for Fused4Rows<'_, T> {
+impl<T: QFloat + Sync> RowDots for FusedRows<'_, T> {
     /// The row's per-word scales (zero past the row) and its index.
     type Scratch = (Vec<f32>, usize);
     fn scratch(&self) -> Self::Scratch {
-        (vec![0f32; self.kp / 8], 0)
+        (vec![0f32; self.kp / fields(self.q.bits)], 0)
     }
     fn load(&self, (sw, row): &mut Self::Scratch, j: usize) {
         let (gs, gpr) = (self.q.gs, self.k / self.q.gs);
-        for (d, v) in sw.chunks_exact_mut(gs / 8).zip(&self.q.scales[j * gpr..(j + 1) * gpr]) {
+        for (d, v) in sw.chunks_exact_mut(gs / fields(self.q.bits)).zip(&self.q.scales[j * gpr..(j + 1) * gpr]) {
             d.fill(v.to_f32());
         }
         *row = j;
@@ -245,15 +245,15 @@ impl<T: QFloat + Sync> RowDots for Fused4Rows<'_, T> {
             *x = &self.xp[(r0 + r) * self.kp..(r0 + r + 1) * self.kp];
         }
         let start = self.q.bytes(*row * self.k);
-        (self.f.dot)(&self.q.w[start..start + self.q.bytes(self.k)], sw, &xs[..out.len()], out);
+        (self.f.dot)(self.q.bits, &self.q.w[start..start + self.q.bytes(self.k)], sw, &xs[..out.len()], out);
     }
 }
 
-/// Decode path of `x @ Ŵᵀ`: the fused kernel for 4 bits where the ISA has one, else each
-/// row decoded once.
+/// Decode path of `x @ Ŵᵀ`: the fused kernel for 2, 4 and 8 bits where the ISA has one, else
+/// each row decoded once.
 fn gemv_t<T: QFloat + Sync>(q: &Quant<'_, T>, xf: &[f32], m: usize, k: usize, n: usize, o: OutPtr<f32>) -> Result<()> {
-    match q.kern.fused4.as_ref().filter(|_| q.bits == 4) {
-        Some(f) => gemv_t_with(q, &Fused4Rows::new(q, f, xf, m, k)?, xf, m, k, n, o),
+    match q.kern.fused.as_ref().filter(|_| fuses(q.bits)) {
+        Some(f) => gemv_t_with(q, &FusedRows::new(q, f, xf, m, k)?, xf, m, k, n, o),
         None => gemv_t_with(q, &DecodedRows { q, xf, k }, xf, m, k, n, o),
     }
     Ok(())

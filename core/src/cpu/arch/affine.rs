@@ -10,12 +10,17 @@
 //! SIMD decoders gather those two bytes per lane with a byte shuffle, shift each lane by its
 //! own amount and mask — one shape for every width 1–8 ([`SPANS`] holds the positions).
 //!
-//! 4-bit `x @ Ŵᵀ` has a fused kernel instead ([`Fused4`]): it never writes decoded codes. A
-//! vector of `lanes` packed words holds nibble `p` of word `l` at bits `4p..4p + 4` of lane `l`;
-//! masking those bits in place and converting the lane to f32 gives `q·16^p` exactly, so the
-//! activations are permuted once per call ([`permute4`]) to match — block of `8·lanes` codes,
-//! nibble-major, each multiplied by `16^-p` — and each nibble costs one AND, one convert and
-//! one FMA per activation row (no shuffle, no shift, no store of the codes).
+//! 2-, 4- and 8-bit `x @ Ŵᵀ` have a fused kernel instead ([`Fused`]): it never writes decoded
+//! codes. A little-endian word holds `F = 32/bits` codes, code `p` at bits `bits·p..` ("field"
+//! `p`). A vector of `lanes` packed words and the same vector shifted right by 16 hold every
+//! field of every word at a fixed place of its lane: field `p` at bit `(bits·p) % 16` of the
+//! plain vector (`bits·p < 16`) or of the shifted one. Masking those bits in place and
+//! converting the lane to f32 gives `q·2^((bits·p) % 16)` exactly (at most 16 significant bits,
+//! never the sign bit), so the activations are permuted once per call ([`permute`]) to match —
+//! blocks of `F·lanes` codes, field-major, each multiplied by [`field_scale`] — and each field
+//! costs one AND, one convert and one FMA per activation row (no shuffle, no per-lane shift, no
+//! store of the codes). Reading the upper fields from the shifted copy keeps the activation
+//! factors at `2^-14` or above, so an activation rounds to a subnormal only below `2^-112`.
 
 use crate::cpu::isa::Isa;
 
@@ -64,58 +69,128 @@ pub(crate) struct AffineKernels {
     pub dot_groups: DotGroupsFn,
     /// `acc[i] += c[g]·q[i]` for `i` in group `g` (`c.len() == q.len()/gs`).
     pub axpy_groups: fn(q: &[f32], gs: usize, c: &[f32], acc: &mut [f32]),
-    /// The fused 4-bit `x @ Ŵᵀ` kernel, where the ISA has one.
-    pub fused4: Option<Fused4>,
+    /// The fused `x @ Ŵᵀ` kernel of [`FUSED_BITS`] widths, where the ISA has one.
+    pub fused: Option<Fused>,
 }
 
-/// The fused 4-bit kernel of one ISA (see the module doc).
-pub(crate) struct Fused4 {
-    /// Packed words per vector: [`permute4`] blocks are `8·lanes` codes.
+/// The widths [`Fused`] kernels take (those whose codes never straddle a 32-bit word).
+pub(crate) const FUSED_BITS: [u32; 3] = [2, 4, 8];
+
+/// Whether `bits`-wide codes have a fused `x @ Ŵᵀ` kernel (where the ISA has one).
+pub(crate) fn fuses(bits: u32) -> bool {
+    FUSED_BITS.contains(&bits)
+}
+
+/// The fused kernel of one ISA (see the module doc).
+pub(crate) struct Fused {
+    /// Packed words per vector: [`permute`] blocks are `F·lanes` codes.
     pub lanes: usize,
-    /// `out[r] = Σ_l sw[l]·Σ_p q(l, p)·16^p·xp[r][perm(l, p)]` over the words `l` of `w` (one
-    /// weight row, little-endian words of 8 codes, a multiple of 4 words): `sw` is each
-    /// word's group scale and `xp` the [`permute4`]d activation rows, both zero-padded to
-    /// whole blocks (`sw.len() ≥ blocks·lanes`, each `xp[r].len() ≥ blocks·8·lanes`),
-    /// `xp.len() ≤ MAX_ROWS`, `out.len() == xp.len()`.
-    pub dot: Fused4Fn,
+    /// `out[r] = Σ_l sw[l]·Σ_p q(l, p)·2^((bits·p) % 16)·xp[r][perm(l, p)]` over the words `l`
+    /// of `w` (one weight row of `bits`-wide codes, [`FUSED_BITS`], a multiple of 2 words):
+    /// `sw` is each word's group scale and `xp` the [`permute`]d activation rows, both
+    /// zero-padded to whole blocks (`sw.len() ≥ blocks·lanes`, each
+    /// `xp[r].len() ≥ blocks·F·lanes`), `xp.len() ≤ MAX_ROWS`, `out.len() == xp.len()`.
+    pub dot: FusedFn,
 }
 
-/// See [`Fused4::dot`].
-pub(crate) type Fused4Fn = fn(w: &[u8], sw: &[f32], xp: &[&[f32]], out: &mut [f32]);
+/// See [`Fused::dot`].
+pub(crate) type FusedFn = fn(bits: u32, w: &[u8], sw: &[f32], xp: &[&[f32]], out: &mut [f32]);
 
-/// Factor of nibble `p` in [`permute4`]: the kernels convert nibble `p < 7` masked in place
-/// (`q·16^p`, exact in f32: 4 significant bits) and nibble 7 shifted down (a masked top
-/// nibble would read as a negative i32 where the ISA has only a signed convert).
-pub(crate) const NIBBLE_SCALE: [f32; 8] =
-    [1.0, 1.0 / 16.0, 1.0 / 256.0, 1.0 / 4096.0, 1.0 / 65536.0, 1.0 / 1048576.0, 1.0 / 16777216.0, 1.0];
-
-/// Length of one activation row after [`permute4`] for `k` codes: whole blocks of `8·lanes`.
-pub(crate) fn permuted_len(k: usize, lanes: usize) -> usize {
-    k.div_ceil(8 * lanes) * 8 * lanes
+/// Codes per 32-bit word ("fields") at `bits` bits.
+pub(crate) const fn fields(bits: u32) -> usize {
+    (32 / bits) as usize
 }
 
-/// Lays `x` (one activation row of `k` codes) out for a [`Fused4`] of `lanes` lanes:
-/// `dst[b·8L + p·L + l] = x[8·(b·L + l) + p]·NIBBLE_SCALE[p]`, zero past `x`
-/// (`dst.len() == permuted_len(x.len(), lanes)`). Scaling by a power of two is exact.
-pub(crate) fn permute4(x: &[f32], lanes: usize, dst: &mut [f32]) {
-    for (b, blk) in dst.chunks_exact_mut(8 * lanes).enumerate() {
-        for (p, (row, &f)) in blk.chunks_exact_mut(lanes).zip(&NIBBLE_SCALE).enumerate() {
+/// Factor of field `p` in [`permute`]: the kernels convert field `p` masked in place in the word
+/// or, from bit 16 on, in the word shifted right by 16: `q·2^((bits·p) % 16)`, so the
+/// activation is scaled by the inverse (a power of two: exact).
+pub(crate) fn field_scale(bits: u32, p: usize) -> f32 {
+    1.0 / (1u32 << ((bits as usize * p) % 16)) as f32
+}
+
+/// Whether field `p` of `bits`-wide codes lies in the word's upper half (the kernels read it
+/// from the word shifted right by 16).
+#[cfg_attr(not(any(target_arch = "x86_64", target_arch = "aarch64")), allow(dead_code))]
+pub(crate) const fn in_high_half(bits: u32, p: usize) -> bool {
+    bits as usize * p >= 16
+}
+
+/// Mask of field `p` of `bits`-wide codes where the kernels read it (see [`in_high_half`]).
+#[cfg_attr(not(any(target_arch = "x86_64", target_arch = "aarch64")), allow(dead_code))]
+pub(crate) const fn field_mask(bits: u32, p: usize) -> u32 {
+    ((1u32 << bits) - 1) << ((bits as usize * p) % 16)
+}
+
+/// Length of one activation row after [`permute`] for `k` codes: whole blocks of `F·lanes`.
+pub(crate) fn permuted_len(k: usize, bits: u32, lanes: usize) -> usize {
+    let block = fields(bits) * lanes;
+    k.div_ceil(block) * block
+}
+
+/// Lays `x` (one activation row of `k` codes) out for a [`Fused`] of `lanes` lanes at `bits`:
+/// `dst[b·F·L + p·L + l] = x[F·(b·L + l) + p]·field_scale(bits, p)`, zero past `x`
+/// (`dst.len() == permuted_len(x.len(), bits, lanes)`).
+pub(crate) fn permute(x: &[f32], bits: u32, lanes: usize, dst: &mut [f32]) {
+    let f = fields(bits);
+    for (b, blk) in dst.chunks_exact_mut(f * lanes).enumerate() {
+        for (p, row) in blk.chunks_exact_mut(lanes).enumerate() {
+            let scale = field_scale(bits, p);
             for (l, d) in row.iter_mut().enumerate() {
-                *d = x.get(8 * (b * lanes + l) + p).map_or(0.0, |&v| v * f);
+                *d = x.get(f * (b * lanes + l) + p).map_or(0.0, |&v| v * scale);
             }
         }
     }
 }
 
-/// Checks the [`Fused4::dot`] contract for `lanes` lanes and `rows` activation rows (panics
-/// otherwise: the SIMD kernels read by pointer after this); returns the row's word count.
+/// Checks the [`Fused::dot`] contract for `lanes` lanes, `bits` and `rows` activation rows
+/// (panics otherwise: the SIMD kernels read by pointer after this); returns the row's word count.
 #[cfg_attr(not(any(target_arch = "x86_64", target_arch = "aarch64")), allow(dead_code))]
-pub(crate) fn fused4_words(rows: usize, lanes: usize, w: &[u8], sw: &[f32], xp: &[&[f32]], out: &[f32]) -> usize {
+pub(crate) fn fused_words(bits: u32, rows: usize, lanes: usize, w: &[u8], sw: &[f32], xp: &[&[f32]], out: &[f32]) -> usize {
     let words = w.len() / 4;
     let blocks = words.div_ceil(lanes);
-    assert!(w.len().is_multiple_of(16) && sw.len() >= blocks * lanes && xp.len() >= rows && out.len() >= rows);
-    assert!(xp.iter().take(rows).all(|x| x.len() >= blocks * 8 * lanes));
+    assert!(fuses(bits) && w.len().is_multiple_of(8) && sw.len() >= blocks * lanes && xp.len() >= rows && out.len() >= rows);
+    assert!(xp.iter().take(rows).all(|x| x.len() >= blocks * fields(bits) * lanes));
     words
+}
+
+/// One ISA's fused kernel body, monomorphized per width `B` and activation-row count `R`.
+#[cfg_attr(not(any(target_arch = "x86_64", target_arch = "aarch64")), allow(dead_code))]
+pub(crate) trait FusedKernel {
+    /// [`Fused::dot`] for `B` bits and `R` rows.
+    ///
+    /// # Safety
+    /// The ISA features the implementation uses must be available.
+    unsafe fn dot<const B: u32, const R: usize>(w: &[u8], sw: &[f32], xp: &[&[f32]], out: &mut [f32]);
+}
+
+/// Runs `K`'s kernel for `bits` (one of [`FUSED_BITS`]) and `xp.len()` rows (`≤ MAX_ROWS`).
+///
+/// # Safety
+/// As [`FusedKernel::dot`]: `K`'s ISA features are available.
+#[cfg_attr(not(any(target_arch = "x86_64", target_arch = "aarch64")), allow(dead_code))]
+pub(crate) unsafe fn fused_dispatch<K: FusedKernel>(bits: u32, w: &[u8], sw: &[f32], xp: &[&[f32]], out: &mut [f32]) {
+    // SAFETY: forwarded from the caller.
+    unsafe {
+        match bits {
+            2 => fused_rows::<K, 2>(w, sw, xp, out),
+            4 => fused_rows::<K, 4>(w, sw, xp, out),
+            8 => fused_rows::<K, 8>(w, sw, xp, out),
+            _ => panic!("no fused affine kernel for {bits}-bit codes"),
+        }
+    }
+}
+
+#[cfg_attr(not(any(target_arch = "x86_64", target_arch = "aarch64")), allow(dead_code))]
+unsafe fn fused_rows<K: FusedKernel, const B: u32>(w: &[u8], sw: &[f32], xp: &[&[f32]], out: &mut [f32]) {
+    // SAFETY: forwarded from the caller.
+    unsafe {
+        match xp.len() {
+            1 => K::dot::<B, 1>(w, sw, xp, out),
+            2 => K::dot::<B, 2>(w, sw, xp, out),
+            3 => K::dot::<B, 3>(w, sw, xp, out),
+            _ => K::dot::<B, MAX_ROWS>(w, sw, xp, out),
+        }
+    }
 }
 
 /// The kernels `level` runs (the portable ones where there are no SIMD ones).
@@ -134,7 +209,7 @@ pub(crate) fn kernels(level: Isa) -> &'static AffineKernels {
 
 /// The portable reference kernels.
 pub(crate) static PORTABLE: AffineKernels =
-    AffineKernels { decode: decode_portable, dot_groups: dot_groups_portable, axpy_groups: axpy_groups_portable, fused4: None };
+    AffineKernels { decode: decode_portable, dot_groups: dot_groups_portable, axpy_groups: axpy_groups_portable, fused: None };
 
 /// Decodes codes one at a time from their (at most) two bytes.
 pub(crate) fn decode_portable(bits: u32, src: &[u8], dst: &mut [f32]) {
@@ -183,17 +258,33 @@ mod tests {
     use super::*;
 
     #[test]
-    fn permute4_is_nibble_major_per_block_scaled_and_zero_padded() {
-        // 2 lanes: blocks of 16 codes; x = 1..=24 (3 words), so the second block has one word.
+    fn permute_is_field_major_per_block_scaled_and_zero_padded() {
+        // 4 bits, 2 lanes: blocks of 16 codes; x = 1..=24 (3 words), so the second block has one word.
         let x: Vec<f32> = (1..=24).map(|v| v as f32).collect();
-        let mut d = vec![f32::NAN; permuted_len(24, 2)];
+        let mut d = vec![f32::NAN; permuted_len(24, 4, 2)];
         assert_eq!(d.len(), 32);
-        permute4(&x, 2, &mut d);
-        // Block 0, nibble p: words 0 and 1 → x[p], x[8 + p], scaled by 16^-p (1 for p = 7).
+        permute(&x, 4, 2, &mut d);
+        // Block 0, field p: words 0 and 1 → x[p], x[8 + p], scaled by 16^-(p % 4).
         assert_eq!(&d[..4], &[1.0, 9.0, 2.0 / 16.0, 10.0 / 16.0]);
-        assert_eq!(&d[14..16], &[8.0, 16.0]);
+        assert_eq!(&d[8..10], &[5.0, 13.0]);
+        assert_eq!(&d[14..16], &[8.0 / 4096.0, 16.0 / 4096.0]);
         // Block 1: word 2 (x[16..24]) in lane 0, lane 1 past x is zero.
         assert_eq!(&d[16..20], &[17.0, 0.0, 18.0 / 16.0, 0.0]);
-        assert_eq!(&d[30..32], &[24.0, 0.0]);
+        assert_eq!(&d[30..32], &[24.0 / 4096.0, 0.0]);
+    }
+
+    #[test]
+    fn field_scales_undo_the_in_place_position_of_each_field() {
+        // 8 bits: bytes 0, 1 of the word and of the word >> 16.
+        assert_eq!([0, 1, 2, 3].map(|p| field_scale(8, p)), [1.0, 1.0 / 256.0, 1.0, 1.0 / 256.0]);
+        // 2 bits: 16 fields, the smallest factor 2^-14 (fields 7 and 15).
+        assert_eq!(field_scale(2, 7), 1.0 / 16384.0);
+        assert_eq!(field_scale(2, 8), 1.0);
+        assert_eq!(field_scale(2, 15), 1.0 / 16384.0);
+        assert!(fuses(2) && fuses(4) && fuses(8) && !fuses(3) && !fuses(6));
+        // 8 bits, 1 lane: blocks of one word (4 codes), two of them for 5 codes.
+        let mut d = vec![f32::NAN; permuted_len(5, 8, 1)];
+        permute(&[1.0, 2.0, 3.0, 4.0, 5.0], 8, 1, &mut d);
+        assert_eq!(d, [1.0, 2.0 / 256.0, 3.0, 4.0 / 256.0, 5.0, 0.0, 0.0, 0.0]);
     }
 }

@@ -2,11 +2,13 @@
 //! does): the decoder takes 8 codes per step — `tbl` gathers each code's two bytes into a
 //! 16-bit lane, `ushl` by a negative per-lane amount shifts it down, a mask keeps `bits`, and
 //! the lanes are widened and converted to f32. The dot and axpy kernels keep two accumulators
-//! per activation row. The fused 4-bit dot ([`Fused4`]) takes 4 packed words per vector: per
-//! nibble one `and` (`ushr` for the top one), `ucvtf` and one FMA per activation row. NEON is
+//! per activation row. The fused 2/4/8-bit dot ([`Fused`]) takes 4 packed words per vector and
+//! one `ushr` of it by 16: per field one `and`, `ucvtf` and one FMA per activation row. NEON is
 //! part of every aarch64 target, so these need no feature check.
 
-use crate::cpu::arch::affine::{fused4_words, safe_steps, AffineKernels, Fused4, MAX_ROWS, SPANS};
+use crate::cpu::arch::affine::{
+    field_mask, fields, fused_dispatch, fused_words, in_high_half, safe_steps, AffineKernels, Fused, FusedKernel, MAX_ROWS, SPANS,
+};
 use crate::cpu::isa::Isa;
 use core::arch::aarch64::*;
 
@@ -22,7 +24,7 @@ static NEON: AffineKernels = AffineKernels {
     decode: decode_neon,
     dot_groups: dot_groups_neon,
     axpy_groups: axpy_groups_neon,
-    fused4: Some(Fused4 { lanes: 4, dot: fused4_neon }),
+    fused: Some(Fused { lanes: 4, dot: fused_neon }),
 };
 
 /// `tbl` indices: 16-bit lane `j` takes bytes `lo_j`, `hi_j` of the run (`0x80` reads as 0).
@@ -139,34 +141,40 @@ fn axpy_groups_neon(q: &[f32], gs: usize, c: &[f32], acc: &mut [f32]) {
     }
 }
 
-fn fused4_neon(w: &[u8], sw: &[f32], xp: &[&[f32]], out: &mut [f32]) {
-    match xp.len() {
-        1 => fused4_neon_rows::<1>(w, sw, xp, out),
-        2 => fused4_neon_rows::<2>(w, sw, xp, out),
-        3 => fused4_neon_rows::<3>(w, sw, xp, out),
-        _ => fused4_neon_rows::<MAX_ROWS>(w, sw, xp, out),
+struct Neon;
+impl FusedKernel for Neon {
+    unsafe fn dot<const B: u32, const R: usize>(w: &[u8], sw: &[f32], xp: &[&[f32]], out: &mut [f32]) {
+        fused_neon_rows::<B, R>(w, sw, xp, out)
     }
 }
 
-fn fused4_neon_rows<const R: usize>(w: &[u8], sw: &[f32], xp: &[&[f32]], out: &mut [f32]) {
-    // Rows are a multiple of 4 words, so every vector is whole.
-    let words = fused4_words(R, 4, w, sw, xp, out);
+fn fused_neon(bits: u32, w: &[u8], sw: &[f32], xp: &[&[f32]], out: &mut [f32]) {
+    // SAFETY: NEON is baseline on aarch64; lengths are checked inside.
+    unsafe { fused_dispatch::<Neon>(bits, w, sw, xp, out) }
+}
+
+fn fused_neon_rows<const B: u32, const R: usize>(w: &[u8], sw: &[f32], xp: &[&[f32]], out: &mut [f32]) {
+    let words = fused_words(B, R, 4, w, sw, xp, out);
+    let f = fields(B);
     let mut x = [core::ptr::null::<f32>(); R];
     for r in 0..R {
         x[r] = xp[r].as_ptr();
     }
-    // SAFETY: NEON is baseline; vector b reads words 4b..4b + 4 < words, sw[4b..4b + 4] and
-    // xp[r][32b..32b + 32], all inside the lengths fused4_words checked.
+    // SAFETY: NEON is baseline; vector b reads words 4b..min(4b + 4, words) (rows are a
+    // multiple of 2 words, so a partial last vector holds exactly 2), sw[4b..4b + 4] and
+    // xp[r][4f·b..4f·(b + 1)], all inside the lengths fused_words checked.
     unsafe {
         let mut total = [vdupq_n_f32(0.0); R];
-        for b in 0..words / 4 {
-            let v = vld1q_u32(w.as_ptr().add(16 * b) as *const u32);
+        for b in 0..words.div_ceil(4) {
+            let src = w.as_ptr().add(16 * b) as *const u32;
+            let v = if words - 4 * b >= 4 { vld1q_u32(src) } else { vcombine_u32(vld1_u32(src), vdup_n_u32(0)) };
+            let hi = vshrq_n_u32::<16>(v);
             let mut a = [[vdupq_n_f32(0.0); R]; 2];
-            for p in 0..8 {
-                let bits = if p == 7 { vshrq_n_u32::<28>(v) } else { vandq_u32(v, vdupq_n_u32(0xF << (4 * p))) };
-                let q = vcvtq_f32_u32(bits);
+            for p in 0..f {
+                let word = if in_high_half(B, p) { hi } else { v };
+                let q = vcvtq_f32_u32(vandq_u32(word, vdupq_n_u32(field_mask(B, p))));
                 for r in 0..R {
-                    a[p & 1][r] = vfmaq_f32(a[p & 1][r], vld1q_f32(x[r].add(32 * b + 4 * p)), q);
+                    a[p & 1][r] = vfmaq_f32(a[p & 1][r], vld1q_f32(x[r].add(4 * (f * b + p))), q);
                 }
             }
             let s = vld1q_f32(sw.as_ptr().add(4 * b));

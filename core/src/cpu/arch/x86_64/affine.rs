@@ -2,15 +2,15 @@
 //! AVX2 + FMA decodes 8 codes per step (a broadcast 8-byte load, `vpshufb` gathers each code's
 //! two bytes into its lane, `vpsrlvd` + mask, `vcvtdq2ps`), AVX-512 16 codes per step the same
 //! way. The dot and axpy kernels keep two accumulators per activation row so consecutive FMAs
-//! do not wait on each other. The fused 4-bit dot ([`Fused4`]) takes 8 (AVX2) or 16 (AVX-512)
-//! packed words per vector: per nibble one `vpand` (`vpsrld` for the top one), `vcvtdq2ps`
-//! and one FMA per activation row, even and odd nibbles into separate accumulators, and one
-//! FMA by the per-word scales per vector.
+//! do not wait on each other. The fused 2/4/8-bit dot ([`Fused`]) takes 8 (AVX2) or 16
+//! (AVX-512) packed words per vector and one `vpsrld` of it by 16: per field one `vpand`,
+//! `vcvtdq2ps` and one FMA per activation row, even and odd fields into separate accumulators,
+//! and one FMA by the per-word scales per vector.
 //!
 //! Each `#[target_feature]` function is only reached through [`kernels_for`], which hands a
 //! table out only when the active level allows it — what makes calling them sound.
 
-use crate::cpu::arch::affine::{fused4_words, safe_steps, AffineKernels, Fused4, MAX_ROWS, SPANS};
+use crate::cpu::arch::affine::{field_mask, fields, fused_dispatch, in_high_half, fused_words, safe_steps, AffineKernels, Fused, FusedKernel, MAX_ROWS, SPANS};
 use crate::cpu::isa::Isa;
 use core::arch::x86_64::*;
 
@@ -29,13 +29,13 @@ static AVX2: AffineKernels = AffineKernels {
     decode: decode_avx2,
     dot_groups: dot_groups_avx2,
     axpy_groups: axpy_groups_avx2,
-    fused4: Some(Fused4 { lanes: 8, dot: fused4_avx2 }),
+    fused: Some(Fused { lanes: 8, dot: fused_avx2 }),
 };
 static AVX512: AffineKernels = AffineKernels {
     decode: decode_avx512,
     dot_groups: dot_groups_avx512,
     axpy_groups: axpy_groups_avx512,
-    fused4: Some(Fused4 { lanes: 16, dot: fused4_avx512 }),
+    fused: Some(Fused { lanes: 16, dot: fused_avx512 }),
 };
 
 /// `vpshufb` indices: dword lane `j` takes bytes `lo_j`, `hi_j` of the broadcast run into its
@@ -271,21 +271,23 @@ unsafe fn axpy_avx512(q: &[f32], gs: usize, c: &[f32], acc: &mut [f32]) {
     }
 }
 
-fn fused4_avx2(w: &[u8], sw: &[f32], xp: &[&[f32]], out: &mut [f32]) {
-    // SAFETY: AVX2 + FMA available (kernels_for); lengths are checked inside.
-    unsafe {
-        match xp.len() {
-            1 => fused4_avx2_impl::<1>(w, sw, xp, out),
-            2 => fused4_avx2_impl::<2>(w, sw, xp, out),
-            3 => fused4_avx2_impl::<3>(w, sw, xp, out),
-            _ => fused4_avx2_impl::<MAX_ROWS>(w, sw, xp, out),
-        }
+struct Avx2;
+impl FusedKernel for Avx2 {
+    unsafe fn dot<const B: u32, const R: usize>(w: &[u8], sw: &[f32], xp: &[&[f32]], out: &mut [f32]) {
+        // SAFETY: forwarded (AVX2 + FMA available).
+        unsafe { fused_avx2_impl::<B, R>(w, sw, xp, out) }
     }
 }
 
+fn fused_avx2(bits: u32, w: &[u8], sw: &[f32], xp: &[&[f32]], out: &mut [f32]) {
+    // SAFETY: AVX2 + FMA available (kernels_for); lengths are checked inside.
+    unsafe { fused_dispatch::<Avx2>(bits, w, sw, xp, out) }
+}
+
 #[target_feature(enable = "avx2,fma")]
-unsafe fn fused4_avx2_impl<const R: usize>(w: &[u8], sw: &[f32], xp: &[&[f32]], out: &mut [f32]) {
-    let words = fused4_words(R, 8, w, sw, xp, out);
+unsafe fn fused_avx2_impl<const B: u32, const R: usize>(w: &[u8], sw: &[f32], xp: &[&[f32]], out: &mut [f32]) {
+    let words = fused_words(B, R, 8, w, sw, xp, out);
+    let f = fields(B);
     let mut x = [core::ptr::null::<f32>(); R];
     for r in 0..R {
         x[r] = xp[r].as_ptr();
@@ -295,18 +297,19 @@ unsafe fn fused4_avx2_impl<const R: usize>(w: &[u8], sw: &[f32], xp: &[&[f32]], 
     for b in 0..words.div_ceil(8) {
         let left = words - 8 * b;
         let src = w.as_ptr().add(32 * b);
-        // The last vector of a row may hold 4 words (rows are a multiple of 4): masked load.
+        // The last vector of a row may be partial (rows are a multiple of 2 words): masked load.
         let v = if left >= 8 {
             _mm256_loadu_si256(src as *const __m256i)
         } else {
             _mm256_maskload_epi32(src as *const i32, _mm256_cmpgt_epi32(_mm256_set1_epi32(left as i32), lane))
         };
+        let hi = _mm256_srli_epi32::<16>(v);
         let mut a = [[_mm256_setzero_ps(); R]; 2];
-        for p in 0..8 {
-            let bits = if p == 7 { _mm256_srli_epi32::<28>(v) } else { _mm256_and_si256(v, _mm256_set1_epi32(0xF << (4 * p))) };
-            let q = _mm256_cvtepi32_ps(bits);
+        for p in 0..f {
+            let word = if in_high_half(B, p) { hi } else { v };
+            let q = _mm256_cvtepi32_ps(_mm256_and_si256(word, _mm256_set1_epi32(field_mask(B, p) as i32)));
             for r in 0..R {
-                a[p & 1][r] = _mm256_fmadd_ps(_mm256_loadu_ps(x[r].add(64 * b + 8 * p)), q, a[p & 1][r]);
+                a[p & 1][r] = _mm256_fmadd_ps(_mm256_loadu_ps(x[r].add(8 * (f * b + p))), q, a[p & 1][r]);
             }
         }
         let s = _mm256_loadu_ps(sw.as_ptr().add(8 * b));
@@ -319,21 +322,23 @@ unsafe fn fused4_avx2_impl<const R: usize>(w: &[u8], sw: &[f32], xp: &[&[f32]], 
     }
 }
 
-fn fused4_avx512(w: &[u8], sw: &[f32], xp: &[&[f32]], out: &mut [f32]) {
-    // SAFETY: AVX-512F available (kernels_for); lengths are checked inside.
-    unsafe {
-        match xp.len() {
-            1 => fused4_avx512_impl::<1>(w, sw, xp, out),
-            2 => fused4_avx512_impl::<2>(w, sw, xp, out),
-            3 => fused4_avx512_impl::<3>(w, sw, xp, out),
-            _ => fused4_avx512_impl::<MAX_ROWS>(w, sw, xp, out),
-        }
+struct Avx512;
+impl FusedKernel for Avx512 {
+    unsafe fn dot<const B: u32, const R: usize>(w: &[u8], sw: &[f32], xp: &[&[f32]], out: &mut [f32]) {
+        // SAFETY: forwarded (AVX-512F available).
+        unsafe { fused_avx512_impl::<B, R>(w, sw, xp, out) }
     }
 }
 
+fn fused_avx512(bits: u32, w: &[u8], sw: &[f32], xp: &[&[f32]], out: &mut [f32]) {
+    // SAFETY: AVX-512F available (kernels_for); lengths are checked inside.
+    unsafe { fused_dispatch::<Avx512>(bits, w, sw, xp, out) }
+}
+
 #[target_feature(enable = "avx512f,avx2,fma")]
-unsafe fn fused4_avx512_impl<const R: usize>(w: &[u8], sw: &[f32], xp: &[&[f32]], out: &mut [f32]) {
-    let words = fused4_words(R, 16, w, sw, xp, out);
+unsafe fn fused_avx512_impl<const B: u32, const R: usize>(w: &[u8], sw: &[f32], xp: &[&[f32]], out: &mut [f32]) {
+    let words = fused_words(B, R, 16, w, sw, xp, out);
+    let f = fields(B);
     let mut x = [core::ptr::null::<f32>(); R];
     for r in 0..R {
         x[r] = xp[r].as_ptr();
@@ -348,12 +353,13 @@ unsafe fn fused4_avx512_impl<const R: usize>(w: &[u8], sw: &[f32], xp: &[&[f32]]
         } else {
             _mm512_maskz_loadu_epi32(((1u32 << left) - 1) as __mmask16, src as *const i32)
         };
+        let hi = _mm512_srli_epi32::<16>(v);
         let mut a = [[_mm512_setzero_ps(); R]; 2];
-        for p in 0..8 {
-            let bits = if p == 7 { _mm512_srli_epi32::<28>(v) } else { _mm512_and_si512(v, _mm512_set1_epi32(0xF << (4 * p))) };
-            let q = _mm512_cvtepi32_ps(bits);
+        for p in 0..f {
+            let word = if in_high_half(B, p) { hi } else { v };
+            let q = _mm512_cvtepi32_ps(_mm512_and_si512(word, _mm512_set1_epi32(field_mask(B, p) as i32)));
             for r in 0..R {
-                a[p & 1][r] = _mm512_fmadd_ps(_mm512_loadu_ps(x[r].add(128 * b + 16 * p)), q, a[p & 1][r]);
+                a[p & 1][r] = _mm512_fmadd_ps(_mm512_loadu_ps(x[r].add(16 * (f * b + p))), q, a[p & 1][r]);
             }
         }
         let s = _mm512_loadu_ps(sw.as_ptr().add(16 * b));
