@@ -1359,6 +1359,34 @@ pub unsafe extern "C" fn mlx_stop_gradient(res: *mut mlx_array, a: mlx_array, s:
     })
 }
 
+/// `mlx_copy`: wraps `contiguous`.
+///
+/// # Safety
+/// Handles must be empty or live; pointers must hold their counts.
+#[no_mangle]
+pub unsafe extern "C" fn mlx_copy(res: *mut mlx_array, a: mlx_array, s: mlx_stream) -> c_int {
+    status("mlx_copy", || {
+        let a = arg::array(a, "a")?;
+        arg::stream(s)?;
+        arg::set_array(res, ops::contiguous(&a)?)
+    })
+}
+
+/// `mlx_number_of_elements`: wraps `mlxc_ops::number_of_elements`.
+///
+/// # Safety
+/// Handles must be empty or live; pointers must hold their counts.
+#[no_mangle]
+pub unsafe extern "C" fn mlx_number_of_elements(res: *mut mlx_array, a: mlx_array, axes: *const c_int, axes_num: usize, inverted: bool, dtype: mlx_dtype, s: mlx_stream) -> c_int {
+    status("mlx_number_of_elements", || {
+        let a = arg::array(a, "a")?;
+        let axes = arg::ints(axes, axes_num, "axes")?;
+        let dtype = arg::dtype(dtype)?;
+        arg::stream(s)?;
+        arg::set_array(res, ops::mlxc_ops::number_of_elements(&a, &axes, inverted, dtype)?)
+    })
+}
+
 /// `mlx_sum`: wraps `sum`.
 ///
 /// # Safety
@@ -2117,6 +2145,36 @@ pub unsafe extern "C" fn mlx_put_along_axis(res: *mut mlx_array, a: mlx_array, i
     })
 }
 
+/// `mlx_scatter_add_axis`: wraps `index::scatter_add_along_axis`.
+///
+/// # Safety
+/// Handles must be empty or live; pointers must hold their counts.
+#[no_mangle]
+pub unsafe extern "C" fn mlx_scatter_add_axis(res: *mut mlx_array, a: mlx_array, indices: mlx_array, values: mlx_array, axis: c_int, s: mlx_stream) -> c_int {
+    status("mlx_scatter_add_axis", || {
+        let a = arg::array(a, "a")?;
+        let indices = arg::array(indices, "indices")?;
+        let values = arg::array(values, "values")?;
+        arg::stream(s)?;
+        arg::set_array(res, ops::index::scatter_add_along_axis(&a, &indices, &values, axis as isize)?)
+    })
+}
+
+/// `mlx_masked_scatter`: wraps `mlxc_ops::masked_scatter`.
+///
+/// # Safety
+/// Handles must be empty or live; pointers must hold their counts.
+#[no_mangle]
+pub unsafe extern "C" fn mlx_masked_scatter(res: *mut mlx_array, a: mlx_array, mask: mlx_array, src: mlx_array, s: mlx_stream) -> c_int {
+    status("mlx_masked_scatter", || {
+        let a = arg::array(a, "a")?;
+        let mask = arg::array(mask, "mask")?;
+        let src = arg::array(src, "src")?;
+        arg::stream(s)?;
+        arg::set_array(res, ops::mlxc_ops::masked_scatter(&a, &mask, &src)?)
+    })
+}
+
 /// `mlx_gather`: wraps `gather`.
 ///
 /// # Safety
@@ -2333,6 +2391,74 @@ pub unsafe extern "C" fn mlx_slice_update(res: *mut mlx_array, src: mlx_array, u
         let strides = arg::ints(strides, strides_num, "strides")?;
         arg::stream(s)?;
         arg::set_array(res, ops::slice_update(&src, &update, &start, &stop, &strides)?)
+    })
+}
+
+/// `mlx_slice_update_add`: wraps `mlxc_ops::slice_update_reduce`.
+///
+/// # Safety
+/// Handles must be empty or live; pointers must hold their counts.
+#[no_mangle]
+pub unsafe extern "C" fn mlx_slice_update_add(res: *mut mlx_array, src: mlx_array, update: mlx_array, start: *const c_int, start_num: usize, stop: *const c_int, stop_num: usize, strides: *const c_int, strides_num: usize, s: mlx_stream) -> c_int {
+    status("mlx_slice_update_add", || {
+        let src = arg::array(src, "src")?;
+        let update = arg::array(update, "update")?;
+        let start = arg::ints(start, start_num, "start")?;
+        let stop = arg::ints(stop, stop_num, "stop")?;
+        let strides = arg::ints(strides, strides_num, "strides")?;
+        arg::stream(s)?;
+        arg::set_array(res, ops::mlxc_ops::slice_update_reduce(&src, &update, &start, &stop, &strides, ops::mlxc_ops::SliceReduce::Add)?)
+    })
+}
+
+/// `mlx_slice_update_max`: wraps `mlxc_ops::slice_update_reduce`.
+///
+/// # Safety
+/// Handles must be empty or live; pointers must hold their counts.
+#[no_mangle]
+pub unsafe extern "C" fn mlx_slice_update_max(res: *mut mlx_array, src: mlx_array, update: mlx_array, start: *const c_int, start_num: usize, stop: *const c_int, stop_num: usize, strides: *const c_int, strides_num: usize, s: mlx_stream) -> c_int {
+    status("mlx_slice_update_max", || {
+        let src = arg::array(src, "src")?;
+        let update = arg::array(update, "update")?;
+        let start = arg::ints(start, start_num, "start")?;
+        let stop = arg::ints(stop, stop_num, "stop")?;
+        let strides = arg::ints(strides, strides_num, "strides")?;
+        arg::stream(s)?;
+        arg::set_array(res, ops::mlxc_ops::slice_update_reduce(&src, &update, &start, &stop, &strides, ops::mlxc_ops::SliceReduce::Max)?)
+    })
+}
+
+/// `mlx_slice_update_min`: wraps `mlxc_ops::slice_update_reduce`.
+///
+/// # Safety
+/// Handles must be empty or live; pointers must hold their counts.
+#[no_mangle]
+pub unsafe extern "C" fn mlx_slice_update_min(res: *mut mlx_array, src: mlx_array, update: mlx_array, start: *const c_int, start_num: usize, stop: *const c_int, stop_num: usize, strides: *const c_int, strides_num: usize, s: mlx_stream) -> c_int {
+    status("mlx_slice_update_min", || {
+        let src = arg::array(src, "src")?;
+        let update = arg::array(update, "update")?;
+        let start = arg::ints(start, start_num, "start")?;
+        let stop = arg::ints(stop, stop_num, "stop")?;
+        let strides = arg::ints(strides, strides_num, "strides")?;
+        arg::stream(s)?;
+        arg::set_array(res, ops::mlxc_ops::slice_update_reduce(&src, &update, &start, &stop, &strides, ops::mlxc_ops::SliceReduce::Min)?)
+    })
+}
+
+/// `mlx_slice_update_prod`: wraps `mlxc_ops::slice_update_reduce`.
+///
+/// # Safety
+/// Handles must be empty or live; pointers must hold their counts.
+#[no_mangle]
+pub unsafe extern "C" fn mlx_slice_update_prod(res: *mut mlx_array, src: mlx_array, update: mlx_array, start: *const c_int, start_num: usize, stop: *const c_int, stop_num: usize, strides: *const c_int, strides_num: usize, s: mlx_stream) -> c_int {
+    status("mlx_slice_update_prod", || {
+        let src = arg::array(src, "src")?;
+        let update = arg::array(update, "update")?;
+        let start = arg::ints(start, start_num, "start")?;
+        let stop = arg::ints(stop, stop_num, "stop")?;
+        let strides = arg::ints(strides, strides_num, "strides")?;
+        arg::stream(s)?;
+        arg::set_array(res, ops::mlxc_ops::slice_update_reduce(&src, &update, &start, &stop, &strides, ops::mlxc_ops::SliceReduce::Prod)?)
     })
 }
 
@@ -3371,13 +3497,13 @@ pub unsafe extern "C" fn mlx_arm_unique(res: *mut mlx_vector_array, a: mlx_array
     })
 }
 
-/// `mlx_arm_segmented_mm`: wraps `segmented_mm`.
+/// `mlx_segmented_mm`: wraps `segmented_mm`.
 ///
 /// # Safety
 /// Handles must be empty or live; pointers must hold their counts.
 #[no_mangle]
-pub unsafe extern "C" fn mlx_arm_segmented_mm(res: *mut mlx_array, a: mlx_array, b: mlx_array, segments: mlx_array, s: mlx_stream) -> c_int {
-    status("mlx_arm_segmented_mm", || {
+pub unsafe extern "C" fn mlx_segmented_mm(res: *mut mlx_array, a: mlx_array, b: mlx_array, segments: mlx_array, s: mlx_stream) -> c_int {
+    status("mlx_segmented_mm", || {
         let a = arg::array(a, "a")?;
         let b = arg::array(b, "b")?;
         let segments = arg::array(segments, "segments")?;
@@ -3408,13 +3534,13 @@ pub unsafe extern "C" fn mlx_arm_gather_qqmm(res: *mut mlx_array, x: mlx_array, 
     })
 }
 
-/// `mlx_arm_block_masked_mm`: wraps `block_masked_mm`.
+/// `mlx_block_masked_mm`: wraps `block_masked_mm`.
 ///
 /// # Safety
 /// Handles must be empty or live; pointers must hold their counts.
 #[no_mangle]
-pub unsafe extern "C" fn mlx_arm_block_masked_mm(res: *mut mlx_array, a: mlx_array, b: mlx_array, block_size: c_int, mask_out: mlx_array, mask_lhs: mlx_array, mask_rhs: mlx_array, s: mlx_stream) -> c_int {
-    status("mlx_arm_block_masked_mm", || {
+pub unsafe extern "C" fn mlx_block_masked_mm(res: *mut mlx_array, a: mlx_array, b: mlx_array, block_size: c_int, mask_out: mlx_array, mask_lhs: mlx_array, mask_rhs: mlx_array, s: mlx_stream) -> c_int {
+    status("mlx_block_masked_mm", || {
         let a = arg::array(a, "a")?;
         let b = arg::array(b, "b")?;
         let mask_out = arg::array_opt(mask_out)?;

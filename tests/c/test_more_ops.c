@@ -1,5 +1,5 @@
-/* the more-ops C extensions: mlx_arm_unique, mlx_arm_fast_cross_entropy, mlx_arm_segmented_mm,
- * mlx_arm_block_masked_mm, mlx_arm_get_array_buffer_size. Expected values: MLX's own
+/* the more-ops C extensions: mlx_arm_unique, mlx_arm_fast_cross_entropy, mlx_segmented_mm,
+ * mlx_block_masked_mm, mlx_arm_get_array_buffer_size. Expected values: MLX's own
  * docstring example for unique, and small hand-computed products / losses (real MLX agrees:
  * core/tests/data/more_ops holds its outputs for the wider cases). */
 #include <stdint.h>
@@ -70,18 +70,18 @@ int main(void) {
   int sshape[2] = {2, 2};
   mlx_array segs = mlx_array_new_data(sv, sshape, 2, MLX_INT32);
   mlx_array seg = mlx_array_new();
-  CHECK_OK(mlx_arm_segmented_mm(&seg, x, y, segs, s));
+  CHECK_OK(mlx_segmented_mm(&seg, x, y, segs, s));
   CHECK_REPR(seg, "array([[[21]],\n       [[320]]], dtype=float32)");
-  CHECK_FAILS(mlx_arm_segmented_mm(&seg, x, y, a, s), "The segments should have shape (..., 2)");
+  CHECK_FAILS(mlx_segmented_mm(&seg, x, y, a, s), "The segments should have shape (..., 2)");
 
   /* block_masked_mm: a false output block zeroes the product; block size 16 is rejected. */
   const bool off = false;
   int mshape[2] = {1, 1};
   mlx_array mask = mlx_array_new_data(&off, mshape, 2, MLX_BOOL);
   mlx_array bm = mlx_array_new();
-  CHECK_OK(mlx_arm_block_masked_mm(&bm, x, y, 32, mask, nofill, nofill, s));
+  CHECK_OK(mlx_block_masked_mm(&bm, x, y, 32, mask, nofill, nofill, s));
   CHECK_REPR(bm, "array([[0]], dtype=float32)");
-  CHECK_FAILS(mlx_arm_block_masked_mm(&bm, x, y, 16, mask, nofill, nofill, s), "Only block_sizes 32, 64 are supported.");
+  CHECK_FAILS(mlx_block_masked_mm(&bm, x, y, 16, mask, nofill, nofill, s), "Only block_sizes 32, 64 are supported.");
 
   /* get_array_buffer_size: a (20 bytes) and loss (8 bytes), each buffer once. */
   CHECK_OK(mlx_array_eval(a));
@@ -112,6 +112,72 @@ int main(void) {
   mlx_vector_array_free(outs);
   mlx_array_free(fill);
   mlx_array_free(a);
+  /* mlx-c's ops that MLX's Python does not name (hand-computed values). */
+  int five[1] = {5};
+  const float zv[5] = {0, 0, 0, 0, 0};
+  mlx_array z5 = mlx_array_new_data(zv, five, 1, MLX_FLOAT32);
+  const bool mv[5] = {true, false, true, false, true};
+  mlx_array m5 = mlx_array_new_data(mv, five, 1, MLX_BOOL);
+  const float srcv[3] = {7, 8, 9};
+  int three[1] = {3};
+  mlx_array src3 = mlx_array_new_data(srcv, three, 1, MLX_FLOAT32);
+  mlx_array r = mlx_array_new();
+  CHECK_OK(mlx_masked_scatter(&r, z5, m5, src3, s));
+  CHECK_REPR(r, "array([7, 0, 8, 0, 9], dtype=float32)");
+  /* A mask selecting more positions than the source holds fails when evaluated. */
+  int two[1] = {2};
+  mlx_array src2 = mlx_array_new_data(srcv, two, 1, MLX_FLOAT32);
+  CHECK_OK(mlx_masked_scatter(&r, z5, m5, src2, s));
+  CHECK_FAILS(mlx_array_eval(r), "out of bounds");
+  CHECK_FAILS(mlx_masked_scatter(&r, z5, z5, src3, s), "boolean");
+
+  CHECK_OK(mlx_copy(&r, src3, s));
+  CHECK_REPR(r, "array([7, 8, 9], dtype=float32)");
+
+  int s234[3] = {2, 3, 4};
+  mlx_array big = mlx_array_new();
+  CHECK_OK(mlx_zeros(&big, s234, 3, MLX_FLOAT32, s));
+  const int ax02[2] = {0, 2};
+  CHECK_OK(mlx_number_of_elements(&r, big, ax02, 2, false, MLX_INT32, s));
+  CHECK_REPR(r, "array(8, dtype=int32)");
+  CHECK_OK(mlx_number_of_elements(&r, big, ax02, 2, true, MLX_INT32, s));
+  CHECK_REPR(r, "array(3, dtype=int32)");
+  const int bad_axis[1] = {3};
+  CHECK_FAILS(mlx_number_of_elements(&r, big, bad_axis, 1, false, MLX_INT32, s), "out of bounds");
+
+  const int32_t iv[3] = {1, 1, 3};
+  mlx_array idx = i32(iv, 3);
+  const float av4[4] = {0, 0, 0, 0};
+  int four[1] = {4};
+  mlx_array z4 = mlx_array_new_data(av4, four, 1, MLX_FLOAT32);
+  const float addv[3] = {1, 2, 3};
+  mlx_array vals = mlx_array_new_data(addv, three, 1, MLX_FLOAT32);
+  CHECK_OK(mlx_scatter_add_axis(&r, z4, idx, vals, 0, s)); /* repeated index 1 accumulates */
+  CHECK_REPR(r, "array([0, 3, 0, 3], dtype=float32)");
+
+  /* slice_update_{add,max,min,prod} on positions 1 and 3 of [1, 2, 3, 4, 5]. */
+  const float base[5] = {1, 2, 3, 4, 5};
+  mlx_array b5 = mlx_array_new_data(base, five, 1, MLX_FLOAT32);
+  const int start[1] = {1}, stop[1] = {5}, step[1] = {2};
+  const float u1[2] = {10, 20}, u2[2] = {0, 100}, u3[2] = {2, 3};
+  mlx_array up1 = mlx_array_new_data(u1, two, 1, MLX_FLOAT32);
+  mlx_array up2 = mlx_array_new_data(u2, two, 1, MLX_FLOAT32);
+  mlx_array up3 = mlx_array_new_data(u3, two, 1, MLX_FLOAT32);
+  CHECK_OK(mlx_slice_update_add(&r, b5, up1, start, 1, stop, 1, step, 1, s));
+  CHECK_REPR(r, "array([1, 12, 3, 24, 5], dtype=float32)");
+  CHECK_OK(mlx_slice_update_max(&r, b5, up2, start, 1, stop, 1, step, 1, s));
+  CHECK_REPR(r, "array([1, 2, 3, 100, 5], dtype=float32)");
+  CHECK_OK(mlx_slice_update_min(&r, b5, up2, start, 1, stop, 1, step, 1, s));
+  CHECK_REPR(r, "array([1, 0, 3, 4, 5], dtype=float32)");
+  CHECK_OK(mlx_slice_update_prod(&r, b5, up3, start, 1, stop, 1, step, 1, s));
+  CHECK_REPR(r, "array([1, 4, 3, 12, 5], dtype=float32)");
+  const float u5[5] = {1, 1, 1, 1, 1};
+  mlx_array up5 = mlx_array_new_data(u5, five, 1, MLX_FLOAT32);
+  CHECK_FAILS(mlx_slice_update_add(&r, b5, up5, start, 1, stop, 1, step, 1, s), "broadcast");
+
+  mlx_array frees[] = {z5, m5, src3, src2, r, big, idx, z4, vals, b5, up1, up2, up3, up5};
+  for (size_t i = 0; i < sizeof frees / sizeof frees[0]; i++) mlx_array_free(frees[i]);
+
   mlx_stream_free(s);
   return finish("test_more_ops");
 }

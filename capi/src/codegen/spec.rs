@@ -82,6 +82,8 @@ pub fn table() -> Vec<Op> {
         ("as_strided", "a: array, shape: shape, strides: int64s, offset: size", A, "ops::as_strided(&a, &shape, &strides, offset)"),
         ("contiguous", "a: array, allow_col_major: bool", A, "{ let _ = allow_col_major; ops::contiguous(&a) }"),
         ("stop_gradient", "a: array", A, "ops::stop_gradient(&a)"),
+        ("copy", "a: array", A, "ops::contiguous(&a)"),
+        ("number_of_elements", "a: array, axes: ints, inverted: bool, dtype: dtype", A, "ops::mlxc_ops::number_of_elements(&a, &axes, inverted, dtype)"),
         // reductions (mlx-c overloads: all axes, one axis, listed axes)
         ("sum", "a: array, keepdims: bool", A, "ops::sum(&a, None, keepdims)"),
         ("sum_axis", "a: array, axis: int, keepdims: bool", A, "ops::sum(&a, Some(&[axis as isize]), keepdims)"),
@@ -143,6 +145,8 @@ pub fn table() -> Vec<Op> {
         ("take_axis", "a: array, indices: array, axis: int", A, "ops::take(&a, &indices, Some(axis as isize))"),
         ("take_along_axis", "a: array, indices: array, axis: int", A, "ops::take_along_axis(&a, &indices, Some(axis as isize))"),
         ("put_along_axis", "a: array, indices: array, values: array, axis: int", A, "ops::put_along_axis(&a, &indices, &values, Some(axis as isize))"),
+        ("scatter_add_axis", "a: array, indices: array, values: array, axis: int", A, "ops::index::scatter_add_along_axis(&a, &indices, &values, axis as isize)"),
+        ("masked_scatter", "a: array, mask: array, src: array", A, "ops::mlxc_ops::masked_scatter(&a, &mask, &src)"),
         ("gather", "a: array, indices: vector_array, axes: ints, slice_sizes: shape", A, "ops::gather(&a, &indices, &axes, &slice_sizes)"),
         ("gather_single", "a: array, indices: array, axis: int, slice_sizes: shape", A, "ops::gather(&a, &[indices], &[axis as isize], &slice_sizes)"),
         ("scatter", "a: array, indices: vector_array, updates: array, axes: ints", A, "ops::scatter(&a, &indices, &updates, &axes)"),
@@ -157,6 +161,10 @@ pub fn table() -> Vec<Op> {
         ("scatter_min_single", "a: array, indices: array, updates: array, axis: int", A, "ops::scatter_min(&a, &[indices], &updates, &[axis as isize])"),
         ("slice_dynamic", "a: array, start: array, axes: ints, slice_size: shape", A, "ops::slice_dynamic(&a, &compose::index_values(&start, \"slice_dynamic\")?, &axes, &slice_size)"),
         ("slice_update", "src: array, update: array, start: ints, stop: ints, strides: ints", A, "ops::slice_update(&src, &update, &start, &stop, &strides)"),
+        ("slice_update_add", "src: array, update: array, start: ints, stop: ints, strides: ints", A, "ops::mlxc_ops::slice_update_reduce(&src, &update, &start, &stop, &strides, ops::mlxc_ops::SliceReduce::Add)"),
+        ("slice_update_max", "src: array, update: array, start: ints, stop: ints, strides: ints", A, "ops::mlxc_ops::slice_update_reduce(&src, &update, &start, &stop, &strides, ops::mlxc_ops::SliceReduce::Max)"),
+        ("slice_update_min", "src: array, update: array, start: ints, stop: ints, strides: ints", A, "ops::mlxc_ops::slice_update_reduce(&src, &update, &start, &stop, &strides, ops::mlxc_ops::SliceReduce::Min)"),
+        ("slice_update_prod", "src: array, update: array, start: ints, stop: ints, strides: ints", A, "ops::mlxc_ops::slice_update_reduce(&src, &update, &start, &stop, &strides, ops::mlxc_ops::SliceReduce::Prod)"),
         ("slice_update_dynamic", "src: array, update: array, start: array, axes: ints", A, "ops::slice_update_dynamic(&src, &update, &compose::index_values(&start, \"slice_update_dynamic\")?, &axes)"),
         // comparison composites
         ("isclose", "a: array, b: array, rtol: double, atol: double, equal_nan: bool", A, "ops::isclose(&a, &b, rtol, atol, equal_nan)"),
@@ -242,10 +250,10 @@ pub fn table() -> Vec<Op> {
         ("arm_vecdot", "a: array, b: array, axis: int", A, "ops::vecdot(&a, &b, axis as isize)"),
         // More ops: MLX 0.32 ops mlx-c 0.31 lacks (extensions `mlx_arm_<name>`, MLX's parameter names).
         ("arm_unique", "a: array, size: int, return_index: bool, return_inverse: bool, return_counts: bool, fill_value: array?", V, "ops::unique(&a, i64::from(size), return_index, return_inverse, return_counts, fill_value.as_ref())"),
-        ("arm_segmented_mm", "a: array, b: array, segments: array", A, "ops::segmented_mm(&a, &b, &segments)"),
+        ("segmented_mm", "a: array, b: array, segments: array", A, "ops::segmented_mm(&a, &b, &segments)"),
         // MLX 0.32.4's gather_qqmm (not in mlx-c 0.31: extension, MLX's parameter names).
         ("arm_gather_qqmm", "x: array, w: array, scales: array?, lhs_indices: array?, rhs_indices: array?, group_size: opt_int, bits: opt_int, mode: str, global_scale_x: array?, global_scale_w: array?, sorted_indices: bool", A, "ops::gather_qqmm(&x, &w, scales.as_ref(), lhs_indices.as_ref(), rhs_indices.as_ref(), group_size.map(i64::from), bits.map(i64::from), mode, global_scale_x.as_ref(), global_scale_w.as_ref(), sorted_indices)"),
-        ("arm_block_masked_mm", "a: array, b: array, block_size: int, mask_out: array?, mask_lhs: array?, mask_rhs: array?", A, "ops::block_masked_mm(&a, &b, i64::from(block_size), mask_out.as_ref(), mask_lhs.as_ref(), mask_rhs.as_ref())"),
+        ("block_masked_mm", "a: array, b: array, block_size: int, mask_out: array?, mask_lhs: array?, mask_rhs: array?", A, "ops::block_masked_mm(&a, &b, i64::from(block_size), mask_out.as_ref(), mask_lhs.as_ref(), mask_rhs.as_ref())"),
     ];
     for (name, params, out, call) in lines {
         t.push(op(name, "ops", params, *out, call));

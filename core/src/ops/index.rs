@@ -269,7 +269,7 @@ pub fn put_along_axis(a: &Array, indices: &Array, values: &Array, axis: Option<i
 
 /// `put_along_axis` with the values added (repeated indices accumulate): the vjp of the
 /// permuting ops (sort, partition, cummax …) sends cotangents back this way.
-pub(crate) fn scatter_add_along_axis(a: &Array, indices: &Array, values: &Array, axis: isize) -> Result<Array> {
+pub fn scatter_add_along_axis(a: &Array, indices: &Array, values: &Array, axis: isize) -> Result<Array> {
     scatter_along_axis(a, indices, values, Some(axis), ScatterMode::Add)
 }
 

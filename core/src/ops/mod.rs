@@ -48,5 +48,6 @@ pub mod cross_entropy;
 pub mod masked_mm;
 pub mod unique;
 pub mod gated_delta;
+pub mod mlxc_ops;
 pub use masked_mm::{block_masked_mm, segmented_mm};
 pub use unique::unique;

@@ -223,6 +223,10 @@ int mlx_as_strided(mlx_array* res, const mlx_array a, const int* shape, size_t s
 int mlx_contiguous(mlx_array* res, const mlx_array a, bool allow_col_major, const mlx_stream s);
 /** `mlx_stop_gradient`: see mlx.core.stop_gradient. */
 int mlx_stop_gradient(mlx_array* res, const mlx_array a, const mlx_stream s);
+/** `mlx_copy`: see mlx.core.contiguous. */
+int mlx_copy(mlx_array* res, const mlx_array a, const mlx_stream s);
+/** `mlx_number_of_elements`: see mlx.core.mlxc_ops::number_of_elements. */
+int mlx_number_of_elements(mlx_array* res, const mlx_array a, const int* axes, size_t axes_num, bool inverted, mlx_dtype dtype, const mlx_stream s);
 /** `mlx_sum`: see mlx.core.sum. */
 int mlx_sum(mlx_array* res, const mlx_array a, bool keepdims, const mlx_stream s);
 /** `mlx_sum_axis`: see mlx.core.sum. */
@@ -337,6 +341,10 @@ int mlx_take_axis(mlx_array* res, const mlx_array a, const mlx_array indices, in
 int mlx_take_along_axis(mlx_array* res, const mlx_array a, const mlx_array indices, int axis, const mlx_stream s);
 /** `mlx_put_along_axis`: see mlx.core.put_along_axis. */
 int mlx_put_along_axis(mlx_array* res, const mlx_array a, const mlx_array indices, const mlx_array values, int axis, const mlx_stream s);
+/** `mlx_scatter_add_axis`: see mlx.core.index::scatter_add_along_axis. */
+int mlx_scatter_add_axis(mlx_array* res, const mlx_array a, const mlx_array indices, const mlx_array values, int axis, const mlx_stream s);
+/** `mlx_masked_scatter`: see mlx.core.mlxc_ops::masked_scatter. */
+int mlx_masked_scatter(mlx_array* res, const mlx_array a, const mlx_array mask, const mlx_array src, const mlx_stream s);
 /** `mlx_gather`: see mlx.core.gather. */
 int mlx_gather(mlx_array* res, const mlx_array a, const mlx_vector_array indices, const int* axes, size_t axes_num, const int* slice_sizes, size_t slice_sizes_num, const mlx_stream s);
 /** `mlx_gather_single`: see mlx.core.gather. */
@@ -365,6 +373,14 @@ int mlx_scatter_min_single(mlx_array* res, const mlx_array a, const mlx_array in
 int mlx_slice_dynamic(mlx_array* res, const mlx_array a, const mlx_array start, const int* axes, size_t axes_num, const int* slice_size, size_t slice_size_num, const mlx_stream s);
 /** `mlx_slice_update`: see mlx.core.slice_update. */
 int mlx_slice_update(mlx_array* res, const mlx_array src, const mlx_array update, const int* start, size_t start_num, const int* stop, size_t stop_num, const int* strides, size_t strides_num, const mlx_stream s);
+/** `mlx_slice_update_add`: see mlx.core.mlxc_ops::slice_update_reduce. */
+int mlx_slice_update_add(mlx_array* res, const mlx_array src, const mlx_array update, const int* start, size_t start_num, const int* stop, size_t stop_num, const int* strides, size_t strides_num, const mlx_stream s);
+/** `mlx_slice_update_max`: see mlx.core.mlxc_ops::slice_update_reduce. */
+int mlx_slice_update_max(mlx_array* res, const mlx_array src, const mlx_array update, const int* start, size_t start_num, const int* stop, size_t stop_num, const int* strides, size_t strides_num, const mlx_stream s);
+/** `mlx_slice_update_min`: see mlx.core.mlxc_ops::slice_update_reduce. */
+int mlx_slice_update_min(mlx_array* res, const mlx_array src, const mlx_array update, const int* start, size_t start_num, const int* stop, size_t stop_num, const int* strides, size_t strides_num, const mlx_stream s);
+/** `mlx_slice_update_prod`: see mlx.core.mlxc_ops::slice_update_reduce. */
+int mlx_slice_update_prod(mlx_array* res, const mlx_array src, const mlx_array update, const int* start, size_t start_num, const int* stop, size_t stop_num, const int* strides, size_t strides_num, const mlx_stream s);
 /** `mlx_slice_update_dynamic`: see mlx.core.slice_update_dynamic. */
 int mlx_slice_update_dynamic(mlx_array* res, const mlx_array src, const mlx_array update, const mlx_array start, const int* axes, size_t axes_num, const mlx_stream s);
 /** `mlx_isclose`: see mlx.core.isclose. */
@@ -509,12 +525,12 @@ int mlx_arm_diff(mlx_array* res, const mlx_array a, int n, int axis, const mlx_s
 int mlx_arm_vecdot(mlx_array* res, const mlx_array a, const mlx_array b, int axis, const mlx_stream s);
 /** `mlx_arm_unique`: see mlx.core.unique. */
 int mlx_arm_unique(mlx_vector_array* res, const mlx_array a, int size, bool return_index, bool return_inverse, bool return_counts, const mlx_array fill_value /* may be null */, const mlx_stream s);
-/** `mlx_arm_segmented_mm`: see mlx.core.segmented_mm. */
-int mlx_arm_segmented_mm(mlx_array* res, const mlx_array a, const mlx_array b, const mlx_array segments, const mlx_stream s);
+/** `mlx_segmented_mm`: see mlx.core.segmented_mm. */
+int mlx_segmented_mm(mlx_array* res, const mlx_array a, const mlx_array b, const mlx_array segments, const mlx_stream s);
 /** `mlx_arm_gather_qqmm`: see mlx.core.gather_qqmm. */
 int mlx_arm_gather_qqmm(mlx_array* res, const mlx_array x, const mlx_array w, const mlx_array scales /* may be null */, const mlx_array lhs_indices /* may be null */, const mlx_array rhs_indices /* may be null */, mlx_optional_int group_size, mlx_optional_int bits, const char* mode, const mlx_array global_scale_x /* may be null */, const mlx_array global_scale_w /* may be null */, bool sorted_indices, const mlx_stream s);
-/** `mlx_arm_block_masked_mm`: see mlx.core.block_masked_mm. */
-int mlx_arm_block_masked_mm(mlx_array* res, const mlx_array a, const mlx_array b, int block_size, const mlx_array mask_out /* may be null */, const mlx_array mask_lhs /* may be null */, const mlx_array mask_rhs /* may be null */, const mlx_stream s);
+/** `mlx_block_masked_mm`: see mlx.core.block_masked_mm. */
+int mlx_block_masked_mm(mlx_array* res, const mlx_array a, const mlx_array b, int block_size, const mlx_array mask_out /* may be null */, const mlx_array mask_lhs /* may be null */, const mlx_array mask_rhs /* may be null */, const mlx_stream s);
 /** `mlx_depends`: see mlx.core.depends. */
 int mlx_depends(mlx_vector_array* res, const mlx_vector_array inputs, const mlx_vector_array dependencies);
 
