@@ -20,14 +20,6 @@ with open(os.path.join(GOLDEN, "gated_delta.json")) as f:
     DTYPES = json.load(f)["dtypes"]
 
 
-def mx_inputs(case):
-    arrays, dtypes, state, state_dtype, mask = C.inputs(case)
-    xs = [mx.array(a).astype(getattr(mx, d)) for a, d in zip(arrays, dtypes)]
-    st = None if state is None else mx.array(state).astype(getattr(mx, state_dtype))
-    m = None if mask is None else mx.array(mask)
-    return xs, st, m
-
-
 def _close(ours, ref, low_precision):
     tol = 2e-2 if low_precision else 2e-5
     np.testing.assert_allclose(np.array(ours.astype(mx.float32)), ref, rtol=tol, atol=tol * max(1.0, float(np.abs(ref).max())))
@@ -35,7 +27,7 @@ def _close(ours, ref, low_precision):
 
 @pytest.mark.parametrize("name", sorted(C.CASES))
 def test_equals_real_mlx(name):
-    xs, st, m = mx_inputs(C.CASES[name])
+    xs, st, m = C.mx_inputs(C.CASES[name], mx)
     out = mx.fast.gated_delta_update(*xs, st, m)
     assert isinstance(out, list) and len(out) == 2
     y, s = out
@@ -47,7 +39,7 @@ def test_equals_real_mlx(name):
 
 @pytest.mark.parametrize("name", C.GRAD_CASES)
 def test_gradients_equal_real_mlx(name):
-    xs, st, m = mx_inputs(C.CASES[name])
+    xs, st, m = C.mx_inputs(C.CASES[name], mx)
 
     def loss(q, k, v, g, beta):
         y, s = mx.fast.gated_delta_update(q, k, v, g, beta, st, m)
@@ -59,7 +51,7 @@ def test_gradients_equal_real_mlx(name):
 
 
 def test_steps_through_the_state_equal_one_call():
-    xs, st, m = mx_inputs(C.CASES["vector_gate_state"])
+    xs, st, m = C.mx_inputs(C.CASES["vector_gate_state"], mx)
     y_all, s_all = mx.fast.gated_delta_update(*xs, st)
     s = st
     for t in range(xs[0].shape[1]):
@@ -69,7 +61,7 @@ def test_steps_through_the_state_equal_one_call():
 
 
 def test_bad_shapes_raise_value_error():
-    xs, _, _ = mx_inputs(C.CASES["gqa_f32"])
+    xs, _, _ = C.mx_inputs(C.CASES["gqa_f32"], mx)
     q, k, v, g, beta = xs
     bad = [
         (q[0], k, v, g, beta),                               # q not 4-D

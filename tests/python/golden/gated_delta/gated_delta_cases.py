@@ -32,3 +32,13 @@ def inputs(case):
     state = None if state_dtype is None else rng.standard_normal((b, hv, dv, dk)).astype(np.float32)
     m = None if mask is None else np.array(mask, np.float32)
     return arrays, dtypes, state, state_dtype, m
+
+
+def mx_inputs(case, mx):
+    """The case's inputs as arrays of the given ``mlx.core`` (real MLX's in the generator, ours
+    in the test): ``[q, k, v, g, beta]``, the initial state or None, the mask or None."""
+    arrays, dtypes, state, state_dtype, mask = inputs(case)
+    xs = [mx.array(a).astype(getattr(mx, d)) for a, d in zip(arrays, dtypes)]
+    st = None if state is None else mx.array(state).astype(getattr(mx, state_dtype))
+    m = None if mask is None else mx.array(mask)
+    return xs, st, m

@@ -15,24 +15,16 @@ import gated_delta_cases as C
 HERE = os.path.dirname(os.path.abspath(__file__))
 
 
-def mx_inputs(case):
-    arrays, dtypes, state, state_dtype, mask = C.inputs(case)
-    xs = [mx.array(a).astype(getattr(mx, d)) for a, d in zip(arrays, dtypes)]
-    st = None if state is None else mx.array(state).astype(getattr(mx, state_dtype))
-    m = None if mask is None else mx.array(mask)
-    return xs, st, m
-
-
 def main():
     out, meta = {}, {}
     for name, case in C.CASES.items():
-        xs, st, m = mx_inputs(case)
+        xs, st, m = C.mx_inputs(case, mx)
         y, s = mx.fast.gated_delta_update(*xs, st, m)
         out[f"{name}_y"] = np.array(y.astype(mx.float32))
         out[f"{name}_state"] = np.array(s)
         meta[name] = [str(y.dtype), str(s.dtype)]
     for name in C.GRAD_CASES:
-        xs, st, m = mx_inputs(C.CASES[name])
+        xs, st, m = C.mx_inputs(C.CASES[name], mx)
 
         def loss(q, k, v, g, beta):
             y, s = mx.fast.gated_delta_update(q, k, v, g, beta, st, m)
