@@ -21,7 +21,7 @@
 use alloc::vec;
 use alloc::vec::Vec;
 
-use crate::cpu::arch::affine::{fields, fuses, kernels, permute, permuted_len, AffineKernels, Fused, MAX_ROWS};
+use crate::cpu::arch::affine::{fields, kernels, permute, permuted_len, AffineKernels, Fused, FusedWidth, MAX_ROWS};
 use crate::cpu::elementwise::OutPtr;
 use crate::cpu::gemm::{gemm_at, MatMut, MatRef};
 use crate::cpu::isa::Isa;
@@ -209,6 +209,7 @@ impl<T: QFloat + Sync> RowDots for DecodedRows<'_, T> {
 struct FusedRows<'a, T> {
     q: &'a Quant<'a, T>,
     f: &'a Fused,
+    width: FusedWidth,
     /// Each activation row [`permute`]d, `kp` floats apart.
     xp: Vec<f32>,
     kp: usize,
@@ -216,13 +217,13 @@ struct FusedRows<'a, T> {
 }
 
 impl<'a, T: QFloat> FusedRows<'a, T> {
-    fn new(q: &'a Quant<'a, T>, f: &'a Fused, xf: &[f32], m: usize, k: usize) -> Result<Self> {
+    fn new(q: &'a Quant<'a, T>, f: &'a Fused, width: FusedWidth, xf: &[f32], m: usize, k: usize) -> Result<Self> {
         let kp = permuted_len(k, q.bits, f.lanes);
         let mut xp = try_zeroed(OP, m * kp, 0f32)?;
         for (x, d) in xf.chunks_exact(k).zip(xp.chunks_exact_mut(kp)) {
             permute(x, q.bits, f.lanes, d);
         }
-        Ok(FusedRows { q, f, xp, kp, k })
+        Ok(FusedRows { q, f, width, xp, kp, k })
     }
 }
 
@@ -245,16 +246,16 @@ impl<T: QFloat + Sync> RowDots for FusedRows<'_, T> {
             *x = &self.xp[(r0 + r) * self.kp..(r0 + r + 1) * self.kp];
         }
         let start = self.q.bytes(*row * self.k);
-        (self.f.dot)(self.q.bits, &self.q.w[start..start + self.q.bytes(self.k)], sw, &xs[..out.len()], out);
+        (self.f.dot)(self.width, &self.q.w[start..start + self.q.bytes(self.k)], sw, &xs[..out.len()], out);
     }
 }
 
 /// Decode path of `x @ Ŵᵀ`: the fused kernel for 2, 4 and 8 bits where the ISA has one, else
 /// each row decoded once.
 fn gemv_t<T: QFloat + Sync>(q: &Quant<'_, T>, xf: &[f32], m: usize, k: usize, n: usize, o: OutPtr<f32>) -> Result<()> {
-    match q.kern.fused.as_ref().filter(|_| fuses(q.bits)) {
-        Some(f) => gemv_t_with(q, &FusedRows::new(q, f, xf, m, k)?, xf, m, k, n, o),
-        None => gemv_t_with(q, &DecodedRows { q, xf, k }, xf, m, k, n, o),
+    match (q.kern.fused.as_ref(), FusedWidth::of(q.bits)) {
+        (Some(f), Some(width)) => gemv_t_with(q, &FusedRows::new(q, f, width, xf, m, k)?, xf, m, k, n, o),
+        _ => gemv_t_with(q, &DecodedRows { q, xf, k }, xf, m, k, n, o),
     }
     Ok(())
 }

@@ -69,16 +69,33 @@ pub(crate) struct AffineKernels {
     pub dot_groups: DotGroupsFn,
     /// `acc[i] += c[g]·q[i]` for `i` in group `g` (`c.len() == q.len()/gs`).
     pub axpy_groups: fn(q: &[f32], gs: usize, c: &[f32], acc: &mut [f32]),
-    /// The fused `x @ Ŵᵀ` kernel of [`FUSED_BITS`] widths, where the ISA has one.
+    /// The fused `x @ Ŵᵀ` kernel of the [`FusedWidth`]s, where the ISA has one.
     pub fused: Option<Fused>,
 }
 
-/// The widths [`Fused`] kernels take (those whose codes never straddle a 32-bit word).
-pub(crate) const FUSED_BITS: [u32; 3] = [2, 4, 8];
+/// A width [`Fused`] kernels take: codes that never straddle a 32-bit word.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum FusedWidth {
+    Two = 2,
+    Four = 4,
+    Eight = 8,
+}
+
+impl FusedWidth {
+    /// The fused width of `bits`-wide codes, if they have one.
+    pub(crate) fn of(bits: u32) -> Option<FusedWidth> {
+        match bits {
+            2 => Some(FusedWidth::Two),
+            4 => Some(FusedWidth::Four),
+            8 => Some(FusedWidth::Eight),
+            _ => None,
+        }
+    }
+}
 
 /// Whether `bits`-wide codes have a fused `x @ Ŵᵀ` kernel (where the ISA has one).
 pub(crate) fn fuses(bits: u32) -> bool {
-    FUSED_BITS.contains(&bits)
+    FusedWidth::of(bits).is_some()
 }
 
 /// The fused kernel of one ISA (see the module doc).
@@ -86,7 +103,7 @@ pub(crate) struct Fused {
     /// Packed words per vector: [`permute`] blocks are `F·lanes` codes.
     pub lanes: usize,
     /// `out[r] = Σ_l sw[l]·Σ_p q(l, p)·2^((bits·p) % 16)·xp[r][perm(l, p)]` over the words `l`
-    /// of `w` (one weight row of `bits`-wide codes, [`FUSED_BITS`], a multiple of 2 words):
+    /// of `w` (one weight row of `width`-wide codes, a multiple of 2 words):
     /// `sw` is each word's group scale and `xp` the [`permute`]d activation rows, both
     /// zero-padded to whole blocks (`sw.len() ≥ blocks·lanes`, each
     /// `xp[r].len() ≥ blocks·F·lanes`), `xp.len() ≤ MAX_ROWS`, `out.len() == xp.len()`.
@@ -94,7 +111,7 @@ pub(crate) struct Fused {
 }
 
 /// See [`Fused::dot`].
-pub(crate) type FusedFn = fn(bits: u32, w: &[u8], sw: &[f32], xp: &[&[f32]], out: &mut [f32]);
+pub(crate) type FusedFn = fn(width: FusedWidth, w: &[u8], sw: &[f32], xp: &[&[f32]], out: &mut [f32]);
 
 /// Codes per 32-bit word ("fields") at `bits` bits.
 pub(crate) const fn fields(bits: u32) -> usize {
@@ -163,19 +180,18 @@ pub(crate) trait FusedKernel {
     unsafe fn dot<const B: u32, const R: usize>(w: &[u8], sw: &[f32], xp: &[&[f32]], out: &mut [f32]);
 }
 
-/// Runs `K`'s kernel for `bits` (one of [`FUSED_BITS`]) and `xp.len()` rows (`≤ MAX_ROWS`).
+/// Runs `K`'s kernel for `width` and `xp.len()` rows (`≤ MAX_ROWS`).
 ///
 /// # Safety
 /// As [`FusedKernel::dot`]: `K`'s ISA features are available.
 #[cfg_attr(not(any(target_arch = "x86_64", target_arch = "aarch64")), allow(dead_code))]
-pub(crate) unsafe fn fused_dispatch<K: FusedKernel>(bits: u32, w: &[u8], sw: &[f32], xp: &[&[f32]], out: &mut [f32]) {
+pub(crate) unsafe fn fused_dispatch<K: FusedKernel>(width: FusedWidth, w: &[u8], sw: &[f32], xp: &[&[f32]], out: &mut [f32]) {
     // SAFETY: forwarded from the caller.
     unsafe {
-        match bits {
-            2 => fused_rows::<K, 2>(w, sw, xp, out),
-            4 => fused_rows::<K, 4>(w, sw, xp, out),
-            8 => fused_rows::<K, 8>(w, sw, xp, out),
-            _ => panic!("no fused affine kernel for {bits}-bit codes"),
+        match width {
+            FusedWidth::Two => fused_rows::<K, 2>(w, sw, xp, out),
+            FusedWidth::Four => fused_rows::<K, 4>(w, sw, xp, out),
+            FusedWidth::Eight => fused_rows::<K, 8>(w, sw, xp, out),
         }
     }
 }

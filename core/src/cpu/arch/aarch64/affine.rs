@@ -7,7 +7,7 @@
 //! part of every aarch64 target, so these need no feature check.
 
 use crate::cpu::arch::affine::{
-    field_mask, fields, fused_dispatch, fused_words, in_high_half, safe_steps, AffineKernels, Fused, FusedKernel, MAX_ROWS, SPANS,
+    field_mask, fields, fused_dispatch, fused_words, FusedWidth, in_high_half, safe_steps, AffineKernels, Fused, FusedKernel, MAX_ROWS, SPANS,
 };
 use crate::cpu::isa::Isa;
 use core::arch::aarch64::*;
@@ -148,9 +148,9 @@ impl FusedKernel for Neon {
     }
 }
 
-fn fused_neon(bits: u32, w: &[u8], sw: &[f32], xp: &[&[f32]], out: &mut [f32]) {
+fn fused_neon(width: FusedWidth, w: &[u8], sw: &[f32], xp: &[&[f32]], out: &mut [f32]) {
     // SAFETY: NEON is baseline on aarch64; lengths are checked inside.
-    unsafe { fused_dispatch::<Neon>(bits, w, sw, xp, out) }
+    unsafe { fused_dispatch::<Neon>(width, w, sw, xp, out) }
 }
 
 fn fused_neon_rows<const B: u32, const R: usize>(w: &[u8], sw: &[f32], xp: &[&[f32]], out: &mut [f32]) {

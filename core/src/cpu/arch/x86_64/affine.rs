@@ -10,7 +10,7 @@
 //! Each `#[target_feature]` function is only reached through [`kernels_for`], which hands a
 //! table out only when the active level allows it — what makes calling them sound.
 
-use crate::cpu::arch::affine::{field_mask, fields, fused_dispatch, in_high_half, fused_words, safe_steps, AffineKernels, Fused, FusedKernel, MAX_ROWS, SPANS};
+use crate::cpu::arch::affine::{field_mask, fields, fused_dispatch, FusedWidth, in_high_half, fused_words, safe_steps, AffineKernels, Fused, FusedKernel, MAX_ROWS, SPANS};
 use crate::cpu::isa::Isa;
 use core::arch::x86_64::*;
 
@@ -279,9 +279,9 @@ impl FusedKernel for Avx2 {
     }
 }
 
-fn fused_avx2(bits: u32, w: &[u8], sw: &[f32], xp: &[&[f32]], out: &mut [f32]) {
+fn fused_avx2(width: FusedWidth, w: &[u8], sw: &[f32], xp: &[&[f32]], out: &mut [f32]) {
     // SAFETY: AVX2 + FMA available (kernels_for); lengths are checked inside.
-    unsafe { fused_dispatch::<Avx2>(bits, w, sw, xp, out) }
+    unsafe { fused_dispatch::<Avx2>(width, w, sw, xp, out) }
 }
 
 #[target_feature(enable = "avx2,fma")]
@@ -330,9 +330,9 @@ impl FusedKernel for Avx512 {
     }
 }
 
-fn fused_avx512(bits: u32, w: &[u8], sw: &[f32], xp: &[&[f32]], out: &mut [f32]) {
+fn fused_avx512(width: FusedWidth, w: &[u8], sw: &[f32], xp: &[&[f32]], out: &mut [f32]) {
     // SAFETY: AVX-512F available (kernels_for); lengths are checked inside.
-    unsafe { fused_dispatch::<Avx512>(bits, w, sw, xp, out) }
+    unsafe { fused_dispatch::<Avx512>(width, w, sw, xp, out) }
 }
 
 #[target_feature(enable = "avx512f,avx2,fma")]
