@@ -19,6 +19,17 @@ CASES = {
 GRAD_CASES = ["gqa_f32", "vector_gate_state"]
 
 
+def gradients(case, mx):
+    """The gradient case's five gradients, computed with the given ``mlx.core``."""
+    xs, st, m = mx_inputs(case, mx)
+
+    def loss(q, k, v, g, beta):
+        y, s = mx.fast.gated_delta_update(q, k, v, g, beta, st, m)
+        return y.sum() + s.sum()
+
+    return mx.grad(loss, argnums=(0, 1, 2, 3, 4))(*xs)
+
+
 def inputs(case):
     """numpy arrays (q, k, v, g, beta, state or None, mask or None) of a case."""
     b, t, hk, hv, dk, dv, dtypes, vector_gate, state_dtype, mask = case
