@@ -39,6 +39,7 @@ impl_handle! {
     mlx_vector_array => Vec<mlx_arm_core::Array>;
     mlx_vector_int => Vec<core::ffi::c_int>;
     mlx_vector_string => Vec<alloc::ffi::CString>;
+    mlx_vector_vector_array => Vec<Vec<mlx_arm_core::Array>>;
     mlx_map_string_to_array => crate::map::ArrayMap;
     mlx_map_string_to_string => crate::map_string::StringMap;
     mlx_io_reader => crate::io_types::Stream;

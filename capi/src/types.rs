@@ -28,6 +28,7 @@ handles! {
     mlx_vector_array, "mlx_vector_array";
     mlx_vector_int, "mlx_vector_int";
     mlx_vector_string, "mlx_vector_string";
+    mlx_vector_vector_array, "mlx_vector_vector_array";
     mlx_map_string_to_array, "mlx_map_string_to_array";
     mlx_map_string_to_string, "mlx_map_string_to_string";
     mlx_io_reader, "mlx_io_reader";

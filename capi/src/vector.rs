@@ -1,6 +1,7 @@
-//! Vectors (mlx-c `vector.h`): `mlx_vector_array`, `mlx_vector_int`, `mlx_vector_string`.
-//! A vector keeps its elements alive until it is freed; `*_get` hands out a new reference
-//! (arrays) or a value (ints) or a pointer owned by the vector (strings).
+//! Vectors (mlx-c `vector.h`): `mlx_vector_array`, `mlx_vector_vector_array`, `mlx_vector_int`,
+//! `mlx_vector_string`. A vector keeps its elements alive until it is freed; `*_get` hands out a
+//! new reference (arrays), a copy (vectors of arrays: a new vector sharing the arrays), a value
+//! (ints) or a pointer owned by the vector (strings).
 
 use crate::arg;
 use crate::error::{guard, status};
@@ -26,6 +27,14 @@ impl Elem for mlx_arm_core::Array {
     type V = mlx_vector_array;
     unsafe fn from_c(c: mlx_array) -> Result<Self> {
         arg::array(c, "val")
+    }
+}
+
+impl Elem for Vec<mlx_arm_core::Array> {
+    type C = mlx_vector_array;
+    type V = mlx_vector_vector_array;
+    unsafe fn from_c(c: mlx_vector_array) -> Result<Self> {
+        Ok(handle::get(c)?.clone())
     }
 }
 
@@ -159,6 +168,15 @@ vector_api!(
 );
 
 vector_api!(
+    Vec<mlx_arm_core::Array>, mlx_vector_vector_array, mlx_vector_array, *const mlx_vector_array,
+    mlx_vector_vector_array_new, mlx_vector_vector_array_set, mlx_vector_vector_array_free,
+    mlx_vector_vector_array_new_data, mlx_vector_vector_array_new_value,
+    mlx_vector_vector_array_set_data, mlx_vector_vector_array_set_value,
+    mlx_vector_vector_array_append_data, mlx_vector_vector_array_append_value,
+    mlx_vector_vector_array_size
+);
+
+vector_api!(
     c_int, mlx_vector_int, c_int, *mut c_int,
     mlx_vector_int_new, mlx_vector_int_set, mlx_vector_int_free, mlx_vector_int_new_data,
     mlx_vector_int_new_value, mlx_vector_int_set_data, mlx_vector_int_set_value,
@@ -182,6 +200,20 @@ pub unsafe extern "C" fn mlx_vector_array_get(res: *mut mlx_array, vec: mlx_vect
         let v = handle::get(vec)?;
         let a = v.get(idx).cloned().ok_or_else(|| index_error(idx, v.len(), "mlx_vector_array_get"))?;
         arg::set_array(res, a)
+    })
+}
+
+/// `mlx_vector_vector_array_get`: `*res` becomes a copy of element `idx` (its own vector,
+/// sharing the arrays), as mlx-c assigns it.
+///
+/// # Safety
+/// `res` must point to a valid handle; `vec` must be live.
+#[no_mangle]
+pub unsafe extern "C" fn mlx_vector_vector_array_get(res: *mut mlx_vector_array, vec: mlx_vector_vector_array, idx: usize) -> c_int {
+    status("mlx_vector_vector_array_get", || {
+        let v = handle::get(vec)?;
+        let item = v.get(idx).cloned().ok_or_else(|| index_error(idx, v.len(), "mlx_vector_vector_array_get"))?;
+        handle::assign(res, item)
     })
 }
 

@@ -344,6 +344,62 @@ static void test_vectors_maps_strings(void) {
   mlx_stream_free(s);
 }
 
+/* Vectors of vectors of arrays: elements are copied in (a later change to the source vector
+ * does not reach them) and `get` hands out a vector of its own, sharing the arrays. */
+static void test_vector_vector_array(void) {
+  mlx_array a = mlx_array_new_float(1.5f), b = mlx_array_new_int(7);
+  mlx_array ab[] = {a, b};
+  mlx_vector_array one = mlx_vector_array_new_value(a), two = mlx_vector_array_new_data(ab, 2);
+  mlx_vector_vector_array vv = mlx_vector_vector_array_new();
+  CHECK(mlx_vector_vector_array_size(vv) == 0);
+  CHECK_OK(mlx_vector_vector_array_append_value(vv, one));
+  mlx_vector_array pair[] = {two, one};
+  CHECK_OK(mlx_vector_vector_array_append_data(vv, pair, 2));
+  CHECK(mlx_vector_vector_array_size(vv) == 3);
+  CHECK_OK(mlx_vector_array_append_value(one, b)); /* after the copy: not seen by vv */
+
+  mlx_vector_array got = mlx_vector_array_new();
+  CHECK_OK(mlx_vector_vector_array_get(&got, vv, 1));
+  CHECK(mlx_vector_array_size(got) == 2);
+  mlx_array x = mlx_array_new();
+  CHECK_OK(mlx_vector_array_get(&x, got, 1));
+  int32_t seven = 0;
+  CHECK_OK(mlx_array_item_int32(&seven, x));
+  CHECK(seven == 7);
+  CHECK_OK(mlx_vector_vector_array_get(&got, vv, 2));
+  CHECK(mlx_vector_array_size(got) == 1);
+  CHECK_FAILS(mlx_vector_vector_array_get(&got, vv, 3), "out of range");
+
+  mlx_vector_vector_array copy = mlx_vector_vector_array_new();
+  CHECK_OK(mlx_vector_vector_array_set(&copy, vv));
+  CHECK_OK(mlx_vector_vector_array_set_value(&vv, two));
+  CHECK(mlx_vector_vector_array_size(vv) == 1 && mlx_vector_vector_array_size(copy) == 3);
+  CHECK_OK(mlx_vector_vector_array_set_data(&vv, pair, 2));
+  CHECK(mlx_vector_vector_array_size(vv) == 2);
+  mlx_vector_vector_array from_data = mlx_vector_vector_array_new_data(pair, 2);
+  mlx_vector_vector_array from_value = mlx_vector_vector_array_new_value(two);
+  CHECK(mlx_vector_vector_array_size(from_data) == 2 && mlx_vector_vector_array_size(from_value) == 1);
+
+  mlx_vector_array none = {NULL};
+  CHECK_FAILS(mlx_vector_vector_array_append_value(vv, none), "mlx_vector_array");
+  mlx_vector_vector_array empty = {NULL};
+  CHECK(mlx_vector_vector_array_size(empty) == 0);
+  int before = g_errors;
+  empty = mlx_vector_vector_array_new_data(NULL, 1);
+  CHECK(empty.ctx == NULL && g_errors == before + 1);
+
+  mlx_vector_vector_array_free(from_value);
+  mlx_vector_vector_array_free(from_data);
+  mlx_vector_vector_array_free(copy);
+  mlx_vector_vector_array_free(vv);
+  mlx_vector_array_free(got);
+  mlx_vector_array_free(two);
+  mlx_vector_array_free(one);
+  mlx_array_free(x);
+  mlx_array_free(a);
+  mlx_array_free(b);
+}
+
 static void test_memory(void) {
   mlx_stream s = mlx_default_cpu_stream_new();
   size_t active0 = 0, peak = 0, prev = 0, limit = 0;
@@ -453,6 +509,7 @@ int main(void) {
   test_handles_and_errors();
   test_devices_streams();
   test_vectors_maps_strings();
+  test_vector_vector_array();
   test_memory();
   test_hooks_and_versions();
   return finish("test_api");
