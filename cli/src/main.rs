@@ -221,8 +221,21 @@ fn open(args: &ModelArgs) -> Result<Session> {
         Origin::Gguf { metadata, .. } => Tokenizer::from_gguf_owned(std::mem::take(metadata))?,
         Origin::Dir(dir) => files::dir_tokenizer(dir)?,
     };
+    release_freed_heap();
     Ok(Session { loaded, tokenizer })
 }
+
+/// Hands the heap pages that loading freed (the parsed vocabulary, now compacted into the
+/// tokenizer; the header's scratch) back to the OS: glibc keeps freed memory below the top of
+/// its heap resident, ~3 MB of the default model's peak RSS.
+#[cfg(all(target_os = "linux", target_env = "gnu"))]
+fn release_freed_heap() {
+    // SAFETY: malloc_trim only returns free heap memory to the OS; no pointer is invalidated.
+    unsafe { libc::malloc_trim(0) };
+}
+
+#[cfg(not(all(target_os = "linux", target_env = "gnu")))]
+fn release_freed_heap() {}
 
 /// Starts the GPU backend and returns the device's name; the reason it cannot, otherwise.
 #[cfg(feature = "vulkan")]

@@ -187,9 +187,27 @@ fn views_not_copies_where_the_layout_allows() {
 
 #[test]
 fn gguf_native_matches_gguf_py() {
-    let m = manifest();
     let path = data_dir().join("files/gguf_quant.gguf");
-    let n = arrays::load_gguf_native(&path).unwrap();
+    gguf_native_equals_gguf_py(arrays::load_gguf_native(&path).unwrap());
+    // The header parsed from a lazy mapping, only the data section read into memory (as the
+    // language-model loader keeps weights): the same tensors, the same bytes.
+    let header = mlx_arm_core::io::mmap::map_file("t", &path).unwrap();
+    let mut starts = vec![];
+    let parts = arrays::load_gguf_native_parts(header.bytes(), &mut |from| {
+        starts.push(from);
+        mlx_arm_core::io::mmap::read_file_huge("t", &path, from, from, &mut |_, _| {})
+    });
+    assert!(starts.len() == 1 && starts[0] > 0, "{starts:?}");
+    gguf_native_equals_gguf_py(parts.unwrap());
+    // A data buffer that misses the section's start cannot place the tensors.
+    let short = arrays::load_gguf_native_parts(header.bytes(), &mut |from| {
+        mlx_arm_core::io::mmap::read_file_huge("t", &path, from + 32, from + 32, &mut |_, _| {})
+    });
+    assert!(short.is_err());
+}
+
+fn gguf_native_equals_gguf_py(n: arrays::GgufNative) {
+    let m = manifest();
     let want = m["gguf_native"].as_array().unwrap();
     assert_eq!(n.tensors.len(), want.len());
     assert_eq!(n.copied_bytes, 0);

@@ -498,8 +498,25 @@ impl GgufNative {
 /// Loads every GGUF tensor as block-typed bytes viewed in place — for kernels that run on
 /// GGML blocks directly (`quant::ggml::qmatmul_rows`), so a Q4_0 model stays 4.5 bits/weight.
 pub fn load_gguf_native_buffer(buf: Arc<Buffer>) -> Result<GgufNative> {
-    const OP: &str = "load_gguf_native";
     let g = gguf::parse(buf.bytes())?;
+    native_tensors(g, buf, 0)
+}
+
+/// [`load_gguf_native_buffer`] with the file's header and tensor data held apart: the header
+/// is parsed from `file` (the whole file's bytes, of which parsing reads only the header, e.g.
+/// a lazy mapping), then `data(start)` gives the file's bytes from the data section's `start`
+/// on, which the tensors view. Lets a loader keep only the tensor data resident (the header of
+/// a 50k-token vocabulary is ~2 MB that the parsed metadata holds anyway).
+pub fn load_gguf_native_parts(file: &[u8], data: &mut dyn FnMut(usize) -> Result<Arc<Buffer>>) -> Result<GgufNative> {
+    let g = gguf::parse(file)?;
+    let start = g.data_start;
+    let buf = data(start)?;
+    native_tensors(g, buf, start)
+}
+
+/// The tensors of `g` as views of `buf`, which holds the file's bytes from `shift` on.
+fn native_tensors(g: gguf::Gguf, buf: Arc<Buffer>, shift: usize) -> Result<GgufNative> {
+    const OP: &str = "load_gguf_native";
     let mut p = Placer::new(buf);
     let mut tensors = Vec::with_capacity(g.tensors.len());
     for t in g.tensors {
@@ -509,7 +526,9 @@ pub fn load_gguf_native_buffer(buf: Arc<Buffer>) -> Result<GgufNative> {
         let k = t.shape.last().copied().unwrap_or(1);
         let row_bytes = ty.row_bytes(k).ok_or_else(|| Error::format(OP, "row size overflows"))?;
         let rows = t.data.len().checked_div(row_bytes).unwrap_or(0);
-        let array = p.place(OP, t.data.clone(), &[rows, row_bytes], DType::Uint8, false)?;
+        let range = t.data.start.checked_sub(shift).zip(t.data.end.checked_sub(shift)).map(|(a, b)| a..b);
+        let range = range.ok_or_else(|| Error::format(OP, alloc::format!("tensor '{}' starts before the data section", t.name)))?;
+        let array = p.place(OP, range, &[rows, row_bytes], DType::Uint8, false)?;
         tensors.push(NativeTensor { name: t.name, ty, shape: t.shape, array });
     }
     Ok(GgufNative { tensors, metadata: g.metadata, copied_bytes: p.copied })

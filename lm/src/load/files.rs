@@ -20,10 +20,10 @@ use std::path::{Path, PathBuf};
 use alloc::sync::Arc;
 
 use mlx_arm_core::buffer::Buffer;
-use mlx_arm_core::io::arrays::{load_buffer, load_gguf_native_buffer};
+use mlx_arm_core::io::arrays::{load_buffer, load_gguf_native_parts};
 use mlx_arm_core::io::gguf::Value;
 use mlx_arm_core::io::json::Json;
-use mlx_arm_core::io::mmap::{huge_pages_available, map_file, read_file_huge};
+use mlx_arm_core::io::mmap::{huge_pages_available, map_file, map_file_from, read_file_huge};
 use mlx_arm_core::{Array, Error, Result};
 
 use crate::config::ModelConfig;
@@ -135,7 +135,7 @@ fn available_memory() -> Option<u64> {
 /// Opens `path`: a `.gguf` file or a model directory. The weights stay mapped and are read
 /// from disk as the first prompt touches them.
 pub fn load_model(path: &Path) -> Result<LoadedModel> {
-    open_model(path, &weight_files(path)?, &mut |op, file, _| map_file(op, file))
+    open_model(path, &weight_files(path)?, &mut |op, file, _, from| map_file_from(op, file, from))
 }
 
 /// [`load_model_with`] with [`WeightMemory::Auto`].
@@ -151,18 +151,19 @@ pub fn load_model_with(path: &Path, memory: WeightMemory, progress: &mut dyn FnM
     let memory = memory.resolve(total);
     let mut done = 0u64;
     progress(0, total);
-    open_model(path, &files, &mut |op, file, len| {
-        let base = done;
+    open_model(path, &files, &mut |op, file, len, from| {
+        // Bytes before `from` (a GGUF header, parsed from a lazy mapping) count as done.
+        let base = done + from as u64;
         let mut report = |d: u64, _: u64| progress(base + d, total);
         let buf = match memory {
-            WeightMemory::HugePages => read_file_huge(op, file, safetensors_data_start(file), &mut report)?,
+            WeightMemory::HugePages => read_file_huge(op, file, from, safetensors_data_start(file).max(from), &mut report)?,
             _ => {
-                let map = map_file(op, file)?;
+                let map = map_file_from(op, file, from)?;
                 read_in(&map, &mut report);
                 map
             }
         };
-        done = base + len;
+        done += len;
         Ok(buf)
     })
 }
@@ -204,8 +205,8 @@ fn read_in(map: &Buffer, progress: &mut dyn FnMut(u64, u64)) {
     }
 }
 
-/// Brings one weight file into a buffer: `open(op, path, file_len)`.
-type OpenFile<'a> = dyn FnMut(&'static str, &Path, u64) -> Result<Arc<Buffer>> + 'a;
+/// Brings one weight file's bytes from `from` on into a buffer: `open(op, path, file_len, from)`.
+type OpenFile<'a> = dyn FnMut(&'static str, &Path, u64, usize) -> Result<Arc<Buffer>> + 'a;
 
 /// The weight files of a `.gguf` path or a model directory, with their sizes: found (and the
 /// directory's shard index read) once per load.
@@ -233,8 +234,11 @@ fn open_model(path: &Path, w: &WeightFiles, open: &mut OpenFile<'_>) -> Result<L
         return load_dir(path, &w.files, open);
     }
     let len = w.files.first().map_or(0, |(_, len)| *len);
-    let buf = open("load_gguf", path, len)?;
-    let g = load_gguf_native_buffer(buf)?;
+    // The header is parsed from a lazy mapping (only its pages are read, and given back with
+    // the mapping); only the tensor data is brought into memory.
+    let header = map_file("load_gguf", path)?;
+    let g = load_gguf_native_parts(header.bytes(), &mut |from| open("load_gguf", path, len, from))?;
+    drop(header);
     let model = super::gguf::model_from_gguf(&g)?;
     Ok(LoadedModel { model, origin: Origin::Gguf { path: path.to_path_buf(), metadata: g.metadata }, file_bytes: len })
 }
@@ -248,7 +252,7 @@ fn load_dir(dir: &Path, shards: &[(PathBuf, u64)], open: &mut OpenFile<'_>) -> R
     let mut file_bytes = 0u64;
     for (shard, len) in shards {
         file_bytes += len;
-        let buf = open("load_safetensors", shard, *len)?;
+        let buf = open("load_safetensors", shard, *len, 0)?;
         for (name, a) in load_buffer(buf, "safetensors")?.arrays {
             if tensors.insert(name.clone(), a).is_some() {
                 return Err(Error::format(OP, format!("tensor '{name}' appears in two shards")));

@@ -10,13 +10,17 @@ use core::cmp::Reverse;
 
 const NONE: u32 = u32::MAX;
 
-/// Token-id lookup by text: ids sorted by their text, searched by binary search (no hashing,
-/// so a hostile vocabulary cannot make lookups degrade through collisions). Each entry carries
-/// its text's first 4 bytes as a big-endian integer, so most comparisons of a search decide
-/// on that key without reading the text (building a 50k-token tokenizer does ~150k lookups;
-/// the key costs 4 bytes a token).
+/// Token texts by id, and id lookup by text: the texts concatenated in one string (a 50k-token
+/// vocabulary as separate `String`s costs ~2 MB of headers and allocator overhead beside
+/// ~0.3 MB of text), ids sorted by their text, searched by binary search (no hashing, so a
+/// hostile vocabulary cannot make lookups degrade through collisions). Each entry carries its
+/// text's first 4 bytes as a big-endian integer, so most comparisons of a search decide on that
+/// key without reading the text (building a 50k-token tokenizer does ~150k lookups; the key
+/// costs 4 bytes a token).
 pub(crate) struct Vocab {
-    pub(crate) texts: Vec<String>,
+    all: String,
+    /// Where each id's text ends in `all` (it starts where the previous one ends).
+    ends: Vec<u32>,
     sorted: Vec<(u32, u32)>,
 }
 
@@ -30,25 +34,42 @@ fn prefix_key(s: &str) -> u32 {
 }
 
 impl Vocab {
-    pub(crate) fn new(texts: Vec<String>) -> Vocab {
-        let mut sorted: Vec<(u32, u32)> = texts.iter().enumerate().map(|(i, t)| (prefix_key(t), i as u32)).collect();
-        sorted.sort_unstable_by(|&(ka, a), &(kb, b)| {
-            ka.cmp(&kb).then_with(|| texts[a as usize].cmp(&texts[b as usize])).then(a.cmp(&b))
-        });
-        Vocab { texts, sorted }
+    /// From the texts by id; `None` when they hold 4 GiB or more together.
+    pub(crate) fn new(texts: Vec<String>) -> Option<Vocab> {
+        let mut all = String::with_capacity(texts.iter().map(|t| t.len()).sum());
+        let mut ends = Vec::with_capacity(texts.len());
+        for t in &texts {
+            all.push_str(t);
+            ends.push(u32::try_from(all.len()).ok()?);
+        }
+        drop(texts);
+        let mut v = Vocab { all, ends, sorted: Vec::new() };
+        let mut sorted: Vec<(u32, u32)> = (0..v.len() as u32).map(|i| (prefix_key(v.text(i)), i)).collect();
+        sorted.sort_unstable_by(|&(ka, a), &(kb, b)| ka.cmp(&kb).then_with(|| v.text(a).cmp(v.text(b))).then(a.cmp(&b)));
+        v.sorted = sorted;
+        Some(v)
+    }
+
+    /// The text of `id` (empty past the end).
+    pub(crate) fn text(&self, id: u32) -> &str {
+        let i = id as usize;
+        let Some(&end) = self.ends.get(i) else { return "" };
+        let start = if i == 0 { 0 } else { self.ends[i - 1] };
+        // Both ends are boundaries between whole texts, so between UTF-8 characters.
+        self.all.get(start as usize..end as usize).unwrap_or("")
     }
 
     /// The id of `s`; with duplicate texts the largest id wins, as in llama.cpp's map, which
     /// later entries overwrite.
     pub(crate) fn id(&self, s: &str) -> Option<u32> {
         let key = prefix_key(s);
-        let p = self.sorted.partition_point(|&(k, id)| k < key || (k == key && self.texts[id as usize].as_str() <= s));
+        let p = self.sorted.partition_point(|&(k, id)| k < key || (k == key && self.text(id) <= s));
         let (_, id) = *self.sorted.get(p.checked_sub(1)?)?;
-        (self.texts[id as usize] == s).then_some(id)
+        (self.text(id) == s).then_some(id)
     }
 
     pub(crate) fn len(&self) -> usize {
-        self.texts.len()
+        self.ends.len()
     }
 }
 
@@ -232,7 +253,11 @@ mod tests {
             .iter()
             .map(|s| s.to_string())
             .collect();
-        let v = Vocab::new(texts.clone());
+        let v = Vocab::new(texts.clone()).unwrap();
+        for (id, t) in texts.iter().enumerate() {
+            assert_eq!(v.text(id as u32), t);
+        }
+        assert_eq!(v.text(texts.len() as u32), "");
         let scan = |s: &str| texts.iter().rposition(|t| t == s).map(|i| i as u32);
         for q in texts.iter().map(String::as_str).chain(["abcdf", "abce", "ab\0\0", "Ġ", "zz", "abc\0"]) {
             assert_eq!(v.id(q), scan(q), "{q:?}");

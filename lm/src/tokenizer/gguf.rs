@@ -135,7 +135,7 @@ impl Tokenizer {
             Some(Value::Array(Array::F32(s))) if s.len() == n => s.clone(),
             Some(_) => return Err(bad(alloc::format!("tokenizer.ggml.scores is not an array of {n} f32"))),
         };
-        let vocab = Vocab::new(tokens);
+        let vocab = Vocab::new(tokens).ok_or_else(|| bad("the vocabulary's texts hold 4 GiB or more"))?;
 
         let mut byte_ids = [None; 256];
         let mut stages = Vec::new();

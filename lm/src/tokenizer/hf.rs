@@ -234,7 +234,7 @@ impl Tokenizer {
                 None => TokenKind::Normal,
             };
         }
-        let vocab = Vocab::new(texts);
+        let vocab = Vocab::new(texts).ok_or_else(|| bad("the vocabulary's texts hold 4 GiB or more"))?;
         let unk = match str_field(model, "unk_token") {
             Some(u) => Some(vocab.id(u).ok_or_else(|| bad(alloc::format!("unk_token {u:?} is not in the vocabulary")))?),
             None => None,

@@ -295,7 +295,7 @@ impl Tokenizer {
     /// returns whether the token counted as decoded (it was not skipped).
     fn piece_bytes(&self, id: u32, skip_special: bool, first: bool, out: &mut Vec<u8>) -> Result<bool> {
         let kind = self.kind(id)?;
-        let text = &self.vocab.texts[id as usize];
+        let text = self.vocab.text(id);
         let start = out.len();
         match kind {
             TokenKind::Control if skip_special => return Ok(false),
@@ -382,7 +382,7 @@ impl Tokenizer {
     /// A token's text as stored in the vocabulary (`Ġhello`, `▁hello`, `<0x0A>`).
     pub fn token_text(&self, id: u32) -> Result<&str> {
         self.kind(id)?;
-        Ok(&self.vocab.texts[id as usize])
+        Ok(self.vocab.text(id))
     }
     /// The id of a token by its stored text.
     pub fn token_id(&self, text: &str) -> Option<u32> {
@@ -468,10 +468,10 @@ use core::cmp::Reverse;
 
 impl SpecialMatcher {
     fn new(vocab: &Vocab, ids: impl Iterator<Item = u32>) -> SpecialMatcher {
-        let mut ids: Vec<u32> = ids.filter(|&id| !vocab.texts[id as usize].is_empty()).collect();
-        ids.sort_by(|&a, &b| vocab.texts[a as usize].cmp(&vocab.texts[b as usize]).then(a.cmp(&b)));
+        let mut ids: Vec<u32> = ids.filter(|&id| !vocab.text(id).is_empty()).collect();
+        ids.sort_by(|&a, &b| vocab.text(a).cmp(vocab.text(b)).then(a.cmp(&b)));
         let mut lens: Vec<(u8, Reverse<usize>)> =
-            ids.iter().map(|&id| (vocab.texts[id as usize].as_bytes()[0], Reverse(vocab.texts[id as usize].len()))).collect();
+            ids.iter().map(|&id| (vocab.text(id).as_bytes()[0], Reverse(vocab.text(id).len()))).collect();
         lens.sort_unstable();
         lens.dedup();
         SpecialMatcher { lens, ids }
@@ -479,9 +479,9 @@ impl SpecialMatcher {
 
     fn find(&self, vocab: &Vocab, s: &str) -> Option<u32> {
         // Like the vocabulary: with duplicate texts the largest id wins.
-        let p = self.ids.partition_point(|&id| vocab.texts[id as usize].as_str() <= s);
+        let p = self.ids.partition_point(|&id| vocab.text(id) <= s);
         let id = *self.ids.get(p.checked_sub(1)?)?;
-        (vocab.texts[id as usize] == s).then_some(id)
+        (vocab.text(id) == s).then_some(id)
     }
 
     fn longest_at(&self, vocab: &Vocab, text: &str, i: usize) -> Option<(u32, usize)> {
