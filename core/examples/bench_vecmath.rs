@@ -51,7 +51,7 @@ fn main() {
     let cases = vec![
         Case { name: "exp f32 16M", run: Box::new({ let x = x16m.clone(); move || ev(ops::exp(&x).unwrap()) }), bytes: 2 * f * (16 << 20) },
         Case { name: "sigmoid f32 16M", run: Box::new({ let x = x16m.clone(); move || ev(ops::sigmoid(&x).unwrap()) }), bytes: 2 * f * (16 << 20) },
-        Case { name: "softmax f32 32x32000 (composed)", run: Box::new({ let s = s.clone(); move || ev(ops::softmax(&s, Some(&[-1]), false).unwrap()) }), bytes: 2 * f * 32 * 32000 },
+        Case { name: "softmax f32 32x32000 (fused)", run: Box::new({ let s = s.clone(); move || ev(ops::softmax(&s, Some(&[-1]), false).unwrap()) }), bytes: 2 * f * 32 * 32000 },
         Case { name: "rms_norm f32 64x4096", run: Box::new({ let (x, w) = (xn.clone(), wn.clone()); move || ev(ops::fast::rms_norm(&x, Some(&w), 1e-5).unwrap()) }), bytes: 2 * f * 64 * 4096 },
         Case { name: "layer_norm f32 64x4096", run: Box::new({ let (x, w, b) = (xn.clone(), wn.clone(), bn.clone()); move || ev(ops::fast::layer_norm(&x, Some(&w), Some(&b), 1e-5).unwrap()) }), bytes: 2 * f * 64 * 4096 },
         Case { name: "rope f32 32h x 512 x 128", run: Box::new({ let x = rx.clone(); move || ev(ops::fast::rope(&x, 128, false, Some(10000.0), 1.0, RopeOffset::Int(7), None).unwrap()) }), bytes: 2 * f * 32 * 512 * 128 },

@@ -53,6 +53,8 @@ fn families_round_trip() {
         let idx = ops::argsort(&x[0], Some(1))?;
         Ok(vec![ops::sort(&x[0], Some(0))?, ops::take_along_axis(&x[0], &idx, Some(1))?])
     }, &[a.clone()]);
+    // The CPU's fused softmax primitive (and a softmax over another axis: composed ops).
+    round_trip("softmax", &|x| Ok(vec![ops::softmax(&x[0], Some(&[-1]), false)?, ops::softmax(&x[0], Some(&[0]), true)?]), &[a.clone()]);
     round_trip("arange", &|x| Ok(vec![ops::add(&x[0], &ops::arange(0.0, 4.0, 1.0, DType::Float32)?)?]), &[b.clone()]);
     round_trip("no inputs", &|_| Ok(vec![ops::zeros(&[2, 2], DType::Int32)?]), &[]);
 }

@@ -287,3 +287,91 @@ fn norm_gradients_without_weight_or_bias() {
         }
     }
 }
+
+/// `mx.softmax` over the last axis of float32 rows is one fused primitive on the CPU: at every
+/// ISA level and thread count it tracks an f64 softmax within a few f32 roundings (more where
+/// exp amplifies the rounding of a large `x − max`), its
+/// composed fallback likewise, non-finite rows as the fallback (NaN anywhere → a NaN row, a
+/// row of −inf → NaN), and strided inputs read right.
+#[test]
+fn fused_softmax_tracks_f64_and_its_fallback_at_every_level() {
+    use mlx_arm_core::cpu::isa;
+    use mlx_arm_core::parallel::set_num_threads;
+    let mk = |n: usize, k: usize| -> Vec<f32> { (0..n).map(|i| (((i * k) % 101) as f32 / 101.0 - 0.5) * 24.0).collect() };
+    // Rows shorter than, equal to and past every vector width, with tails; many rows (threads).
+    let shapes: &[&[usize]] = &[&[1], &[3, 5], &[4, 16], &[7, 33], &[2, 3, 1000], &[300, 17]];
+    let mut failures = vec![];
+    for level in isa::available() {
+        isa::set_isa(level).unwrap();
+        for threads in [1usize, 3] {
+            set_num_threads(threads);
+            for (si, shape) in shapes.iter().enumerate() {
+                let n: usize = shape.iter().product();
+                let xs = mk(n, 7 + si);
+                let x = Array::from_slice(&xs, shape).unwrap();
+                let got = ops::softmax(&x, Some(&[-1]), false).unwrap().to_vec::<f32>().unwrap();
+                let fallback = fast::softmax_rows_fallback(&x).unwrap().to_vec::<f32>().unwrap();
+                let d = *shape.last().unwrap();
+                for (r, row) in xs.chunks(d).enumerate() {
+                    let m = row.iter().fold(f64::NEG_INFINITY, |a, &b| a.max(b as f64));
+                    let total: f64 = row.iter().map(|&v| (v as f64 - m).exp()).sum();
+                    for (j, &v) in row.iter().enumerate() {
+                        let want = (v as f64 - m).exp() / total;
+                        for (what, y) in [("fused", got[r * d + j]), ("fallback", fallback[r * d + j])] {
+                            // exp turns the rounding of x − max (|x − max|·ε) into relative error.
+                            let bound = (8.0 + (v as f64 - m).abs()) * f32::EPSILON as f64 * want + 1e-30;
+                            if (y as f64 - want).abs() > bound {
+                                failures.push(format!("{} {threads}t {shape:?} {what} [{r},{j}]: {y} vs {want}", level.name()));
+                            }
+                        }
+                    }
+                }
+            }
+            // Non-finite rows: the fused kernel gives what the composed ops give.
+            let (inf, nan) = (f32::INFINITY, f32::NAN);
+            let rows = [1.0, nan, 2.0, 0.5, -inf, -inf, -inf, -inf, inf, 1.0, -inf, 0.0, -inf, 3.0, -inf, 2.0];
+            let x = Array::from_slice(&rows, &[4, 4]).unwrap();
+            let got = ops::softmax(&x, Some(&[-1]), false).unwrap().to_vec::<f32>().unwrap();
+            let want = fast::softmax_rows_fallback(&x).unwrap().to_vec::<f32>().unwrap();
+            for (i, (g, w)) in got.iter().zip(&want).enumerate() {
+                if g.is_nan() != w.is_nan() || (!g.is_nan() && (g - w).abs() > 4.0 * f32::EPSILON * w.abs()) {
+                    failures.push(format!("{} {threads}t non-finite [{i}]: {g} vs fallback {w}", level.name()));
+                }
+            }
+            // A transposed view: rows read through strides.
+            let x = Array::from_slice(&mk(6 * 9, 5), &[6, 9]).unwrap();
+            let t = ops::transpose(&x, None).unwrap();
+            let got = ops::softmax(&t, Some(&[-1]), false).unwrap().to_vec::<f32>().unwrap();
+            let want = fast::softmax_rows_fallback(&ops::contiguous(&t).unwrap()).unwrap().to_vec::<f32>().unwrap();
+            for (i, (g, w)) in got.iter().zip(&want).enumerate() {
+                if (g - w).abs() > 8.0 * f32::EPSILON * w.abs() + 1e-30 {
+                    failures.push(format!("{} {threads}t transposed [{i}]: {g} vs {w}", level.name()));
+                }
+            }
+        }
+    }
+    set_num_threads(0);
+    isa::set_isa(*isa::available().last().unwrap()).unwrap();
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+/// The fused softmax is differentiable and vmappable like the ops it replaces: its gradient
+/// equals the fallback's, and vmap over a leading axis equals the unbatched rows.
+#[test]
+fn fused_softmax_gradient_and_vmap() {
+    use mlx_arm_core::transforms;
+    let xs: Vec<f32> = (0..24).map(|i| ((i * 5 % 11) as f32 - 5.0) * 0.7).collect();
+    let x = Array::from_slice(&xs, &[2, 3, 4]).unwrap();
+    let w = Array::from_slice(&(0..24).map(|i| (i % 7) as f32 - 3.0).collect::<Vec<_>>(), &[2, 3, 4]).unwrap();
+    let loss = |f: fn(&Array) -> Result<Array>| {
+        let w = w.clone();
+        move |a: &[Array]| -> Result<Vec<Array>> { Ok(vec![ops::sum(&ops::multiply(&f(&a[0])?, &w)?, None, false)?]) }
+    };
+    let fused = |a: &Array| ops::softmax(a, Some(&[-1]), false);
+    let g1 = transforms::grad(&loss(fused), &[x.clone()], &[0]).unwrap();
+    let g2 = transforms::grad(&loss(fast::softmax_rows_fallback), &[x.clone()], &[0]).unwrap();
+    compare("softmax grad", &g1[0], &g2[0], 1e-6, 1e-7).unwrap();
+    let batched = transforms::vmap(&|a: &[Array]| Ok(vec![ops::softmax(&a[0], Some(&[-1]), false)?]), &[x.clone()], &[1], &[0]).unwrap();
+    let want = ops::swapaxes(&ops::softmax(&x, Some(&[-1]), false).unwrap(), 0, 1).unwrap();
+    compare("softmax vmap", &batched[0], &want, 0.0, 0.0).unwrap();
+}

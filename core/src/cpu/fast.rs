@@ -31,10 +31,42 @@ pub fn eval(op: &FastOp, inputs: Vec<Array>, outputs: &[OutMeta]) -> Result<Vec<
         FastOp::Rope { dims, traditional, base, scale } => {
             float!(T => rope::<T>(&inputs, *dims, *traditional, base.get() as f32, scale.get() as f32, &shape, &out))?
         }
+        FastOp::Softmax if dtype == DType::Float32 => softmax_f32(&inputs, &shape, &out)?,
+        FastOp::Softmax => return Err(Error::unsupported(name, alloc::format!("the fused softmax takes float32, not {dtype}."))),
         FastOp::Sdpa { scale, causal } if dtype == DType::Float32 => sdpa_f32(&inputs, scale.get() as f32, *causal, &shape, &out)?,
         FastOp::Sdpa { scale, causal } => float!(T => sdpa::<T>(&inputs, scale.get() as f32, *causal, &shape, &out))?,
     }
     Ok(alloc::vec![out])
+}
+
+/// Softmax of the row `y` in place without SIMD: the max (a NaN wins, so a NaN anywhere makes
+/// the row NaN, as the SIMD kernels do), `e^(y − max)` summed in order, times 1/Σ.
+fn softmax_in_place_portable(y: &mut [f32]) {
+    let mx = y.iter().copied().fold(f32::NEG_INFINITY, |a, b| if b > a || b.is_nan() { b } else { a });
+    let mut total = 0f32;
+    for v in y.iter_mut() {
+        *v = Float::exp(*v - mx);
+        total += *v;
+    }
+    let inv = 1.0 / total;
+    y.iter_mut().for_each(|e| *e *= inv);
+}
+
+/// `mx.softmax` over the last axis of float32 rows, one pass per row (rows in parallel).
+fn softmax_f32(inputs: &[Array], shape: &[usize], out: &Data) -> Result<()> {
+    const OP: &str = "softmax";
+    let d = shape.last().copied().unwrap_or(1);
+    let x = super::input(inputs, 0, OP)?;
+    let xd = x.data()?;
+    let xv = xd.read::<f32>(shape)?;
+    let level = super::isa::isa();
+    rows(&xv, d, out, |_, xr, o| {
+        if !super::vecmath::softmax_row(level, xr, o) {
+            o.copy_from_slice(xr);
+            softmax_in_place_portable(o);
+        }
+    });
+    Ok(())
 }
 
 /// A storage element seen as f32, and the rounding that storing an intermediate array of
@@ -462,14 +494,7 @@ fn sdpa_f32(inputs: &[Array], scale: f32, causal: bool, shape: &[usize], out: &D
                 }
             }
             if !super::vecmath::softmax_in_place(level, &mut scores) {
-                let mx = scores.iter().copied().fold(f32::NEG_INFINITY, |a, b| if b > a || b.is_nan() { b } else { a });
-                let mut total = 0f32;
-                for sj in scores.iter_mut() {
-                    *sj = Float::exp(*sj - mx);
-                    total += *sj;
-                }
-                let inv = 1.0 / total;
-                scores.iter_mut().for_each(|e| *e *= inv);
+                softmax_in_place_portable(&mut scores);
             }
             // SAFETY: row `row` of the fresh output, written by this chunk only.
             let rg = row * dv..(row + 1) * dv;

@@ -239,6 +239,20 @@ pub(crate) fn softmax_in_place(level: Isa, y: &mut [f32]) -> bool {
     true
 }
 
+/// `y = softmax(x)` for one row (the shorter length of the two), reading `x` twice and writing
+/// `y` twice: no copy first. False if `level` has no SIMD kernel.
+pub(crate) fn softmax_row(level: Isa, x: &[f32], y: &mut [f32]) -> bool {
+    let Some(k) = simd(level) else { return false };
+    let n = x.len().min(y.len());
+    // SAFETY: x and y hold n floats each and do not overlap (distinct slices).
+    unsafe {
+        let m = (k.max)(x.as_ptr(), n);
+        let total = (k.exp_sub_sum)(x.as_ptr(), y.as_mut_ptr(), n, m);
+        (k.scale)(y.as_mut_ptr(), n, 1.0 / total);
+    }
+    true
+}
+
 /// One row of `rms_norm`: `y = (x · 1/√(Σx²·inv_d + eps)) · w`. False if `level` has no SIMD
 /// kernel. Panics-free: lengths are the shortest of `x`, `w`, `y`.
 pub(crate) fn rms_norm_row(level: Isa, x: &[f32], w: &[f32], eps: f32, inv_d: f32, y: &mut [f32]) -> bool {

@@ -1,4 +1,5 @@
-//! `mx.fast`: the fused LLM ops — rms_norm, layer_norm, rope, scaled_dot_product_attention.
+//! `mx.fast`: the fused LLM ops — rms_norm, layer_norm, rope, scaled_dot_product_attention —
+//! and the fused last-axis softmax that `mx.softmax` records on the CPU.
 //! Each public function validates like MLX 0.32 (`mlx/fast.cpp`, same messages) and records a
 //! fused [`FastOp`] node (kernels in `cpu/fast.rs`); each also has a `*_fallback` twin built
 //! from ordinary ops exactly as MLX's fallback lambdas build it. Real MLX evaluates the
@@ -44,6 +45,9 @@ pub enum FastOp {
         /// Position scale.
         scale: F64,
     },
+    /// Softmax over the last axis of a float32 array (the CPU's one-pass kernel; other dtypes
+    /// and axes stay composed, see `ops::softmax`). Input: x.
+    Softmax,
     /// Inputs: q, k, v, optional mask broadcast to `[B, Hq, L, S]` (bool or the output dtype).
     Sdpa {
         /// Multiplies q.
@@ -60,6 +64,7 @@ impl FastOp {
             FastOp::RmsNorm { .. } => "rms_norm",
             FastOp::LayerNorm { .. } => "layer_norm",
             FastOp::Rope { .. } => "rope",
+            FastOp::Softmax => "softmax",
             FastOp::Sdpa { .. } => "scaled_dot_product_attention",
         }
     }
@@ -67,6 +72,28 @@ impl FastOp {
 
 fn scalar_of(v: f64, dtype: DType) -> Result<Array> {
     Array::from_value(crate::Value::F(v), dtype)
+}
+
+// ---- softmax -------------------------------------------------------------------------------
+
+/// Softmax over the last axis of float32 `x` as one primitive, when the op is recorded on the
+/// CPU (one pass per row there instead of five graph ops); elsewhere [`softmax_rows_fallback`],
+/// which backends without the primitive run as ordinary ops.
+pub(crate) fn softmax_rows(x: &Array) -> Result<Array> {
+    if x.dtype() != DType::Float32 || x.ndim() == 0 {
+        return Err(Error::invalid("softmax", format!("the fused softmax takes float32 rows, not {} of {} dimensions", x.dtype(), x.ndim())));
+    }
+    if crate::device::default_stream_now().device.kind != crate::device::DeviceType::Cpu {
+        return softmax_rows_fallback(x);
+    }
+    Ok(Array::from_op(Primitive::Fast(FastOp::Softmax), alloc::vec![x.clone()], x.shape().to_vec(), DType::Float32))
+}
+
+/// The composed form of [`softmax_rows`]: `e^(x − max) / Σ e^(x − max)` over the last axis.
+pub fn softmax_rows_fallback(x: &Array) -> Result<Array> {
+    let m = crate::ops::max(x, Some(&[-1]), true)?;
+    let ex = crate::ops::exp(&subtract(x, &m)?)?;
+    crate::ops::divide(&ex, &crate::ops::sum(&ex, Some(&[-1]), true)?)
 }
 
 // ---- rms_norm ------------------------------------------------------------------------------

@@ -343,6 +343,10 @@ pub fn softmax(a: &Array, axes: Option<&[isize]>, precise: bool) -> Result<Array
     } else {
         (a.clone(), a.dtype())
     };
+    if x.dtype() == DType::Float32 && !complex && reduces_last_dim(a, given) {
+        // One pass per row on the CPU (MLX's Softmax primitive); the same ops elsewhere.
+        return ops::astype(&ops::fast::softmax_rows(&x)?, out_dtype);
+    }
     let m = max(&x, Some(given), true)?;
     let ex = ops::exp(&ops::subtract(&x, &m)?)?;
     ops::astype(&ops::divide(&ex, &sum(&ex, Some(given), true)?)?, out_dtype)

@@ -193,7 +193,9 @@ fn rule(prim: &Primitive, inputs: &[Array], b: &[Option<Array>], metas: &[(Vec<u
         | Primitive::Cast(_)
         | Primitive::Linalg(ops::linalg::LinalgOp::Matmul)
         | Primitive::Linalg(ops::linalg::LinalgOp::AddMM { .. })
-        | Primitive::Shape(ShapeOp::Reshape | ShapeOp::Copy | ShapeOp::StopGradient) => Ok(same(prim.clone(), batch_all(inputs, b, n)?)),
+        | Primitive::Shape(ShapeOp::Reshape | ShapeOp::Copy | ShapeOp::StopGradient)
+        // Row-wise over the last axis, which a leading batch axis leaves last.
+        | Primitive::Fast(ops::fast::FastOp::Softmax) => Ok(same(prim.clone(), batch_all(inputs, b, n)?)),
         Primitive::Reduce(op) => {
             let op = match op.clone() {
                 ReduceOp::Reduce { kind, axes } => ReduceOp::Reduce { kind, axes: shifted(&axes) },

@@ -2,7 +2,10 @@
 //! (the `*_fallback` of ordinary ops, MLX's semantic reference) — the rule traces the
 //! fallback on the op's inputs and takes that graph's vjp.
 
-use super::{layer_norm_fallback, rms_norm_fallback, rope_fallback, scaled_dot_product_attention_fallback, FastOp, RopeOffset, SdpaMask};
+use super::{
+    layer_norm_fallback, rms_norm_fallback, rope_fallback, scaled_dot_product_attention_fallback, softmax_rows_fallback, FastOp,
+    RopeOffset, SdpaMask,
+};
 use crate::array::Array;
 use crate::error::Result;
 use crate::transforms::rules::Grads;
@@ -15,6 +18,7 @@ pub(crate) const STATUS: &[(&str, &str)] = &[
     ("layer_norm", "yes (through the fallback)"),
     ("rope", "yes (to x; through the fallback)"),
     ("scaled_dot_product_attention", "yes (to q, k, v; through the fallback)"),
+    ("softmax", "yes (through the fallback)"),
 ];
 
 /// A norm's weight or bias input as the caller gave it: the op stores an absent one as a 0-d
@@ -47,6 +51,7 @@ pub(crate) fn vjp(op: &FastOp, inputs: &[Array], g: &Array, needs: &[bool]) -> R
                 vec![0],
             )
         }
+        FastOp::Softmax => (alloc::boxed::Box::new(|v: &[Array]| Ok(vec![softmax_rows_fallback(&v[0])?])), vec![0]),
         FastOp::Sdpa { scale, causal } => {
             let (scale, causal) = (scale.get() as f32, *causal);
             (

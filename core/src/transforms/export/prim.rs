@@ -9,6 +9,7 @@ use crate::io::cursor::Cursor;
 use crate::ops::binary::BinaryOp;
 use crate::ops::cast::CastOp;
 use crate::ops::creation::CreationOp;
+use crate::ops::fast::FastOp;
 use crate::ops::index::{IndexOp, ScatterMode};
 use crate::ops::linalg::{ConvParams, LinalgOp};
 use crate::ops::reduce::{ReduceKind, ReduceOp, ScanKind};
@@ -146,6 +147,8 @@ pub(super) fn encode(w: &mut Writer, prim: &Primitive) -> Result<()> {
             w.u64(start.0);
             w.u64(step.0);
         }
+        // The CPU's fused softmax (`mx.softmax` over the last axis of float32 rows).
+        Primitive::Fast(FastOp::Softmax) => w.u8(11),
         Primitive::Random(_)
         | Primitive::Fast(_)
         | Primitive::Quantized(_)
@@ -246,6 +249,7 @@ pub(super) fn decode(c: &mut Cursor) -> Result<Primitive> {
             t => return Err(c.err(format!("unknown linalg op tag {t}"))),
         }),
         10 => Primitive::Creation(CreationOp::Arange { start: F64(c.u64("start")?), step: F64(c.u64("step")?) }),
+        11 => Primitive::Fast(FastOp::Softmax),
         t => return Err(c.err(format!("unknown primitive family tag {t}"))),
     })
 }

@@ -169,6 +169,10 @@ fn build(prim: &Primitive, args: &[Array], metas: &[OutMeta]) -> Result<Vec<Arra
             let (start, step) = (start.get(), step.get());
             one(ops::arange(start, start + step * (n - 0.5), step, *dtype))
         }
+        Primitive::Fast(ops::fast::FastOp::Softmax) => {
+            let a = exactly(prim, args, 1)?;
+            one(ops::fast::softmax_rows(&a[0]))
+        }
         // No wire form (the encoder refuses them), so a decoded file cannot hold them.
         Primitive::Linalg(_) | Primitive::Random(_) | Primitive::Fast(_) | Primitive::Quantized(_) | Primitive::Fft(_) | Primitive::Custom(_) | Primitive::Fused(_) => {
             Err(Error::unsupported(OP, format!("'{}' cannot be replayed from a file.", prim.name())))
