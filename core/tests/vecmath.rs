@@ -56,7 +56,8 @@ fn cases() -> Vec<Case> {
     let ex = EXP_MAX_ULP;
     let x1b = x1.clone();
     let (xr2, w2) = (xr.clone(), w.clone());
-    let rx2 = rx.clone();
+    let (rx2, rx3) = (rx.clone(), rx.clone());
+    let xs2 = xs.clone();
     vec![
         ("exp", Box::new(move || ops::exp(&x1)), Tol::Ulps(ex)),
         // A fresh intermediate: its buffer is donated and overwritten in place.
@@ -65,6 +66,9 @@ fn cases() -> Vec<Case> {
         ("rms_norm", Box::new(move || ops::rms_norm(&xr, Some(&w), 1e-5)), Tol::Rel(64.0)),
         ("layer_norm", Box::new(move || ops::layer_norm(&xr2, Some(&w2), Some(&b), 1e-5)), Tol::Rel(64.0)),
         ("rope", Box::new(move || ops::rope(&rx, 48, false, Some(10000.0), 1.0, RopeOffset::Int(5), None)), Tol::Ulps(0)),
+        // 38 rotated dims: 19 pairs, a tail at every vector width.
+        ("rope(19 pairs)", Box::new(move || ops::rope(&rx3, 38, false, Some(10000.0), 1.0, RopeOffset::Int(3), None)), Tol::Ulps(0)),
+        ("softmax", Box::new(move || ops::softmax(&xs2, Some(&[-1]), false)), Tol::Rel(16.0)),
         ("rope(traditional)", Box::new(move || ops::rope(&rx2, 64, true, Some(500.0), 0.5, RopeOffset::Int(0), None)), Tol::Ulps(0)),
         ("sdpa", Box::new(move || ops::scaled_dot_product_attention(&q, &k, &v, 0.125, SdpaMask::Causal)), Tol::Rel(256.0)),
     ]

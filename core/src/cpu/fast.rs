@@ -234,6 +234,7 @@ fn rope<T: Store>(inputs: &[Array], dims: usize, traditional: bool, base: f32, s
     };
     // cos θ and sin θ (rounded as the rotation uses them) for each (offset, position, j): every
     // head at a position shares them, so the trigonometry runs once per position, not per row.
+    // Per position the `half` cosines, then the `half` sines (the SIMD rotation loads each).
     let table = rope_table::get(key, || {
         let inv_freq: Vec<f32> = match &given {
             Some(g) => g.iter().map(|&v| 1.0 / v).collect(),
@@ -246,23 +247,34 @@ fn rope<T: Store>(inputs: &[Array], dims: usize, traditional: bool, base: f32, s
                 (0..half).map(|j| libm::expf(-(j as f32) * c)).collect()
             }
         };
-        let mut table = Vec::with_capacity(n_ofs * t_len * half);
+        let mut table = Vec::with_capacity(n_ofs * t_len * 2 * half);
         for &ofs in &positions {
             for t in 0..t_len {
                 let pos = (t as f32 + ofs as f32) * scale;
-                table.extend(inv_freq.iter().map(|&f| (T::round(libm::cosf(pos * f)), T::round(libm::sinf(pos * f)))));
+                table.extend(inv_freq.iter().map(|&f| T::round(libm::cosf(pos * f))));
+                table.extend(inv_freq.iter().map(|&f| T::round(libm::sinf(pos * f))));
             }
         }
         table
     });
     let xd = x.data()?;
     let xv = xd.read::<T>(shape)?;
+    let level = super::isa::isa();
     rows(&xv, d, out, |i, xr, o| {
         let e = if per_entry { i / per_batch.max(1) } else { 0 };
         let t = i % t_len;
-        let cs = &table[(e * t_len + t) * half..][..half];
+        let (cos, sin) = table[(e * t_len + t) * 2 * half..][..2 * half].split_at(half);
         o[dims..].copy_from_slice(&xr[dims..]);
-        for (j, &(c, s)) in cs.iter().enumerate() {
+        if !traditional {
+            if let (Some(xf), Some(of)) = (as_f32(&xr[..2 * half]), as_f32_mut(&mut o[..2 * half])) {
+                let (x1, x2) = xf.split_at(half);
+                let (y1, y2) = of.split_at_mut(half);
+                if super::vecmath::rotate(level, x1, x2, cos, sin, y1, y2) {
+                    return;
+                }
+            }
+        }
+        for (j, (&c, &s)) in cos.iter().zip(sin).enumerate() {
             let (i1, i2) = if traditional { (2 * j, 2 * j + 1) } else { (j, j + half) };
             let (x1, x2) = (xr[i1].f(), xr[i2].f());
             o[i1] = T::from_f(T::round(x1 * c) - T::round(x2 * s));

@@ -29,13 +29,13 @@ pub(crate) enum Freqs {
     Given(Vec<u32>),
 }
 
-/// Tables above this many (cos, sin) pairs (long prefills) are not kept.
-const KEEP_MAX: usize = 1 << 15;
+/// Tables above this many values (cos and sin each count; long prefills) are not kept.
+const KEEP_MAX: usize = 1 << 16;
 
-static LAST: spin::Mutex<Option<(Key, Arc<Vec<(f32, f32)>>)>> = spin::Mutex::new(None);
+static LAST: spin::Mutex<Option<(Key, Arc<Vec<f32>>)>> = spin::Mutex::new(None);
 
 /// The table for `key`: the kept one when it matches, else `build()` (kept if small).
-pub(crate) fn get(key: Key, build: impl FnOnce() -> Vec<(f32, f32)>) -> Arc<Vec<(f32, f32)>> {
+pub(crate) fn get(key: Key, build: impl FnOnce() -> Vec<f32>) -> Arc<Vec<f32>> {
     if let Some((k, t)) = LAST.lock().as_ref() {
         if *k == key {
             return t.clone();

@@ -56,6 +56,9 @@ pub(crate) struct VecKernels {
     pub mul2: unsafe fn(x: *const f32, s: f32, w: *const f32, y: *mut f32, n: usize),
     /// `y = ((x − mu)·s)·w + b` (layer_norm's definition, no FMA).
     pub norm_affine: unsafe fn(x: *const f32, mu: f32, s: f32, w: *const f32, b: *const f32, y: *mut f32, n: usize),
+    /// Rope's rotation of `n` pairs `(x1, x2)` by `(c, s)`: `y1 = x1·c − x2·s`,
+    /// `y2 = x1·s + x2·c`, each product rounded (no FMA, as the scalar definition).
+    pub rotate: unsafe fn(x1: *const f32, x2: *const f32, c: *const f32, s: *const f32, y1: *mut f32, y2: *mut f32, n: usize),
 }
 
 /// The kernel bodies, expanded inside each ISA module after its primitives (`V`, `L`, `ld`,
@@ -159,6 +162,24 @@ macro_rules! kernels {
         }
 
         #[target_feature(enable = $feat)]
+        pub(super) unsafe fn rotate(x1: *const f32, x2: *const f32, c: *const f32, s: *const f32, y1: *mut f32, y2: *mut f32, n: usize) {
+            let mut i = 0;
+            while i + L <= n {
+                let (a, b, cv, sv) = (ld(x1.add(i)), ld(x2.add(i)), ld(c.add(i)), ld(s.add(i)));
+                st(y1.add(i), sub(mul(a, cv), mul(b, sv)));
+                st(y2.add(i), add(mul(a, sv), mul(b, cv)));
+                i += L;
+            }
+            if i < n {
+                let k = n - i;
+                let (a, b) = (ld_n(x1.add(i), k), ld_n(x2.add(i), k));
+                let (cv, sv) = (ld_n(c.add(i), k), ld_n(s.add(i), k));
+                st_n(y1.add(i), sub(mul(a, cv), mul(b, sv)), k);
+                st_n(y2.add(i), add(mul(a, sv), mul(b, cv)), k);
+            }
+        }
+
+        #[target_feature(enable = $feat)]
         pub(super) unsafe fn norm_affine(x: *const f32, mu: f32, s: f32, w: *const f32, b: *const f32, y: *mut f32, n: usize) {
             let (mv, sv) = (splat(mu), splat(s));
             let mut i = 0;
@@ -188,6 +209,7 @@ macro_rules! kernel_table {
             scale: $m::scale,
             mul2: $m::mul2,
             norm_affine: $m::norm_affine,
+            rotate: $m::rotate,
         }
     };
 }
@@ -250,6 +272,16 @@ pub(crate) fn softmax_row(level: Isa, x: &[f32], y: &mut [f32]) -> bool {
         let total = (k.exp_sub_sum)(x.as_ptr(), y.as_mut_ptr(), n, m);
         (k.scale)(y.as_mut_ptr(), n, 1.0 / total);
     }
+    true
+}
+
+/// Rope's rotation of the pairs `(x1[j], x2[j])` by `(c[j], s[j])` into `(y1[j], y2[j])`
+/// (the shortest length of the six). False if `level` has no SIMD kernel.
+pub(crate) fn rotate(level: Isa, x1: &[f32], x2: &[f32], c: &[f32], s: &[f32], y1: &mut [f32], y2: &mut [f32]) -> bool {
+    let Some(k) = simd(level) else { return false };
+    let n = x1.len().min(x2.len()).min(c.len()).min(s.len()).min(y1.len()).min(y2.len());
+    // SAFETY: every slice holds n floats; y1 and y2 are distinct output slices.
+    unsafe { (k.rotate)(x1.as_ptr(), x2.as_ptr(), c.as_ptr(), s.as_ptr(), y1.as_mut_ptr(), y2.as_mut_ptr(), n) };
     true
 }
 
