@@ -431,11 +431,19 @@ fn widen_into<T: Store>(src: &[T], dst: &mut [f32]) {
 }
 
 /// float32 attention without copies of K and V (contiguous inputs are read in place): per
-/// query row, the scores are one GEMV over K's rows (`gemm::dot_rows`) and the output one
-/// GEMV over V's rows (`gemm::axpy_rows`), both on the SIMD kernels of the active level, so a
-/// decode step streams K and V once per query head. Rows (batch × head × query) are split
-/// across threads; grouped-query heads share their K/V head. Same arithmetic as [`sdpa`]
-/// (f32 rounding is the identity) up to summation order.
+/// query row, the scores are GEMVs over K's rows (`gemm::dot_rows`) and the output GEMVs over
+/// V's rows (`gemm::axpy_rows`), both on the SIMD kernels of the active level. Rows (batch ×
+/// head × query) are split across threads; the rows of a task that share a K/V head
+/// (grouped-query heads, several query positions) go through K and V together, a block of
+/// [`KV_BLOCK_BYTES`] at a time, so the block is read from memory once and from cache for the
+/// other rows — a decode step of a model with 4 query heads per K/V head streams K and V once
+/// instead of 4 times. Same arithmetic as [`sdpa`] (f32 rounding is the identity) up to
+/// summation order; the blocks start at multiples of 4 keys, so each row's sums run in the
+/// same order as one pass over all keys.
+const KV_BLOCK_BYTES: usize = 64 << 10;
+/// Most rows that go through a K/V block together (their scores are kept for the whole row).
+const MAX_RUN: usize = 8;
+
 /// Multiply-adds per attention task. A query row is s·(dk + dv) multiply-adds plus a softmax
 /// over s: at decode sizes (a few heads, tens to thousands of keys) each is a microsecond or
 /// more, so rows are shared out down to one per task once a task holds ~8k multiply-adds —
@@ -477,42 +485,74 @@ fn sdpa_f32(inputs: &[Array], scale: f32, causal: bool, shape: &[usize], out: &D
         return Ok(());
     }
     let p = OutPtr(out.buf.as_mut_ptr() as *mut f32);
+    // Rows sharing a K/V head lie next to each other (`reps · l` of them); a task takes whole
+    // runs of them where that still leaves every thread work.
+    let run = (reps * l).clamp(1, MAX_RUN);
     let grain = (ATTENTION_GRAIN_MACS / (s * (dk + dv)).max(1)).max(1);
+    let grain = if n_rows / run >= crate::parallel::num_threads() { grain.next_multiple_of(run) } else { grain };
+    // Keys per block: a multiple of 4 (the GEMV kernels' row unroll), at least 4.
+    let block = ((KV_BLOCK_BYTES / (4 * dk.max(dv).max(1))) & !3).max(4);
     parallel_for(n_rows, grain, &|r| {
         let p = &p;
-        let mut scores = alloc::vec![0f32; s];
-        let mut qs = alloc::vec![0f32; dk];
-        for row in r {
-            let (bh, i) = (row / l, row % l);
-            let (bi, h) = (bh / hq, bh % hq);
-            let kvh = h / reps;
-            for (d, &x) in qs.iter_mut().zip(&qv[row * dk..(row + 1) * dk]) {
-                *d = scale * x;
+        let mut scores = alloc::vec![0f32; run.min(r.len()) * s];
+        let mut qs = alloc::vec![0f32; run.min(r.len()) * dk];
+        let mut start = r.start;
+        while start < r.end {
+            // The run: rows from `start` on with the same batch and K/V head.
+            let kv_of = |row: usize| (row / (l * hq), (row / l) % hq / reps);
+            let (bi, kvh) = kv_of(start);
+            let mut end = start + 1;
+            while end < r.end && end - start < run && kv_of(end) == (bi, kvh) {
+                end += 1;
             }
-            super::gemm::dot_rows(kh.head(bi, kvh), dk, &qs, &mut scores);
-            for (j, x) in scores.iter_mut().enumerate() {
-                let m_idx = row * s + j;
-                match &mask {
-                    Mask::None => {}
-                    Mask::Keep(keep) => {
-                        if !keep[m_idx] {
-                            *x = lowest;
+            let rows = end - start;
+            let (kb, vb) = (kh.head(bi, kvh), vh.head(bi, kvh));
+            for (qr, row) in qs.chunks_exact_mut(dk.max(1)).zip(start..end) {
+                for (d, &x) in qr.iter_mut().zip(&qv[row * dk..(row + 1) * dk]) {
+                    *d = scale * x;
+                }
+            }
+            for j0 in (0..s).step_by(block) {
+                let j1 = (j0 + block).min(s);
+                for (t, sc) in scores.chunks_exact_mut(s).take(rows).enumerate() {
+                    super::gemm::dot_rows(&kb[j0 * dk..], dk, &qs[t * dk..(t + 1) * dk], &mut sc[j0..j1]);
+                }
+            }
+            for (sc, row) in scores.chunks_exact_mut(s).zip(start..end) {
+                let i = row % l;
+                for (j, x) in sc.iter_mut().enumerate() {
+                    let m_idx = row * s + j;
+                    match &mask {
+                        Mask::None => {}
+                        Mask::Keep(keep) => {
+                            if !keep[m_idx] {
+                                *x = lowest;
+                            }
                         }
+                        Mask::Add(add) => *x += add[m_idx],
                     }
-                    Mask::Add(add) => *x += add[m_idx],
+                    if causal && (i as isize + causal_off) < j as isize {
+                        *x = lowest;
+                    }
                 }
-                if causal && (i as isize + causal_off) < j as isize {
-                    *x = lowest;
+                if !super::vecmath::softmax_in_place(level, sc) {
+                    softmax_in_place_portable(sc);
+                }
+                // SAFETY: row `row` of the fresh output, written by this chunk only.
+                let rg = row * dv..(row + 1) * dv;
+                let o = unsafe { p.chunk(&rg) };
+                o.iter_mut().for_each(|y| *y = 0.0);
+            }
+            for j0 in (0..s).step_by(block) {
+                let j1 = (j0 + block).min(s);
+                for (sc, row) in scores.chunks_exact(s).zip(start..end) {
+                    // SAFETY: as above; each row's output is taken once per block, in turn.
+                    let rg = row * dv..(row + 1) * dv;
+                    let o = unsafe { p.chunk(&rg) };
+                    super::gemm::axpy_rows(&vb[j0 * dv..], dv, &sc[j0..j1], o);
                 }
             }
-            if !super::vecmath::softmax_in_place(level, &mut scores) {
-                softmax_in_place_portable(&mut scores);
-            }
-            // SAFETY: row `row` of the fresh output, written by this chunk only.
-            let rg = row * dv..(row + 1) * dv;
-            let o = unsafe { p.chunk(&rg) };
-            o.iter_mut().for_each(|y| *y = 0.0);
-            super::gemm::axpy_rows(vh.head(bi, kvh), dv, &scores, o);
+            start = end;
         }
     });
     Ok(())
