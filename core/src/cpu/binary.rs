@@ -309,7 +309,8 @@ pub fn select(mut inputs: Vec<Array>, outputs: &[OutMeta]) -> Result<Data> {
     crate::dispatch_all!(dtype, T => {
         let (xd, yd) = (x.data()?, y.data()?);
         let (xv, yv) = (xd.read::<T>(&shape)?, yd.read::<T>(&shape)?);
-        let out = Data::alloc(&shape, dtype, OP)?;
+        // Every element is written below.
+        let out = Data::alloc_for_overwrite(&shape, dtype, OP)?;
         let p = OutPtr(out.buf.as_mut_ptr());
         let (cv, xv, yv) = (as_bytes::<bool>(&cv), as_bytes::<T>(&xv), as_bytes::<T>(&yv));
         parallel_for(cv.len(), GRAIN, &|r| {

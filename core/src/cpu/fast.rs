@@ -19,7 +19,9 @@ use alloc::vec::Vec;
 pub fn eval(op: &FastOp, inputs: Vec<Array>, outputs: &[OutMeta]) -> Result<Vec<Data>> {
     let name = op.name();
     let (shape, dtype) = super::out0(outputs, name)?.clone();
-    let out = Data::alloc(&shape, dtype, name)?;
+    // Every kernel below writes each output element (a reused block needs no zeroing: that
+    // serial pass cost as much as the kernel of a large softmax or norm).
+    let out = Data::alloc_for_overwrite(&shape, dtype, name)?;
     macro_rules! float {
         ($T:ident => $e:expr) => {
             crate::dispatch_float!(dtype, $T => $e, else Err(Error::unsupported(name, alloc::format!("{name} does not support {dtype}."))))
@@ -320,7 +322,10 @@ fn sdpa<T: Store>(inputs: &[Array], scale: f32, causal: bool, shape: &[usize], o
     let sc = T::round(scale);
     let causal_off = s as isize - l as isize;
     let n_rows = b * hq * l;
-    if n_rows == 0 || dv == 0 || qv.len() < n_rows * dk {
+    if qv.len() < n_rows * dk {
+        return Err(Error::runtime(OP, "Attention inputs have inconsistent shapes."));
+    }
+    if n_rows == 0 || dv == 0 {
         return Ok(());
     }
     // K and V widened to f32 once (each key row by one task), shared by the query heads of

@@ -144,7 +144,9 @@ fn dense_bytes<'a>(a: &Array, d: &'a Data, tmp: &'a mut Option<Data>, op: &'stat
 /// Copies each input's blocks into place: with `inner` the bytes of one index along `axis`
 /// and below, input block `o` lands at `o * out_block + axis_offset * inner`.
 fn concatenate(inputs: &[Array], axis: usize, shape: &[usize], op: &'static str) -> Result<Data> {
-    let out = Data::alloc(shape, super::input(inputs, 0, op)?.dtype(), op)?;
+    // The inputs' blocks tile the output exactly (the op's shape is the axis sizes' sum), so
+    // nothing needs zeroing first.
+    let out = Data::alloc_for_overwrite(shape, super::input(inputs, 0, op)?.dtype(), op)?;
     let item = super::input(inputs, 0, op)?.itemsize();
     let inner: usize = shape[axis + 1..].iter().product::<usize>() * item;
     let outer: usize = shape[..axis].iter().product();
@@ -152,6 +154,9 @@ fn concatenate(inputs: &[Array], axis: usize, shape: &[usize], op: &'static str)
     // SAFETY: fresh buffer of exactly `total` bytes.
     let dst = unsafe { out.slice_mut::<u8>(total) };
     let out_block = shape[axis] * inner;
+    if inputs.iter().map(|a| a.shape().get(axis).copied().unwrap_or(0)).sum::<usize>() != shape[axis] {
+        return Err(Error::runtime(op, "The inputs do not tile the output along the axis."));
+    }
     let mut at = 0usize;
     for a in inputs {
         let d = a.data()?;
