@@ -133,3 +133,36 @@ fn elementwise_and_creation_match_mlx() {
     assert!(checked > 1000);
     assert!(bad.is_empty(), "{} of {checked} cases differ from MLX:\n{}", bad.len(), bad.join("\n"));
 }
+
+/// astype between float32 and float16/bfloat16 runs on the `half` crate's slice conversions
+/// (F16C / NEON): bit for bit what converting one element at a time gives, over f32 patterns
+/// that hit every rounding case (ties, subnormal results, overflow to inf, inf, NaN), and
+/// back from every 16-bit pattern; with 1 and 3 threads and a length with SIMD tails.
+#[test]
+fn half_casts_equal_the_per_element_conversion() {
+    // Every 4099th f32 pattern plus the edges: about a million values.
+    let mut xs: Vec<f32> = (0..=u32::MAX).step_by(4099).map(f32::from_bits).collect();
+    xs.extend([0.0, -0.0, 65504.0, 65520.0, 65519.99, 5.96e-8, 2.98e-8, f32::INFINITY, f32::NEG_INFINITY, f32::NAN, 1.0 + 1.0 / 2048.0]);
+    let every16: Vec<u16> = (0..=u16::MAX).collect();
+    for threads in [1usize, 3] {
+        mlx_arm_core::parallel::set_num_threads(threads);
+        let x = Array::from_slice(&xs, &[xs.len()]).unwrap();
+        let h = ops::astype(&x, DType::Float16).unwrap().to_vec::<half::f16>().unwrap();
+        let b = ops::astype(&x, DType::Bfloat16).unwrap().to_vec::<half::bf16>().unwrap();
+        for (i, &v) in xs.iter().enumerate() {
+            let (wh, wb) = (half::f16::from_f32(v), half::bf16::from_f32(v));
+            assert!(h[i].to_bits() == wh.to_bits() || (h[i].is_nan() && wh.is_nan()), "f16 of {v:e}: {:#x} vs {:#x}", h[i].to_bits(), wh.to_bits());
+            assert!(b[i].to_bits() == wb.to_bits() || (b[i].is_nan() && wb.is_nan()), "bf16 of {v:e}: {:#x} vs {:#x}", b[i].to_bits(), wb.to_bits());
+        }
+        let hs: Vec<half::f16> = every16.iter().map(|&u| half::f16::from_bits(u)).collect();
+        let bs: Vec<half::bf16> = every16.iter().map(|&u| half::bf16::from_bits(u)).collect();
+        let hf = ops::astype(&Array::from_slice(&hs, &[hs.len()]).unwrap(), DType::Float32).unwrap().to_vec::<f32>().unwrap();
+        let bf = ops::astype(&Array::from_slice(&bs, &[bs.len()]).unwrap(), DType::Float32).unwrap().to_vec::<f32>().unwrap();
+        for i in 0..every16.len() {
+            let (wh, wb) = (hs[i].to_f32(), bs[i].to_f32());
+            assert!(hf[i].to_bits() == wh.to_bits() || (hf[i].is_nan() && wh.is_nan()), "f32 of f16 {:#x}", every16[i]);
+            assert!(bf[i].to_bits() == wb.to_bits() || (bf[i].is_nan() && wb.is_nan()), "f32 of bf16 {:#x}", every16[i]);
+        }
+    }
+    mlx_arm_core::parallel::set_num_threads(0);
+}

@@ -1,6 +1,6 @@
 //! astype and view kernels.
 
-use super::elementwise::{apply1, map1_slices};
+use super::elementwise::{apply1, map1_slices, typed, typed_mut};
 use crate::dtype::DType;
 use crate::array::{Array, Data};
 use crate::backend::OutMeta;
@@ -18,9 +18,53 @@ use alloc::vec::Vec;
 /// The slices hold valid, aligned elements of their dtypes; `x` has `y`'s element count.
 pub type SliceCast = unsafe fn(&mut [u8], Option<&[u8]>);
 
-/// The astype slice kernel from dtype `from` to `to`.
+/// The astype slice kernel from dtype `from` to `to`: between float32 and float16/bfloat16 the
+/// `half` crate's slice conversions (F16C / NEON where present, several elements an
+/// instruction; the same rounding as one at a time), element by element otherwise.
 pub fn kernel(from: DType, to: DType) -> SliceCast {
-    crate::dispatch_all!(from, I => crate::dispatch_all!(to, O => cast_slice::<I, O> as SliceCast))
+    match (from, to) {
+        (DType::Float16, DType::Float32) => widen::<half::f16>,
+        (DType::Bfloat16, DType::Float32) => widen::<half::bf16>,
+        (DType::Float32, DType::Float16) => narrow::<half::f16>,
+        (DType::Float32, DType::Bfloat16) => narrow::<half::bf16>,
+        _ => crate::dispatch_all!(from, I => crate::dispatch_all!(to, O => cast_slice::<I, O> as SliceCast)),
+    }
+}
+
+/// float16 / bfloat16: the element types whose slices the `half` crate converts at once.
+trait HalfSlice: Element {
+    fn widen(src: &[Self], dst: &mut [f32]);
+    fn narrow(src: &[f32], dst: &mut [Self]);
+}
+
+macro_rules! half_slice {
+    ($($t:ty),*) => {$(
+        impl HalfSlice for $t {
+            fn widen(src: &[Self], dst: &mut [f32]) {
+                half::slice::HalfFloatSliceExt::convert_to_f32_slice(src, dst)
+            }
+            fn narrow(src: &[f32], dst: &mut [Self]) {
+                half::slice::HalfFloatSliceExt::convert_from_f32_slice(dst, src)
+            }
+        }
+    )*};
+}
+half_slice!(half::f16, half::bf16);
+
+/// float16/bfloat16 → float32. In place only where sizes match, which they never do here.
+unsafe fn widen<H: HalfSlice>(y: &mut [u8], x: Option<&[u8]>) {
+    let Some(x) = x else { return cast_slice::<H, f32>(y, None) };
+    let (src, dst) = (typed::<H>(x), typed_mut::<f32>(y));
+    let n = src.len().min(dst.len());
+    H::widen(&src[..n], &mut dst[..n]);
+}
+
+/// float32 → float16/bfloat16 (round to nearest even, as one element at a time).
+unsafe fn narrow<H: HalfSlice>(y: &mut [u8], x: Option<&[u8]>) {
+    let Some(x) = x else { return cast_slice::<f32, H>(y, None) };
+    let (src, dst) = (typed::<f32>(x), typed_mut::<H>(y));
+    let n = src.len().min(dst.len());
+    H::narrow(&src[..n], &mut dst[..n]);
 }
 
 unsafe fn cast_slice<I: Element, O: Element>(y: &mut [u8], x: Option<&[u8]>) {
