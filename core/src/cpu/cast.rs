@@ -31,6 +31,27 @@ pub fn kernel(from: DType, to: DType) -> SliceCast {
     }
 }
 
+/// `src` as float32 into `dst` (the shorter length) through the astype kernel: whole-slice
+/// F16C / NEON conversions for float16 and bfloat16, one element at a time otherwise. The one
+/// widening that kernels computing in f32 use.
+pub(crate) fn widen_into<T: Element>(src: &[T], dst: &mut [f32]) {
+    let n = src.len().min(dst.len());
+    // SAFETY: `src` holds at least n elements of T, whose dtype is T::DTYPE.
+    unsafe { widen_raw(T::DTYPE, src.as_ptr() as *const u8, n, dst) }
+}
+
+/// [`widen_into`] for elements known only by their dtype: n of them at `src`.
+///
+/// # Safety
+/// `src` points to `n` valid, aligned elements stored as `dtype` stores them.
+pub(crate) unsafe fn widen_raw(dtype: DType, src: *const u8, n: usize, dst: &mut [f32]) {
+    let n = n.min(dst.len());
+    let x = core::slice::from_raw_parts(src, n * dtype.size());
+    let y = core::slice::from_raw_parts_mut(dst.as_mut_ptr() as *mut u8, n * 4);
+    // The kernel of (dtype, float32) reads n elements of `x` and writes n f32 into `y`.
+    kernel(dtype, DType::Float32)(y, Some(x));
+}
+
 /// float16 / bfloat16: the element types whose slices the `half` crate converts at once.
 trait HalfSlice: Element {
     fn widen(src: &[Self], dst: &mut [f32]);

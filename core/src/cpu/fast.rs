@@ -347,8 +347,8 @@ fn sdpa<T: Store>(inputs: &[Array], scale: f32, causal: bool, shape: &[usize], o
             let (krange, vrange) = (idx * dk..(idx + rows) * dk, idx * dv..(idx + rows) * dv);
             // SAFETY: key rows idx..idx+rows of the scratch buffers, written by this task only.
             let (kr, vr) = unsafe { (kp.chunk(&krange), vp.chunk(&vrange)) };
-            widen_into(&kh.head(bi, kvh)[j * dk..(j + rows) * dk], kr);
-            widen_into(&vh.head(bi, kvh)[j * dv..(j + rows) * dv], vr);
+            super::cast::widen_into(&kh.head(bi, kvh)[j * dk..(j + rows) * dk], kr);
+            super::cast::widen_into(&vh.head(bi, kvh)[j * dv..(j + rows) * dv], vr);
             idx += rows;
         }
     });
@@ -413,27 +413,6 @@ fn sdpa<T: Store>(inputs: &[Array], scale: f32, causal: bool, shape: &[usize], o
     Ok(())
 }
 
-/// `src` widened to f32 into `dst` (as long): float16 and bfloat16 on the `half` crate's slice
-/// conversions (F16C / NEON where present), the others element by element.
-fn widen_into<T: Store>(src: &[T], dst: &mut [f32]) {
-    use half::slice::HalfFloatSliceExt;
-    let n = src.len().min(dst.len());
-    if T::DTYPE == DType::Float16 {
-        // SAFETY: float16 is stored as half::f16 only, so T is half::f16 here.
-        let h = unsafe { core::slice::from_raw_parts(src.as_ptr() as *const half::f16, n) };
-        h.convert_to_f32_slice(&mut dst[..n]);
-        return;
-    }
-    if T::DTYPE == DType::Bfloat16 {
-        // SAFETY: bfloat16 is stored as half::bf16 only.
-        let h = unsafe { core::slice::from_raw_parts(src.as_ptr() as *const half::bf16, n) };
-        h.convert_to_f32_slice(&mut dst[..n]);
-        return;
-    }
-    for (d, x) in dst.iter_mut().zip(src) {
-        *d = x.f();
-    }
-}
 
 /// float32 attention without copies of K and V (contiguous inputs are read in place): per
 /// query row, the scores are GEMVs over K's rows (`gemm::dot_rows`) and the output GEMVs over

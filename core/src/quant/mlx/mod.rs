@@ -102,7 +102,10 @@ pub(crate) fn widen_f32<T: QFloat>(v: &[T]) -> alloc::borrow::Cow<'_, [f32]> {
         // SAFETY: T is f32 (same dtype), so the slice reinterprets exactly.
         return alloc::borrow::Cow::Borrowed(unsafe { core::slice::from_raw_parts(v.as_ptr() as *const f32, v.len()) });
     }
-    alloc::borrow::Cow::Owned(v.iter().map(|e| e.to_f32()).collect())
+    let mut out = alloc::vec![0f32; v.len()];
+    // SAFETY: a QFloat is stored as its DTYPE stores elements (f16 / bf16 here).
+    unsafe { crate::cpu::cast::widen_raw(T::DTYPE, v.as_ptr() as *const u8, v.len(), &mut out) };
+    alloc::borrow::Cow::Owned(out)
 }
 
 /// Allocates a zeroed `Vec` of `n` elements, reporting failure instead of aborting.
