@@ -22,6 +22,7 @@ try:  # cffi's C-level allocator for a ctype object (not a str): skips FFI.new's
 except ImportError:  # pragma: no cover
     _newp = ffi.new
 _ARR_PTR = ffi.typeof("mlx_array*")
+_free = lib.mlx_array_free
 
 
 _IMPORTING_THREAD = threading.get_ident()
@@ -66,13 +67,18 @@ def wrap(p):
     return a
 
 
-def wrap_value(h):
-    """An ``array`` owning the by-value handle ``h`` (empty handle → the last C error)."""
+def _owned(h):
+    """An ``mlx_array*`` holding the by-value handle ``h`` (empty handle → the last C error)."""
     if h.ctx == ffi.NULL:
         raise error()
-    p = _new_ptr(_ARR_PTR)
+    p = _newp(_ARR_PTR)
     p[0] = h
-    return wrap(p)
+    return p
+
+
+def wrap_value(h):
+    """An ``array`` owning the by-value handle ``h`` (empty handle → the last C error)."""
+    return wrap(_owned(h))
 
 
 def _from_bytes(buf, shape, dtype):
@@ -85,6 +91,13 @@ def _astype(a, dtype):
     check(lib.mlx_astype(p, a._p[0], dtype.code, _Ctx.stream))
     return wrap(p)
 
+
+# ``item()`` of the dtypes whose C scalar cffi turns into the right Python scalar (bool, int,
+# float): one ``mlx_array_item_<type>`` call (it evaluates) instead of the array's bytes.
+_ITEM = {d.code: (getattr(lib, f"mlx_array_item_{d.name}"), ffi.typeof(f"{t}*"))
+         for d, t in ((D.bool_, "bool"), (D.uint8, "uint8_t"), (D.uint16, "uint16_t"), (D.uint32, "uint32_t"),
+                      (D.uint64, "uint64_t"), (D.int8, "int8_t"), (D.int16, "int16_t"), (D.int32, "int32_t"),
+                      (D.int64, "int64_t"), (D.float32, "float"), (D.float64, "double"))}
 
 _INT_RANGE = {d.code: (D.iinfo(d).min, D.iinfo(d).max) for d in D.DTYPES if D.is_integer(d)}
 _I32 = (-(2 ** 31), 2 ** 31 - 1)
@@ -252,6 +265,30 @@ def _from_numpy(x, dtype):
 _KIND_BOOL, _KIND_INT, _KIND_FLOAT, _KIND_COMPLEX = 1, 2, 3, 4
 
 
+_INTS = ffi.typeof("int[]")
+
+
+def _flat_list_handle(v):
+    """``mx.array(v)`` for a non-empty 1-D list of only floats (float32) or only ints that fit
+    int32 (int32), packed straight into its dtype: an ``mlx_array*``, or None for any other
+    list (mixed, nested, wider ints, floats beyond float32's range: the general path)."""
+    t0 = type(v[0]) if v else None
+    if t0 is float:
+        fmt, code = "f", 10
+    elif t0 is int:
+        fmt, code = "i", 7
+    else:
+        return None
+    for x in v:
+        if type(x) is not t0:
+            return None
+    try:
+        data = struct.pack(f"<{len(v)}{fmt}", *v)
+    except (OverflowError, struct.error):  # float32 overflow (MLX gives inf), an int beyond int32
+        return None
+    return _owned(lib.mlx_array_new_data(data, _newp(_INTS, [len(v)]), 1, code))
+
+
 def _flatten(v, flat, arrays):
     """Appends the leaves of nested list ``v`` to ``flat``; returns (shape, widest kind)."""
     if isinstance(v, (list, tuple)):
@@ -391,6 +428,11 @@ class array(BufferBase):
         if dtype is not None and not isinstance(dtype, D.Dtype):
             raise TypeError(f"dtype must be an mlx.core.Dtype, got {type(dtype).__name__}")
         t = type(val)
+        if t is list and dtype is None:
+            p = _flat_list_handle(val)
+            if p is not None:
+                self._p = p
+                return
         if isinstance(val, array):
             src = val if dtype is None or val.dtype == dtype else _astype(val, dtype)
             p = _new_ptr(_ARR_PTR)
@@ -425,7 +467,7 @@ class array(BufferBase):
         p = getattr(self, "_p", None)
         if p is not None:
             try:
-                lib.mlx_array_free(p[0])
+                _free(p[0])
             except Exception:  # interpreter shutdown: the library may already be gone
                 pass
 
@@ -494,9 +536,18 @@ class array(BufferBase):
 
     def item(self):
         """The value of a one-element array as a Python scalar."""
-        if self.size != 1:
+        h = self._p[0]
+        if lib.mlx_array_size(h) != 1:
             raise ValueError("[convert] Only length-1 arrays can be converted to Python scalars.")
-        return self._flat()[0]
+        direct = _ITEM.get(lib.mlx_array_dtype(h))
+        if direct is None:  # half, bfloat16 and complex go through the bytes
+            return self._flat()[0]
+        fn, ptr_type = direct
+        _thread_streams.check_evaluable([h])
+        out = _newp(ptr_type)
+        if fn(out, h):
+            raise error()
+        return out[0]
 
     def __array__(self, dtype=None, copy=None):
         """numpy conversion: ``np.array(a)`` copies; ``np.asarray(a)`` / ``copy=False`` share

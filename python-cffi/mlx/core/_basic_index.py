@@ -5,11 +5,10 @@ straight onto one ``mlx_slice`` (reading) or one ``mlx_slice_update`` (assignmen
 An index it does not recognise (arrays, bools, numpy scalars …) or that is out of range gives
 None, and the caller uses the general code in ``_indexing``, which raises MLX's errors.
 """
-from ._array import _Ctx, _newp, array
-from ._ffi import ffi, lib
+from ._array import _INTS, _Ctx, _newp, array
+from ._ffi import lib
 from ._indexing import _I32, _c, _reshape, _weak
 
-_INTS = ffi.typeof("int[]")
 _NONE_T, _ELLIPSIS_T = type(None), type(Ellipsis)
 
 
@@ -103,6 +102,25 @@ def basic_window(shape, idx):
         w.start = w.stop = w.step = w.shape = ()
     w.out, w.kinds, w.whole = tuple(out), kinds, whole
     return w
+
+
+def getitem_int(a, i):
+    """``a[i]`` for a Python int ``i`` in range on an array of rank >= 1 (the commonest index):
+    one slice of the first axis and one reshape dropping it, without a ``Window``; None when
+    ``i`` is out of range or ``a`` is 0-d (the general path raises MLX's error)."""
+    shape = a.shape
+    if not shape:
+        return None
+    n = shape[0]
+    if not -n <= i < n:
+        return None
+    if i < 0:
+        i += n
+    rest = shape[1:]
+    k = len(shape)
+    a = _c(lib.mlx_slice, a._p[0], _int_buf((i,) + (0,) * (k - 1)), k, _int_buf((i + 1,) + rest), k,
+           _int_buf((1,) * k), k, _Ctx.stream)
+    return _c(lib.mlx_reshape, a._p[0], _int_buf(rest), k - 1, _Ctx.stream)
 
 
 def getitem_basic(a, w):

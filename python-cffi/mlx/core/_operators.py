@@ -212,6 +212,10 @@ def _int_apart_from_array(items):
 
 
 def _getitem(self, idx):
+    if type(idx) is int:
+        r = _bx.getitem_int(self, idx)
+        if r is not None:
+            return r
     shape = self.shape
     w = _bx.basic_window(shape, idx)
     if w is not None:
