@@ -2,8 +2,8 @@
 for real MLX (another interpreter), side by side with the ratio.
 
 Each case runs N calls (graph build), then one ``mx.eval`` of what they built; the figures are
-µs per call, median of 5 runs after a warm-up: "build" (the calls alone) and "+eval" (the calls
-and the one eval). Cases with no graph (``item()``, ``a.dtype``, ``mx.eval`` itself) have one
+µs per call, best of 7 runs after a warm-up (the least disturbed run: what is measured is a
+fixed cost): "build" (the calls alone) and "+eval" (the calls and the one eval). Cases with no graph (``item()``, ``a.dtype``, ``mx.eval`` itself) have one
 figure. Graph cases work on tiny arrays, so what is measured is the binding, not the kernels:
 
 - chains of 10 000 ops: ``a = a + 1`` and ``a = mx.add(a, 1)`` on a 1-element float32 array;
@@ -15,16 +15,18 @@ figure. Graph cases work on tiny arrays, so what is measured is the binding, not
   ``a.dtype``, ``a.shape``.
 
     PYTHONPATH=python-cffi MLX_ARM_LIBRARY=target/release/libmlx_arm.so \\
-        .venv/bin/python python-cffi/tools/bench_overhead.py [--ref-python PY | --no-ref]
+        .venv/bin/python python-cffi/tools/bench_overhead.py [--ref-python PY | --no-ref] [--clock cpu]
 
 ``--ref-python`` is real MLX's interpreter (default: /work/oracle-venv/bin/python, else
 /opt/oracle/bin/python). ``--single`` measures only the running interpreter's mlx.core and
-prints one JSON line; the script calls itself that way for the reference.
+prints one JSON line; the script calls itself that way for the reference. ``--clock cpu`` times
+with the process's CPU time instead of the wall clock: on a machine loaded by other work it
+counts only this process's time (a multi-threaded eval counts every thread's, so read the
+"+eval" figures of real MLX, whose eval uses a thread pool, with care).
 """
 import argparse
 import json
 import os
-import statistics
 import subprocess
 import sys
 import time
@@ -32,17 +34,19 @@ import time
 N = 10_000  # chain length
 M = 2_000  # the per-call cases (each builds an independent node)
 REF_PYTHONS = ("/work/oracle-venv/bin/python", "/opt/oracle/bin/python")
+RUNS = 7
+clock = time.perf_counter
 
 
 def _timed(mx, n, build):
     """Times `build()` and then one `mx.eval` of what it returns (nothing when it returns None):
     (n, build s, total s, result)."""
-    t = time.perf_counter()
+    t = clock()
     outs = build()
-    t_build = time.perf_counter() - t
+    t_build = clock() - t
     if outs is not None:
         mx.eval(outs)
-    return n, t_build, time.perf_counter() - t, outs
+    return n, t_build, clock() - t, outs
 
 
 def _chain(mx, step):
@@ -150,16 +154,16 @@ def measure():
     res = {"module": mx.__file__, "version": getattr(mx, "__version__", "?"), "cases": {}}
     for name, fn in CASES:
         fn(mx)
-        runs = [fn(mx) for _ in range(5)]
+        runs = [fn(mx) for _ in range(RUNS)]
         n = runs[0][0]
-        res["cases"][name] = {"n": n, "build_us": statistics.median(r[1] for r in runs) / n * 1e6,
-                              "total_us": statistics.median(r[2] for r in runs) / n * 1e6}
+        res["cases"][name] = {"n": n, "build_us": min(r[1] for r in runs) / n * 1e6,
+                              "total_us": min(r[2] for r in runs) / n * 1e6}
     return res
 
 
-def _reference(ref_python):
+def _reference(ref_python, clock_name):
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "MLX_ARM_LIBRARY")}
-    out = subprocess.run([ref_python, os.path.abspath(__file__), "--single"], env=env, check=True,
+    out = subprocess.run([ref_python, os.path.abspath(__file__), "--single", "--clock", clock_name], env=env, check=True,
                          capture_output=True, text=True, cwd="/")
     return json.loads(out.stdout.strip().splitlines()[-1])
 
@@ -169,13 +173,16 @@ def main():
     ap.add_argument("--ref-python", default=next((p for p in REF_PYTHONS if os.path.exists(p)), REF_PYTHONS[0]))
     ap.add_argument("--no-ref", action="store_true")
     ap.add_argument("--single", action="store_true")
+    ap.add_argument("--clock", choices=("wall", "cpu"), default="wall")
     args = ap.parse_args()
+    global clock
+    clock = time.process_time if args.clock == "cpu" else time.perf_counter
     if args.single:
         print(json.dumps(measure()))
         return
     ours = measure()
-    ref = None if args.no_ref or not os.path.exists(args.ref_python) else _reference(args.ref_python)
-    print(f"µs per call, median of 5; mlx-arm: {ours['module']}")
+    ref = None if args.no_ref or not os.path.exists(args.ref_python) else _reference(args.ref_python, args.clock)
+    print(f"µs per call ({args.clock} clock), best of {RUNS}; mlx-arm: {ours['module']}")
     if ref:
         print(f"real MLX {ref['version']}: {ref['module']}")
     head = f"{'case':24s} {'mlx-arm':>9s} {'(+eval)':>9s}"

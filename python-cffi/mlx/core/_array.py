@@ -99,6 +99,8 @@ _ITEM = {d.code: (getattr(lib, f"mlx_array_item_{d.name}"), ffi.typeof(f"{t}*"))
                       (D.uint64, "uint64_t"), (D.int8, "int8_t"), (D.int16, "int16_t"), (D.int32, "int32_t"),
                       (D.int64, "int64_t"), (D.float32, "float"), (D.float64, "double"))}
 
+_NOT_SCALAR = "[convert] Only length-1 arrays can be converted to Python scalars."
+
 _INT_RANGE = {d.code: (D.iinfo(d).min, D.iinfo(d).max) for d in D.DTYPES if D.is_integer(d)}
 _I32 = (-(2 ** 31), 2 ** 31 - 1)
 _I64 = (-(2 ** 63), 2 ** 63 - 1)
@@ -537,16 +539,19 @@ class array(BufferBase):
     def item(self):
         """The value of a one-element array as a Python scalar."""
         h = self._p[0]
-        if lib.mlx_array_size(h) != 1:
-            raise ValueError("[convert] Only length-1 arrays can be converted to Python scalars.")
         direct = _ITEM.get(lib.mlx_array_dtype(h))
         if direct is None:  # half, bfloat16 and complex go through the bytes
+            if lib.mlx_array_size(h) != 1:
+                raise ValueError(_NOT_SCALAR)
             return self._flat()[0]
         fn, ptr_type = direct
         _thread_streams.check_evaluable([h])
         out = _newp(ptr_type)
-        if fn(out, h):
-            raise error()
+        if fn(out, h):  # (the C function refuses a size other than 1 too: MLX's message then)
+            e = error()
+            if lib.mlx_array_size(h) != 1:
+                raise ValueError(_NOT_SCALAR) from None
+            raise e
         return out[0]
 
     def __array__(self, dtype=None, copy=None):

@@ -17,8 +17,8 @@ def _int_buf(vals):
 
 
 class Window:
-    """A basic index resolved against a shape (tuples): ``start``/``stop``/``step`` per axis
-    (``mlx_slice``'s form), the window's ``shape`` (ints give a 1), the result's shape ``out``
+    """A basic index resolved against a shape: ``start``/``stop``/``step`` per axis (lists,
+    ``mlx_slice``'s form), the window's ``shape`` (a tuple; ints give a 1), the result's ``out``
     (ints dropped, ``None`` adds a 1), ``kinds``: a str with, per index entry in order, "n"
     (None), "i" (int) or "s" (an axis kept), and ``whole``: the window is the whole array."""
 
@@ -52,32 +52,26 @@ def basic_window(shape, idx):
     ndim = len(shape)
     if ells > 1 or consumed > ndim:
         return None
-    axes, out, kinds = [], [], ""  # axes: (start, stop, step, window size) per axis of ``shape``
+    # One pass, straight into mlx_slice's three lists and the two shapes.
+    start, stop, step, wshape, out, kinds = [], [], [], [], [], ""
     axis = 0
     whole = True
     for i in idx:
         t = type(i)
-        if t is _NONE_T:
-            out.append(1)
-            kinds += "n"
-        elif t is _ELLIPSIS_T:
-            k = ndim - consumed
-            full = shape[axis:axis + k]
-            axes += [(0, n, 1, n) for n in full]
-            out += full
-            kinds += "s" * k
-            axis += k
-        elif t is int:
+        if t is int:
             n = shape[axis]
             if not -n <= i < n:
                 return None
             if i < 0:
                 i += n
-            axes.append((i, i + 1, 1, 1))
+            start.append(i)
+            stop.append(i + 1)
+            step.append(1)
+            wshape.append(1)
             kinds += "i"
             whole = whole and n == 1
             axis += 1
-        else:
+        elif t is slice:
             n = shape[axis]
             b, e, st = i.indices(n)
             ln = len(range(b, e, st))
@@ -85,21 +79,37 @@ def basic_window(shape, idx):
                 b, e, st = 0, 0, 1  # empty (``indices`` may give a start of -1, which the C op wraps)
             elif st < 0 and e < 0:
                 e = -n - 1  # "before the first element"; the C op reads a plain -1 as n - 1
-            axes.append((b, e, st, ln))
+            start.append(b)
+            stop.append(e)
+            step.append(st)
+            wshape.append(ln)
             out.append(ln)
             kinds += "s"
             whole = whole and ln == n and st == 1
             axis += 1
+        elif t is _NONE_T:
+            out.append(1)
+            kinds += "n"
+        else:  # the Ellipsis: every axis the other entries leave
+            k = ndim - consumed
+            full = shape[axis:axis + k]
+            start += [0] * k
+            stop += full
+            step += [1] * k
+            wshape += full
+            out += full
+            kinds += "s" * k
+            axis += k
     if axis < ndim:
         full = shape[axis:]
-        axes += [(0, n, 1, n) for n in full]
+        start += [0] * (ndim - axis)
+        stop += full
+        step += [1] * (ndim - axis)
+        wshape += full
         out += full
         kinds += "s" * (ndim - axis)
     w = Window()
-    if axes:
-        w.start, w.stop, w.step, w.shape = zip(*axes)
-    else:
-        w.start = w.stop = w.step = w.shape = ()
+    w.start, w.stop, w.step, w.shape = start, stop, step, tuple(wshape)
     w.out, w.kinds, w.whole = tuple(out), kinds, whole
     return w
 
