@@ -66,6 +66,8 @@ class BuildWithCargo(build_py):
 
 def _build_api_module(cdef, include, build_lib):
     """The API-mode module, or a note that the package will use ABI mode."""
+    for stale in _api_modules(build_lib):  # (a copy from a source-tree build must not ship)
+        os.remove(stale)
     api = _load_helper("_api_module")
     if os.environ.get(api.ENV_MODE, "").lower() == "abi":
         print("mlx-arm: MLX_ARM_CFFI=abi: the cffi API-mode module is not built", file=sys.stderr)
@@ -76,8 +78,8 @@ def _build_api_module(cdef, include, build_lib):
         print(f"mlx-arm: the cffi API-mode module was not built ({e}); the package uses ABI mode", file=sys.stderr)
 
 
-def _has_api_module(build_lib):
-    return bool(glob.glob(os.path.join(build_lib, "mlx", "core", "_mlx_api*.so")))
+def _api_modules(build_lib):
+    return glob.glob(os.path.join(build_lib, "mlx", "core", "_mlx_api.*.so"))
 
 
 class BinaryDistribution(Distribution):
@@ -100,7 +102,7 @@ try:
 
         def get_tag(self):
             tag = super().get_tag()
-            if _has_api_module(self.get_finalized_command("build_py").build_lib):
+            if _api_modules(self.get_finalized_command("build_py").build_lib):
                 return tag
             return "py3", "none", tag[2]
 
