@@ -12,10 +12,6 @@ from ._indexing import _I32, _c, _reshape, _weak
 _NONE_T, _ELLIPSIS_T = type(None), type(Ellipsis)
 
 
-def _int_buf(vals):
-    return _newp(_INTS, vals)
-
-
 class Window:
     """A basic index resolved against a shape: ``start``/``stop``/``step`` per axis (lists,
     ``mlx_slice``'s form), the window's ``shape`` (a tuple; ints give a 1), the result's ``out``
@@ -128,9 +124,9 @@ def getitem_int(a, i):
         i += n
     rest = shape[1:]
     k = len(shape)
-    a = _c(lib.mlx_slice, a._p[0], _int_buf((i,) + (0,) * (k - 1)), k, _int_buf((i + 1,) + rest), k,
-           _int_buf((1,) * k), k, _Ctx.stream)
-    return _c(lib.mlx_reshape, a._p[0], _int_buf(rest), k - 1, _Ctx.stream)
+    a = _c(lib.mlx_slice, a._p[0], _newp(_INTS, (i,) + (0,) * (k - 1)), k, _newp(_INTS, (i + 1,) + rest), k,
+           _newp(_INTS, (1,) * k), k, _Ctx.stream)
+    return _c(lib.mlx_reshape, a._p[0], _newp(_INTS, rest), k - 1, _Ctx.stream)
 
 
 def getitem_basic(a, w):
@@ -138,7 +134,7 @@ def getitem_basic(a, w):
     (unless the shapes already agree); always a new array object, as MLX returns."""
     if not w.whole:
         n = len(w.start)
-        a = _c(lib.mlx_slice, a._p[0], _int_buf(w.start), n, _int_buf(w.stop), n, _int_buf(w.step), n, _Ctx.stream)
+        a = _c(lib.mlx_slice, a._p[0], _newp(_INTS, w.start), n, _newp(_INTS, w.stop), n, _newp(_INTS, w.step), n, _Ctx.stream)
         if w.out != w.shape:
             a = _reshape(a, w.out)
         return a
@@ -190,5 +186,5 @@ def setitem_basic(a, w, value):
         v = _reshape(v, ws)
     # (the C op casts the update to a's dtype)
     n = len(w.start)
-    return _c(lib.mlx_slice_update, a._p[0], v._p[0], _int_buf(w.start), n, _int_buf(w.stop), n, _int_buf(w.step), n,
+    return _c(lib.mlx_slice_update, a._p[0], v._p[0], _newp(_INTS, w.start), n, _newp(_INTS, w.stop), n, _newp(_INTS, w.step), n,
               _Ctx.stream)
