@@ -27,6 +27,16 @@ def test_api_module_is_used_when_built():
         assert _ffi.MODE == "abi"
 
 
+def test_stale_api_module_is_refused():
+    """The compiled module is used only for the declarations it was built from: one more
+    declaration (a header changed since the build) means ABI mode."""
+    if _ffi.MODE != "api":
+        pytest.skip("no API-mode module in use")
+    path = _ffi._library_path()
+    assert _ffi._api_mode(_ffi.API, path) is not None
+    assert _ffi._api_mode(_ffi.API + "int mlx_arm_not_built_yet(int x);\n", path) is None
+
+
 _ABI_CHECK = """
 import numpy as np
 import mlx.core as mx

@@ -10,6 +10,7 @@ preprocessed text as ``_api.h`` next to ``libmlx_arm.so``; a source checkout fal
 library path.
 """
 import importlib
+import importlib.util
 import os
 
 import cffi
@@ -49,15 +50,16 @@ _GLOBAL_LOAD = None
 
 def _api_mode(api, path):
     """(ffi, lib) of the compiled module, or None when it is absent, stale or unloadable."""
-    if os.environ.get(_api_module.ENV_MODE, "").lower() == "abi":
+    name = f"{__package__}.{_api_module.MODULE}"
+    if os.environ.get(_api_module.ENV_MODE, "").lower() == "abi" or importlib.util.find_spec(name) is None:
         return None
     try:
         # The extension is not linked against the library: its symbols resolve against this
         # global load when it is imported (and the import fails if one is missing).
         global _GLOBAL_LOAD
         _GLOBAL_LOAD = cffi.FFI().dlopen(path, os.RTLD_NOW | os.RTLD_GLOBAL)  # (kept: no dlclose)
-        mod = importlib.import_module(f"{__package__}.{_api_module.MODULE}")
-    except ImportError:
+        mod = importlib.import_module(name)
+    except (ImportError, OSError):  # (the ABI load below then reports an unloadable library)
         return None
     if mod.lib.MLX_ARM_CDEF_STAMP != _api_module.stamp(api):
         return None
