@@ -23,6 +23,10 @@ except ImportError:  # pragma: no cover
     _newp = ffi.new
 _ARR_PTR = ffi.typeof("mlx_array*")
 _free = lib.mlx_array_free
+# (the metadata properties are called often: their C functions bound once)
+_ndim, _shape, _dtype, _size, _unpack = (lib.mlx_array_ndim, lib.mlx_array_shape, lib.mlx_array_dtype,
+                                         lib.mlx_array_size, ffi.unpack)
+_BY_CODE = D.BY_CODE
 
 
 _IMPORTING_THREAD = threading.get_ident()
@@ -477,20 +481,20 @@ class array(BufferBase):
     @property
     def shape(self):
         h = self._p[0]
-        n = lib.mlx_array_ndim(h)
-        return tuple(ffi.unpack(lib.mlx_array_shape(h), n)) if n else ()
+        n = _ndim(h)
+        return tuple(_unpack(_shape(h), n)) if n else ()
 
     @property
     def dtype(self):
-        return D.BY_CODE[lib.mlx_array_dtype(self._p[0])]
+        return _BY_CODE[_dtype(self._p[0])]
 
     @property
     def ndim(self):
-        return int(lib.mlx_array_ndim(self._p[0]))
+        return _ndim(self._p[0])
 
     @property
     def size(self):
-        return int(lib.mlx_array_size(self._p[0]))
+        return _size(self._p[0])
 
     @property
     def itemsize(self):
@@ -539,7 +543,7 @@ class array(BufferBase):
     def item(self):
         """The value of a one-element array as a Python scalar."""
         h = self._p[0]
-        direct = _ITEM.get(lib.mlx_array_dtype(h))
+        direct = _ITEM.get(_dtype(h))
         if direct is None:  # half, bfloat16 and complex go through the bytes
             if lib.mlx_array_size(h) != 1:
                 raise ValueError(_NOT_SCALAR)
