@@ -16,7 +16,6 @@ from . import _thread_streams
 from ._buffer import BufferBase
 from ._ffi import check, error, exported, ffi, lib
 
-_new_ptr = ffi.new
 try:  # cffi's C-level allocator for a ctype object (not a str): skips FFI.new's Python wrapper
     from _cffi_backend import newp as _newp
 except ImportError:  # pragma: no cover
@@ -86,12 +85,12 @@ def wrap_value(h):
 
 
 def _from_bytes(buf, shape, dtype):
-    sh = _new_ptr("int[]", list(shape)) if shape else ffi.NULL
+    sh = _newp(_INTS, list(shape)) if shape else ffi.NULL
     return wrap_value(lib.mlx_array_new_data(buf, sh, len(shape), dtype.code))
 
 
 def _astype(a, dtype):
-    p = _new_ptr(_ARR_PTR)
+    p = _newp(_ARR_PTR)
     check(lib.mlx_astype(p, a._p[0], dtype.code, _Ctx.stream))
     return wrap(p)
 
@@ -441,7 +440,7 @@ class array(BufferBase):
                 return
         if isinstance(val, array):
             src = val if dtype is None or val.dtype == dtype else _astype(val, dtype)
-            p = _new_ptr(_ARR_PTR)
+            p = _newp(_ARR_PTR)
             check(lib.mlx_array_set(p, src._p[0]))
             self._p = p
             return
@@ -506,7 +505,7 @@ class array(BufferBase):
 
     @property
     def T(self):
-        p = _new_ptr(_ARR_PTR)
+        p = _newp(_ARR_PTR)
         check(lib.mlx_transpose(p, self._p[0], _Ctx.stream))
         return wrap(p)
 
@@ -588,7 +587,7 @@ class array(BufferBase):
         """The last two axes swapped."""
         if self.ndim < 2:
             raise ValueError("[matrix_transpose] Input array must have at least 2 dimensions.")
-        p = _new_ptr(_ARR_PTR)
+        p = _newp(_ARR_PTR)
         check(lib.mlx_swapaxes(p, self._p[0], -1, -2, _Ctx.stream))
         return wrap(p)
 
@@ -683,7 +682,7 @@ class array(BufferBase):
 
 
 def _view(a, dtype):
-    p = _new_ptr(_ARR_PTR)
+    p = _newp(_ARR_PTR)
     check(lib.mlx_view(p, a._p[0], dtype.code, _Ctx.stream))
     return wrap(p)
 
@@ -750,7 +749,7 @@ class _HostView:
         if a.dtype == D.bfloat16 and not allow_bfloat16:
             raise ValueError("'bfloat16' is not a valid PEP 3118 buffer format string")
         _thread_streams.check_evaluable([a._p[0]])
-        p = _new_ptr(_ARR_PTR)
+        p = _newp(_ARR_PTR)
         p[0] = lib.mlx_array_new()
         check(lib.mlx_array_set(p, a._p[0]))
         self._p = p
