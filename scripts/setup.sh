@@ -25,11 +25,12 @@ step_done() { printf '==== setup: %s done in %ss\n' "$1" "$((SECONDS - step_star
 # --- apt packages ----------------------------------------------------------------------------------
 # Needed now: aarch64 Linux cross + qemu-user (core tests at several SVE lengths), bare-metal
 # qemu-system-aarch64/arm + arm-none-eabi newlib (firmware examples), valgrind (C API leak checks),
-# pkg-config, python3-venv (test venv).
+# pkg-config, python3-venv (test venv), python3-dev (Python.h: the Python package compiles its
+# cffi API-mode module at install time; without it the package falls back to slower ABI mode).
 APT_NOW=(
   gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user
   qemu-system-arm gcc-arm-none-eabi libnewlib-arm-none-eabi
-  valgrind pkg-config python3-venv
+  valgrind pkg-config python3-venv python3-dev
 )
 # Needed by later backends: lavapipe Vulkan + glslc, PoCL OpenCL, OpenBLAS, mingw + wine.
 # Measured on a fresh 2-core Debian 12 machine: the whole apt step (update + both groups) stays

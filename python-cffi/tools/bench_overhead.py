@@ -1,37 +1,52 @@
 """Per-call overhead of the Python binding, for this interpreter's mlx.core and, in the same run,
-for real MLX (another interpreter, default /opt/oracle/bin/python), side by side with the ratio.
+for real MLX (another interpreter), side by side with the ratio.
 
-Cases (N calls each, graph build plus one ``mx.eval``, median of 5 runs after a warm-up):
-- ``a + 1``: chained array operator on a 1-element float32 array (the original measure);
-- ``mx.add(a, 1)``: the same through the generic op binder (``mx.<name>``);
-- ``mx.sum(x, axis=-1)``: a binder call with an axis and a keyword;
-- ``x[..., i:i+1, :]``: a basic-index read (a KV cache's prefix read);
-- ``x[..., i:i+1, :] = u``: a basic-index assignment (a KV cache's write).
+Each case runs N calls (graph build), then one ``mx.eval`` of what they built; the figures are
+µs per call, best of 7 runs after a warm-up (the least disturbed run: what is measured is a
+fixed cost): "build" (the calls alone) and "+eval" (the calls and the one eval). Cases with no graph (``item()``, ``a.dtype``, ``mx.eval`` itself) have one
+figure. Graph cases work on tiny arrays, so what is measured is the binding, not the kernels:
 
-    .venv/bin/python python-cffi/tools/bench_overhead.py [--ref-python PY | --no-ref]
+- chains of 10 000 ops: ``a = a + 1`` and ``a = mx.add(a, 1)`` on a 1-element float32 array;
+- 2 000 independent calls each of: ``a * b``, ``mx.add(a, b)``, ``a[0]``, ``a[:, 1]``,
+  ``a.reshape(4)``, ``a.T``, ``mx.transpose(a)``, ``mx.matmul(a, b)`` on (2, 2) float32 arrays;
+  ``mx.array([1.0, 2.0, 3.0])``; ``mx.sum(x, axis=-1)``, ``x[..., i:i+1, :]`` and
+  ``x[..., i:i+1, :] = u`` on a (1, 2, 16, 4) array (a KV cache's read and write);
+- no graph: ``mx.eval`` of a 2-node graph (built outside the timing), ``a.item()``,
+  ``a.dtype``, ``a.shape``.
 
-(``--single`` measures only the running interpreter's mlx.core and prints one JSON line;
-the script calls itself that way for the reference.)
+    PYTHONPATH=python-cffi MLX_ARM_LIBRARY=target/release/libmlx_arm.so \\
+        .venv/bin/python python-cffi/tools/bench_overhead.py [--ref-python PY | --no-ref] [--clock cpu]
+
+``--ref-python`` is real MLX's interpreter (default: /work/oracle-venv/bin/python, else
+/opt/oracle/bin/python). ``--single`` measures only the running interpreter's mlx.core and
+prints one JSON line; the script calls itself that way for the reference. ``--clock cpu`` times
+with the process's CPU time instead of the wall clock: on a machine loaded by other work it
+counts only this process's time (a multi-threaded eval counts every thread's, so read the
+"+eval" figures of real MLX, whose eval uses a thread pool, with care).
 """
 import argparse
 import json
 import os
-import statistics
 import subprocess
 import sys
 import time
 
-N = 10_000
+N = 10_000  # chain length
 M = 2_000  # the per-call cases (each builds an independent node)
+REF_PYTHONS = ("/work/oracle-venv/bin/python", "/opt/oracle/bin/python")
+RUNS = 7
+clock = time.perf_counter
 
 
 def _timed(mx, n, build):
-    """Times `build()` (the graph) and then one `mx.eval` of what it returns: (n, build s, total s)."""
-    t = time.perf_counter()
+    """Times `build()` and then one `mx.eval` of what it returns (nothing when it returns None):
+    (n, build s, total s, result)."""
+    t = clock()
     outs = build()
-    t_build = time.perf_counter() - t
-    mx.eval(outs)
-    return n, t_build, time.perf_counter() - t, outs
+    t_build = clock() - t
+    if outs is not None:
+        mx.eval(outs)
+    return n, t_build, clock() - t, outs
 
 
 def _chain(mx, step):
@@ -45,21 +60,42 @@ def _chain(mx, step):
     return n, t_build, t_total
 
 
-def chain_op(mx):
-    return _chain(mx, lambda a: a + 1)
+def _each(make_args, call):
+    """A case of M independent calls ``call(mx, *args)``, the arguments made once."""
+    def case(mx):
+        args = make_args(mx)
+        return _timed(mx, M, lambda: [call(mx, *args) for _ in range(M)])[:3]
+    return case
 
 
-def chain_binder(mx):
-    return _chain(mx, lambda a: mx.add(a, 1))
+def _no_graph(make_args, call):
+    """A case of M calls that build nothing (their figure is the build one)."""
+    def case(mx):
+        args = make_args(mx)
+
+        def run():
+            for _ in range(M):
+                call(mx, *args)
+        return _timed(mx, M, run)[:3]
+    return case
+
+
+def _pair(mx):
+    a = mx.array([[1.0, 2.0], [3.0, 4.0]])
+    b = mx.array([[0.5, -1.0], [2.0, 0.25]])
+    mx.eval(a, b)
+    return a, b
+
+
+def _one(mx):
+    a, _ = _pair(mx)
+    return (a,)
 
 
 def _kv(mx):
-    return mx.zeros((1, 2, 16, 4)), mx.ones((1, 2, 1, 4))
-
-
-def sum_axis(mx):
-    x, _ = _kv(mx)
-    return _timed(mx, M, lambda: [mx.sum(x, axis=-1, keepdims=False) for _ in range(M)])[:3]
+    x, u = mx.zeros((1, 2, 16, 4)), mx.ones((1, 2, 1, 4))
+    mx.eval(x, u)
+    return x, u
 
 
 def slice_read(mx):
@@ -79,8 +115,37 @@ def slice_write(mx):
     return n, t_build, t_total
 
 
-CASES = [("a + 1", chain_op), ("mx.add(a, 1)", chain_binder), ("mx.sum(x, axis=-1)", sum_axis),
-         ("x[..., i:i+1, :]", slice_read), ("x[..., i:i+1, :] = u", slice_write)]
+def eval_tiny(mx):
+    """mx.eval of a fresh 2-node graph per call; only the eval is timed."""
+    a, b = _pair(mx)
+    graphs = [(a + b) * b for _ in range(M)]
+    
+    def run():
+        for g in graphs:
+            mx.eval(g)
+    return _timed(mx, M, run)[:3]
+
+
+CASES = [
+    ("a + 1 (chain)", lambda mx: _chain(mx, lambda a: a + 1)),
+    ("mx.add(a, 1) (chain)", lambda mx: _chain(mx, lambda a: mx.add(a, 1))),
+    ("a * b", _each(_pair, lambda mx, a, b: a * b)),
+    ("mx.add(a, b)", _each(_pair, lambda mx, a, b: mx.add(a, b))),
+    ("a[0]", _each(_one, lambda mx, a: a[0])),
+    ("a[:, 1]", _each(_one, lambda mx, a: a[:, 1])),
+    ("a.reshape(4)", _each(_one, lambda mx, a: a.reshape(4))),
+    ("a.T", _each(_one, lambda mx, a: a.T)),
+    ("mx.transpose(a)", _each(_one, lambda mx, a: mx.transpose(a))),
+    ("mx.matmul(a, b)", _each(_pair, lambda mx, a, b: mx.matmul(a, b))),
+    ("mx.array([1., 2., 3.])", _each(lambda mx: (), lambda mx: mx.array([1.0, 2.0, 3.0]))),
+    ("mx.sum(x, axis=-1)", _each(_kv, lambda mx, x, u: mx.sum(x, axis=-1, keepdims=False))),
+    ("x[..., i:i+1, :]", slice_read),
+    ("x[..., i:i+1, :] = u", slice_write),
+    ("mx.eval(tiny graph)", eval_tiny),
+    ("a.item()", _no_graph(lambda mx: (mx.array(1.5),), lambda mx, a: a.item())),
+    ("a.dtype", _no_graph(_one, lambda mx, a: a.dtype)),
+    ("a.shape", _no_graph(_one, lambda mx, a: a.shape)),
+]
 
 
 def measure():
@@ -89,39 +154,47 @@ def measure():
     res = {"module": mx.__file__, "version": getattr(mx, "__version__", "?"), "cases": {}}
     for name, fn in CASES:
         fn(mx)
-        runs = [fn(mx) for _ in range(5)]
+        runs = [fn(mx) for _ in range(RUNS)]
         n = runs[0][0]
-        res["cases"][name] = {"n": n, "build_us": statistics.median(r[1] for r in runs) / n * 1e6,
-                              "total_us": statistics.median(r[2] for r in runs) / n * 1e6}
+        res["cases"][name] = {"n": n, "build_us": min(r[1] for r in runs) / n * 1e6,
+                              "total_us": min(r[2] for r in runs) / n * 1e6}
     return res
+
+
+def _reference(ref_python, clock_name):
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "MLX_ARM_LIBRARY")}
+    out = subprocess.run([ref_python, os.path.abspath(__file__), "--single", "--clock", clock_name], env=env, check=True,
+                         capture_output=True, text=True, cwd="/")
+    return json.loads(out.stdout.strip().splitlines()[-1])
 
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--ref-python", default="/opt/oracle/bin/python")
+    ap.add_argument("--ref-python", default=next((p for p in REF_PYTHONS if os.path.exists(p)), REF_PYTHONS[0]))
     ap.add_argument("--no-ref", action="store_true")
     ap.add_argument("--single", action="store_true")
+    ap.add_argument("--clock", choices=("wall", "cpu"), default="wall")
     args = ap.parse_args()
+    global clock
+    clock = time.process_time if args.clock == "cpu" else time.perf_counter
     if args.single:
         print(json.dumps(measure()))
         return
     ours = measure()
-    ref = None
-    if not args.no_ref and os.path.exists(args.ref_python):
-        env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "MLX_ARM_LIBRARY")}
-        out = subprocess.run([args.ref_python, os.path.abspath(__file__), "--single"], env=env, check=True,
-                             capture_output=True, text=True, cwd="/")
-        ref = json.loads(out.stdout.strip().splitlines()[-1])
-    print(f"per call, graph build (and build + one eval), median of 5; mlx-arm: {ours['module']}")
+    ref = None if args.no_ref or not os.path.exists(args.ref_python) else _reference(args.ref_python, args.clock)
+    print(f"µs per call ({args.clock} clock), best of {RUNS}; mlx-arm: {ours['module']}")
     if ref:
         print(f"real MLX {ref['version']}: {ref['module']}")
-    print(f"{'case':24s} {'mlx-arm build':>14s} {'(+eval)':>10s}" + (f" {'real MLX build':>15s} {'(+eval)':>10s} {'ratio build':>12s} {'(+eval)':>8s}" if ref else ""))
+    head = f"{'case':24s} {'mlx-arm':>9s} {'(+eval)':>9s}"
+    if ref:
+        head += f" {'real MLX':>9s} {'(+eval)':>9s} {'ratio':>7s} {'(+eval)':>8s}"
+    print(head)
     for name, _ in CASES:
         o = ours["cases"][name]
-        row = f"{name:24s} {o['build_us']:11.2f} us {o['total_us']:7.2f} us"
+        row = f"{name:24s} {o['build_us']:9.2f} {o['total_us']:9.2f}"
         if ref:
             r = ref["cases"][name]
-            row += (f" {r['build_us']:12.2f} us {r['total_us']:7.2f} us {o['build_us'] / r['build_us']:11.2f}x"
+            row += (f" {r['build_us']:9.2f} {r['total_us']:9.2f} {o['build_us'] / r['build_us']:6.2f}x"
                     f" {o['total_us'] / r['total_us']:7.2f}x")
         print(row)
 

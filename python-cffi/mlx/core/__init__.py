@@ -15,7 +15,7 @@ import sys as _sys
 import types as _types
 
 from . import _binder, _composite, _dtypes, _extra, _names, _operators, _random  # noqa: F401  (_operators installs array operators)
-from ._array import _ARR_PTR, _Ctx, ArrayIterator, ArrayLike, array, hinted_scalar as _hinted_scalar, to_array, wrap
+from ._array import _ARR_PTR, _Ctx, _newp, ArrayIterator, ArrayLike, array, hinted_scalar as _hinted_scalar, to_array, wrap
 from ._device import (Device, DeviceType, Stream, StreamContext, async_eval, clear_cache,
                       clear_streams, cpu, default_device, default_stream, device_count, eval,
                       get_active_memory, get_cache_memory, get_memory_limit, get_peak_memory, gpu,
@@ -28,7 +28,7 @@ from ._printing import PrintOptions, get_printoptions, printoptions, set_printop
 from ._dtypes import (Dtype, DtypeCategory, bfloat16, bool_, complex64, finfo, float16, float32,
                       float64, iinfo, int8, int16, int32, int64, isdtype, issubdtype, uint8,
                       uint16, uint32, uint64)
-from ._ffi import check as _check, ffi as _cffi, lib as _lib
+from ._ffi import check as _check, error as _ffi_error, ffi as _cffi, lib as _lib
 from ._missing import NotProvidedError as _NotProvidedError
 
 __version__ = _cffi.string(_lib.mlx_arm_version_string()).decode()
@@ -400,7 +400,32 @@ array.__div__, array.__rdiv__ = array.__truediv__, array.__rtruediv__
 
 array.real = property(lambda self: real(self), doc="The real part (a property, as in MLX).")
 array.imag = property(lambda self: imag(self), doc="The imaginary part (a property, as in MLX).")
-array.reshape = _varargs_method("reshape", "shape")
+_reshape_generic = _varargs_method("reshape", "shape")
+_INT_BUF = _cffi.typeof("int[]")
+
+
+def _reshape_method(self, *args, **kwargs):
+    """``a.reshape(2, 3)`` / ``a.reshape((2, 3))``: plain Python ints go straight to the C op
+    (the commonest call); anything else (keywords, other types) through ``mx.reshape``."""
+    if args and not kwargs:
+        shape = args[0] if len(args) == 1 and type(args[0]) in (tuple, list) else args
+        for d in shape:
+            if type(d) is not int:
+                break
+        else:
+            try:
+                buf = _newp(_INT_BUF, shape)
+            except OverflowError:  # beyond int32: the generic path raises MLX's error
+                buf = None
+            if buf is not None:
+                p = _newp(_ARR_PTR)
+                if _lib.mlx_reshape(p, self._p[0], buf, len(shape), _Ctx.stream):
+                    raise _ffi_error()
+                return wrap(p)
+    return _reshape_generic(self, *args, **kwargs)
+
+
+array.reshape = _reshape_method
 array.transpose = _varargs_method("transpose", "axes")
 
 

@@ -16,12 +16,16 @@ from . import _thread_streams
 from ._buffer import BufferBase
 from ._ffi import check, error, exported, ffi, lib
 
-_new_ptr = ffi.new
 try:  # cffi's C-level allocator for a ctype object (not a str): skips FFI.new's Python wrapper
     from _cffi_backend import newp as _newp
 except ImportError:  # pragma: no cover
     _newp = ffi.new
 _ARR_PTR = ffi.typeof("mlx_array*")
+_free = lib.mlx_array_free
+# (the metadata properties are called often: their C functions bound once)
+_ndim, _shape, _dtype, _size, _unpack = (lib.mlx_array_ndim, lib.mlx_array_shape, lib.mlx_array_dtype,
+                                         lib.mlx_array_size, ffi.unpack)
+_BY_CODE = D.BY_CODE
 
 
 _IMPORTING_THREAD = threading.get_ident()
@@ -66,25 +70,39 @@ def wrap(p):
     return a
 
 
-def wrap_value(h):
-    """An ``array`` owning the by-value handle ``h`` (empty handle → the last C error)."""
+def _owned(h):
+    """An ``mlx_array*`` holding the by-value handle ``h`` (empty handle → the last C error)."""
     if h.ctx == ffi.NULL:
         raise error()
-    p = _new_ptr(_ARR_PTR)
+    p = _newp(_ARR_PTR)
     p[0] = h
-    return wrap(p)
+    return p
+
+
+def wrap_value(h):
+    """An ``array`` owning the by-value handle ``h`` (empty handle → the last C error)."""
+    return wrap(_owned(h))
 
 
 def _from_bytes(buf, shape, dtype):
-    sh = _new_ptr("int[]", list(shape)) if shape else ffi.NULL
+    sh = _newp(_INTS, list(shape)) if shape else ffi.NULL
     return wrap_value(lib.mlx_array_new_data(buf, sh, len(shape), dtype.code))
 
 
 def _astype(a, dtype):
-    p = _new_ptr(_ARR_PTR)
+    p = _newp(_ARR_PTR)
     check(lib.mlx_astype(p, a._p[0], dtype.code, _Ctx.stream))
     return wrap(p)
 
+
+# ``item()`` of the dtypes whose C scalar cffi turns into the right Python scalar (bool, int,
+# float): one ``mlx_array_item_<type>`` call (it evaluates) instead of the array's bytes.
+_ITEM = {d.code: (getattr(lib, f"mlx_array_item_{d.name}"), ffi.typeof(f"{t}*"))
+         for d, t in ((D.bool_, "bool"), (D.uint8, "uint8_t"), (D.uint16, "uint16_t"), (D.uint32, "uint32_t"),
+                      (D.uint64, "uint64_t"), (D.int8, "int8_t"), (D.int16, "int16_t"), (D.int32, "int32_t"),
+                      (D.int64, "int64_t"), (D.float32, "float"), (D.float64, "double"))}
+
+_NOT_SCALAR = "[convert] Only length-1 arrays can be converted to Python scalars."
 
 _INT_RANGE = {d.code: (D.iinfo(d).min, D.iinfo(d).max) for d in D.DTYPES if D.is_integer(d)}
 _I32 = (-(2 ** 31), 2 ** 31 - 1)
@@ -252,6 +270,30 @@ def _from_numpy(x, dtype):
 _KIND_BOOL, _KIND_INT, _KIND_FLOAT, _KIND_COMPLEX = 1, 2, 3, 4
 
 
+_INTS = ffi.typeof("int[]")
+
+
+def _flat_list_handle(v):
+    """``mx.array(v)`` for a non-empty 1-D list of only floats (float32) or only ints that fit
+    int32 (int32), packed straight into its dtype: an ``mlx_array*``, or None for any other
+    list (mixed, nested, wider ints, floats beyond float32's range: the general path)."""
+    t0 = type(v[0]) if v else None
+    if t0 is float:
+        fmt, code = "f", 10
+    elif t0 is int:
+        fmt, code = "i", 7
+    else:
+        return None
+    for x in v:
+        if type(x) is not t0:
+            return None
+    try:
+        data = struct.pack(f"<{len(v)}{fmt}", *v)
+    except (OverflowError, struct.error):  # float32 overflow (MLX gives inf), an int beyond int32
+        return None
+    return _owned(lib.mlx_array_new_data(data, _newp(_INTS, [len(v)]), 1, code))
+
+
 def _flatten(v, flat, arrays):
     """Appends the leaves of nested list ``v`` to ``flat``; returns (shape, widest kind)."""
     if isinstance(v, (list, tuple)):
@@ -391,9 +433,14 @@ class array(BufferBase):
         if dtype is not None and not isinstance(dtype, D.Dtype):
             raise TypeError(f"dtype must be an mlx.core.Dtype, got {type(dtype).__name__}")
         t = type(val)
+        if t is list and dtype is None:
+            p = _flat_list_handle(val)
+            if p is not None:
+                self._p = p
+                return
         if isinstance(val, array):
             src = val if dtype is None or val.dtype == dtype else _astype(val, dtype)
-            p = _new_ptr(_ARR_PTR)
+            p = _newp(_ARR_PTR)
             check(lib.mlx_array_set(p, src._p[0]))
             self._p = p
             return
@@ -425,7 +472,7 @@ class array(BufferBase):
         p = getattr(self, "_p", None)
         if p is not None:
             try:
-                lib.mlx_array_free(p[0])
+                _free(p[0])
             except Exception:  # interpreter shutdown: the library may already be gone
                 pass
 
@@ -433,20 +480,20 @@ class array(BufferBase):
     @property
     def shape(self):
         h = self._p[0]
-        n = lib.mlx_array_ndim(h)
-        return tuple(ffi.unpack(lib.mlx_array_shape(h), n)) if n else ()
+        n = _ndim(h)
+        return tuple(_unpack(_shape(h), n)) if n else ()
 
     @property
     def dtype(self):
-        return D.BY_CODE[lib.mlx_array_dtype(self._p[0])]
+        return _BY_CODE[_dtype(self._p[0])]
 
     @property
     def ndim(self):
-        return int(lib.mlx_array_ndim(self._p[0]))
+        return _ndim(self._p[0])
 
     @property
     def size(self):
-        return int(lib.mlx_array_size(self._p[0]))
+        return _size(self._p[0])
 
     @property
     def itemsize(self):
@@ -458,7 +505,7 @@ class array(BufferBase):
 
     @property
     def T(self):
-        p = _new_ptr(_ARR_PTR)
+        p = _newp(_ARR_PTR)
         check(lib.mlx_transpose(p, self._p[0], _Ctx.stream))
         return wrap(p)
 
@@ -494,9 +541,21 @@ class array(BufferBase):
 
     def item(self):
         """The value of a one-element array as a Python scalar."""
-        if self.size != 1:
-            raise ValueError("[convert] Only length-1 arrays can be converted to Python scalars.")
-        return self._flat()[0]
+        h = self._p[0]
+        direct = _ITEM.get(_dtype(h))
+        if direct is None:  # half, bfloat16 and complex go through the bytes
+            if lib.mlx_array_size(h) != 1:
+                raise ValueError(_NOT_SCALAR)
+            return self._flat()[0]
+        fn, ptr_type = direct
+        _thread_streams.check_evaluable([h])
+        out = _newp(ptr_type)
+        if fn(out, h):  # (the C function refuses a size other than 1 too: MLX's message then)
+            e = error()
+            if lib.mlx_array_size(h) != 1:
+                raise ValueError(_NOT_SCALAR) from None
+            raise e
+        return out[0]
 
     def __array__(self, dtype=None, copy=None):
         """numpy conversion: ``np.array(a)`` copies; ``np.asarray(a)`` / ``copy=False`` share
@@ -528,7 +587,7 @@ class array(BufferBase):
         """The last two axes swapped."""
         if self.ndim < 2:
             raise ValueError("[matrix_transpose] Input array must have at least 2 dimensions.")
-        p = _new_ptr(_ARR_PTR)
+        p = _newp(_ARR_PTR)
         check(lib.mlx_swapaxes(p, self._p[0], -1, -2, _Ctx.stream))
         return wrap(p)
 
@@ -623,7 +682,7 @@ class array(BufferBase):
 
 
 def _view(a, dtype):
-    p = _new_ptr(_ARR_PTR)
+    p = _newp(_ARR_PTR)
     check(lib.mlx_view(p, a._p[0], dtype.code, _Ctx.stream))
     return wrap(p)
 
@@ -690,7 +749,7 @@ class _HostView:
         if a.dtype == D.bfloat16 and not allow_bfloat16:
             raise ValueError("'bfloat16' is not a valid PEP 3118 buffer format string")
         _thread_streams.check_evaluable([a._p[0]])
-        p = _new_ptr(_ARR_PTR)
+        p = _newp(_ARR_PTR)
         p[0] = lib.mlx_array_new()
         check(lib.mlx_array_set(p, a._p[0]))
         self._p = p

@@ -5,21 +5,16 @@ straight onto one ``mlx_slice`` (reading) or one ``mlx_slice_update`` (assignmen
 An index it does not recognise (arrays, bools, numpy scalars …) or that is out of range gives
 None, and the caller uses the general code in ``_indexing``, which raises MLX's errors.
 """
-from ._array import _Ctx, _newp, array
-from ._ffi import ffi, lib
+from ._array import _INTS, _Ctx, _newp, array
+from ._ffi import lib
 from ._indexing import _I32, _c, _reshape, _weak
 
-_INTS = ffi.typeof("int[]")
 _NONE_T, _ELLIPSIS_T = type(None), type(Ellipsis)
 
 
-def _int_buf(vals):
-    return _newp(_INTS, vals)
-
-
 class Window:
-    """A basic index resolved against a shape (tuples): ``start``/``stop``/``step`` per axis
-    (``mlx_slice``'s form), the window's ``shape`` (ints give a 1), the result's shape ``out``
+    """A basic index resolved against a shape: ``start``/``stop``/``step`` per axis (lists,
+    ``mlx_slice``'s form), the window's ``shape`` (a tuple; ints give a 1), the result's ``out``
     (ints dropped, ``None`` adds a 1), ``kinds``: a str with, per index entry in order, "n"
     (None), "i" (int) or "s" (an axis kept), and ``whole``: the window is the whole array."""
 
@@ -53,32 +48,26 @@ def basic_window(shape, idx):
     ndim = len(shape)
     if ells > 1 or consumed > ndim:
         return None
-    axes, out, kinds = [], [], ""  # axes: (start, stop, step, window size) per axis of ``shape``
+    # One pass, straight into mlx_slice's three lists and the two shapes.
+    start, stop, step, wshape, out, kinds = [], [], [], [], [], ""
     axis = 0
     whole = True
     for i in idx:
         t = type(i)
-        if t is _NONE_T:
-            out.append(1)
-            kinds += "n"
-        elif t is _ELLIPSIS_T:
-            k = ndim - consumed
-            full = shape[axis:axis + k]
-            axes += [(0, n, 1, n) for n in full]
-            out += full
-            kinds += "s" * k
-            axis += k
-        elif t is int:
+        if t is int:
             n = shape[axis]
             if not -n <= i < n:
                 return None
             if i < 0:
                 i += n
-            axes.append((i, i + 1, 1, 1))
+            start.append(i)
+            stop.append(i + 1)
+            step.append(1)
+            wshape.append(1)
             kinds += "i"
             whole = whole and n == 1
             axis += 1
-        else:
+        elif t is slice:
             n = shape[axis]
             b, e, st = i.indices(n)
             ln = len(range(b, e, st))
@@ -86,23 +75,58 @@ def basic_window(shape, idx):
                 b, e, st = 0, 0, 1  # empty (``indices`` may give a start of -1, which the C op wraps)
             elif st < 0 and e < 0:
                 e = -n - 1  # "before the first element"; the C op reads a plain -1 as n - 1
-            axes.append((b, e, st, ln))
+            start.append(b)
+            stop.append(e)
+            step.append(st)
+            wshape.append(ln)
             out.append(ln)
             kinds += "s"
             whole = whole and ln == n and st == 1
             axis += 1
+        elif t is _NONE_T:
+            out.append(1)
+            kinds += "n"
+        else:  # the Ellipsis: every axis the other entries leave
+            k = ndim - consumed
+            full = shape[axis:axis + k]
+            start += [0] * k
+            stop += full
+            step += [1] * k
+            wshape += full
+            out += full
+            kinds += "s" * k
+            axis += k
     if axis < ndim:
         full = shape[axis:]
-        axes += [(0, n, 1, n) for n in full]
+        start += [0] * (ndim - axis)
+        stop += full
+        step += [1] * (ndim - axis)
+        wshape += full
         out += full
         kinds += "s" * (ndim - axis)
     w = Window()
-    if axes:
-        w.start, w.stop, w.step, w.shape = zip(*axes)
-    else:
-        w.start = w.stop = w.step = w.shape = ()
+    w.start, w.stop, w.step, w.shape = start, stop, step, tuple(wshape)
     w.out, w.kinds, w.whole = tuple(out), kinds, whole
     return w
+
+
+def getitem_int(a, i):
+    """``a[i]`` for a Python int ``i`` in range on an array of rank >= 1 (the commonest index):
+    one slice of the first axis and one reshape dropping it, without a ``Window``; None when
+    ``i`` is out of range or ``a`` is 0-d (the general path raises MLX's error)."""
+    shape = a.shape
+    if not shape:
+        return None
+    n = shape[0]
+    if not -n <= i < n:
+        return None
+    if i < 0:
+        i += n
+    rest = shape[1:]
+    k = len(shape)
+    a = _c(lib.mlx_slice, a._p[0], _newp(_INTS, (i,) + (0,) * (k - 1)), k, _newp(_INTS, (i + 1,) + rest), k,
+           _newp(_INTS, (1,) * k), k, _Ctx.stream)
+    return _c(lib.mlx_reshape, a._p[0], _newp(_INTS, rest), k - 1, _Ctx.stream)
 
 
 def getitem_basic(a, w):
@@ -110,7 +134,7 @@ def getitem_basic(a, w):
     (unless the shapes already agree); always a new array object, as MLX returns."""
     if not w.whole:
         n = len(w.start)
-        a = _c(lib.mlx_slice, a._p[0], _int_buf(w.start), n, _int_buf(w.stop), n, _int_buf(w.step), n, _Ctx.stream)
+        a = _c(lib.mlx_slice, a._p[0], _newp(_INTS, w.start), n, _newp(_INTS, w.stop), n, _newp(_INTS, w.step), n, _Ctx.stream)
         if w.out != w.shape:
             a = _reshape(a, w.out)
         return a
@@ -162,5 +186,5 @@ def setitem_basic(a, w, value):
         v = _reshape(v, ws)
     # (the C op casts the update to a's dtype)
     n = len(w.start)
-    return _c(lib.mlx_slice_update, a._p[0], v._p[0], _int_buf(w.start), n, _int_buf(w.stop), n, _int_buf(w.step), n,
+    return _c(lib.mlx_slice_update, a._p[0], v._p[0], _newp(_INTS, w.start), n, _newp(_INTS, w.stop), n, _newp(_INTS, w.step), n,
               _Ctx.stream)

@@ -20,10 +20,15 @@ generic path's; tests/python/test_callgen.py compares the two.
 import keyword
 
 from . import _binder as B
-from ._array import _ARR_PTR, array, stream_handle
+from ._array import _ARR_PTR, array, stream_handle, weak_scalar
 from ._ffi import error
 
 _KINDS = ("posonly", "pos", "kwonly")
+
+
+def _weak_next_to(value, a):
+    """The Python int/float ``value`` as a weakly typed operand next to the array ``a``."""
+    return weak_scalar(value, a.dtype)
 
 
 def _param_list(params):
@@ -55,6 +60,15 @@ def _body_direct(op, v, names, tag="", alias=None):
         return None
     alias = alias or {}
     lines = []
+    if len(op.weak) == 2:
+        # The common mixed case, an array and a Python int/float (``mx.add(a, 1)``): the
+        # scalar's cached weak constant (``weak_scalar``, as the operators use), not the
+        # general promotion of ``weak_as_array``, which gives the same array.
+        x, y = op.weak
+        lines += [f"if _type({x}) is _array:",
+                  f"    if _type({y}) is int or _type({y}) is float: {y} = _weak_next_to({y}, {x})",
+                  f"elif _type({y}) is _array and (_type({x}) is int or _type({x}) is float): "
+                  f"{x} = _weak_next_to({x}, {y})"]
     if op.weak:
         cond = " and ".join(f"_type({n}) is _array" for n in op.weak)
         got = ", ".join(f"{n!r}: {n}" for n in op.weak)
@@ -138,7 +152,7 @@ def compile_op(op):
     src = f"def {fname}({plist}):\n" + "".join(f"    {line}\n" for line in body)
     # (builtins the body uses are bound as _-names: a parameter may be called like one)
     env = {"__name__": "mlx.core._binder", "_type": type, "_op": op, "_array": array, "_plain": B._plain_as_array, "_stream": stream_handle, "_newp": B._newp,
-           "_PTR": _ARR_PTR, "_error": error, "_obj_new": B._obj_new}
+           "_PTR": _ARR_PTR, "_error": error, "_obj_new": B._obj_new, "_weak_next_to": _weak_next_to}
     for i, p in enumerate(params):
         env[f"_D{i}"] = op.sig.defaults[p["name"]]
     for tag, v in used.items():

@@ -39,7 +39,7 @@ def _failed():
     raise error()
 
 
-@ffi.callback("void(void*)")
+@ffi.callback("void(*)(void*)")
 def _release(payload):
     _LIVE.pop(int(ffi.cast(_UINTPTR, payload)), None)
 
@@ -65,22 +65,22 @@ def _run(payload, res, call):
         return 1
 
 
-@ffi.callback("int(mlx_vector_array*, const mlx_vector_array, void*)")
+@ffi.callback("int(*)(mlx_vector_array*, const mlx_vector_array, void*)")
 def _fun_cb(res, xs, payload):
     return _run(payload, res, lambda f: f(_arrays_of(xs)))
 
 
-@ffi.callback("int(mlx_vector_array*, const mlx_vector_array, const mlx_vector_array, const mlx_vector_array, void*)")
+@ffi.callback("int(*)(mlx_vector_array*, const mlx_vector_array, const mlx_vector_array, const mlx_vector_array, void*)")
 def _vjp_cb(res, p, c, o, payload):
     return _run(payload, res, lambda f: f(_arrays_of(p), _arrays_of(c), _arrays_of(o)))
 
 
-@ffi.callback("int(mlx_vector_array*, const mlx_vector_array, const mlx_vector_array, const int*, size_t, void*)")
+@ffi.callback("int(*)(mlx_vector_array*, const mlx_vector_array, const mlx_vector_array, const int*, size_t, void*)")
 def _jvp_cb(res, p, t, nums, n, payload):
     return _run(payload, res, lambda f: f(_arrays_of(p), _arrays_of(t), [nums[i] for i in range(n)]))
 
 
-@ffi.callback("int(mlx_vector_array*, mlx_vector_int*, const mlx_vector_array, const int*, size_t, void*)")
+@ffi.callback("int(*)(mlx_vector_array*, mlx_vector_int*, const mlx_vector_array, const int*, size_t, void*)")
 def _vmap_cb(res, res_axes, xs, axes, n, payload):
     def call(f):
         outs, out_axes = f(_arrays_of(xs), [axes[i] for i in range(n)])

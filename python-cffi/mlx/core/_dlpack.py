@@ -127,7 +127,7 @@ def export(a, stream=None, max_version=None, dl_device=None, copy=None):
 
 def from_dlpack(x, copy=None):
     """``mx.from_dlpack(x)``: a new array with the elements of DLPack producer ``x``."""
-    from ._array import _ARR_PTR, _Ctx, _astype, _from_bytes, _new_ptr, wrap
+    from ._array import _ARR_PTR, _Ctx, _astype, _from_bytes, _newp, wrap
     from ._ffi import check, ffi, lib
 
     if copy is False:
@@ -177,7 +177,7 @@ def from_dlpack(x, copy=None):
             vals = struct.unpack(f"<{2 * span}d", raw)
             raw = struct.pack(f"<{2 * span}f", *vals)
         flat = _from_bytes(raw, (span,), carrier)
-        p = _new_ptr(_ARR_PTR)
+        p = _newp(_ARR_PTR)
         check(lib.mlx_as_strided(p, flat._p[0], ffi.new("int[]", shape), len(shape),
                                  ffi.new("int64_t[]", strides), len(strides), 0, _Ctx.stream))
         # The producer's strides are kept (a view of the copied span), as MLX keeps them.

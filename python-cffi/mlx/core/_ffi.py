@@ -1,15 +1,21 @@
-"""Loads libmlx_arm through cffi (ABI mode) and turns C failures into Python exceptions.
+"""Loads libmlx_arm through cffi and turns C failures into Python exceptions.
+
+The calls go through the compiled API-mode module ``_mlx_api`` when it was built (see
+``_api_module``) and matches the declarations; otherwise through ABI mode (``ffi.dlopen``).
+``MLX_ARM_CFFI=abi`` forces ABI mode. ``MODE`` says which one is in use.
 
 The declarations come from the C headers (see ``_cdef``): an installed package carries the
 preprocessed text as ``_api.h`` next to ``libmlx_arm.so``; a source checkout falls back to
 ``<repo>/include`` and ``<repo>/target/{release,debug}``. ``MLX_ARM_LIBRARY`` overrides the
 library path.
 """
+import importlib
+import importlib.util
 import os
 
 import cffi
 
-from . import _cdef
+from . import _api_module, _cdef
 
 _HERE = os.path.dirname(os.path.abspath(__file__))
 _REPO = os.path.normpath(os.path.join(_HERE, "..", "..", ".."))
@@ -39,10 +45,39 @@ def _library_path():
     raise ImportError("mlx.core: libmlx_arm.so not found (tried %s); set MLX_ARM_LIBRARY" % ", ".join(candidates))
 
 
+_GLOBAL_LOAD = None
+
+
+def _api_mode(api, path):
+    """(ffi, lib) of the compiled module, or None when it is absent, stale or unloadable."""
+    name = f"{__package__}.{_api_module.MODULE}"
+    if os.environ.get(_api_module.ENV_MODE, "").lower() == "abi" or importlib.util.find_spec(name) is None:
+        return None
+    try:
+        # The extension is not linked against the library: its symbols resolve against this
+        # global load when it is imported (and the import fails if one is missing).
+        global _GLOBAL_LOAD
+        _GLOBAL_LOAD = cffi.FFI().dlopen(path, os.RTLD_NOW | os.RTLD_GLOBAL)  # (kept: no dlclose)
+        mod = importlib.import_module(name)
+    except (ImportError, OSError):  # (the ABI load below then reports an unloadable library)
+        return None
+    if mod.lib.MLX_ARM_CDEF_STAMP != _api_module.stamp(api):
+        return None
+    return mod.ffi, mod.lib
+
+
+def _load(api):
+    path = _library_path()
+    compiled = _api_mode(api, path)
+    if compiled is not None:
+        return compiled + ("api",)
+    f = cffi.FFI()
+    f.cdef(api)
+    return f, f.dlopen(path), "abi"
+
+
 API = _api_text()
-ffi = cffi.FFI()
-ffi.cdef(API)
-lib = ffi.dlopen(_library_path())
+ffi, lib, MODE = _load(API)
 FUNCTIONS = _cdef.functions(API)
 
 
@@ -57,7 +92,7 @@ def exported(cname):
         return False
 
 
-@ffi.callback("void(const char*, void*)")
+@ffi.callback("void(*)(const char*, void*)")
 def _quiet_handler(msg, data):
     """Errors become exceptions (below), so the library's stderr print is switched off."""
 

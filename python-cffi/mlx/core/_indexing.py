@@ -17,7 +17,7 @@ Boolean masks are accepted by assignment only (as real MLX: reading with a mask 
 ValueError); the mask's ``True`` positions are found on the host.
 """
 from . import _dtypes as D
-from ._array import _ARR_PTR, _Ctx, _newp, array, to_array, wrap
+from ._array import _ARR_PTR, _INTS, _Ctx, _newp, array, to_array, wrap
 from ._ffi import check, ffi, lib
 
 
@@ -30,7 +30,7 @@ def _c(cfn, *args):
 
 def _reshape(a, shape):
     shape = [int(s) for s in shape]
-    return _c(lib.mlx_reshape, a._p[0], ffi.new("int[]", shape), len(shape), _Ctx.stream)
+    return _c(lib.mlx_reshape, a._p[0], _newp(_INTS, shape), len(shape), _Ctx.stream)
 
 
 def _broadcast(a, shape):

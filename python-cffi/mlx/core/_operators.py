@@ -5,7 +5,7 @@ Binary operators call the C op directly (no signature binding) because they are 
 path; a Python scalar operand is weakly typed (see ``_array.weak_scalar``).
 """
 from . import _dtypes as D
-from ._array import _ARR_PTR, _Ctx, _new_ptr, _newp, array, error, to_array, weak_scalar, wrap
+from ._array import _ARR_PTR, _Ctx, _newp, array, error, to_array, weak_scalar, wrap
 from ._ffi import check, ffi, lib
 
 from ._array import _SCALAR_CACHE
@@ -91,7 +91,7 @@ def _binary(cfn_name):
         o = _operand(self, other)
         if o is None:
             return _unsupported(cfn_name, other)
-        p = _new_ptr(_ARR_PTR)
+        p = _newp(_ARR_PTR)
         if cfn(p, o._p[0], self._p[0], _Ctx.stream):
             raise error()
         return wrap(p)
@@ -171,7 +171,7 @@ def _unary(cfn_name, check_dtype=None):
     def op(self):
         if check_dtype:
             check_dtype(self.dtype)
-        p = _new_ptr(_ARR_PTR)
+        p = _newp(_ARR_PTR)
         if cfn(p, self._p[0], _Ctx.stream):
             raise error()
         return wrap(p)
@@ -212,6 +212,10 @@ def _int_apart_from_array(items):
 
 
 def _getitem(self, idx):
+    if type(idx) is int:
+        r = _bx.getitem_int(self, idx)
+        if r is not None:
+            return r
     shape = self.shape
     w = _bx.basic_window(shape, idx)
     if w is not None:
@@ -253,7 +257,7 @@ def _getitem(self, idx):
         axis += 1
     a = self
     if shape and any((b, e, s) != (0, n, 1) for b, e, s, n in zip(start, stop, step, shape)):
-        p = _new_ptr(_ARR_PTR)
+        p = _newp(_ARR_PTR)
         check(lib.mlx_slice(p, a._p[0], ffi.new("int[]", start), len(start), ffi.new("int[]", stop), len(stop),
                             ffi.new("int[]", step), len(step), _Ctx.stream))
         a = wrap(p)
@@ -264,7 +268,7 @@ def _getitem(self, idx):
         ind = to_array(arr_idx)
         if not (D.is_integer(ind.dtype)):
             raise ValueError("Cannot index mlx array using the given type.")
-        p = _new_ptr(_ARR_PTR)
+        p = _newp(_ARR_PTR)
         check(lib.mlx_take_axis(p, a._p[0], ind._p[0], arr_pos, _Ctx.stream))
         a = wrap(p)
         arr_nd = ind.ndim
@@ -285,7 +289,7 @@ def _getitem(self, idx):
             new_shape.append(cur[ci])
             ci += 1
     if tuple(new_shape) != cur:
-        p = _new_ptr(_ARR_PTR)
+        p = _newp(_ARR_PTR)
         check(lib.mlx_reshape(p, a._p[0], ffi.new("int[]", new_shape), len(new_shape), _Ctx.stream))
         a = wrap(p)
     elif a is self:

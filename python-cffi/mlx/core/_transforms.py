@@ -116,7 +116,7 @@ def _arrays_of(v):
     return out
 
 
-@ffi.callback("int(mlx_vector_array*, const mlx_vector_array, void*)")
+@ffi.callback("int(*)(mlx_vector_array*, const mlx_vector_array, void*)")
 def _trampoline(res, inputs, payload):
     state = ffi.from_handle(payload)
     try:
