@@ -1,7 +1,8 @@
 #version 450
-// out[i] = f(a[view_a(i)], b[view_b(i)]): broadcast/strided inputs, dense output. `op`
+// out[i] = f(a[view_a(i)], b[view_b(i)]): broadcast/strided inputs, dense output. `op` (elementwise.glsl)
 // codes in backends/vulkan/src/kernels.rs (BINARY table).
 #include "common.glsl"
+#include "elementwise.glsl"
 layout(local_size_x = 256) in;
 layout(std430, set = 0, binding = 0) readonly buffer A { T a[]; };
 layout(std430, set = 0, binding = 1) readonly buffer B { T b[]; };
@@ -10,18 +11,6 @@ layout(push_constant) uniform P {
     uint n; uint ndim; uint off_a; uint off_b; uint op;
     uint shape[MAXD]; int sa[MAXD]; int sb[MAXD];
 } p;
-
-float f(float x, float y) {
-    switch (p.op) {
-    case 0: return x + y;
-    case 1: return x - y;
-    case 2: return x * y;
-    case 3: return x / y;
-    case 4: return (isnan(x) || isnan(y)) ? x + y : max(x, y);
-    case 5: return (isnan(x) || isnan(y)) ? x + y : min(x, y);
-    }
-    return 0.0;
-}
 
 void main() {
     uint i = linear_id(256);
@@ -35,5 +24,5 @@ void main() {
         ib += q * p.sb[d];
         r /= p.shape[d];
     }
-    o[i] = T(f(float(a[ia]), float(b[ib])));
+    o[i] = T(binary_op(p.op, float(a[ia]), float(b[ib])));
 }

@@ -1,8 +1,9 @@
 // GGUF-block matmul out = x @ Wᵀ (core's ggml_matmul): W is N rows of `row_bytes` bytes, each
 // row blocks of ggml's Q4_0, Q4_1, Q8_0 (32 weights), Q4_K or Q6_K (256 weights) layout, stored
 // unchanged (bound as words; blocks need not be 4-byte aligned but are always 2-byte aligned).
-// Work is split in chunks of 32 weights (a K-quant block holds 8). A workgroup computes 4
-// outputs (64 invocations each, walking the blocks of one weight row) for up to ROWS rows of x
+// Work is split in chunks of 32 weights (a K-quant block holds 8). A workgroup computes
+// 256 / LANES outputs (LANES invocations each, walking the chunks of one weight row; LANES is
+// a specialization constant, 64 or 32: backends/vulkan/src/kernels.rs) for up to ROWS rows of x
 // (defined by the including shader): each block is dequantized once into registers and dotted
 // with every row. ggml_mv.comp (ROWS 1) is the GEMV of a decode step; ggml_mm.comp (ROWS 8)
 // reads the weight once per 8 rows for a prefill (CPU drivers run it slower per row: the
@@ -17,6 +18,7 @@ layout(std430, set = 0, binding = 2) writeonly buffer O { T o[]; };
 layout(push_constant) uniform P {
     uint m; uint n; uint k; uint row_bytes; uint n_cols; uint off_x; uint off_w;
 } p;
+layout(constant_id = 1) const uint LANES = 64;
 shared float part[ROWS][256];
 #include "ggml_blocks.glsl"
 
@@ -27,8 +29,8 @@ void main() {
     uint t = gl_LocalInvocationID.x;
     uint row0 = (wid / p.n_cols) * ROWS;
     uint rows = min(ROWS, p.m - row0);
-    uint col = (wid % p.n_cols) * 4 + t / 64;
-    uint lane = t % 64;
+    uint col = (wid % p.n_cols) * (256 / LANES) + t / LANES;
+    uint lane = t % LANES;
     // Loops over ROWS and the 32 weights are unrolled so acc and v stay in registers (a
     // dynamically indexed array goes to memory on CPU drivers such as lavapipe).
     float acc[ROWS];
@@ -36,7 +38,7 @@ void main() {
     if (col < p.n) {
         uint nb = p.k / 32;
         float v[32];
-        for (uint b = lane; b < nb; b += 64) {
+        for (uint b = lane; b < nb; b += LANES) {
             dequant_chunk(p.off_w + col * p.row_bytes, b, v);
             [[unroll]] for (uint r = 0; r < ROWS; ++r) {
                 if (r < rows) {
@@ -50,7 +52,7 @@ void main() {
     }
     [[unroll]] for (uint r = 0; r < ROWS; ++r) part[r][t] = acc[r];
     barrier();
-    for (uint s = 32; s > 0; s >>= 1) {
+    for (uint s = LANES / 2; s > 0; s >>= 1) {
         if (lane < s) {
             for (uint r = 0; r < rows; ++r) part[r][t] += part[r][t + s];
         }

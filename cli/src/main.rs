@@ -247,22 +247,46 @@ fn gpu_init() -> Result<String> {
 }
 
 /// Counters [`gpu_queue`] gives.
-const QUEUE_COUNTERS: usize = 7;
+const QUEUE_COUNTERS: usize = 10;
 
 /// The GPU queue's counters once its backend runs: dispatches, barriers, submissions, waits,
-/// and seconds spent waiting, recording (in the backend) and submitting (what `bench`
-/// reports per decode step).
+/// and seconds spent waiting, recording (in the backend), submitting, taking output buffers,
+/// in dispatches' Vulkan calls and freeing finished batches (what `bench` reports per decode
+/// step).
 #[cfg(feature = "vulkan")]
 fn gpu_queue() -> Option<[f64; QUEUE_COUNTERS]> {
     mlx_arm_vulkan::device_info()?;
     let q = mlx_arm_vulkan::queue_stats();
     let s = |ns: u64| ns as f64 * 1e-9;
-    Some([q.dispatches as f64, q.barriers as f64, q.submits as f64, q.waits as f64, s(q.wait_ns), s(q.record_ns), s(q.submit_ns)])
+    Some([
+        q.dispatches as f64,
+        q.barriers as f64,
+        q.submits as f64,
+        q.waits as f64,
+        s(q.wait_ns),
+        s(q.record_ns),
+        s(q.submit_ns),
+        s(q.alloc_ns),
+        s(q.command_ns),
+        s(q.reclaim_ns),
+    ])
 }
 
 #[cfg(not(feature = "vulkan"))]
 fn gpu_queue() -> Option<[f64; QUEUE_COUNTERS]> {
     None
+}
+
+/// GPU time per kernel so far (name, dispatches, nanoseconds): empty unless the backend runs
+/// with `MLX_ARM_VULKAN_PROFILE=1`.
+#[cfg(feature = "vulkan")]
+fn gpu_kernel_times() -> Vec<(&'static str, f64, f64)> {
+    mlx_arm_vulkan::kernel_times().into_iter().map(|k| (k.name, k.count as f64, k.gpu_ns)).collect()
+}
+
+#[cfg(not(feature = "vulkan"))]
+fn gpu_kernel_times() -> Vec<(&'static str, f64, f64)> {
+    Vec::new()
 }
 
 #[cfg(not(feature = "vulkan"))]
@@ -409,6 +433,8 @@ fn run_bench(a: BenchArgs) -> Result<()> {
     let mut tg = Vec::new();
     // GPU queue counters summed over the measured decode runs, and their time.
     let (mut tg_queue, mut tg_queue_s) = ([0f64; QUEUE_COUNTERS], 0f64);
+    // GPU time per kernel over the measured decode runs (name, dispatches, ns).
+    let mut tg_kernels: Vec<(&'static str, f64, f64)> = Vec::new();
     // One untimed warm-up of each, as llama-bench does. Each run's cache is dropped before
     // the next is made, so the peak RSS holds one cache at a time, as generation does.
     for rep in 0..=reps {
@@ -419,14 +445,13 @@ fn run_bench(a: BenchArgs) -> Result<()> {
             t.elapsed().as_secs_f64()
         };
         let queue_before = gpu_queue();
+        let kernels_before = gpu_kernel_times();
         let tg_s = {
             let mut cache = model.new_cache();
             let t = Instant::now();
-            let mut tok = prompt[0];
-            for _ in 0..a.gen_tokens {
-                // On the GPU only the chosen id comes back; on the CPU, step + host argmax.
-                tok = generate::step_greedy(model, &mut cache, &[tok])?;
-            }
+            // Greedy decoding as `generate` runs it: on the GPU only the chosen id comes back,
+            // and each step is submitted before the previous one's token is read.
+            std::hint::black_box(generate::decode_greedy(model, &mut cache, prompt[0], a.gen_tokens)?);
             t.elapsed().as_secs_f64()
         };
         if rep > 0 {
@@ -437,6 +462,13 @@ fn run_bench(a: BenchArgs) -> Result<()> {
                     tg_queue[i] += e[i] - b[i];
                 }
                 tg_queue_s += tg_s;
+            }
+            for (name, n, ns) in gpu_kernel_times() {
+                let (n0, ns0) = kernels_before.iter().find(|k| k.0 == name).map_or((0.0, 0.0), |k| (k.1, k.2));
+                match tg_kernels.iter_mut().find(|k| k.0 == name) {
+                    Some(k) => (k.1, k.2) = (k.1 + n - n0, k.2 + ns - ns0),
+                    None => tg_kernels.push((name, n - n0, ns - ns0)),
+                }
             }
         }
     }
@@ -471,7 +503,7 @@ fn run_bench(a: BenchArgs) -> Result<()> {
     println!("| {name} | {size} | {threads} | tg{} | {:.1} |", a.gen_tokens, median(tg));
     if tg_queue_s > 0.0 {
         let steps = (reps * a.gen_tokens).max(1) as f64;
-        let [d, b, sub, w, wait_s, record_s, submit_s] = tg_queue.map(|v| v / steps);
+        let [d, b, sub, w, wait_s, record_s, submit_s, alloc_s, command_s, reclaim_s] = tg_queue.map(|v| v / steps);
         let step_s = tg_queue_s / steps;
         println!(
             "GPU queue per decode step: {d:.0} dispatches, {b:.0} barriers, {sub:.1} submissions, {w:.1} waits; {:.2} ms waiting of {:.2} ms",
@@ -487,6 +519,21 @@ fn run_bench(a: BenchArgs) -> Result<()> {
             submit_s * 1e3,
             (step_s - record_s - wait_s).max(0.0) * 1e3
         );
+        println!(
+            "  of the recording: {:.2} ms taking output buffers, {:.2} ms in dispatches' Vulkan calls, {:.2} ms freeing finished batches",
+            alloc_s * 1e3,
+            command_s * 1e3,
+            reclaim_s * 1e3
+        );
+        if !tg_kernels.is_empty() {
+            // The GPU's busy time per step, by kernel (MLX_ARM_VULKAN_PROFILE=1).
+            tg_kernels.sort_by(|a, b| b.2.total_cmp(&a.2));
+            let busy: f64 = tg_kernels.iter().map(|k| k.2).sum::<f64>() / steps;
+            println!("GPU busy per decode step: {:.3} ms of {:.3} ms", busy * 1e-6, step_s * 1e3);
+            for (name, n, ns) in &tg_kernels {
+                println!("  {name:<14} {:>6.1} dispatches {:>8.1} µs ({:.2} µs each)", n / steps, ns / steps * 1e-3, ns / n.max(1.0) * 1e-3);
+            }
+        }
     }
     if !ttft.is_empty() {
         println!("time to first token, {}-token prompt: {:.1} ms (median of {reps})", ttft_prompt.len(), median(ttft));

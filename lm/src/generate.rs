@@ -161,6 +161,62 @@ fn read_token(ids: &Array) -> Result<u32> {
     ids.to_vec::<u32>()?.first().copied().ok_or_else(|| Error::runtime("generate", "the model returned no logits"))
 }
 
+/// Whether greedy decoding builds step n+1 from step n's lazy choice before reading it. On
+/// the GPU always: step n+1 is recorded and submitted behind step n, so the GPU runs it while
+/// the host reads step n's token and builds step n+2 (reading a token waits for its own step
+/// only). On the CPU where a core is left beside the kernels' threads: step n runs in the
+/// background while the host builds step n+1 (`eval_in_background`); without a spare core the
+/// builder would take its time from the kernels' threads.
+fn pipelines() -> bool {
+    device::default_device() == Device::GPU || parallel::num_threads() < parallel::available_cores()
+}
+
+/// Starts computing `ids` (a step's lazy choice) without waiting for it: recorded and
+/// submitted on the GPU, run on a background thread on the CPU.
+fn start(ids: &Array) -> Result<()> {
+    if device::default_device() == Device::GPU {
+        mlx_arm_core::eval::eval(core::slice::from_ref(ids))
+    } else {
+        mlx_arm_core::eval::eval_in_background(core::slice::from_ref(ids))
+    }
+}
+
+/// `n` greedy decode steps after `token` (at the cache's position): the tokens chosen, as
+/// [`generate`] chooses them when it samples greedily (without stop tokens), pipelined where
+/// it pipelines. What `mlx-arm bench` times as token generation.
+pub fn decode_greedy(model: &Model, cache: &mut KvCache, token: u32, n: usize) -> Result<Vec<u32>> {
+    let mut out = Vec::with_capacity(n);
+    if !pipelines() {
+        let mut tok = token;
+        for _ in 0..n {
+            tok = step_greedy(model, cache, &[tok])?;
+            out.push(tok);
+        }
+        return Ok(out);
+    }
+    if n == 0 {
+        return Ok(out);
+    }
+    let mut pending = lazy_argmax(&logits_graph(model, cache, &[token])?)?;
+    start(&pending)?;
+    let mut built_at = cache.growths();
+    loop {
+        let ahead = if out.len() + 1 < n {
+            let following = lazy_argmax(&logits_graph_of(model, cache, &pending)?)?;
+            start(&following)?;
+            Some((following, cache.growths()))
+        } else {
+            None
+        };
+        out.push(read_token(&pending)?);
+        cache.release_outgrown(built_at);
+        match ahead {
+            Some((following, at)) => (pending, built_at) = (following, at),
+            None => return Ok(out),
+        }
+    }
+}
+
 /// What a step leaves for the next choice: logits to sample from, the token already chosen,
 /// or the greedy token still being computed in the background (`(1, 1)` uint32, with the
 /// cache's growth count after its step was built).
@@ -187,20 +243,15 @@ pub fn generate(
     cache.reserve((cache.offset() + prompt.len() + cfg.max_tokens).min(model.config.context_length));
     let mut stats = Stats { prompt_tokens: prompt.len(), ..Default::default() };
     let t0 = now();
-    // Plain greedy decoding on the GPU chooses there: one token id comes back per step. On
-    // the CPU, where a core is left beside the kernels' threads, it is pipelined: step n+1's
-    // graph is built from step n's lazy choice while step n runs in the background
-    // (`eval_in_background`); a step built past the end is undone. Without a spare core the
-    // builder would take its time from the kernels' threads.
+    // Plain greedy decoding on the GPU chooses there: one token id comes back per step. It is
+    // pipelined where [`pipelines`] says: step n+1's graph is built from step n's lazy choice
+    // before that choice is read; a step built past the end is undone.
     let on_device = sampler.is_greedy() && device::default_device() == Device::GPU;
-    let spare_core = parallel::num_threads() < parallel::available_cores();
-    let pipelined = sampler.is_greedy() && !on_device && spare_core;
-    let mut next = if on_device {
-        Next::Token(prefill_greedy(model, cache, prompt, cfg.prefill_chunk)?)
-    } else if pipelined {
+    let pipelined = sampler.is_greedy() && pipelines();
+    let mut next = if pipelined {
         let last = prefill_all_but_last(model, cache, prompt, cfg.prefill_chunk)?;
         let first = lazy_argmax(&logits_graph(model, cache, last)?)?;
-        mlx_arm_core::eval::eval_in_background(core::slice::from_ref(&first))?;
+        start(&first)?;
         Next::Pending(first, cache.growths())
     } else {
         Next::Logits(prefill(model, cache, prompt, cfg.prefill_chunk)?)
@@ -222,7 +273,7 @@ pub fn generate(
                 // The same conditions as the step at the end of this loop.
                 if out.len() + 1 < cfg.max_tokens && cache.offset() < model.config.context_length {
                     let following = lazy_argmax(&logits_graph_of(model, cache, ids)?)?;
-                    mlx_arm_core::eval::eval_in_background(core::slice::from_ref(&following))?;
+                    start(&following)?;
                     ahead = Some((following, cache.growths()));
                 }
                 let tok = read_token(ids)?;

@@ -156,9 +156,10 @@ impl Model {
             x = ops::multiply(&x, &Array::scalar(s)?)?;
         }
         let (bi, ti) = (b as isize, t as isize);
-        // The fused SiLU·up program (CPU only: see `gated`), made once for the layers' dtype.
-        let fuse_swiglu = c.activation == FfnActivation::Silu && crate::weights::on_cpu();
+        // The fused SiLU·up program (see `gated`), made once for the layers' dtype, where the
+        // default device runs it (`swiglu_for`: the dtype it was decided for).
         let mut swiglu: Option<Arc<FusedOp>> = None;
+        let mut swiglu_for: Option<DType> = None;
         for (i, l) in self.layers.iter().enumerate() {
             let h = ops::rms_norm(&x, Some(&l.attn_norm), c.rms_eps)?;
             let [mut q, mut k, mut v] = exactly(Weight::project_all(&[&l.wq, &l.wk, &l.wv], &h)?)?;
@@ -202,8 +203,10 @@ impl Model {
             x = ops::add(&x, &post(l.wo.project(&o)?, 0)?)?;
             let h = ops::rms_norm(&x, Some(&l.ffn_norm), c.rms_eps)?;
             let [g, u] = exactly(Weight::project_all(&[&l.w_gate, &l.w_up], &h)?)?;
-            if fuse_swiglu && swiglu.as_ref().and_then(|p| p.dtype().ok()) != Some(g.dtype()) {
-                swiglu = Some(swiglu_program(g.dtype()));
+            if c.activation == FfnActivation::Silu && swiglu_for != Some(g.dtype()) {
+                let p = swiglu_program(g.dtype());
+                swiglu = crate::weights::device_runs(&Primitive::Fused(p.clone()), &[g.dtype(), u.dtype()]).then_some(p);
+                swiglu_for = Some(g.dtype());
             }
             let act = gated(c.activation, &g, &u, swiglu.as_ref())?;
             x = ops::add(&x, &post(l.w_down.project(&act)?, 1)?)?;
@@ -243,8 +246,9 @@ impl Model {
     }
 }
 
-/// `activation(g) · u`, the gated feed-forward's middle. SiLU on the CPU is one fused node
-/// (sigmoid, two products in one pass; the same per-element operations, so bit-identical):
+/// `activation(g) · u`, the gated feed-forward's middle. SiLU is one fused node where the device
+/// runs one (the CPU; the Vulkan backend's fused.comp): sigmoid and two products in one pass,
+/// the same per-element operations, so bit-identical:
 /// a decode step has one per layer, and three nodes cost three dispatches of a vector of a
 /// few thousand elements — mlx-lm compiles its `swiglu` for the same reason.
 /// `swiglu` is [`swiglu_program`], made once per forward pass where it applies.

@@ -7,6 +7,8 @@ use alloc::format;
 use alloc::vec::Vec;
 
 use mlx_arm_core::ops;
+use mlx_arm_core::ops::quantized::QuantizedOp;
+use mlx_arm_core::primitive::Primitive;
 use mlx_arm_core::quant::GgmlType;
 use mlx_arm_core::{Array, DType, Device, Error, Result};
 
@@ -40,10 +42,21 @@ pub enum Weight {
     },
 }
 
-/// Whether ops run on the CPU: the model fuses nodes there that the GPU backend evaluates
-/// separately (its kernels are per primitive).
-pub(crate) fn on_cpu() -> bool {
-    mlx_arm_core::device::default_device() == Device::CPU
+/// Whether the default device runs `prim` on inputs of `dtypes` itself: always on the CPU; on
+/// another device when its backend has a kernel for it. The model records a fused node (one
+/// kernel for several) only there: a fused node a GPU backend lacks would run on the CPU,
+/// moving its inputs off the device.
+pub(crate) fn device_runs(prim: &Primitive, dtypes: &[DType]) -> bool {
+    let dev = mlx_arm_core::device::default_device();
+    dev == Device::CPU || mlx_arm_core::backend::for_device(dev).is_some_and(|b| b.supports(prim, dtypes))
+}
+
+/// Whether the default device runs `ggml_matmul_many` of `x` (`dt`) by `blocks` itself.
+fn many_runs(blocks: &[(&Array, GgmlType, usize)], dt: DType) -> bool {
+    let prim = Primitive::Quantized(QuantizedOp::GgmlMatmulMany { tys: blocks.iter().map(|b| b.1).collect(), k: blocks[0].2 });
+    let mut dtypes = alloc::vec![dt];
+    dtypes.extend(blocks.iter().map(|b| b.0.dtype()));
+    device_runs(&prim, &dtypes)
 }
 
 impl Weight {
@@ -112,7 +125,7 @@ impl Weight {
             })
             .collect();
         match blocks {
-            Some(b) if on_cpu() && b.len() > 1 && b.iter().all(|&(_, _, k)| k == b[0].2) => {
+            Some(b) if b.len() > 1 && b.iter().all(|&(_, _, k)| k == b[0].2) && many_runs(&b, x.dtype()) => {
                 let pairs: Vec<(&Array, GgmlType)> = b.iter().map(|&(w, ty, _)| (w, ty)).collect();
                 ops::ggml_matmul_many(x, &pairs, b[0].2)
             }

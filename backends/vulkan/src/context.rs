@@ -45,6 +45,9 @@ pub(crate) struct Context {
     pub push: ash::khr::push_descriptor::Device,
     pub allocator: Mutex<Allocator>,
     pub info: DeviceInfo,
+    /// Nanoseconds per timestamp tick, or `None` where the queue writes no timestamps (then
+    /// `MLX_ARM_VULKAN_PROFILE` measures nothing).
+    pub timestamp_ns: Option<f64>,
 }
 
 fn rank(t: vk::PhysicalDeviceType) -> u32 {
@@ -73,6 +76,7 @@ struct Candidate {
     name: String,
     kind: vk::PhysicalDeviceType,
     family: u32,
+    timestamp_ns: Option<f64>,
 }
 
 impl Context {
@@ -115,7 +119,9 @@ impl Context {
             if !has_push || props.api_version < vk::API_VERSION_1_1 {
                 continue;
             }
-            cands.push(Candidate { pdev, index, name, kind: props.device_type, family: family as u32 });
+            let stamps = families[family].timestamp_valid_bits > 0 && props.limits.timestamp_period > 0.0;
+            let timestamp_ns = stamps.then_some(f64::from(props.limits.timestamp_period));
+            cands.push(Candidate { pdev, index, name, kind: props.device_type, family: family as u32, timestamp_ns });
         }
         if cands.is_empty() {
             return Err(Error::runtime(
@@ -195,6 +201,7 @@ impl Context {
             push,
             allocator: Mutex::new(allocator),
             info,
+            timestamp_ns: chosen.timestamp_ns,
         })
     }
 }

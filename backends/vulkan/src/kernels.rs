@@ -19,7 +19,7 @@ use std::sync::Arc;
 
 /// Axes a strided kernel takes at most (after merging contiguous axes).
 const MAXD: usize = 6;
-const GROUP: u32 = 256;
+pub(crate) const GROUP: u32 = 256;
 
 /// Shader code of each unary op (unary.comp's switch). Code 0 is the identity (a copy).
 pub(crate) fn unary_code(op: UnaryOp) -> Option<u32> {
@@ -217,12 +217,14 @@ fn upload(rec: &mut Recorder, src: &[u8]) -> Result<Arc<VkMemory>> {
 
 /// A fresh dense output of `shape`, pending on the queue.
 pub(crate) fn output(rec: &Recorder, shape: &[usize], itemsize: usize, op: &'static str) -> Result<(Arc<VkMemory>, Data)> {
+    let t = std::time::Instant::now();
     let ctx = rec.ctx();
     let n = shape.iter().try_fold(1usize, |a, &b| a.checked_mul(b)).and_then(|n| n.checked_mul(itemsize));
     let bytes = n.ok_or_else(|| Error::out_of_memory(op, usize::MAX))?;
     let loc = if ctx.info.shared_memory { MemoryLocation::CpuToGpu } else { MemoryLocation::GpuOnly };
     let mem = VkMemory::new(ctx, bytes, loc, op)?;
     let buf = Buffer::from_device(Box::new(Handle(mem.clone())), bytes, true, op)?;
+    crate::queue::count_alloc(t);
     Ok((mem, Data { buf, offset: 0, strides: row_major(shape) }))
 }
 
@@ -232,10 +234,11 @@ const MAX_BINDINGS: usize = 6;
 /// Records one dispatch of `shader`: `bufs[..reads]` are read, the rest written. No heap
 /// allocation: descriptors and push constants are built in fixed arrays (a decode step records
 /// ~600 dispatches, so the per-dispatch host cost is the step's cost).
-fn dispatch(rec: &mut Recorder, shader: Shader, f16: bool, bufs: &[&Arc<VkMemory>], reads: usize, push: &[u32], groups: [u32; 3]) -> Result<()> {
+pub(crate) fn dispatch(rec: &mut Recorder, shader: Shader, f16: bool, bufs: &[&Arc<VkMemory>], reads: usize, push: &[u32], groups: [u32; 3]) -> Result<()> {
     if bufs.len() > MAX_BINDINGS || push.len() * 4 > PUSH_BYTES as usize {
         return Err(Error::runtime("vulkan", "A dispatch binds more buffers or push constants than the backend supports."));
     }
+    let t = std::time::Instant::now();
     let ctx = rec.ctx();
     let p = pipelines::get(ctx, shader, f16)?;
     let cb = rec.access(&bufs[..reads], &bufs[reads..])?;
@@ -259,11 +262,12 @@ fn dispatch(rec: &mut Recorder, shader: Shader, f16: bool, bufs: &[&Arc<VkMemory
         d.cmd_push_constants(cb, p.layout, vk::ShaderStageFlags::COMPUTE, 0, &bytes);
         d.cmd_dispatch(cb, groups[0], groups[1], groups[2]);
     }
-    rec.recorded()
+    crate::queue::count_command(t);
+    rec.recorded(shader.label())
 }
 
 /// A 2-D grid of `groups` workgroups (x is limited to 65535).
-fn grid(groups: usize) -> Result<[u32; 3]> {
+pub(crate) fn grid(groups: usize) -> Result<[u32; 3]> {
     let x = groups.clamp(1, 65535);
     let y = groups.div_ceil(x);
     if y > 65535 {
@@ -284,7 +288,7 @@ fn pad_i(v: &[isize], n: usize) -> Vec<u32> {
     out
 }
 
-fn fits_u32(n: usize) -> bool {
+pub(crate) fn fits_u32(n: usize) -> bool {
     n < (1usize << 31)
 }
 
@@ -886,7 +890,17 @@ fn coopmat_layout(rows: usize, cols: usize, (rs, cs): (isize, isize)) -> Option<
 
 /// Outputs one GGUF-matmul workgroup computes, and rows of x per workgroup of ggml_mm.comp
 /// (ggml_mv.comp takes one).
-const GGML_COLS: usize = 4;
+/// Invocations that share one weight row in the GGUF matmul shaders (ggml_matmul.glsl's
+/// LANES): 64 by default, or `MLX_ARM_VULKAN_GGML_LANES=32` (more rows a workgroup, fewer idle
+/// invocations on rows of few blocks such as the default model's 18; kept switchable to
+/// compare on a device).
+pub(crate) fn ggml_lanes() -> usize {
+    static LANES: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+    *LANES.get_or_init(|| match std::env::var("MLX_ARM_VULKAN_GGML_LANES").as_deref() {
+        Ok("32") => 32,
+        _ => 64,
+    })
+}
 const GGML_TILE_ROWS: usize = 8;
 
 /// GGUF block types ggml_matmul.comp dequantizes (it switches on the GGUF type number).
@@ -894,19 +908,36 @@ pub(crate) fn ggml_covered(ty: GgmlType) -> bool {
     matches!(ty, GgmlType::Q4_0 | GgmlType::Q4_1 | GgmlType::Q8_0 | GgmlType::Q4_K | GgmlType::Q6_K)
 }
 
+/// Whether `w` (uint8 `[n, row_bytes]`) holds rows of `k` weights as GGUF blocks of type `ty`
+/// that the matmul shaders read: a covered type, dense, starting on an even byte (the shader
+/// reads the block scales as 16-bit words).
+pub(crate) fn ggml_weight_ok(w: &(&Data, &[usize]), ty: GgmlType, k: usize) -> bool {
+    let [_, row_bytes] = *w.1 else { return false };
+    ggml_covered(ty) && k > 0 && ty.row_bytes(k) == Some(row_bytes) && w.0.is_row_contiguous(w.1) && w.0.offset % 2 == 0
+}
+
 /// `x @ Wᵀ` for `W` (`N × k`) held as GGUF blocks of type `ty` in a uint8 `[n, row_bytes]`
 /// array, `x` `[..., k]`. Other block types and strided weights run on the CPU.
 pub(crate) fn ggml_matmul(rec: &mut Recorder, x: (&Data, &[usize]), w: (&Data, &[usize]), ty: GgmlType, k: usize, dt: DType) -> Result<Option<Data>> {
+    if !ggml_weight_ok(&w, ty, k) || !fits_u32(w.1[0] * w.1[1] + 4) {
+        return Ok(None);
+    }
+    let bw = bind(rec, w.0, w.1, 1)?;
+    ggml_gemv(rec, x, &bw, w.1[0], ty, k, dt)
+}
+
+/// `x @ Wᵀ` for the `n` rows of GGUF blocks (type `ty`, `k` weights a row) that `w` holds from
+/// its byte offset on (checked by [`ggml_weight_ok`]): the GEMV of one row of `x`, the tiled
+/// kernel for several.
+pub(crate) fn ggml_gemv(rec: &mut Recorder, x: (&Data, &[usize]), w: &Bound, n: usize, ty: GgmlType, k: usize, dt: DType) -> Result<Option<Data>> {
     let Some(f16) = variant(dt) else { return Ok(None) };
-    let (sx, sw) = (x.1, w.1);
-    let (Some(&xk), [n, row_bytes]) = (sx.last(), sw) else { return Ok(None) };
-    let (n, row_bytes) = (*n, *row_bytes);
-    // The shader reads the block scales as 16-bit words: the weight must start on an even byte.
-    if !ggml_covered(ty) || xk != k || k == 0 || ty.row_bytes(k) != Some(row_bytes) || !w.0.is_row_contiguous(sw) || w.0.offset % 2 != 0 {
+    let sx = x.1;
+    let (Some(&xk), Some(row_bytes)) = (sx.last(), ty.row_bytes(k)) else { return Ok(None) };
+    if xk != k {
         return Ok(None);
     }
     let m: usize = sx[..sx.len() - 1].iter().product();
-    let n_cols = n.div_ceil(GGML_COLS);
+    let n_cols = n.div_ceil(256 / ggml_lanes());
     // Several rows share each dequantized block in the tiled kernel; CPU drivers (lavapipe)
     // spill its per-row registers and run per-row GEMVs faster unless rows are many.
     let tiled = m >= if rec.ctx().info.kind == "cpu" { 64 } else { 4 };
@@ -914,15 +945,11 @@ pub(crate) fn ggml_matmul(rec: &mut Recorder, x: (&Data, &[usize]), w: (&Data, &
     let groups = m.div_ceil(tile) * n_cols;
     // The weight's own bytes, not its buffer's: a tensor of a mapped file larger than 4 GiB
     // is bound (uploaded) alone, at offset 0.
-    if !fits_u32(x.0.buf.len() / dt.size() + 1) || !fits_u32(n * row_bytes + 4) || !fits_u32(m * n) || !fits_u32(groups) {
+    if !fits_u32(x.0.buf.len() / dt.size() + 1) || !fits_u32(w.off + n * row_bytes + 4) || !fits_u32(m * n) || !fits_u32(groups) {
         return Ok(None);
     }
     let Some(xd) = dense(rec, x.0, sx, dt)? else { return Ok(None) };
     let bx = bind(rec, &xd, sx, dt.size())?;
-    let bw = bind(rec, w.0, sw, 1)?;
-    if !fits_u32(bw.off + n * row_bytes + 4) {
-        return Ok(None);
-    }
     let mut out_shape = sx.to_vec();
     if let Some(last) = out_shape.last_mut() {
         *last = n;
@@ -931,8 +958,39 @@ pub(crate) fn ggml_matmul(rec: &mut Recorder, x: (&Data, &[usize]), w: (&Data, &
     if m * n == 0 {
         return Ok(Some(out));
     }
-    let push = [m as u32, n as u32, k as u32, row_bytes as u32, n_cols as u32, bx.off as u32, bw.off as u32];
-    dispatch(rec, shader, f16, &[&bx.mem, &bw.mem, &om], 2, &push, grid(groups)?)?;
+    let push = [m as u32, n as u32, k as u32, row_bytes as u32, n_cols as u32, bx.off as u32, w.off as u32];
+    dispatch(rec, shader, f16, &[&bx.mem, &w.mem, &om], 2, &push, grid(groups)?)?;
+    Ok(Some(out))
+}
+
+/// [`gather_rows`] with int32 or uint32 indices in device memory: gather.comp copies the rows
+/// as words (rows and the table's start must be whole words; others run on the CPU).
+fn gather_rows_on_device(rec: &mut Recorder, table: (&Data, &[usize]), ids: (&Data, &[usize], DType), sizes: &[usize], itemsize: usize) -> Result<Option<Data>> {
+    let (t, shape) = table;
+    let rows = shape[0];
+    let row_bytes = sizes[1..].iter().product::<usize>() * itemsize;
+    let n_ids: usize = ids.1.iter().product();
+    let ids_ok = matches!(ids.2, DType::Int32 | DType::Uint32) && ids.0.is_row_contiguous(ids.1);
+    let n = n_ids * (row_bytes / 4);
+    if row_bytes % 4 != 0 || !ids_ok || rows == 0 || row_bytes == 0 || !fits_u32(rows) || !fits_u32(n) {
+        return Ok(None);
+    }
+    let bt = bind(rec, t, shape, itemsize)?;
+    // The table's first word (its memory is a whole number of words: uploads are rounded up
+    // and a table of whole-word rows fills its output).
+    let first = bt.off * itemsize;
+    if first % 4 != 0 || !fits_u32(first / 4 + rows * (row_bytes / 4)) {
+        return Ok(None);
+    }
+    let bi = bind(rec, ids.0, ids.1, 4)?;
+    let mut out_shape = ids.1.to_vec();
+    out_shape.extend_from_slice(sizes);
+    let (om, out) = output(rec, &out_shape, itemsize, "gather")?;
+    if n == 0 {
+        return Ok(Some(out));
+    }
+    let push = [n as u32, (row_bytes / 4) as u32, rows as u32, (first / 4) as u32, bi.off as u32];
+    dispatch(rec, Shader::Gather, false, &[&bt.mem, &bi.mem, &om], 2, &push, grid(n.div_ceil(GROUP as usize))?)?;
     Ok(Some(out))
 }
 
@@ -964,14 +1022,19 @@ pub(crate) fn ggml_dequantize(rec: &mut Recorder, w: (&Data, &[usize]), ty: Ggml
 }
 
 /// `gather` of whole rows along axis 0 (what `take(table, ids, axis=0)` records: the embedding
-/// lookup) with indices the host holds (a prompt's token ids): one copy command of a region
-/// per index, any dtype. Indices on the device, or other windows, run on the CPU.
+/// lookup), any dtype. Indices the host holds (a prompt's token ids): one copy command of a
+/// region per index. Indices on the device (the token a decode step chose, read by the next
+/// step before the host sees it): [`gather_rows_on_device`]. Other windows run on the CPU.
 pub(crate) fn gather_rows(rec: &mut Recorder, table: (&Data, &[usize]), ids: &mlx_arm_core::Array, sizes: &[usize], itemsize: usize) -> Result<Option<Data>> {
     const OP: &str = "gather";
     let (t, shape) = table;
     let Some((&rows, row_shape)) = shape.split_first() else { return Ok(None) };
-    if sizes.first() != Some(&1) || sizes[1..] != *row_shape || !t.is_row_contiguous(shape) || ids.data_on_device()?.buf.device_memory().is_some() {
+    if sizes.first() != Some(&1) || sizes[1..] != *row_shape || !t.is_row_contiguous(shape) {
         return Ok(None);
+    }
+    let ids_data = ids.data_on_device()?;
+    if ids_data.buf.device_memory().is_some() {
+        return gather_rows_on_device(rec, table, (&ids_data, ids.shape(), ids.dtype()), sizes, itemsize);
     }
     let wanted: Vec<i64> = match ids.dtype() {
         DType::Int32 => ids.to_vec::<i32>()?.into_iter().map(i64::from).collect(),

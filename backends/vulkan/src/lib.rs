@@ -4,14 +4,17 @@
 
 mod context;
 mod coopmat;
+mod fusion;
 mod kernels;
 mod memory;
 mod pipelines;
+mod profile;
 mod queue;
 
 pub use context::{DeviceInfo, DEVICE_ENV, MEMORY_ENV};
 pub use coopmat::COOPMAT_ENV;
 pub use kernels::coopmat_dispatches;
+pub use profile::{kernel_times, KernelTime, PROFILE_ENV};
 pub use queue::{stats as queue_stats, QueueStats};
 
 use context::Context;
@@ -168,6 +171,15 @@ impl Backend for VulkanBackend {
             Primitive::Quantized(QuantizedOp::GgmlMatmul { ty, .. }) => {
                 matches!(inputs, [x, DType::Uint8] if self.float_ok(&[*x])) && kernels::ggml_covered(*ty)
             }
+            // x @ Wᵢᵀ for several GGUF weights: x, then uint8 blocks of each.
+            Primitive::Quantized(QuantizedOp::GgmlMatmulMany { tys, .. }) => match inputs.split_first() {
+                Some((x, ws)) => {
+                    self.float_ok(&[*x]) && ws.len() == tys.len() && ws.iter().all(|&w| w == DType::Uint8) && tys.iter().all(|&t| kernels::ggml_covered(t))
+                }
+                None => false,
+            },
+            // A fused elementwise program (the SwiGLU of a decode step).
+            Primitive::Fused(op) => self.float_ok(inputs) && fusion::fused_covered(op, inputs[0]),
             // GGUF rows to float32 (the embedding rows of a GGUF model).
             Primitive::Quantized(QuantizedOp::GgmlDequantize { ty, .. }) => inputs == [DType::Uint8] && kernels::ggml_covered(*ty),
             // Whole rows along axis 0 with integer indices (the embedding lookup), any dtype.
@@ -199,10 +211,29 @@ impl Backend for VulkanBackend {
                 return Ok(vec![v]);
             }
         }
+        // The one op with several outputs.
+        if let Primitive::Quantized(QuantizedOp::GgmlMatmulMany { tys, k }) = prim {
+            let ws: Vec<(&Data, &[usize])> = datas[1..].iter().zip(&shapes[1..]).map(|(d, s)| (d, *s)).collect();
+            let done = {
+                let mut rec = queue::recorder()?;
+                if *out_dt == dt { fusion::ggml_matmul_many(&mut rec, (&datas[0], shapes[0]), &ws, tys, *k, dt)? } else { None }
+            };
+            if let Some(outs) = done {
+                queue::count_record(t);
+                return Ok(outs);
+            }
+            drop(ws);
+            drop(datas);
+            return mlx_arm_core::cpu::eval(prim, inputs, outputs);
+        }
         let done = {
             let mut rec = queue::recorder()?;
             let r = &mut *rec;
             match prim {
+                Primitive::Fused(op) if *out_dt == dt => {
+                    let args: Vec<(&Data, &[usize])> = datas.iter().zip(&shapes).map(|(d, s)| (d, *s)).collect();
+                    fusion::fused(r, op, &args, out_shape, dt)?
+                }
                 Primitive::Shape(ShapeOp::Copy) => kernels::unary(r, 0, &datas[0], shapes[0], dt)?,
                 Primitive::Shape(ShapeOp::SliceUpdate { start, step }) if datas.len() == 2 => {
                     kernels::slice_update(r, (&datas[0], shapes[0]), (&datas[1], shapes[1]), start, step, dt)?

@@ -11,6 +11,7 @@ use mlx_arm_core::buffer::DeviceMemory;
 use mlx_arm_core::{Device, Error, Result};
 use std::collections::HashMap;
 use std::ptr::NonNull;
+use std::sync::atomic::AtomicU64;
 use std::sync::{Arc, Mutex};
 
 /// One `VkBuffer` with its memory. Released when the last holder (a core buffer, a command
@@ -22,6 +23,9 @@ pub(crate) struct VkMemory {
     location: MemoryLocation,
     allocation: Mutex<Option<Allocation>>,
     mapped: Option<NonNull<u8>>,
+    /// The number of the command batch that last wrote it (0: none; see `queue`), so a read
+    /// waits for that batch alone, not for work recorded after it.
+    pub last_write: AtomicU64,
 }
 
 /// Released buffers kept for reuse by size and location: a model step allocates the same
@@ -81,7 +85,8 @@ impl VkMemory {
                 pool.bytes -= size;
                 pool.entries -= 1;
                 let mapped = p.allocation.mapped_ptr().map(|q| q.cast::<u8>()).filter(|_| location != MemoryLocation::GpuOnly);
-                return Ok(Arc::new(VkMemory { ctx, buffer: p.buffer, size, location, allocation: Mutex::new(Some(p.allocation)), mapped }));
+                let (buffer, allocation) = (p.buffer, Mutex::new(Some(p.allocation)));
+                return Ok(Arc::new(VkMemory { ctx, buffer, size, location, allocation, mapped, last_write: AtomicU64::new(0) }));
             }
         }
         let bytes = size.max(4) as u64;
@@ -123,7 +128,7 @@ impl VkMemory {
         // Device-only memory is never read in place, even where the driver maps it anyway
         // (lavapipe maps everything): the staged path is then the one a discrete GPU takes.
         let mapped = alloc.mapped_ptr().map(|p| p.cast::<u8>()).filter(|_| location != MemoryLocation::GpuOnly);
-        Ok(Arc::new(VkMemory { ctx, buffer, size, location, allocation: Mutex::new(Some(alloc)), mapped }))
+        Ok(Arc::new(VkMemory { ctx, buffer, size, location, allocation: Mutex::new(Some(alloc)), mapped, last_write: AtomicU64::new(0) }))
     }
 
     /// The host address, when the memory is host-visible.
@@ -190,7 +195,7 @@ impl DeviceMemory for Handle {
     }
     fn sync_to_host(&self, mirror: Option<&mut [u8]>) -> Result<()> {
         match mirror {
-            None => queue::finish(),
+            None => queue::wait_for(&self.0),
             Some(dst) => queue::download(&self.0, dst),
         }
     }

@@ -15,6 +15,10 @@ pub(crate) const PUSH_BYTES: u32 = 128;
 pub(crate) enum Shader {
     Unary,
     Binary,
+    /// A fused elementwise program (core's `FusedOp`).
+    Fused,
+    /// Rows of a table by indices on the device.
+    Gather,
     Reduce,
     ArgReduce,
     Norm,
@@ -37,11 +41,34 @@ pub(crate) enum Shader {
 }
 
 impl Shader {
+    /// The kernel's name in profiles (`MLX_ARM_VULKAN_PROFILE`).
+    pub(crate) fn label(self) -> &'static str {
+        match self {
+            Shader::Unary => "unary",
+            Shader::Binary => "binary",
+            Shader::Fused => "fused",
+            Shader::Gather => "gather",
+            Shader::Reduce => "reduce",
+            Shader::ArgReduce => "argreduce",
+            Shader::Norm => "norm",
+            Shader::Rope => "rope",
+            Shader::Sdpa => "sdpa",
+            Shader::SdpaSplit => "sdpa_split",
+            Shader::Qmm => "qmm",
+            Shader::GgmlMv(_) => "ggml_mv",
+            Shader::GgmlMm(_) => "ggml_mm",
+            Shader::GgmlDequant(_) => "ggml_dequant",
+            Shader::Matmul => "matmul",
+            Shader::MatmulCoop(_) => "matmul_coopmat",
+        }
+    }
+
     fn bindings(self) -> u32 {
         match self {
             Shader::Unary | Shader::Reduce | Shader::ArgReduce | Shader::GgmlDequant(_) => 2,
-            Shader::Binary | Shader::Matmul | Shader::MatmulCoop(_) | Shader::GgmlMv(_) | Shader::GgmlMm(_) => 3,
+            Shader::Binary | Shader::Gather | Shader::Matmul | Shader::MatmulCoop(_) | Shader::GgmlMv(_) | Shader::GgmlMm(_) => 3,
             Shader::Norm | Shader::Rope => 4,
+            Shader::Fused => 5,
             Shader::Qmm => 5,
             Shader::Sdpa | Shader::SdpaSplit => 6,
         }
@@ -49,7 +76,8 @@ impl Shader {
     /// Specialization constants 0, 1, …, for shaders that take them.
     fn specialization(self) -> Vec<u32> {
         match self {
-            Shader::GgmlMv(ty) | Shader::GgmlMm(ty) | Shader::GgmlDequant(ty) => vec![ty],
+            Shader::GgmlMv(ty) | Shader::GgmlMm(ty) => vec![ty, crate::kernels::ggml_lanes() as u32],
+            Shader::GgmlDequant(ty) => vec![ty],
             Shader::MatmulCoop(shape) => shape.to_vec(),
             _ => Vec::new(),
         }
@@ -70,6 +98,8 @@ impl Shader {
         match self {
             Shader::Unary => spv!("unary"),
             Shader::Binary => spv!("binary"),
+            Shader::Fused => spv!("fused"),
+            Shader::Gather => spv!("gather"),
             Shader::Reduce => spv!("reduce"),
             Shader::ArgReduce => spv!("argreduce"),
             Shader::Norm => spv!("norm"),

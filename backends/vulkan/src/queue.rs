@@ -1,11 +1,14 @@
 //! Command recording and submission. Dispatches are recorded into one open command buffer;
 //! nothing waits until the host needs a result (a host read of a GPU buffer, `synchronize`).
+//! A read waits for the batch that last wrote the buffer (batches are numbered; each buffer
+//! keeps the number of its last writer), not for work recorded after it: a decode step's token
+//! is read while the next step, already submitted, runs.
 //! The open batch is submitted then, or earlier when it is full: the first batch after a wait
 //! holds `FIRST_BATCH` dispatches (so the GPU starts while the host records the rest of the
 //! graph), each next one twice the last, up to `MLX_ARM_VULKAN_BATCH` (default 32: a
 //! submission costs the host ~4 µs on an H200 with reused fences and command buffers, while
 //! the GPU sits idle until work is submitted, so small batches keep it fed and leave little
-//! for the final wait). A decode step of the default model (575 dispatches) is thus 18
+//! for the final wait). A decode step of the default model (425 dispatches) is thus 14
 //! submissions and one wait. A barrier is recorded only where a
 //! dispatch reads or overwrites a buffer written (or, for writes, read) since the last barrier;
 //! that record spans submissions until the host waits (a barrier in a later command buffer
@@ -19,6 +22,7 @@
 
 use crate::context::{vk_err, Context};
 use crate::memory::VkMemory;
+use crate::profile::Profiler;
 use ash::vk;
 use gpu_allocator::MemoryLocation;
 use mlx_arm_core::{Error, Result};
@@ -28,6 +32,8 @@ use std::sync::{Arc, Mutex, OnceLock};
 const OP: &str = "vulkan";
 
 struct Batch {
+    /// Batches are numbered from 1 in submission order (a memory's `last_write`).
+    seq: u64,
     fence: vk::Fence,
     cb: vk::CommandBuffer,
     _keep: Vec<Arc<VkMemory>>,
@@ -54,6 +60,10 @@ pub(crate) struct Recorder {
     /// How long a wait for one batch may take before it fails (`MLX_ARM_VULKAN_TIMEOUT`, in
     /// seconds; default 600).
     timeout_ns: u64,
+    /// GPU timestamps per dispatch (`MLX_ARM_VULKAN_PROFILE=1`), or `None`.
+    profiler: Option<Profiler>,
+    /// The number the open batch gets when it is submitted.
+    next_seq: u64,
 }
 
 /// Dispatches in the first batch after a wait.
@@ -86,6 +96,15 @@ pub struct QueueStats {
     /// Nanoseconds of that spent submitting batches (ending the command buffer and
     /// `vkQueueSubmit`). The rest of a step's host time is building and walking the graph.
     pub submit_ns: u64,
+    /// Nanoseconds of the recording time spent taking output buffers (device memory from the
+    /// pool or the allocator, and core's buffer around it).
+    pub alloc_ns: u64,
+    /// Nanoseconds of it spent in the Vulkan calls of dispatches (pipeline, barrier checks,
+    /// descriptors, push constants, the dispatch itself).
+    pub command_ns: u64,
+    /// Nanoseconds of it spent freeing finished batches after submissions (their buffers go
+    /// back to the pool).
+    pub reclaim_ns: u64,
 }
 
 /// The counters, as atomics: bumped on every dispatch, so no lock.
@@ -97,6 +116,9 @@ struct Counters {
     wait_ns: AtomicU64,
     record_ns: AtomicU64,
     submit_ns: AtomicU64,
+    alloc_ns: AtomicU64,
+    command_ns: AtomicU64,
+    reclaim_ns: AtomicU64,
 }
 
 static STATS: Counters = Counters {
@@ -107,6 +129,9 @@ static STATS: Counters = Counters {
     wait_ns: AtomicU64::new(0),
     record_ns: AtomicU64::new(0),
     submit_ns: AtomicU64::new(0),
+    alloc_ns: AtomicU64::new(0),
+    command_ns: AtomicU64::new(0),
+    reclaim_ns: AtomicU64::new(0),
 };
 
 fn bump(c: &AtomicUsize) {
@@ -122,6 +147,16 @@ pub(crate) fn count_record(since: std::time::Instant) {
     add_ns(&STATS.record_ns, since);
 }
 
+/// Adds the time since `since` to the time spent taking output buffers.
+pub(crate) fn count_alloc(since: std::time::Instant) {
+    add_ns(&STATS.alloc_ns, since);
+}
+
+/// Adds the time since `since` to the time spent in dispatches' Vulkan calls.
+pub(crate) fn count_command(since: std::time::Instant) {
+    add_ns(&STATS.command_ns, since);
+}
+
 /// The counters since start.
 pub fn stats() -> QueueStats {
     let u = |c: &AtomicUsize| c.load(Ordering::Relaxed);
@@ -134,6 +169,9 @@ pub fn stats() -> QueueStats {
         wait_ns: n(&STATS.wait_ns),
         record_ns: n(&STATS.record_ns),
         submit_ns: n(&STATS.submit_ns),
+        alloc_ns: n(&STATS.alloc_ns),
+        command_ns: n(&STATS.command_ns),
+        reclaim_ns: n(&STATS.reclaim_ns),
     }
 }
 
@@ -159,6 +197,8 @@ pub(crate) fn init(ctx: &'static Context) -> Result<()> {
         limit: FIRST_BATCH.min(cap),
         cap,
         timeout_ns: timeout_s.saturating_mul(1_000_000_000),
+        profiler: Profiler::new(ctx)?,
+        next_seq: 1,
     };
     let _ = RECORDER.set(Mutex::new(rec));
     Ok(())
@@ -178,20 +218,26 @@ pub(crate) fn finish() -> Result<()> {
     recorder()?.finish()
 }
 
+/// Waits until the work that writes `mem` has run (work recorded after it may still run).
+pub(crate) fn wait_for(mem: &Arc<VkMemory>) -> Result<()> {
+    recorder()?.wait_for(mem)
+}
+
 /// Copies device memory into `dst` through a host-visible staging buffer (or directly when
-/// mapped), after all queued work.
+/// mapped), once the work that writes it has run: work recorded after it keeps running (a
+/// decode step's token is read while the next step runs).
 pub(crate) fn download(mem: &Arc<VkMemory>, dst: &mut [u8]) -> Result<()> {
     let mut rec = recorder()?;
     let n = dst.len().min(mem.size);
     if let Some(p) = mem.mapped() {
-        rec.finish()?;
+        rec.wait_for(mem)?;
         // SAFETY: the mapping holds mem.size bytes and the queue is idle.
         unsafe { std::ptr::copy_nonoverlapping(p.as_ptr(), dst.as_mut_ptr(), n) };
         return Ok(());
     }
     let staging = VkMemory::new(rec.ctx, n, MemoryLocation::GpuToCpu, "download")?;
     rec.copy(mem, &staging, n)?;
-    rec.finish()?;
+    rec.wait_for(&staging)?;
     let p = staging.mapped().ok_or_else(|| Error::runtime("download", "Vulkan staging memory is not host-visible."))?;
     // SAFETY: the staging mapping holds n bytes and the copy has completed.
     unsafe { std::ptr::copy_nonoverlapping(p.as_ptr(), dst.as_mut_ptr(), n) };
@@ -222,6 +268,9 @@ impl Recorder {
         // Beginning a finished (or fresh) buffer of a RESET_COMMAND_BUFFER pool resets it.
         let bi = vk::CommandBufferBeginInfo::default().flags(vk::CommandBufferUsageFlags::ONE_TIME_SUBMIT);
         unsafe { d.begin_command_buffer(cb, &bi) }.map_err(|r| vk_err(OP, "vkBeginCommandBuffer", r))?;
+        if let Some(p) = &mut self.profiler {
+            p.stamp(d, cb, None);
+        }
         self.open = Some(cb);
         Ok(cb)
     }
@@ -250,6 +299,7 @@ impl Recorder {
             self.keep.push((*m).clone());
         }
         for m in writes {
+            m.last_write.store(self.next_seq, Ordering::Relaxed);
             if !self.written.contains(&m.buffer) {
                 self.written.push(m.buffer);
             }
@@ -258,8 +308,12 @@ impl Recorder {
         Ok(cb)
     }
 
-    /// Counts one recorded dispatch (or copy) and submits the batch when it is full.
-    pub fn recorded(&mut self) -> Result<()> {
+    /// Counts one recorded dispatch (or copy) of kernel `label` and submits the batch when it
+    /// is full.
+    pub fn recorded(&mut self, label: &'static str) -> Result<()> {
+        if let (Some(p), Some(cb)) = (&mut self.profiler, self.open) {
+            p.stamp(&self.ctx.device, cb, Some(label));
+        }
         self.count += 1;
         bump(&STATS.dispatches);
         if self.count >= self.limit {
@@ -278,7 +332,7 @@ impl Recorder {
         let region = [vk::BufferCopy::default().size(n as u64)];
         // SAFETY: both buffers hold at least n bytes.
         unsafe { self.ctx.device.cmd_copy_buffer(cb, src.buffer, dst.buffer, &region) };
-        self.recorded()
+        self.recorded("copy")
     }
 
     /// Records copies of byte `regions` (source offset, destination offset, length) from
@@ -290,7 +344,7 @@ impl Recorder {
         let cb = self.access(&[src], &[dst])?;
         // SAFETY: the caller checked every region against both buffers' sizes.
         unsafe { self.ctx.device.cmd_copy_buffer(cb, src.buffer, dst.buffer, regions) };
-        self.recorded()
+        self.recorded("copy")
     }
 
     /// Submits the open batch without waiting.
@@ -334,9 +388,13 @@ impl Recorder {
         add_ns(&STATS.submit_ns, t);
         match result {
             Ok(fence) => {
-                self.in_flight.push(Batch { fence, cb, _keep: keep });
+                self.in_flight.push(Batch { seq: self.next_seq, fence, cb, _keep: keep });
+                self.next_seq += 1;
                 bump(&STATS.submits);
-                self.reclaim(false)
+                let t = std::time::Instant::now();
+                let r = self.reclaim(0);
+                add_ns(&STATS.reclaim_ns, t);
+                r
             }
             Err(e) => {
                 // Nothing recorded in it was submitted: no later barrier must wait for it.
@@ -348,15 +406,15 @@ impl Recorder {
         }
     }
 
-    /// Frees finished batches; with `wait`, waits for all of them first.
-    fn reclaim(&mut self, wait: bool) -> Result<()> {
+    /// Frees finished batches, waiting first for those numbered up to `upto` (0: none).
+    fn reclaim(&mut self, upto: u64) -> Result<()> {
         let d = &self.ctx.device;
         let mut err = None;
         let mut i = 0;
         while i < self.in_flight.len() {
             let f = self.in_flight[i].fence;
             // SAFETY: a live fence of this device.
-            let done = if wait {
+            let done = if self.in_flight[i].seq <= upto {
                 // A lost device ends the wait at once (VK_ERROR_DEVICE_LOST); a hung queue after
                 // `self.timeout_ns` (a batch holds up to `cap` dispatches, which a CPU driver
                 // such as lavapipe can take tens of seconds to run).
@@ -394,17 +452,37 @@ impl Recorder {
 
     /// Submits what is open and waits for everything.
     pub fn finish(&mut self) -> Result<()> {
+        self.wait_until(u64::MAX)
+    }
+
+    /// Waits until the batch that last wrote `mem` has run, submitting the open batch first
+    /// when it is that one. Later batches keep running.
+    /// (While profiling, everything is waited for: timestamps are read once the queue is idle.)
+    pub fn wait_for(&mut self, mem: &VkMemory) -> Result<()> {
+        match mem.last_write.load(Ordering::Relaxed) {
+            0 => Ok(()),
+            _ if self.profiler.is_some() => self.finish(),
+            seq => self.wait_until(seq),
+        }
+    }
+
+    /// Submits what is open (so the GPU has it while the host waits) and waits for the
+    /// batches numbered up to `upto`.
+    fn wait_until(&mut self, upto: u64) -> Result<()> {
         self.submit()?;
         self.limit = FIRST_BATCH.min(self.cap);
-        if self.in_flight.is_empty() {
+        if !self.in_flight.iter().any(|b| b.seq <= upto) {
             return Ok(());
         }
         let t = std::time::Instant::now();
-        let done = self.reclaim(true);
+        let done = self.reclaim(upto);
         if self.in_flight.is_empty() {
             // Everything recorded has run: no hazard is left to order.
             self.written.clear();
             self.read.clear();
+            if let Some(p) = &mut self.profiler {
+                p.collect(&self.ctx.device);
+            }
         }
         bump(&STATS.waits);
         add_ns(&STATS.wait_ns, t);

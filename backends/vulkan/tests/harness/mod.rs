@@ -8,6 +8,10 @@
 //! device-local memory with staged copies, as on a discrete GPU).
 
 use mlx_arm_core::buffer;
+use mlx_arm_core::ops::fused::{FusedOp, Step};
+use mlx_arm_core::ops::{BinaryOp, UnaryOp};
+use mlx_arm_core::primitive::Primitive;
+use std::sync::Arc;
 use mlx_arm_core::quant::GgmlType;
 use mlx_arm_core::{device, ops, Array, DType, Device, Result};
 use mlx_arm_vulkan as vkb;
@@ -248,6 +252,34 @@ fn cases() -> Vec<Case> {
         case!("ggml_matmul q4_1 vs CPU's Q8 activations", &[&[4, 576], &[40, 576]], (-1.0, 1.0), true, bound 1e-2, |x| {
             ggml_mm(x, GgmlType::Q4_1, false)
         }),
+        // Several GGUF projections of one x (a layer's Q/K/V, its gate/up): one row runs as one
+        // GEMV over the weights joined end to end; several rows or mixed types one kernel each.
+        // Each case checks one output (joining them would need a CPU op): outputs of 40, 17
+        // and 24 rows, so the later ones start inside a workgroup's columns.
+        case!("ggml_matmul_many q4_1 joined, 1st of 3", &[&[1, 1, 576], &[40, 576], &[17, 576], &[24, 576]], oracle |x| ggml_dense_of(x, 0, GgmlType::Q4_1), |x| {
+            ggml_many(x, &[GgmlType::Q4_1; 3], 0)
+        }),
+        case!("ggml_matmul_many q4_1 joined, 2nd of 3", &[&[1, 1, 576], &[40, 576], &[17, 576], &[24, 576]], oracle |x| ggml_dense_of(x, 1, GgmlType::Q4_1), |x| {
+            ggml_many(x, &[GgmlType::Q4_1; 3], 1)
+        }),
+        case!("ggml_matmul_many q4_1 joined, 3rd of 3", &[&[1, 1, 576], &[40, 576], &[17, 576], &[24, 576]], oracle |x| ggml_dense_of(x, 2, GgmlType::Q4_1), |x| {
+            ggml_many(x, &[GgmlType::Q4_1; 3], 2)
+        }),
+        case!("ggml_matmul_many q8_0 joined, 2nd of 2", &[&[1, 320], &[9, 320], &[33, 320]], oracle |x| ggml_dense_of(x, 1, GgmlType::Q8_0), |x| {
+            ggml_many(x, &[GgmlType::Q8_0; 2], 1)
+        }),
+        case!("ggml_matmul_many q4_1, 5 rows, 2nd of 2", &[&[5, 96], &[13, 96], &[7, 96]], oracle |x| ggml_dense_of(x, 1, GgmlType::Q4_1), |x| {
+            ggml_many(x, &[GgmlType::Q4_1; 2], 1)
+        }),
+        case!("ggml_matmul_many q4_1 + q8_0, 2nd", &[&[1, 64], &[6, 64], &[5, 64]], oracle |x| ggml_dense_of(x, 1, GgmlType::Q8_0), |x| {
+            ggml_many(x, &[GgmlType::Q4_1, GgmlType::Q8_0], 1)
+        }),
+        // Fused elementwise programs (core's FusedOp): the SwiGLU of a decode step, and one of
+        // four inputs (one a single element) over every binary op and several unary ones.
+        case!("fused swiglu g·sigmoid(g)·u", &[&[1, 1, 1536], &[1, 1, 1536]], (-4.0, 4.0), true, |x| fused(x, SWIGLU)),
+        case!("fused program, 4 inputs and a scalar", &[&[3, 50], &[3, 50], &[1], &[3, 50]], (0.5, 2.0), true, |x| fused(x, MIXED)),
+        // A row-vector input (broadcast over rows) is not covered: the CPU runs it.
+        case!("fused program, broadcast row (CPU fallback)", &[&[1, 1536], &[1536]], (-4.0, 4.0), false, |x| fused(x, SWIGLU)),
         // argmax / argmin (greedy decoding reads back only the index): first index on ties, the
         // first NaN wins (MLX's rule), any axis of a strided view, a vocabulary-sized row.
         case!("argmax last axis", V, (-2.0, 2.0), true, |x| ops::argmax(&x[0], Some(-1), false)),
@@ -268,6 +300,11 @@ fn cases() -> Vec<Case> {
         case!("ggml_dequantize q6_K", &[&[2, 512]], (-1.0, 1.0), true, |x| ggml_rows(x, GgmlType::Q6_K, None)),
         case!("take q8_0 rows + ggml_dequantize", &[&[40, 576]], (-1.0, 1.0), true, |x| ggml_rows(x, GgmlType::Q8_0, Some(&[7, 0, -1, 7, 39]))),
         case!("take q4_1 rows + ggml_dequantize", &[&[9, 64]], (-1.0, 1.0), true, |x| ggml_rows(x, GgmlType::Q4_1, Some(&[8, 2]))),
+        // Indices computed on the device (a decode step's chosen token, read by the next step's
+        // embedding lookup before the host sees it): gather.comp.
+        case!("take rows at indices on the device", &[&[6, 8], &[5, 6]], (-1.0, 1.0), true, |x| {
+            ops::take(&x[0], &ops::argmax(&x[1], Some(-1), false)?, Some(0))
+        }),
         case!("take float rows", &[&[6, 3, 5]], (-1.0, 1.0), true, |x| ops::take(&x[0], &Array::from_slice(&[5i32, -6, 2], &[3, 1])?, Some(0))),
         case!("ggml_matmul q5_0 (CPU fallback)", &[&[2, 64], &[7, 64]], (-1.0, 1.0), false, |x| ggml_mm(x, GgmlType::Q5_0, false)),
         case!("quantized_matmul 3-bit (CPU fallback)", &[&[2, 128], &[9, 128]], (-1.0, 1.0), false, |x| qmm(x, 64, 3)),
@@ -292,6 +329,49 @@ fn ggml_mm(x: &[Array], ty: GgmlType, t: bool) -> Result<Array> {
     let k = x[1].shape()[1];
     let a = if t { ops::transpose(&x[0], None)? } else { x[0].clone() };
     ops::ggml_matmul(&a, &ops::ggml_quantize(&x[1], ty)?, ty, k)
+}
+
+/// Output `pick` of one `ggml_matmul_many` of `x[0]` by `Wᵢ = x[i + 1]` quantized to `tys[i]`.
+fn ggml_many(x: &[Array], tys: &[GgmlType], pick: usize) -> Result<Array> {
+    let k = x[0].shape()[x[0].ndim() - 1];
+    let blocks: Vec<Array> = x[1..].iter().zip(tys).map(|(w, &ty)| ops::ggml_quantize(w, ty)).collect::<Result<_>>()?;
+    let pairs: Vec<(&Array, GgmlType)> = blocks.iter().zip(tys).map(|(b, &ty)| (b, ty)).collect();
+    Ok(ops::ggml_matmul_many(&x[0], &pairs, k)?.swap_remove(pick))
+}
+
+/// [`ggml_dense`] of `x[0]` by weight `x[pick + 1]` quantized to `ty`.
+fn ggml_dense_of(x: &[Array], pick: usize, ty: GgmlType) -> Result<Array> {
+    ggml_dense(&[x[0].clone(), x[pick + 1].clone()], ty, false)
+}
+
+/// A fused program's steps: (unary or binary primitive, argument registers).
+type Program = &'static [(Primitive, &'static [usize])];
+
+/// SiLU(g)·u over g = register 0, u = 1 (lm's SwiGLU).
+const SWIGLU: Program = &[
+    (Primitive::Unary(UnaryOp::Sigmoid), &[0]),
+    (Primitive::Binary(BinaryOp::Multiply), &[0, 2]),
+    (Primitive::Binary(BinaryOp::Multiply), &[3, 1]),
+];
+
+/// Every binary op and some unary ones over four inputs, the third a single element.
+const MIXED: Program = &[
+    (Primitive::Binary(BinaryOp::Subtract), &[0, 1]),
+    (Primitive::Unary(UnaryOp::Tanh), &[4]),
+    (Primitive::Binary(BinaryOp::Add), &[5, 2]),
+    (Primitive::Binary(BinaryOp::Divide), &[6, 3]),
+    (Primitive::Binary(BinaryOp::Maximum), &[7, 0]),
+    (Primitive::Binary(BinaryOp::Minimum), &[8, 1]),
+    (Primitive::Unary(UnaryOp::Exp), &[9]),
+    (Primitive::Binary(BinaryOp::Multiply), &[10, 3]),
+    (Primitive::Unary(UnaryOp::Sqrt), &[11]),
+];
+
+/// `program` over `x` as one fused node.
+fn fused(x: &[Array], program: Program) -> Result<Array> {
+    let dtype = x[0].dtype();
+    let steps = program.iter().map(|(prim, args)| Step { prim: prim.clone(), args: args.to_vec(), dtype }).collect();
+    FusedOp::record(&Arc::new(FusedOp { n_inputs: x.len(), steps }), x.to_vec())
 }
 
 /// `x[0]` quantized to GGUF blocks of type `ty` (on the CPU: no GPU kernel), the rows `ids`
