@@ -54,7 +54,13 @@ pub fn eval_in_background(outputs: &[Array]) -> Result<()> {
 }
 
 /// Like [`eval`]; CPU work completes before it returns, GPU backends may still be running.
+/// As in MLX, an array of a running transform (a tracer) cannot be evaluated asynchronously:
+/// that is an error, decided per array, so evaluations of other arrays — another thread's, or
+/// constants inside the trace — are not affected.
 pub fn async_eval(outputs: &[Array]) -> Result<()> {
+    if crate::transforms::tracing() && outputs.iter().any(|a| a.node.tracer) {
+        return Err(crate::error::Error::invalid("async_eval", "Not allowed inside a graph transformation."));
+    }
     eval(outputs)
 }
 

@@ -268,3 +268,20 @@ fn register_reuse_matches() {
     let (_, steps) = check_same("reuse", &f, &[arr(&[n], 22), ops::add(&arr(&[n], 23), &Array::scalar(3.0f32).unwrap()).unwrap()]);
     assert_eq!(steps[0], Some(9));
 }
+
+/// MLX's test_vmap_compiled: a compiled function defined inside a vmapped one captures the
+/// vmapped value from its scope; each example must see its own value (tracer inputs run the
+/// function itself, as in MLX, instead of replaying a trace that froze the capture).
+#[test]
+fn compiled_function_inside_vmap_sees_captured_tracers() {
+    let x = Array::from_slice(&[1.0f32, -3.0, 0.5, -0.5], &[2, 2]).unwrap();
+    let outer = |v: &[Array]| -> Result<Vec<Array>> {
+        let a = ops::abs(&v[0])?;
+        let cap = a.clone();
+        let inner = compile(fun(move |_z| Ok(vec![ops::negative(&ops::exp(&cap)?)?])), false);
+        inner.call(&[a])
+    };
+    let got = mlx_arm_core::transforms::vmap(&outer, &[x.clone()], &[0], &[]).unwrap();
+    let want = ops::negative(&ops::exp(&ops::abs(&x).unwrap()).unwrap()).unwrap();
+    assert_eq!(got[0].to_vec::<f32>().unwrap(), want.to_vec::<f32>().unwrap());
+}

@@ -497,8 +497,13 @@ fn errors_are_reported_not_wrong_gradients() {
     let e = grad(&|v: &[Array]| Ok(vec![ops::sum(&ops::logcumsumexp(&v[0], None, false, true)?, None, false)?]), &[x.clone()], &[0]).unwrap_err();
     assert_eq!(e.kind, ErrorKind::Unsupported);
     assert!(e.to_string().contains("logcumsumexp"), "{e}");
-    let e = grad(&|v: &[Array]| Ok(vec![ops::sum(&ops::cumprod(&v[0], None, false, true, None)?, None, false)?]), &[x.clone()], &[0]).unwrap_err();
-    assert!(e.to_string().contains("cumprod"), "{e}");
+    // Towards integer indices: MLX's ValueError (stop_gradient them), not a silent zero.
+    let idx = Array::from_slice(&[2i32, 0], &[2]).unwrap();
+    let e = vjp(&|v: &[Array]| Ok(vec![ops::take(&v[0], &v[1], None)?]), &[x.clone(), idx.clone()], &[arr(&[1.0, 1.0], &[2])]).unwrap_err();
+    assert_eq!(e.kind, ErrorKind::InvalidArgument);
+    assert!(e.to_string().contains("stop_gradient"), "{e}");
+    let stopped = |v: &[Array]| Ok(vec![ops::sum(&ops::take(&v[0], &ops::stop_gradient(&v[1])?, None)?, None, false)?]);
+    assert_eq!(vals(&vjp(&stopped, &[x.clone(), idx], &[arr(&[1.0], &[])]).unwrap().1[0]), vec![1.0, 0.0, 1.0]);
     // A non-scalar loss.
     let e = grad(&|v: &[Array]| Ok(vec![v[0].clone()]), &[x.clone()], &[0]).unwrap_err();
     assert!(e.to_string().contains("scalar"), "{e}");
@@ -510,4 +515,116 @@ fn errors_are_reported_not_wrong_gradients() {
     // An error inside the function comes out as is, and tracing ends.
     let e = grad(&|v: &[Array]| Ok(vec![ops::reshape(&v[0], &[7])?]), &[x], &[0]).unwrap_err();
     assert!(e.to_string().contains("reshape"), "{e}");
+}
+
+#[test]
+fn cumprod_matches_finite_differences_and_is_exact_with_zeros() {
+    // A product is multilinear, so central differences are exact enough even at zeros.
+    let mut v = rnd(15, 0.5, 2.0, 51);
+    v[6] = 0.0;
+    v[11] = 0.0;
+    v[13] = 0.0;
+    let x = arr(&v, &[3, 5]);
+    for (reverse, inclusive) in [(false, true), (true, true), (false, false), (true, false)] {
+        fd("cumprod", &move |v: &[Array]| ops::cumprod(&v[0], Some(1), reverse, inclusive, None), &[x.clone()]);
+    }
+    fd("cumprod axis 0", &|v: &[Array]| ops::cumprod(&v[0], Some(0), false, true, None), &[x]);
+    // Hand-computed (MLX's test_cumprod_grad values): d/dx sum(cumprod(x)).
+    let g = |x: &[f64], reverse: bool, inclusive: bool| {
+        let f = move |v: &[Array]| Ok(vec![ops::sum(&ops::cumprod(&v[0], None, reverse, inclusive, None)?, None, false)?]);
+        vals(&grad(&f, &[arr(x, &[5])], &[0]).unwrap()[0])
+    };
+    assert_eq!(g(&[2.0, 0.0, 2.0, 2.0, 3.0], false, true), vec![1.0, 38.0, 0.0, 0.0, 0.0]);
+    assert_eq!(g(&[2.0, 0.0, 2.0, 0.0, 3.0], false, true), vec![1.0, 6.0, 0.0, 0.0, 0.0]);
+    assert_eq!(g(&[2.0, 0.0, 2.0, 2.0, 3.0], false, false), vec![1.0, 14.0, 0.0, 0.0, 0.0]);
+    assert_eq!(g(&[2.0, 0.0, 2.0, 2.0, 3.0], true, true), vec![0.0, 36.0, 6.0, 9.0, 7.0]);
+    assert_eq!(g(&[2.0, 0.0, 2.0, 0.0, 3.0], true, false), vec![0.0, 0.0, 0.0, 9.0, 1.0]);
+}
+
+#[test]
+fn conv_matches_finite_differences() {
+    let x = arr(&rnd(2 * 5 * 4 * 4, -1.0, 1.0, 52), &[2, 5, 4, 4]);
+    let w = arr(&rnd(6 * 2 * 3 * 2, -1.0, 1.0, 53), &[6, 2, 3, 2]);
+    // Strides, padding, both dilations, groups and flip at once.
+    fd(
+        "conv_general",
+        &|v: &[Array]| ops::conv_general(&v[0], &v[1], &[2, 1], &[1, 0], &[0, 2], &[1, 2], &[2, 1], 2, true),
+        &[x.clone(), w],
+    );
+    let w1 = arr(&rnd(3 * 3 * 4, -1.0, 1.0, 54), &[3, 3, 4]);
+    let x1 = ops::reshape(&x, &[2, 20, 4]).unwrap();
+    fd("conv1d", &|v: &[Array]| ops::conv1d(&v[0], &v[1], 3, 1, 2, 1), &[x1.clone(), w1.clone()]);
+    fd("conv1d negative padding", &|v: &[Array]| ops::conv_general(&v[0], &v[1], &[1], &[-2], &[1], &[1], &[1], 1, false), &[x1, w1]);
+}
+
+#[test]
+fn fft_family_matches_finite_differences() {
+    use ops::fft::FftNorm;
+    let (x, y) = (arr(&rnd(24, -1.0, 1.0, 55), &[4, 6]), arr(&rnd(24, -1.0, 1.0, 56), &[4, 6]));
+    // A complex input from two real ones; a real loss from the real and imaginary parts.
+    fn z(v: &[Array]) -> Result<Array> {
+        let i = Array::from_value(mlx_arm_core::element::Value::C(0.0, 1.0), DType::Complex64)?;
+        ops::add(&ops::astype(&v[0], DType::Complex64)?, &ops::multiply(&ops::astype(&v[1], DType::Complex64)?, &i)?)
+    }
+    fn parts(c: Array) -> Result<Array> {
+        ops::concatenate(&[ops::real(&c)?, ops::multiply(&ops::imag(&c)?, &Array::scalar(0.7f32)?)?], Some(0))
+    }
+    // The transforms compute in float32: coarser step and tolerance.
+    fn check(name: &str, f: &F, ins: &[Array]) {
+        check_fd(name, f, ins, 1e-2, 2e-3)
+    }
+    check("rfft ortho", &|v: &[Array]| parts(ops::fft::rfft(&v[0], None, 1, FftNorm::Ortho)?), &[x.clone()]);
+    check("fft2", &|v: &[Array]| parts(ops::fft::fft2(&z(v)?, None, None, FftNorm::Backward)?), &[x.clone(), y.clone()]);
+    check("ifft axis 0 forward", &|v: &[Array]| parts(ops::fft::ifft(&z(v)?, None, 0, FftNorm::Forward)?), &[x.clone(), y.clone()]);
+    let (xr, yr) = (ops::slice(&x, &[0, 0], &[4, 4], &[1, 1]).unwrap(), ops::slice(&y, &[0, 0], &[4, 4], &[1, 1]).unwrap());
+    check("irfft even n", &|v: &[Array]| ops::fft::irfft(&z(v)?, Some(6), 1, FftNorm::Backward), &[xr.clone(), yr.clone()]);
+    check("irfft odd n", &|v: &[Array]| ops::fft::irfft(&z(v)?, Some(7), 1, FftNorm::Backward), &[xr.clone(), yr.clone()]);
+    check("irfftn", &|v: &[Array]| ops::fft::irfftn(&z(v)?, Some(&[3, 5]), Some(&[0, 1]), FftNorm::Ortho), &[xr, yr]);
+}
+
+#[test]
+fn gather_qmm_matches_the_gathered_quantized_matmul() {
+    // gather_qmm's rule against the same product written with takes (whose rules are
+    // checked above): to x, scales and biases.
+    let wf = ops::astype(&arr(&rnd(3 * 8 * 64, -1.0, 1.0, 57), &[3, 8, 64]), DType::Float32).unwrap();
+    let q = ops::quantize(&wf, Some(32), Some(4), "affine", None).unwrap();
+    let (w, s, b) = (q[0].clone(), q[1].clone(), q[2].clone());
+    let x = ops::astype(&arr(&rnd(2 * 64, -1.0, 1.0, 58), &[2, 1, 64]), DType::Float32).unwrap();
+    let lhs = Array::from_slice(&[1u32, 0, 1], &[3]).unwrap();
+    let rhs = Array::from_slice(&[2u32, 0, 2], &[3]).unwrap();
+    let cot = ops::astype(&arr(&rnd(3 * 8, -1.0, 1.0, 59), &[3, 1, 8]), DType::Float32).unwrap();
+    let (w2, l2, r2) = (w.clone(), lhs.clone(), rhs.clone());
+    let fused = move |v: &[Array]| {
+        Ok(vec![ops::gather_qmm(&v[0], &w2, &v[1], Some(&v[2]), Some(&l2), Some(&r2), true, Some(32), Some(4), "affine", false)?])
+    };
+    let composed = move |v: &[Array]| {
+        let x = ops::take(&ops::flatten(&v[0], 0, -3)?, &lhs, Some(0))?;
+        let t = |a: &Array| ops::take(a, &rhs, Some(0));
+        Ok(vec![ops::quantized_matmul(&x, &t(&w)?, &t(&v[1])?, Some(&t(&v[2])?), true, Some(32), Some(4), "affine")?])
+    };
+    let (_, got) = vjp(&fused, &[x.clone(), s.clone(), b.clone()], &[cot.clone()]).unwrap();
+    let (_, want) = vjp(&composed, &[x, s, b], &[cot]).unwrap();
+    for (g, w) in got.iter().zip(&want) {
+        assert_eq!(g.shape(), w.shape());
+        for (a, b) in vals(g).iter().zip(vals(w)) {
+            assert!((a - b).abs() <= 1e-4 * (1.0 + b.abs()), "{a} vs {b}");
+        }
+    }
+}
+
+#[test]
+fn integer_extremes_jvp_and_divmod_carry_mlx_tangents() {
+    // MLX's test_reduce_jvp: the tangent of the (unique) extreme's element.
+    let a = Array::from_slice(&[0i32, 1, 2, 3], &[4]).unwrap();
+    let t = Array::from_slice(&[3i32, 2, 1, 0], &[4]).unwrap();
+    let j = |f: &dyn Fn(&Array) -> Result<Array>| {
+        let (_, jt) = jvp(&|v: &[Array]| Ok(vec![f(&v[0])?]), &[a.clone()], &[t.clone()]).unwrap();
+        vals(&jt[0])
+    };
+    assert_eq!(j(&|x| ops::min(x, None, false)), vec![3.0]);
+    assert_eq!(j(&|x| ops::max(x, None, false)), vec![0.0]);
+    // divmod (MLX's DivMod primitive): no tangent through either output.
+    let x = arr(&[7.0], &[]);
+    let (_, jt) = jvp(&|v: &[Array]| ops::divmod(&v[0], &arr(&[3.0], &[])), &[x.clone()], &[arr(&[1.0], &[])]).unwrap();
+    assert_eq!((vals(&jt[0]), vals(&jt[1])), (vec![0.0], vec![0.0]));
 }

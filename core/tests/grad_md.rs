@@ -17,8 +17,10 @@ fn render() -> String {
          special functions, multiply, divide, power, prod); `abs`, `real` and `imag` send back the\n\
          gradients with respect to Re z and Im z as one complex number (others refuse complex inputs).\n\
          As in MLX, integer arrays are differentiated through add, subtract, multiply, negative, sum,\n\
-         prod, max, min and cumsum (other rules give integer inputs no gradient), and a comparison's\n\
-         `jvp` is a zero of the tangents' dtype.\n\n\
+         prod, max, min, cumsum and where (other rules give integer inputs no gradient), and a comparison's\n\
+         `jvp` is a zero of the tangents' dtype. A cotangent asked of integer indices (gather, scatter,\n\
+         gather_qmm, an index computed from a differentiated input) is MLX's `ValueError`: cut such\n\
+         indices with `stop_gradient`, whose output depends on nothing for the transforms.\n\n\
          `vjp` follows MLX in pairing cotangents with outputs: in order, skipping outputs made by\n\
          `stop_gradient`; too few cotangents is an error, extra ones are ignored.\n\n\
          ## C and Python\n\n\

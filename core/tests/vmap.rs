@@ -93,3 +93,48 @@ fn decompositions() {
         &[0],
     );
 }
+
+#[test]
+fn convolutions() {
+    let (x, w) = (arr(&[3, 2, 7, 4], 10), arr(&[3, 6, 3, 2], 11));
+    // groups = 2, stride 2: the input mapped, the weight mapped, both, on non-leading axes.
+    let conv = |v: &[Array]| Ok(vec![ops::conv1d(&v[0], &v[1], 2, 1, 1, 2)?]);
+    let w0 = ops::take(&w, &Array::scalar(0i32).unwrap(), Some(0)).unwrap();
+    let x0 = ops::take(&x, &Array::scalar(0i32).unwrap(), Some(0)).unwrap();
+    check("conv input mapped", &conv, &[x.clone(), w0], &[0, -1]);
+    check("conv weight mapped", &conv, &[x0, w.clone()], &[-1, 0]);
+    check("conv both mapped", &conv, &[x.clone(), w.clone()], &[0, 0]);
+    check("conv both, inner axes", &conv, &[ops::moveaxis(&x, 0, 2).unwrap(), ops::moveaxis(&w, 0, 3).unwrap()], &[2, 3]);
+    let (x2, w2) = (arr(&[2, 1, 5, 5, 3], 12), arr(&[2, 4, 2, 3, 3], 13));
+    check(
+        "conv_general 2-D, dilations and flip",
+        &|v| Ok(vec![ops::conv_general(&v[0], &v[1], &[1, 2], &[1, 0], &[0, 1], &[2, 1], &[1, 2], 1, true)?]),
+        &[x2, w2],
+        &[0, 0],
+    );
+}
+
+#[test]
+fn fast_ops_fft_and_searchsorted() {
+    use mlx_arm_core::ops::fast::{self, RopeOffset};
+    let x = arr(&[2, 2, 3, 8], 14);
+    check("rope", &|v| Ok(vec![fast::rope(&v[0], 8, false, Some(10000.0), 1.0, RopeOffset::Int(2), None)?]), &[x.clone()], &[0]);
+    let off = Array::from_slice(&[1i32, 3], &[2]).unwrap();
+    check(
+        "rope per-sequence offsets",
+        &|v| Ok(vec![fast::rope(&v[0], 4, true, Some(100.0), 0.5, RopeOffset::Array(&off), None)?]),
+        &[x.clone()],
+        &[1],
+    );
+    let w = arr(&[2, 8], 15);
+    check("rms_norm, mapped weight", &|v| Ok(vec![fast::rms_norm(&v[0], Some(&v[1]), 1e-5)?]), &[x.clone(), w.clone()], &[0, 0]);
+    check("layer_norm", &|v| Ok(vec![fast::layer_norm(&v[0], Some(&v[1]), None, 1e-5)?]), &[x.clone(), w], &[1, 0]);
+    use mlx_arm_core::ops::fft::{self as fft, FftNorm};
+    check("rfft2", &|v| Ok(vec![ops::real(&fft::rfft2(&v[0], None, None, FftNorm::Ortho)?)?]), &[x.clone()], &[1]);
+    let z = ops::astype(&x, DType::Complex64).unwrap();
+    check("irfft", &|v| Ok(vec![fft::irfft(&v[0], Some(6), 0, FftNorm::Backward)?]), &[z], &[2]);
+    let seq = Array::from_slice(&[0.0f32, 1.0, 2.0, 3.0], &[4]).unwrap();
+    check("searchsorted values", &|v| Ok(vec![ops::searchsorted(&v[0], &v[1], "right")?]), &[seq.clone(), x], &[-1, 1]);
+    let e = vmap(&|v| Ok(vec![ops::searchsorted(&v[0], &v[1], "left")?]), &[arr(&[3, 4], 16), seq], &[0, -1], &[]).unwrap_err();
+    assert!(e.to_string().contains("Cannot vmap over the sorted sequence"), "{e}");
+}

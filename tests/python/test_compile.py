@@ -160,3 +160,24 @@ def test_export_to_dot(tmp_path):
     assert '{ rank=sink; "D"; }' in text
     with pytest.raises(ValueError):
         mx.export_to_dot(3, c)
+
+
+def test_output_tree_and_state_per_dtype():
+    """Each argument signature keeps its own output tree and state updates: a float call and
+    an int call of one compiled function (MLX's test_compile_changing_outputs_with_state)."""
+    state = [mx.array(1.0)]
+
+    def fun(y):
+        x = state[0]
+        if y.dtype == mx.float32:
+            state[0] = 2 * y
+            return [x, y, x + y]
+        state[0] = state[0] * 2
+        return x + y
+
+    cfun = mx.compile(fun, inputs=state, outputs=state)
+    for _ in range(3):
+        out = cfun(mx.array(1.0))  # state 2·1 = 2
+        assert isinstance(out, list) and len(out) == 3 and state[0].item() == 2.0
+        out = cfun(mx.array(1))  # state 2·2 = 4, out = 2 + 1
+        assert isinstance(out, mx.array) and out.item() == 3.0 and state[0].item() == 4.0

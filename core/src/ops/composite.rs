@@ -54,8 +54,11 @@ pub fn array_equal(a: &Array, b: &Array, equal_nan: bool) -> Result<Array> {
 }
 
 /// `mx.divmod(a, b)`: `[floor_divide(a, b), remainder(a, b)]`.
+/// As MLX's DivMod primitive, neither output carries a gradient (the remainder alone,
+/// `mx.remainder`, does).
 pub fn divmod(a: &Array, b: &Array) -> Result<Vec<Array>> {
-    Ok(alloc::vec![floor_divide(a, b)?, remainder(a, b)?])
+    let (sa, sb) = (stop_gradient(a)?, stop_gradient(b)?);
+    Ok(alloc::vec![floor_divide(&sa, &sb)?, remainder(&sa, &sb)?])
 }
 
 /// `mx.logical_xor(a, b)`.

@@ -5,6 +5,7 @@
 
 pub(crate) mod grad;
 mod conv;
+pub(crate) mod conv_rules;
 mod conv_transpose;
 mod convolve;
 mod decomp;

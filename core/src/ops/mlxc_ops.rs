@@ -11,7 +11,7 @@ use crate::dtype::DType;
 use crate::error::{Error, Result};
 use crate::element::Value;
 use crate::ops::{
-    add, astype, broadcast_to, concatenate, cumsum, full, maximum, minimum, multiply, reshape, slice, slice_update,
+    add, astype, broadcast_to, concatenate, cumsum, full, maximum, minimum, multiply, reshape, slice, slice_update, stop_gradient,
     take, where_, zeros,
 };
 use crate::shape::{fmt_shape, normalize_axis};
@@ -33,7 +33,8 @@ pub fn masked_scatter(a: &Array, mask: &Array, src: &Array) -> Result<Array> {
     let flat_src = concatenate(&[zeros(&[1], a.dtype())?, reshape(&astype(src, a.dtype())?, &[-1])?], Some(0))?;
     let flat_mask = reshape(&mask, &[-1])?;
     let k = cumsum(&astype(&flat_mask, DType::Int32)?, Some(0), false, true, None)?;
-    let idx = where_(&flat_mask, &k, &Array::scalar(0i32)?)?;
+    // Positions depend on the mask only, which carries no gradient (as MLX's MaskedScatter).
+    let idx = stop_gradient(&where_(&flat_mask, &k, &Array::scalar(0i32)?)?)?;
     let picked = reshape(&take(&flat_src, &idx, Some(0))?, &shape_isize(a.shape()))?;
     where_(&mask, &picked, a)
 }

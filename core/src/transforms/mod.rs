@@ -219,7 +219,9 @@ fn backprop(outputs: &[Array], cotangents: &[Array], leaves: &[Array]) -> Result
     let mut active = leaf_keys.clone();
     let mut op_active = Vec::with_capacity(tape.len());
     for op in &tape {
-        let on = op.inputs.lock().iter().any(|a| active.contains(&node_key(a)));
+        // stop_gradient cuts the dependence (its output needs no cotangent, and an index
+        // behind it is not asked for one).
+        let on = !matches!(op.prim, Primitive::Shape(ShapeOp::StopGradient)) && op.inputs.lock().iter().any(|a| active.contains(&node_key(a)));
         if on {
             for w in op.outputs.lock().iter() {
                 active.insert(w.as_ptr() as usize);

@@ -28,6 +28,21 @@ pub(crate) fn scalar(v: f64, like: &Array) -> Result<Array> {
     Array::from_value(Value::F(v), like.dtype())
 }
 
+/// The cotangents of an op's `needs` inputs through `fun`, a composed form of the op (its
+/// fallback, or the ops a fused node stands for), with `g` the cotangent of its one output.
+pub(crate) fn through(fun: crate::transforms::Fun<'_>, inputs: &[Array], needs: &[bool], g: &Array) -> Result<Grads> {
+    let argnums: Vec<usize> = (0..inputs.len()).filter(|&i| needs.get(i) == Some(&true)).collect();
+    let mut out = alloc::vec![None; inputs.len()];
+    if argnums.is_empty() {
+        return Ok(out);
+    }
+    let grads = crate::transforms::vjp_argnums(fun, inputs, &argnums, core::slice::from_ref(g))?;
+    for (i, d) in argnums.into_iter().zip(grads) {
+        out[i] = Some(d);
+    }
+    Ok(out)
+}
+
 /// The vjp of one recorded op. `outputs` and `cotangents` have one entry per output of the op
 /// (`None`: the output is gone or receives nothing).
 pub(crate) fn vjp(
@@ -65,22 +80,14 @@ pub(crate) fn vjp(
         Primitive::Fast(op) => ops::fast::grad::vjp(op, inputs, cot, needs),
         Primitive::Sort(op) => ops::sort::grad::vjp(op, inputs, cot),
         // Outputs of these carry no gradient back to float inputs (creation has no inputs;
-        // random draws depend on their key only; fft has no rule yet).
+        // random draws depend on their key only).
         Primitive::Creation(_) => Ok(alloc::vec![None; inputs.len()]),
         Primitive::Random(_) => Ok(alloc::vec![None; inputs.len()]),
         Primitive::Quantized(op) => ops::quantized::grad::vjp(op, inputs, cot, needs),
-        Primitive::Fft(_) => Err(unsupported(prim.name())),
+        Primitive::Fft(op) => ops::fft::grad::vjp(op, inputs, cot),
         Primitive::Custom(_) => Err(unsupported(prim.name())), // handled above (several outputs)
         // A fused chain differentiates as the ordinary ops it stands for.
-        Primitive::Fused(op) => {
-            let argnums: Vec<usize> = (0..inputs.len()).filter(|&i| needs.get(i) == Some(&true)).collect();
-            let g = crate::transforms::vjp_argnums(&|xs: &[Array]| Ok(alloc::vec![op.expand(xs)?]), inputs, &argnums, &[cot.clone()])?;
-            let mut out = alloc::vec![None; inputs.len()];
-            for (i, gi) in argnums.into_iter().zip(g) {
-                out[i] = Some(gi);
-            }
-            Ok(out)
-        }
+        Primitive::Fused(op) => through(&|xs: &[Array]| Ok(alloc::vec![op.expand(xs)?]), inputs, needs, cot),
     }
 }
 
@@ -118,7 +125,7 @@ pub fn table() -> Vec<(&'static str, &'static str, &'static str)> {
     for (name, s) in ops::sort::grad::STATUS {
         t.push(("sort", name, s));
     }
-    t.push(("fft", "fft family", "no"));
+    t.push(("fft", "fft, ifft, rfft, irfft (each axis)", "yes"));
     for (name, s) in ops::quantized::grad::STATUS {
         t.push(("quantized", name, s));
     }

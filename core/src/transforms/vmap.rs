@@ -27,12 +27,17 @@ pub const RULES: &[(&str, &str)] = &[
     ("unary, binary, select (where), astype, view", "yes"),
     ("reduce: sum, prod, max, min, all, any, argmax, argmin, scans (cumsum …)", "yes"),
     ("matmul, addmm", "yes"),
+    ("conv (conv1d, conv2d, conv3d, conv_general)", "yes (a mapped weight: one grouped convolution)"),
     ("shape: reshape, transpose, broadcast_to, slice, slice_update, concatenate, diagonal, copy, stop_gradient", "yes"),
     ("shape: dynamic slice / slice update", "yes when the start indices are not mapped"),
     ("index: gather (take, indexing), scatter family (put_along_axis, .at[] updates)", "yes"),
     ("sort, argsort, partition, argpartition", "yes"),
+    ("searchsorted", "yes over the values (a mapped sorted sequence is a ValueError)"),
+    ("fft family (one node per axis)", "yes"),
+    ("fast: rope", "yes (one fused node over the batch)"),
+    ("fast: rms_norm, layer_norm, scaled_dot_product_attention", "yes (through the fallback)"),
     ("decompositions: inv, cholesky, qr, svd, eigh, eig, lu", "yes"),
-    ("searchsorted; fft; conv; quantized; fast; random; depends", "no (an error naming the primitive)"),
+    ("quantized; random; depends", "no (an error naming the primitive)"),
 ];
 
 /// `mx.vmap(fun, in_axes, out_axes)` applied to `inputs`. `in_axes[i]` is the mapped axis of
@@ -204,6 +209,12 @@ fn rule(prim: &Primitive, inputs: &[Array], b: &[Option<Array>], metas: &[(Vec<u
             };
             Ok(same(Primitive::Reduce(op), batch_all(inputs, b, n)?))
         }
+        Primitive::Linalg(ops::linalg::LinalgOp::Conv(p)) => {
+            Ok(vec![ops::linalg::conv_rules::vmap(p, &inputs[0], &inputs[1], b[0].as_ref(), b[1].as_ref(), &metas[0].0, n)?])
+        }
+        Primitive::Fast(op) => ops::fast::grad::vmap(op, inputs, b, n),
+        // One axis per node: the same transform one axis further.
+        Primitive::Fft(op) => Ok(same(Primitive::Fft(ops::fft::FftOp { axis: op.axis + 1, ..op.clone() }), batch_all(inputs, b, n)?)),
         Primitive::Shape(op) => shape_rule(op, prim, inputs, b, metas, n, same),
         Primitive::Sort(op) => {
             let op = match *op {
@@ -211,7 +222,13 @@ fn rule(prim: &Primitive, inputs: &[Array], b: &[Option<Array>], metas: &[(Vec<u
                 SortOp::ArgSort { axis } => SortOp::ArgSort { axis: axis + 1 },
                 SortOp::Partition { kth, axis } => SortOp::Partition { kth, axis: axis + 1 },
                 SortOp::ArgPartition { kth, axis } => SortOp::ArgPartition { kth, axis: axis + 1 },
-                SortOp::SearchSorted { .. } => return Err(unsupported(prim.name())),
+                SortOp::SearchSorted { .. } => {
+                    // Elementwise in the values; one sorted sequence for every example.
+                    if b[0].is_some() {
+                        return Err(Error::invalid("searchsorted", "Cannot vmap over the sorted sequence, only over the values being searched for."));
+                    }
+                    return Ok(same(prim.clone(), vec![inputs[0].clone(), batch(inputs, b, 1, n)?]));
+                }
             };
             Ok(same(Primitive::Sort(op), batch_all(inputs, b, n)?))
         }

@@ -44,17 +44,19 @@ def _check_args(tree):
             )
 
 
-def _key(tree):
-    """The hashable signature of an argument tree, arrays aside (the C side keys on their
-    dtypes and shapes): its structure and its constants, typed (``1`` and ``1.0`` differ)."""
+def _key(tree, shapeless):
+    """The hashable signature of an argument tree: its structure, its constants, typed (``1``
+    and ``1.0`` differ), and its arrays' dtypes and (unless ``shapeless``) shapes — one trace,
+    and one recorded output tree, per signature the C side traces (a function may return other
+    trees, or update other state, for another dtype)."""
     from ._array import array
 
     if isinstance(tree, (list, tuple)):
-        return (type(tree).__name__, tuple(_key(t) for t in tree))
+        return (type(tree).__name__, tuple(_key(t, shapeless) for t in tree))
     if isinstance(tree, dict):
-        return ("dict", tuple((k, _key(v)) for k, v in tree.items()))
+        return ("dict", tuple((k, _key(v, shapeless)) for k, v in tree.items()))
     if isinstance(tree, array):
-        return "array"
+        return ("array", str(tree.dtype), tree.ndim if shapeless else tuple(tree.shape))
     return (type(tree).__name__, tree)
 
 
@@ -190,13 +192,13 @@ def compile(fun, inputs=None, outputs=None, shapeless=False):  # noqa: A001 (MLX
         _check_args(kwargs)
         if not _enabled[0]:
             return fun(*args, **kwargs)
-        key = _key((args, kwargs))
+        arrays = tr._flatten((args, kwargs), [], False)
+        state = _state_arrays(inputs, []) if inputs is not None else []
+        key = (_key((args, kwargs), shapeless), _key(state, shapeless))
         trace = traces.get(key)
         if trace is None:
             trace = traces[key] = _Trace(fun, args, kwargs, inputs, outputs, shapeless)
-        arrays = tr._flatten((args, kwargs), [], False)
-        if inputs is not None:
-            arrays += _state_arrays(inputs, [])
+        arrays += state
         return trace.call(arrays, outputs)
 
     compiled.__wrapped__ = fun

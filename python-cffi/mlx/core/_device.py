@@ -320,7 +320,15 @@ def async_eval(*args):
     """Starts computing ``args``; with the CPU backend this completes before returning. As in
     MLX, an evaluation error is not raised here but by the next ``synchronize()`` (and by any
     later use of the failed arrays)."""
-    _eval_with(lib.mlx_async_eval, args, failed=_PENDING_ERRORS.append)
+    _eval_with(lib.mlx_async_eval, args, failed=_defer_async_error)
+
+
+def _defer_async_error(exc):
+    # Refusing a tracer (async_eval inside a transform) is an argument error raised at once,
+    # as in MLX; evaluation failures wait for the next synchronize().
+    if isinstance(exc, ValueError) and str(exc).startswith("[async_eval]"):
+        raise exc
+    _PENDING_ERRORS.append(exc)
 
 
 def _size_query(fn):

@@ -81,7 +81,8 @@ fn rule(op: BinaryOp, a: &Array, b: &Array, y: &Array, g: &Array, needs: &[bool]
 /// `where(c, x, y)`: the cotangent goes to `x` where `c` holds, to `y` elsewhere; none to `c`.
 pub(crate) fn select_vjp(inputs: &[Array], g: &Array) -> Result<Grads> {
     let (c, x) = (&inputs[0], &inputs[1]);
-    if !x.dtype().is_inexact() {
+    // As MLX, integer values are routed too (exact); booleans carry nothing.
+    if x.dtype() == crate::dtype::DType::Bool {
         return Ok(vec![None, None, None]);
     }
     let z = zeros_like(g)?;

@@ -27,8 +27,50 @@ fn given(t: &Array) -> Option<&Array> {
     (t.ndim() == 1).then_some(t)
 }
 
+/// A fast op's composed form over its recorded inputs, and which inputs are differentiable.
+type Fallback = (alloc::boxed::Box<dyn Fn(&[Array]) -> Result<Vec<Array>>>, Vec<usize>);
+
 pub(crate) fn vjp(op: &FastOp, inputs: &[Array], g: &Array, needs: &[bool]) -> Result<Grads> {
-    let (fun, argnums): (alloc::boxed::Box<dyn Fn(&[Array]) -> Result<Vec<Array>>>, Vec<usize>) = match op {
+    let (fun, argnums) = fallback(op);
+    // Only the differentiable inputs (not rope's offset or freqs).
+    let needs: Vec<bool> = (0..inputs.len()).map(|i| needs[i] && argnums.contains(&i)).collect();
+    crate::transforms::rules::through(&*fun, inputs, &needs, g)
+}
+
+/// The vmap rule: rope stays one fused node over the batch (its positions run along axis −2,
+/// untouched by a new leading axis); the others are vectorized through their fallback.
+/// `b[i]` is input `i` batched (batch axis first) where mapped.
+pub(crate) fn vmap(op: &FastOp, inputs: &[Array], b: &[Option<Array>], n: usize) -> Result<Vec<Array>> {
+    if let FastOp::Rope { .. } = op {
+        if b[1..].iter().all(Option::is_none) {
+            let x = b[0].clone().ok_or_else(|| crate::error::Error::runtime("rope", "vmap with nothing mapped"))?;
+            let mut ins = inputs.to_vec();
+            // One offset per sequence (x's axis 0) repeats for every example: the batch joins
+            // that axis.
+            let per_seq = ins[1].size() > 1;
+            let x = if per_seq { crate::ops::flatten(&x, 0, 1)? } else { x };
+            if per_seq {
+                let mut shape = vec![n];
+                shape.extend_from_slice(ins[1].shape());
+                ins[1] = crate::ops::flatten(&crate::ops::broadcast_to(&crate::ops::expand_dims(&ins[1], &[0])?, &shape)?, 0, 1)?;
+            }
+            let shape = x.shape().to_vec();
+            let dtype = x.dtype();
+            ins[0] = x;
+            let y = Array::from_op(crate::primitive::Primitive::Fast(op.clone()), ins, shape, dtype);
+            let mut out: Vec<isize> = vec![n as isize];
+            out.extend(inputs[0].shape().iter().map(|&d| d as isize));
+            return Ok(vec![crate::ops::reshape(&y, &out)?]);
+        }
+    }
+    let (fun, _) = fallback(op);
+    let ins: Vec<Array> = inputs.iter().zip(b).map(|(x, bx)| bx.clone().unwrap_or_else(|| x.clone())).collect();
+    let axes: Vec<i32> = b.iter().map(|bx| if bx.is_some() { 0 } else { -1 }).collect();
+    crate::transforms::vmap(&*fun, &ins, &axes, &[])
+}
+
+fn fallback(op: &FastOp) -> Fallback {
+    match op {
         FastOp::RmsNorm { eps } => {
             let eps = eps.get() as f32;
             (alloc::boxed::Box::new(move |v: &[Array]| Ok(vec![rms_norm_fallback(&v[0], given(&v[1]), eps)?])), vec![0, 1])
@@ -68,15 +110,5 @@ pub(crate) fn vjp(op: &FastOp, inputs: &[Array], g: &Array, needs: &[bool]) -> R
                 vec![0, 1, 2],
             )
         }
-    };
-    let argnums: Vec<usize> = argnums.into_iter().filter(|&i| needs[i]).collect();
-    let mut out = vec![None; inputs.len()];
-    if argnums.is_empty() {
-        return Ok(out);
     }
-    let grads = crate::transforms::vjp_argnums(&*fun, inputs, &argnums, core::slice::from_ref(g))?;
-    for (i, d) in argnums.into_iter().zip(grads) {
-        out[i] = Some(d);
-    }
-    Ok(out)
 }

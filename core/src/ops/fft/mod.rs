@@ -9,6 +9,7 @@
 //! Kernels (a pure-Rust mixed-radix and Bluestein FFT) live in `cpu/fft/`.
 //! `fftshift`, `ifftshift`, `fftfreq` and `rfftfreq` are composites, in [`shift`].
 
+pub(crate) mod grad;
 mod shift;
 
 pub use shift::{fftfreq, fftshift, ifftshift, rfftfreq};

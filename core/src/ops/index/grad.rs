@@ -3,7 +3,7 @@
 
 use super::{IndexOp, ScatterMode};
 use crate::array::Array;
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::ops::*;
 use crate::primitive::Primitive;
 use crate::transforms::rules::Grads;
@@ -12,14 +12,25 @@ use alloc::vec::Vec;
 
 /// The rules there are, for docs/GRAD.md.
 pub(crate) const STATUS: &[(&str, &str)] = &[
-    ("gather (take, take_along_axis, indexing)", "yes (scatter-add; none to indices)"),
+    ("gather (take, take_along_axis, indexing)", "yes (scatter-add; towards the indices a ValueError, as MLX: stop_gradient them)"),
     ("scatter (put_along_axis, .at[].set, item assignment)", "yes"),
     ("scatter_add (.at[].add)", "yes"),
     ("scatter_prod (.at[].multiply)", "yes (through out / a and out / updates)"),
     ("scatter_max, scatter_min (.at[].maximum/minimum)", "yes (every element equal to the result gets the cotangent, ties included, as MLX)"),
 ];
 
+/// MLX's refusal of a cotangent towards integer indices (`op`: "gather" or "scatter"): an
+/// index computed from a differentiated input must be cut with `stop_gradient`.
+pub(crate) fn indices_refused(op: &'static str) -> Error {
+    Error::invalid(op, "Cannot calculate VJP with respect to indices. Use stop_gradient on indices to stop gradients from being computed.")
+}
+
 pub(crate) fn vjp(op: &IndexOp, inputs: &[Array], out: &Array, g: &Array, needs: &[bool]) -> Result<Grads> {
+    // Index inputs: after the source (gather) or after the source and updates (scatter).
+    let (name, first_index) = if matches!(op, IndexOp::Gather { .. }) { ("gather", 1) } else { ("scatter", 2) };
+    if needs.iter().skip(first_index).any(|&n| n) {
+        return Err(indices_refused(name));
+    }
     match op {
         IndexOp::Gather { axes, .. } => {
             let a = &inputs[0];

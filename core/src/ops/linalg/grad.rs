@@ -5,14 +5,14 @@ use super::LinalgOp;
 use crate::array::Array;
 use crate::error::Result;
 use crate::ops::*;
-use crate::transforms::rules::{scalar, unsupported, Grads};
+use crate::transforms::rules::{scalar, through, unsupported, Grads};
 use alloc::vec;
 
 /// The rules there are, for docs/GRAD.md.
 pub(crate) const STATUS: &[(&str, &str)] = &[
     ("matmul (inner, outer, tensordot, einsum …)", "yes"),
     ("addmm", "yes"),
-    ("conv", "no"),
+    ("conv", "yes (through the convolution composed of slices and a matmul)"),
     ("decompositions (inv, cholesky, qr, svd, eigh, eig, lu, singular values)", "no"),
 ];
 
@@ -37,6 +37,7 @@ pub(crate) fn vjp(op: &LinalgOp, inputs: &[Array], g: &Array, needs: &[bool]) ->
             let _ = c;
             Ok(vec![da, db, dc])
         }
+        LinalgOp::Conv(p) => through(&|xs: &[Array]| Ok(vec![super::conv_rules::composed(&xs[0], &xs[1], p)?]), inputs, needs, g),
         _ => Err(unsupported(op.name())),
     }
 }

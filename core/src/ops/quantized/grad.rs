@@ -16,10 +16,14 @@ use alloc::vec;
 /// The rules there are, for docs/GRAD.md.
 pub(crate) const STATUS: &[(&str, &str)] = &[
     ("quantized_matmul", "yes (to x; to affine scales and biases; none to the packed weight, as MLX)"),
-    ("quantize, dequantize, gather_qmm, fp8, ggml_*", "no"),
+    ("gather_qmm", "yes (as the gathered matrices' quantized_matmul: to x, affine scales and biases)"),
+    ("quantize, dequantize, fp8, ggml_*", "no"),
 ];
 
 pub(crate) fn vjp(op: &QuantizedOp, inputs: &[Array], cot: &Array, needs: &[bool]) -> Result<Grads> {
+    if let QuantizedOp::GatherQmm { mode, group_size, bits, transpose } = *op {
+        return gather_qmm_vjp(inputs, cot, needs, mode, group_size, bits, transpose);
+    }
     let QuantizedOp::QuantizedMatmul { mode, group_size, bits, transpose } = *op else {
         return Err(unsupported(op.name()));
     };
@@ -59,4 +63,26 @@ pub(crate) fn vjp(op: &QuantizedOp, inputs: &[Array], cot: &Array, needs: &[bool
         g[2] = Some(sum(&multiply(&dsb, &codes)?, Some(&[-1]), false)?);
     }
     Ok(g)
+}
+
+/// gather_qmm (inputs `x, w, scales[, biases], lhs, rhs`): the rule of the same product written
+/// as `take`s of the indexed matrices followed by [`quantized_matmul`], so `x`, scales and
+/// biases get their cotangents (scattered back to the matrices the indices chose) and the
+/// weight, or a non-affine mode's scales, raise as for `quantized_matmul`. The indices get none.
+fn gather_qmm_vjp(inputs: &[Array], cot: &Array, needs: &[bool], mode: QuantMode, group_size: usize, bits: u32, transpose: bool) -> Result<Grads> {
+    let nf = inputs.len() - 2;
+    if needs[nf..].iter().any(|&n| n) {
+        return Err(crate::ops::index::grad::indices_refused("gather_qmm"));
+    }
+    let fun = move |v: &[Array]| -> Result<alloc::vec::Vec<Array>> {
+        let (lhs, rhs) = (&v[nf], &v[nf + 1]);
+        let batch3 = |a: &Array| if a.ndim() == 2 { expand_dims(a, &[0]) } else { flatten(a, 0, -3) };
+        let pick = |a: &Array| take(&batch3(a)?, rhs, Some(0));
+        let biases = if nf == 4 { Some(pick(&v[3])?) } else { None };
+        let (gs, b) = (Some(group_size as i64), Some(bits as i64));
+        let x = take(&batch3(&v[0])?, lhs, Some(0))?;
+        Ok(vec![quantized_matmul(&x, &pick(&v[1])?, &pick(&v[2])?, biases.as_ref(), transpose, gs, b, mode.name())?])
+    };
+    let needs: alloc::vec::Vec<bool> = (0..inputs.len()).map(|i| i < nf && needs[i]).collect();
+    crate::transforms::rules::through(&fun, inputs, &needs, cot)
 }

@@ -20,7 +20,8 @@ pub(crate) const STATUS: &[(&str, &str)] = &[
     ("all, any, argmax, argmin", "zero (boolean/integer output)"),
     ("cumsum", "yes"),
     ("cummax, cummin", "yes (to the latest element, in scan order, equal to the running extreme, as MLX)"),
-    ("cumprod, logcumsumexp", "no"),
+    ("cumprod", "yes (exact with zeros: the first zero's gradient without division, later elements 0)"),
+    ("logcumsumexp", "no"),
 ];
 
 pub(crate) fn vjp(op: &ReduceOp, inputs: &[Array], out: &Array, g: &Array) -> Result<Grads> {
@@ -45,7 +46,13 @@ pub(crate) fn vjp(op: &ReduceOp, inputs: &[Array], out: &Array, g: &Array) -> Re
                 let count = sum(&mask, Some(&ax), true)?;
                 // Integer cotangents stay integers (a float division would cut the path
                 // back to an integer primal).
-                let share = if x.dtype().is_integer() { floor_divide(g, &count)? } else { divide(g, &count)? };
+                // Where the extreme is unique the share is `g` itself, so the rule stays linear
+                // in `g` there (jvp transposes it: an integer floor division has no rule back).
+                let share = if x.dtype().is_integer() {
+                    where_(&equal(&count, &ones_like(&count)?)?, g, &floor_divide(g, &count)?)?
+                } else {
+                    divide(g, &count)?
+                };
                 multiply(&mask, &share)?
             }
             // Holomorphic: the cotangent times the conjugate derivative for complex inputs.
@@ -64,6 +71,11 @@ pub(crate) fn vjp(op: &ReduceOp, inputs: &[Array], out: &Array, g: &Array) -> Re
         ReduceOp::Scan { kind: kind @ (ScanKind::Max | ScanKind::Min), axis, reverse, inclusive } => {
             running_extreme_vjp(x, *kind == ScanKind::Max, *axis, *reverse, *inclusive, out, g)?
         }
+        ReduceOp::Scan { kind: ScanKind::Prod, axis, reverse, inclusive } if x.dtype() == DType::Complex64 => {
+            // Holomorphic: the real rule on the conjugate cotangent, conjugated.
+            conjugate(&running_product_vjp(x, *axis, *reverse, *inclusive, out, &conjugate(g)?)?)?
+        }
+        ReduceOp::Scan { kind: ScanKind::Prod, axis, reverse, inclusive } => running_product_vjp(x, *axis, *reverse, *inclusive, out, g)?,
         ReduceOp::Scan { .. } => return Err(unsupported(op.name())),
     };
     Ok(vec![Some(d)])
@@ -92,9 +104,31 @@ fn running_extreme_vjp(x: &Array, max: bool, axis: usize, reverse: bool, inclusi
     // An exclusive scan's first owner is the scan's identity: out of range, masked off.
     let zero = zeros_like(&owner)?;
     let valid = logical_and(&greater_equal(&owner, &zero)?, &less(&owner, &full_like(&owner, Value::I(n as i64), None)?)?)?;
-    let owner = where_(&valid, &owner, &zero)?;
+    // Locally constant in x: cut, so a second derivative asks no cotangent of the indices.
+    let owner = stop_gradient(&where_(&valid, &owner, &zero)?)?;
     let g = where_(&valid, g, &zeros_like(g)?)?;
     crate::ops::index::scatter_add_along_axis(&zeros_like(x)?, &owner, &g, axis as isize)
+}
+
+/// cumprod. Output `i` is the product of the inputs up to `i` (in scan order), so
+/// `dx_k = Σ_{i ≥ k} g_i · y_i / x_k` wherever no zero precedes `k` — exact there, as every
+/// `y_i` past a zero is 0 and so is its true partial. The first zero `z` of a line gets the
+/// same sum with `x_z` read as 1 (no division), and every element after it gets 0: each
+/// product it enters also holds `x_z`.
+fn running_product_vjp(x: &Array, axis: usize, reverse: bool, inclusive: bool, out: &Array, g: &Array) -> Result<Array> {
+    let ax = Some(axis as isize);
+    // Σ over the outputs each input reaches (the adjoint scan, the other way).
+    let reach = |terms: &Array| cumsum(&multiply(terms, g)?, ax, !reverse, inclusive, None);
+    let zero = zeros_like(x)?;
+    let before = cumprod(x, ax, reverse, false, None)?; // products strictly before each element
+    let upto = multiply(&before, x)?;
+    let past_zero = equal(&upto, &zero)?; // the first zero and everything after it
+    let first_zero = logical_and(&past_zero, &not_equal(&before, &zero)?)?;
+    let one = ones_like(x)?;
+    let with_one = cumprod(&where_(&first_zero, &one, x)?, ax, reverse, inclusive, None)?;
+    // Divisors of 1 where the quotient is masked off, so no inf/nan enters the graph.
+    let plain = divide(&reach(out)?, &where_(&past_zero, &one, x)?)?;
+    where_(&first_zero, &reach(&with_one)?, &where_(&past_zero, &zero, &plain)?)
 }
 
 /// For each element, the product of the other elements of its reduction group — computed as

@@ -7,7 +7,7 @@
 use super::{argpartition, argsort, SortOp};
 use crate::array::Array;
 use crate::error::Result;
-use crate::ops::zeros_like;
+use crate::ops::{stop_gradient, zeros_like};
 use crate::transforms::rules::Grads;
 use alloc::vec;
 
@@ -29,6 +29,9 @@ pub(crate) fn vjp(op: &SortOp, inputs: &[Array], g: &Array) -> Result<Grads> {
             return Ok(vec![None; inputs.len()])
         }
     };
+    // The permutation is locally constant in x: cut it, so a second derivative does not ask
+    // for a cotangent of the indices (MLX refuses that).
+    let perm = stop_gradient(&perm)?;
     let d = crate::ops::index::scatter_add_along_axis(&zeros_like(x)?, &perm, g, axis as isize)?;
     Ok(vec![Some(d)])
 }

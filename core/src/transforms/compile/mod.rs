@@ -6,9 +6,9 @@
 //! records on its inputs are told apart from the constants it captured; those are frozen at
 //! trace time, as in MLX. The graph becomes a [`tape::Tape`]: common subexpressions merged,
 //! unused nodes dropped, broadcasts feeding elementwise ops folded into them. Calls whose
-//! inputs are tracers of an enclosing transform (grad of a compiled function, compile of
-//! compile) replay the unfused tape, so every rule of the ordinary ops applies; other calls
-//! replay the fused one.
+//! inputs are tracers of an enclosing transform (grad or vmap of a compiled function, compile
+//! of compile) run the function itself, as MLX does, so every rule of the ordinary ops
+//! applies and captured tracers stay live; other calls replay the fused tape.
 
 mod fuse;
 pub(crate) mod tape;
@@ -113,7 +113,11 @@ impl Compiled {
     /// there is none yet).
     pub fn call(&self, inputs: &[Array]) -> Result<Vec<Array>> {
         let mode = compile_mode();
-        if mode == CompileMode::Disabled {
+        // As MLX: inputs that are tracers of an enclosing transform (vmap or grad of a
+        // compiled function, compile of compile) run the function itself, so the transform
+        // sees its ops — and whatever enclosing-scope tracers it captured (a trace would
+        // freeze those as constants).
+        if mode == CompileMode::Disabled || inputs.iter().any(Array::is_tracer) {
             return (self.fun)(inputs);
         }
         let mut tapes = self.traced(Signature::of(inputs, self.shapeless), inputs)?;
@@ -124,7 +128,6 @@ impl Compiled {
         }
         let tape = match mode {
             CompileMode::NoSimplify => &tapes.raw,
-            _ if inputs.iter().any(Array::is_tracer) => &tapes.plain,
             CompileMode::NoFuse => &tapes.plain,
             _ => &tapes.fused,
         };
