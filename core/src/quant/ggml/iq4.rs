@@ -57,10 +57,16 @@ impl BlockIq4Xs {
     /// The 6-bit scale of sub-block `s` (0..8), before the −32 offset.
     #[inline]
     pub fn sub_scale(&self, s: usize) -> i32 {
-        let h = u16::from_le_bytes(self.scales_h);
-        let lo = (self.scales_l[s / 2] >> (4 * (s % 2))) & 0x0F;
-        (lo | ((((h >> (2 * s)) & 3) as u8) << 4)) as i32
+        xs_sub_scale(u16::from_le_bytes(self.scales_h), self.scales_l[s / 2], s)
     }
+}
+
+/// IQ4_XS sub-block `s`'s 6-bit scale from the block's `scales_h` word and its `scales_l` byte
+/// `s / 2` (the SIMD kernels read both straight from the block bytes).
+#[inline]
+pub fn xs_sub_scale(scales_h: u16, scales_l_byte: u8, s: usize) -> i32 {
+    let lo = (scales_l_byte >> (4 * (s % 2))) & 0x0F;
+    (lo | ((((scales_h >> (2 * s)) & 3) as u8) << 4)) as i32
 }
 
 /// The index of the level nearest `x` (ggml `best_index_int8`: binary search, the lower level

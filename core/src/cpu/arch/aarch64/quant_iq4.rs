@@ -6,13 +6,14 @@
 
 use core::arch::aarch64::*;
 
-use crate::quant::ggml::iq4::KVALUES;
+use crate::quant::ggml::iq4::{xs_sub_scale, KVALUES};
+use crate::quant::GgmlType;
 
 /// Bytes of an IQ4_NL block, a Q8_0 block, an IQ4_XS super-block and a Q8_K block.
-const NL_BYTES: usize = 18;
-const Q8_0_BYTES: usize = 34;
-const XS_BYTES: usize = 136;
-const Q8_K_BYTES: usize = 292;
+const NL_BYTES: usize = GgmlType::IQ4_NL.block_bytes();
+const Q8_0_BYTES: usize = GgmlType::Q8_0.block_bytes();
+const XS_BYTES: usize = GgmlType::IQ4_XS.block_bytes();
+const Q8_K_BYTES: usize = GgmlType::Q8_K.block_bytes();
 
 #[inline]
 unsafe fn f16_ptr(p: *const u8) -> f32 {
@@ -57,11 +58,10 @@ macro_rules! iq4_kernels {
             let mut acc = vdupq_n_f32(0.0);
             for i in 0..nb {
                 let (x, y) = (wp.add(i * XS_BYTES), ap.add(i * Q8_K_BYTES));
-                let h = u16::from_le_bytes([*x.add(2), *x.add(3)]) as i32;
+                let h = u16::from_le_bytes([*x.add(2), *x.add(3)]);
                 let mut sumi = vdupq_n_s32(0);
                 for s in 0..8 {
-                    let lo = ((*x.add(4 + s / 2) >> (4 * (s % 2))) & 0x0F) as i32;
-                    let ls = (lo | (((h >> (2 * s)) & 3) << 4)) - 32;
+                    let ls = xs_sub_scale(h, *x.add(4 + s / 2), s) - 32;
                     sumi = vmlaq_n_s32(sumi, block(t, x.add(8 + 16 * s), y.add(4 + 32 * s)), ls);
                 }
                 let dy = f32::from_le_bytes([*y, *y.add(1), *y.add(2), *y.add(3)]);

@@ -15,13 +15,14 @@
 use core::arch::x86_64::*;
 
 use super::quant::{f16x8, hsum_ps, load, nibbles};
-use crate::quant::ggml::iq4::KVALUES;
+use crate::quant::ggml::iq4::{xs_sub_scale, KVALUES};
+use crate::quant::GgmlType;
 
 /// Bytes of an IQ4_NL block, a Q8_0 block, an IQ4_XS super-block and a Q8_K block.
-const NL_BYTES: usize = 18;
-const Q8_0_BYTES: usize = 34;
-const XS_BYTES: usize = 136;
-const Q8_K_BYTES: usize = 292;
+const NL_BYTES: usize = GgmlType::IQ4_NL.block_bytes();
+const Q8_0_BYTES: usize = GgmlType::Q8_0.block_bytes();
+const XS_BYTES: usize = GgmlType::IQ4_XS.block_bytes();
+const Q8_K_BYTES: usize = GgmlType::Q8_K.block_bytes();
 
 /// The 16 levels, each plus `bias`, in both 128-bit lanes (the `vpshufb` table).
 #[target_feature(enable = "avx2,fma,f16c")]
@@ -59,11 +60,10 @@ macro_rules! iq4_kernels {
             let mut acc = _mm256_setzero_ps();
             for i in 0..nb {
                 let (x, y) = (wp.add(i * XS_BYTES), ap.add(i * Q8_K_BYTES));
-                let h = u16::from_le_bytes([*x.add(2), *x.add(3)]) as i32;
+                let h = u16::from_le_bytes([*x.add(2), *x.add(3)]);
                 let mut sumi = _mm256_setzero_si256();
                 for s in 0..8 {
-                    let lo = ((*x.add(4 + s / 2) >> (4 * (s % 2))) & 0x0F) as i32;
-                    let ls = (lo | (((h >> (2 * s)) & 3) << 4)) - 32;
+                    let ls = xs_sub_scale(h, *x.add(4 + s / 2), s) - 32;
                     let p = $sdot(t, nibbles(x.add(8 + 16 * s)), load(y.add(4 + 32 * s)));
                     sumi = _mm256_add_epi32(sumi, _mm256_mullo_epi32(p, _mm256_set1_epi32(ls)));
                 }
