@@ -79,7 +79,7 @@ fn main() {
     );
     // `--types q4_0,q8_0` limits the run to those weight types.
     let only = arg("--types");
-    for ty in [T::Q4_0, T::Q4_1, T::Q5_0, T::Q5_1, T::Q8_0, T::Q2_K, T::Q3_K, T::Q4_K, T::Q5_K, T::Q6_K] {
+    for ty in [T::Q4_0, T::Q4_1, T::Q5_0, T::Q5_1, T::Q8_0, T::Q2_K, T::Q3_K, T::Q4_K, T::Q5_K, T::Q6_K, T::IQ4_NL, T::IQ4_XS] {
         if only.as_ref().is_some_and(|o| !o.split(',').any(|t| t.eq_ignore_ascii_case(ty.name()))) {
             continue;
         }
@@ -145,7 +145,7 @@ fn main() {
         {
             Ok(out) => {
                 for line in String::from_utf8_lossy(&out.stdout).lines() {
-                    if line.contains("MUL_MAT") && ["q4_0", "q4_1", "q5_0", "q5_1", "q8_0", "q2_K", "q3_K", "q4_K", "q5_K", "q6_K"].iter().any(|t| line.contains(t)) {
+                    if line.contains("MUL_MAT") && ["q4_0", "q4_1", "q5_0", "q5_1", "q8_0", "q2_K", "q3_K", "q4_K", "q5_K", "q6_K", "iq4_nl", "iq4_xs"].iter().any(|t| line.contains(t)) {
                         println!("{line}");
                     }
                 }

@@ -29,7 +29,9 @@ use rng::Rng;
 mod blocks;
 use blocks::{d_offset, magnitude, map_quants, set_f16};
 
-const TYPES: [T; 10] = [T::Q4_0, T::Q4_1, T::Q5_0, T::Q5_1, T::Q8_0, T::Q2_K, T::Q3_K, T::Q4_K, T::Q5_K, T::Q6_K];
+const TYPES: [T; 12] = [
+    T::Q4_0, T::Q4_1, T::Q5_0, T::Q5_1, T::Q8_0, T::Q2_K, T::Q3_K, T::Q4_K, T::Q5_K, T::Q6_K, T::IQ4_NL, T::IQ4_XS,
+];
 
 #[test]
 fn quantized_gemm_matches_the_dot_kernel_at_every_level_and_thread_count() {

@@ -242,7 +242,7 @@ fn dequantize_random_blocks_like_gguf_py() {
 fn vec_dot_equals_ggml_generic_bit_for_bit() {
     let g = golden();
     let dots = g.m["dots"].as_object().unwrap();
-    assert_eq!(dots.len(), 13);
+    assert_eq!(dots.len(), 15);
     for (wname, cases) in dots {
         let wt = ty_by_name(wname);
         let at = vec_dot_type(wt).unwrap();
@@ -297,6 +297,8 @@ fn partner_types_follow_ggml() {
         (T::TQ1_0, T::Q8_K),
         (T::TQ2_0, T::Q8_K),
         (T::MXFP4, T::Q8_0),
+        (T::IQ4_NL, T::Q8_0),
+        (T::IQ4_XS, T::Q8_K),
         (T::F32, T::F32),
         (T::F16, T::F16),
         (T::BF16, T::BF16),
@@ -368,6 +370,8 @@ fn quant_types() -> Vec<GgmlType> {
         T::TQ1_0,
         T::TQ2_0,
         T::MXFP4,
+        T::IQ4_NL,
+        T::IQ4_XS,
     ]
 }
 
@@ -563,7 +567,7 @@ fn wrong_sizes_are_errors() {
     assert!(qmatmul_rows(T::Q4_0, &w, usize::MAX, 64, &xs, 2, &mut out, 0..4).is_err());
     assert!(qmatmul_rows(T::Q4_0, &w, 4, 64, &xs, usize::MAX, &mut out, 0..4).is_err());
     assert!(qmatmul_rows(T::Q4_0, &w, 4, 48, &xs, 2, &mut out, 0..4).is_err());
-    assert!(qmatmul_rows(T::IQ4_NL, &w, 4, 64, &xs, 2, &mut out, 0..4).is_err());
+    assert!(qmatmul_rows(T::IQ2_XXS, &w, 4, 64, &xs, 2, &mut out, 0..4).is_err());
     // Activations of the wrong type.
     let xq = quantize_activations(T::Q4_1, &xs, 2, 64).unwrap();
     assert!(qmatmul_rows_quantized(T::Q4_0, &w, 4, &xq, &mut out, 0..4).is_err());

@@ -26,6 +26,9 @@ pub(crate) struct Format {
     pub(crate) fifth: bool,
     /// What the per-block second term is (see [`Act::s`]).
     pub(crate) second: Second,
+    /// IQ4_NL: the nibbles index the 16 signed levels of `quant::ggml::iq4::KVALUES`. Kernels
+    /// look up `level + 128` (unsigned) and the [`Second::Offset`] term removes the 128.
+    pub(crate) levels: bool,
 }
 
 #[derive(Clone, Copy, PartialEq)]
@@ -38,17 +41,27 @@ pub(crate) enum Second {
     None,
 }
 
-pub(crate) const Q4_0: Format = Format { wb: 18, wq: 2, ab: 34, aq: 2, nibbles: true, fifth: false, second: Second::Offset };
-pub(crate) const Q4_1: Format = Format { wb: 20, wq: 4, ab: 36, aq: 4, nibbles: true, fifth: false, second: Second::Min };
-pub(crate) const Q8_0: Format = Format { wb: 34, wq: 2, ab: 34, aq: 2, nibbles: false, fifth: false, second: Second::None };
-pub(crate) const Q5_0: Format = Format { wb: 22, wq: 6, ab: 34, aq: 2, nibbles: true, fifth: true, second: Second::Offset };
-pub(crate) const Q5_1: Format = Format { wb: 24, wq: 8, ab: 36, aq: 4, nibbles: true, fifth: true, second: Second::Min };
+pub(crate) const Q4_0: Format = Format { levels: false, wb: 18, wq: 2, ab: 34, aq: 2, nibbles: true, fifth: false, second: Second::Offset };
+pub(crate) const Q4_1: Format = Format { levels: false, wb: 20, wq: 4, ab: 36, aq: 4, nibbles: true, fifth: false, second: Second::Min };
+pub(crate) const Q8_0: Format = Format { levels: false, wb: 34, wq: 2, ab: 34, aq: 2, nibbles: false, fifth: false, second: Second::None };
+pub(crate) const Q5_0: Format = Format { levels: false, wb: 22, wq: 6, ab: 34, aq: 2, nibbles: true, fifth: true, second: Second::Offset };
+/// IQ4_NL (32 elements: f16 `d`, 16 bytes of indices in Q4_0's nibble order), Q8_0 activations.
+/// (Only the x86-64 AVX-512 VNNI GEMV takes it so far.)
+#[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
+pub(crate) const IQ4_NL: Format = Format { levels: true, wb: 18, wq: 2, ab: 34, aq: 2, nibbles: true, fifth: false, second: Second::Offset };
+pub(crate) const Q5_1: Format = Format { levels: false, wb: 24, wq: 8, ab: 36, aq: 4, nibbles: true, fifth: true, second: Second::Min };
 
 impl Format {
-    /// What [`Second::Offset`] formats subtract from their unsigned quants: 8, or 16 with a
-    /// fifth bit.
+    /// What [`Second::Offset`] formats subtract from their unsigned quants: 8, 16 with a
+    /// fifth bit, 128 for the looked-up levels of IQ4_NL.
     pub(crate) fn offset(self) -> f32 {
-        if self.fifth { 16.0 } else { 8.0 }
+        if self.levels {
+            128.0
+        } else if self.fifth {
+            16.0
+        } else {
+            8.0
+        }
     }
 
     /// The fifth bits of the block at `xb` (see [`Format::fifth`]).

@@ -4,7 +4,7 @@
 //! Each family lives in its own file and declares its blocks once (`#[repr(C)]`, sizes
 //! checked at compile time against [`GgmlType`]):
 //! [`legacy`] (Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q8_1), [`k_quants`] (Q2_K…Q6_K, Q8_K),
-//! [`ternary`] (TQ1_0, TQ2_0), [`mxfp4`] and [`plain`] (F32, F16, BF16).
+//! [`ternary`] (TQ1_0, TQ2_0), [`iq4`] (IQ4_NL, IQ4_XS), [`mxfp4`] and [`plain`] (F32, F16, BF16).
 //!
 //! This module is the byte-level dispatch the array layer and GGUF loader call:
 //! [`quantize_row`] / [`dequantize_row`] convert whole blocks, [`vec_dot`] multiplies a weight
@@ -18,6 +18,7 @@
 //! give NaN/Inf results, as in ggml, never UB or a panic. See `docs/QUANT.md`.
 
 pub mod block;
+pub mod iq4;
 pub mod k_quants;
 pub mod legacy;
 pub mod mxfp4;
@@ -170,6 +171,16 @@ fn portable_kernels(ty: GgmlType) -> Kernels {
             ternary::dequantize_tq2_0,
             Some((T::Q8_K, ternary::vec_dot_tq2_0_q8_k)),
         ),
+        T::IQ4_NL => k(
+            iq4::quantize_iq4_nl,
+            iq4::dequantize_iq4_nl,
+            Some((T::Q8_0, iq4::vec_dot_iq4_nl_q8_0)),
+        ),
+        T::IQ4_XS => k(
+            iq4::quantize_iq4_xs,
+            iq4::dequantize_iq4_xs,
+            Some((T::Q8_K, iq4::vec_dot_iq4_xs_q8_k)),
+        ),
         T::MXFP4 => k(
             mxfp4::quantize_mxfp4,
             mxfp4::dequantize_mxfp4,
@@ -185,7 +196,8 @@ fn portable_kernels(ty: GgmlType) -> Kernels {
     }
 }
 
-/// Whether [`quantize_row`] and [`dequantize_row`] implement `ty` (IQ*, NVFP4, Q1_0, Q2_0 and
+/// Whether [`quantize_row`] and [`dequantize_row`] implement `ty` (IQ* other than IQ4_NL and
+/// IQ4_XS, NVFP4, Q1_0, Q2_0 and
 /// the integer/f64 types are not implemented).
 pub fn is_supported(ty: GgmlType) -> bool {
     kernels(ty).quantize.is_some()

@@ -3,11 +3,11 @@
 
 Oracles:
   * gguf-py (`gguf.quants.quantize` / `dequantize`, /opt/oracle): quantizes BF16, Q4_0, Q4_1,
-    Q5_0, Q5_1, Q8_0, TQ1_0, TQ2_0, MXFP4; dequantizes those plus Q2_K..Q6_K.
+    Q5_0, Q5_1, Q8_0, TQ1_0, TQ2_0, MXFP4; dequantizes those plus Q2_K..Q6_K, IQ4_NL, IQ4_XS.
   * ggml's own C (`quantize_row_*_ref`, `dequantize_row_*`, `ggml_vec_dot_*_generic`) from the
     llama.cpp the team anchors on, built by build_ggml_ref.sh into /tmp/ggml-ref/libggmlref.so
-    and loaded with ctypes. It is the only oracle for quantizing the K-quants, Q8_1 and Q8_K and
-    for the dot products. Where both oracles quantize, this script asserts they agree.
+    and loaded with ctypes. It is the only oracle for quantizing the K-quants, IQ4_NL, IQ4_XS,
+    Q8_1 and Q8_K and for the dot products. Where both oracles quantize, this script asserts they agree.
   * numpy for F16 (astype(float16) rounds to nearest even, like ggml).
 
 Writes (all little-endian):
@@ -57,6 +57,8 @@ TYPES = [
     ("tq1_0", T.TQ1_0, 256, 54, "tq1_0", True, True),
     ("tq2_0", T.TQ2_0, 256, 66, "tq2_0", True, True),
     ("mxfp4", T.MXFP4, 32, 17, "mxfp4", True, True),
+    ("iq4_nl", T.IQ4_NL, 32, 18, "iq4_nl", False, True),
+    ("iq4_xs", T.IQ4_XS, 256, 136, "iq4_xs", False, True),
 ]
 # weight type -> (activation type, C dot kernel)
 DOTS = {
@@ -73,6 +75,8 @@ DOTS = {
     "tq1_0": ("q8_K", "ggml_vec_dot_tq1_0_q8_K_generic"),
     "tq2_0": ("q8_K", "ggml_vec_dot_tq2_0_q8_K_generic"),
     "mxfp4": ("q8_0", "ggml_vec_dot_mxfp4_q8_0_generic"),
+    "iq4_nl": ("q8_0", "ggml_vec_dot_iq4_nl_q8_0_generic"),
+    "iq4_xs": ("q8_K", "ggml_vec_dot_iq4_xs_q8_K_generic"),
 }
 
 
@@ -113,7 +117,13 @@ def ptr(a):
 
 def c_quantize(lib, suffix, x, bb, bl):
     out = np.zeros(x.size // bl * bb, np.uint8)
-    getattr(lib, f"quantize_row_{suffix}_ref")(ptr(x), ptr(out), ctypes.c_int64(x.size))
+    if suffix == "iq4_nl":
+        # quantize_row_iq4_nl_ref skips the scale search and leaves all-zero blocks with stale
+        # (for the first block: uninitialized) indices; the oracle is what ggml_quantize_chunk and
+        # llama-quantize run: quantize_iq4_nl without importance weights.
+        lib.quantize_iq4_nl(ptr(x), ptr(out), ctypes.c_int64(1), ctypes.c_int64(x.size), ctypes.c_void_p(0))
+    else:
+        getattr(lib, f"quantize_row_{suffix}_ref")(ptr(x), ptr(out), ctypes.c_int64(x.size))
     return out
 
 

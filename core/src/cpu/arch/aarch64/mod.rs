@@ -1,5 +1,6 @@
 //! aarch64 kernels (NEON, dotprod).
 pub mod quant;
+pub mod quant_iq4;
 pub mod gemv;
 pub mod gemv_k;
 pub mod gemv_k23;

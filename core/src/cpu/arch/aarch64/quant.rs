@@ -450,6 +450,10 @@ safe!(q5_1_sdot, dotprod::q5_1_q8_1);
 safe!(q8_0_sdot, dotprod::q8_0_q8_0);
 safe!(q4_k_sdot, dotprod::q4_k_q8_k);
 safe!(q6_k_sdot, dotprod::q6_k_q8_k);
+safe!(iq4_nl_neon, super::quant_iq4::neon::iq4_nl_q8_0);
+safe!(iq4_xs_neon, super::quant_iq4::neon::iq4_xs_q8_k);
+safe!(iq4_nl_sdot, super::quant_iq4::dotprod::iq4_nl_q8_0);
+safe!(iq4_xs_sdot, super::quant_iq4::dotprod::iq4_xs_q8_k);
 
 macro_rules! safe_gemm {
     ($name:ident, $inner:path) => {
@@ -520,6 +524,10 @@ pub(crate) fn dot_for(ty: GgmlType, level: Isa) -> Option<DotFn> {
         (T::Q8_0, false) => q8_0_neon,
         (T::Q4_K, false) => q4_k_neon,
         (T::Q6_K, false) => q6_k_neon,
+        (T::IQ4_NL, false) => iq4_nl_neon,
+        (T::IQ4_XS, false) => iq4_xs_neon,
+        (T::IQ4_NL, true) => iq4_nl_sdot,
+        (T::IQ4_XS, true) => iq4_xs_sdot,
         (T::Q4_0, true) => q4_0_sdot,
         (T::Q4_1, true) => q4_1_sdot,
         (T::Q5_0, true) => q5_0_sdot,

@@ -1,6 +1,8 @@
 //! AVX-512 VNNI GEMV for the GGUF formats a decode step streams (one activation row against
-//! many weight rows): Q4_0, Q4_1, Q5_0, Q5_1 and Q8_0 weights, read in their file layout
-//! (Q5_0/Q5_1: the fifth bits added to the nibble register with one masked byte add).
+//! many weight rows): Q4_0, Q4_1, Q5_0, Q5_1, Q8_0 and IQ4_NL weights, read in their file layout
+//! (Q5_0/Q5_1: the fifth bits added to the nibble register with one masked byte add; IQ4_NL:
+//! the nibbles turned into `level + 128` by one `vpshufb`, the 128 removed with Q4_0's offset
+//! term).
 //!
 //! Why a kernel of its own beside the register-tiled GEMM: with one activation row the tiled
 //! kernel spends ~20 instructions per weight block on work that is not the dot product —
@@ -50,6 +52,9 @@ unsafe fn weight_pair(f: Format, x: *const u8) -> __m512i {
         );
         let both = _mm512_inserti64x4(_mm512_castsi256_si512(raw), _mm256_srli_epi16(raw, 4), 1);
         let w = _mm512_and_si512(both, _mm512_set1_epi8(0x0F));
+        if f.levels {
+            return _mm512_shuffle_epi8(_mm512_broadcast_i32x4(level_table()), w);
+        }
         if !f.fifth {
             return w;
         }
@@ -61,6 +66,14 @@ unsafe fn weight_pair(f: Format, x: *const u8) -> __m512i {
         let lo = _mm256_loadu_si256(p0 as *const __m256i);
         _mm512_inserti64x4(_mm512_castsi256_si512(lo), _mm256_loadu_si256(p1 as *const __m256i), 1)
     }
+}
+
+/// IQ4_NL's 16 levels plus 128 (unsigned bytes 1..241), the `vpshufb` table of [`Format::levels`].
+#[target_feature(enable = "avx2")]
+#[inline]
+unsafe fn level_table() -> __m128i {
+    let t = _mm_loadu_si128(crate::quant::ggml::iq4::KVALUES.as_ptr() as *const __m128i);
+    _mm_xor_si128(t, _mm_set1_epi8(-128))
 }
 
 /// Σ of 4 adjacent products per i32 lane of weight bytes `w` (unsigned nibbles, or signed
@@ -150,6 +163,9 @@ unsafe fn tile<const M: usize, const R: usize>(f: Format, x: *const u8, wrb: usi
                         if f.fifth {
                             w = _mm256_mask_add_epi8(w, f.fifth_bits(xb.sub(f.wq)), w, _mm256_set1_epi8(16));
                         }
+                        if f.levels {
+                            w = _mm256_shuffle_epi8(_mm256_broadcastsi128_si256(level_table()), w);
+                        }
                         _mm256_dpbusd_epi32(_mm256_setzero_si256(), w, a[i])
                     } else {
                         let w = _mm256_loadu_si256(xb as *const __m256i);
@@ -197,6 +213,7 @@ const GEMV_Q4_1: QuantGemv = quant_gemv!(|x| prepared::prepare(prepared::Q4_1, O
 const GEMV_Q8_0: QuantGemv = quant_gemv!(|x| prepared::prepare(prepared::Q8_0, Order::NibblePairs, x), prepared::Q8_0);
 const GEMV_Q5_0: QuantGemv = quant_gemv!(|x| prepared::prepare(prepared::Q5_0, Order::NibblePairs, x), prepared::Q5_0);
 const GEMV_Q5_1: QuantGemv = quant_gemv!(|x| prepared::prepare(prepared::Q5_1, Order::NibblePairs, x), prepared::Q5_1);
+const GEMV_IQ4_NL: QuantGemv = quant_gemv!(|x| prepared::prepare(prepared::IQ4_NL, Order::NibblePairs, x), prepared::IQ4_NL);
 
 /// Whether the CPU has AVX-512 F/BW/VL and VNNI and `level` allows AVX-512 (the kernels of
 /// this file and of `gemm_panel.rs`).
@@ -217,6 +234,7 @@ pub(crate) fn gemv_for(ty: GgmlType, level: crate::cpu::isa::Isa) -> Option<Quan
         GgmlType::Q8_0 => Some(GEMV_Q8_0),
         GgmlType::Q5_0 => Some(GEMV_Q5_0),
         GgmlType::Q5_1 => Some(GEMV_Q5_1),
+        GgmlType::IQ4_NL => Some(GEMV_IQ4_NL),
         GgmlType::Q2_K => Some(super::gemv_k23::GEMV_Q2_K),
         GgmlType::Q3_K => Some(super::gemv_k23::GEMV_Q3_K),
         GgmlType::Q4_K => Some(super::gemv_k::GEMV_Q4_K),

@@ -1,5 +1,6 @@
 //! x86-64 kernels (AVX2, AVX-512 VNNI).
 pub mod quant;
+pub mod quant_iq4;
 pub mod gemv;
 pub mod gemm_panel;
 pub mod gemv_k;

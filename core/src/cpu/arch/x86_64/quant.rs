@@ -50,7 +50,7 @@ unsafe fn i16_at(p: *const u8) -> i32 {
 
 #[target_feature(enable = "avx2,fma,f16c")]
 #[inline]
-unsafe fn load(p: *const u8) -> __m256i {
+pub(super) unsafe fn load(p: *const u8) -> __m256i {
     _mm256_loadu_si256(p as *const __m256i)
 }
 
@@ -91,7 +91,7 @@ pub(super) unsafe fn fifth_bits(qh: u32) -> __m256i {
 /// legacy GEMVs ~5× slower (docs/BENCHMARKS.md).
 #[target_feature(enable = "avx2,fma,f16c")]
 #[inline]
-unsafe fn f16x8(p: *const u8) -> __m256 {
+pub(super) unsafe fn f16x8(p: *const u8) -> __m256 {
     _mm256_cvtph_ps(_mm_set1_epi16((p as *const i16).read_unaligned()))
 }
 
@@ -435,13 +435,13 @@ pub(super) mod avx2 {
     kernels!("avx2,fma,f16c", dot);
 }
 
-mod vnni {
+pub(super) mod vnni {
     use super::*;
 
     /// `vpdpbusd` with a zero accumulator: Σ of 4 adjacent `u[i]·s[i]` per i32 lane, exact.
     #[target_feature(enable = "avx2,fma,f16c")]
     #[inline]
-    pub(super) unsafe fn dot(u: __m256i, s: __m256i) -> __m256i {
+    pub(in crate::cpu::arch::x86_64) unsafe fn dot(u: __m256i, s: __m256i) -> __m256i {
         let mut acc = _mm256_setzero_si256();
         // SAFETY: callers run only where AVX-512 VNNI + VL exist (checked by `dot_for`);
         // register-only instruction. Inline asm keeps the crate's minimum Rust version
@@ -686,6 +686,10 @@ safe!(q5_1_vnni, vnni::q5_1_q8_1);
 safe!(q8_0_vnni, vnni::q8_0_q8_0);
 safe!(q4_k_vnni, vnni::q4_k_q8_k);
 safe!(q6_k_vnni, vnni::q6_k_q8_k);
+safe!(iq4_nl_avx2, super::quant_iq4::avx2::iq4_nl_q8_0);
+safe!(iq4_xs_avx2, super::quant_iq4::avx2::iq4_xs_q8_k);
+safe!(iq4_nl_vnni, super::quant_iq4::vnni::iq4_nl_q8_0);
+safe!(iq4_xs_vnni, super::quant_iq4::vnni::iq4_xs_q8_k);
 
 macro_rules! safe_q {
     ($name:ident, $inner:ident) => {
@@ -714,6 +718,10 @@ pub(crate) fn dot_for(ty: GgmlType, level: Isa) -> Option<DotFn> {
         (T::Q8_0, false) => q8_0_avx2,
         (T::Q4_K, false) => q4_k_avx2,
         (T::Q6_K, false) => q6_k_avx2,
+        (T::IQ4_NL, false) => iq4_nl_avx2,
+        (T::IQ4_XS, false) => iq4_xs_avx2,
+        (T::IQ4_NL, true) => iq4_nl_vnni,
+        (T::IQ4_XS, true) => iq4_xs_vnni,
         (T::Q4_0, true) => q4_0_vnni,
         (T::Q4_1, true) => q4_1_vnni,
         (T::Q5_0, true) => q5_0_vnni,
