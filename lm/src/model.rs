@@ -205,7 +205,7 @@ impl Model {
             let [g, u] = exactly(Weight::project_all(&[&l.w_gate, &l.w_up], &h)?)?;
             if c.activation == FfnActivation::Silu && swiglu_for != Some(g.dtype()) {
                 let p = swiglu_program(g.dtype());
-                swiglu = crate::weights::device_runs(&Primitive::Fused(p.clone()), &[g.dtype(), u.dtype()]).then_some(p);
+                swiglu = crate::weights::device_runs(|| (Primitive::Fused(p.clone()), alloc::vec![g.dtype(), u.dtype()])).then_some(p);
                 swiglu_for = Some(g.dtype());
             }
             let act = gated(c.activation, &g, &u, swiglu.as_ref())?;

@@ -42,21 +42,30 @@ pub enum Weight {
     },
 }
 
-/// Whether the default device runs `prim` on inputs of `dtypes` itself: always on the CPU; on
-/// another device when its backend has a kernel for it. The model records a fused node (one
-/// kernel for several) only there: a fused node a GPU backend lacks would run on the CPU,
-/// moving its inputs off the device.
-pub(crate) fn device_runs(prim: &Primitive, dtypes: &[DType]) -> bool {
+/// Whether the default device runs the primitive `query()` describes (with its input dtypes)
+/// itself: always on the CPU; on another device when its backend has a kernel for it. The model
+/// records a fused node (one kernel for several) only there: a fused node a GPU backend lacks
+/// would run on the CPU, moving its inputs off the device. `query` is called only off the CPU,
+/// so a decode step on the CPU builds nothing to ask.
+pub(crate) fn device_runs(query: impl FnOnce() -> (Primitive, Vec<DType>)) -> bool {
     let dev = mlx_arm_core::device::default_device();
-    dev == Device::CPU || mlx_arm_core::backend::for_device(dev).is_some_and(|b| b.supports(prim, dtypes))
+    dev == Device::CPU
+        || mlx_arm_core::backend::for_device(dev).is_some_and(|b| {
+            let (prim, dtypes) = query();
+            b.supports(&prim, &dtypes)
+        })
 }
 
-/// Whether the default device runs `ggml_matmul_many` of `x` (`dt`) by `blocks` itself.
+/// Whether the default device runs `ggml_matmul_many` of `x` (`dt`) by `blocks` (not empty)
+/// itself.
 fn many_runs(blocks: &[(&Array, GgmlType, usize)], dt: DType) -> bool {
-    let prim = Primitive::Quantized(QuantizedOp::GgmlMatmulMany { tys: blocks.iter().map(|b| b.1).collect(), k: blocks[0].2 });
-    let mut dtypes = alloc::vec![dt];
-    dtypes.extend(blocks.iter().map(|b| b.0.dtype()));
-    device_runs(&prim, &dtypes)
+    device_runs(|| {
+        let k = blocks.first().map_or(0, |b| b.2);
+        let prim = Primitive::Quantized(QuantizedOp::GgmlMatmulMany { tys: blocks.iter().map(|b| b.1).collect(), k });
+        let mut dtypes = alloc::vec![dt];
+        dtypes.extend(blocks.iter().map(|b| b.0.dtype()));
+        (prim, dtypes)
+    })
 }
 
 impl Weight {
