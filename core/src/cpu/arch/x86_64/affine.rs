@@ -10,6 +10,7 @@
 //! Each `#[target_feature]` function is only reached through [`kernels_for`], which hands a
 //! table out only when the active level allows it — what makes calling them sound.
 
+use super::quant::hsum_ps;
 use crate::cpu::arch::affine::{field_mask, fields, fused_dispatch, FusedWidth, in_high_half, fused_words, safe_steps, AffineKernels, Fused, FusedKernel, MAX_ROWS, SPANS};
 use crate::cpu::isa::Isa;
 use core::arch::x86_64::*;
@@ -133,14 +134,6 @@ unsafe fn decode_avx512_impl(bits: u32, src: &[u8], dst: &mut [f32]) {
     }
 }
 
-#[target_feature(enable = "avx2,fma")]
-unsafe fn hsum256(v: __m256) -> f32 {
-    let s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
-    let s = _mm_add_ps(s, _mm_movehl_ps(s, s));
-    let s = _mm_add_ss(s, _mm_shuffle_ps(s, s, 1));
-    _mm_cvtss_f32(s)
-}
-
 fn dot_groups_avx2(q: &[f32], gs: usize, s: &[f32], xs: &[&[f32]], out: &mut [f32]) {
     // SAFETY: AVX2 + FMA available (kernels_for); lengths are checked inside.
     unsafe {
@@ -183,7 +176,7 @@ unsafe fn dot_avx2<const R: usize>(q: &[f32], gs: usize, s: &[f32], xs: &[&[f32]
         }
     }
     for r in 0..R {
-        out[r] = hsum256(total[r]);
+        out[r] = hsum_ps(total[r]);
     }
 }
 
@@ -318,7 +311,7 @@ unsafe fn fused_avx2_impl<const B: u32, const R: usize>(w: &[u8], sw: &[f32], xp
         }
     }
     for r in 0..R {
-        out[r] = hsum256(total[r]);
+        out[r] = hsum_ps(total[r]);
     }
 }
 

@@ -7,6 +7,7 @@
 //! Each function is `#[target_feature]`: the caller (the table in `cpu::gemm`) only hands it
 //! out when `isa()` says this CPU has the feature, which is what makes calling it sound.
 
+use crate::cpu::arch::x86_64::quant::hsum_ps;
 use super::F32Kernels;
 use core::arch::x86_64::*;
 
@@ -168,15 +169,6 @@ unsafe fn axpys_avx512(n: usize, k: usize, w: *const f32, ld: isize, x: *const f
     }
 }
 
-/// Horizontal sum of 8 lanes.
-#[inline(always)]
-unsafe fn hsum256(v: __m256) -> f32 {
-    let s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
-    let s = _mm_add_ps(s, _mm_movehl_ps(s, s));
-    let s = _mm_add_ss(s, _mm_shuffle_ps(s, s, 1));
-    _mm_cvtss_f32(s)
-}
-
 /// `y[j] += Σ_p x[p]·w[p·ld + j]`, as [`axpys_avx512`] with scalar column tails.
 ///
 /// # Safety
@@ -336,7 +328,7 @@ macro_rules! dots_avx2 {
                     p += 16;
                 }
                 for r in 0..4 {
-                    let mut s = hsum256(_mm256_add_ps(acc[r][0], acc[r][1]));
+                    let mut s = hsum_ps(_mm256_add_ps(acc[r][0], acc[r][1]));
                     for q in p..k {
                         s += widen(*rows[r].add(q)) * *x.add(q);
                     }
@@ -352,7 +344,7 @@ macro_rules! dots_avx2 {
                     acc = _mm256_fmadd_ps($load(row.add(p)), _mm256_loadu_ps(x.add(p)), acc);
                     p += 8;
                 }
-                let mut s = hsum256(acc);
+                let mut s = hsum_ps(acc);
                 for q in p..k {
                     s += widen(*row.add(q)) * *x.add(q);
                 }

@@ -19,6 +19,7 @@
 //! accumulation order differs from [`super::quant`]'s dot and GEMM kernels, so a GEMV result
 //! equals the dot kernel's within the bound of docs/QUANT.md, not bit for bit.
 
+use super::quant::hsum_ps;
 use core::arch::x86_64::*;
 
 use crate::quant::GgmlType;
@@ -182,18 +183,10 @@ unsafe fn tile<const M: usize, const R: usize>(f: Format, x: *const u8, wrb: usi
     let mut out = [[0f32; R]; M];
     for i in 0..M {
         for r in 0..R {
-            out[i][r] = _mm512_reduce_add_ps(acc[i][r]) + hsum256(acc_tail[i][r]);
+            out[i][r] = _mm512_reduce_add_ps(acc[i][r]) + hsum_ps(acc_tail[i][r]);
         }
     }
     out
-}
-
-#[target_feature(enable = "avx2")]
-#[inline]
-pub(super) unsafe fn hsum256(v: __m256) -> f32 {
-    let s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
-    let s = _mm_add_ps(s, _mm_movehl_ps(s, s));
-    _mm_cvtss_f32(_mm_add_ss(s, _mm_movehdup_ps(s)))
 }
 
 impl Kernel for Format {

@@ -15,7 +15,8 @@
 use core::arch::x86_64::*;
 
 use super::super::prepared::{holds_q8k, prepare_q8k, q4k_scales_mins, quant_gemv, Kernel, Q6K_BYTES as WB6, K4};
-use super::gemv::{hsum256, Act, QuantGemv};
+use super::gemv::{Act, QuantGemv};
+use super::quant::hsum_ps;
 
 /// The eight 6-bit scales and mins of a super-block's 12 scale bytes (ggml's `scale_min_k4`
 /// order), as f32 vectors.
@@ -101,7 +102,7 @@ impl<const FIFTH: bool> Kernel for K4<FIFTH> {
         let mut out = [[0f32; R]; M];
         for i in 0..M {
             for r in 0..R {
-                out[i][r] = _mm512_reduce_add_ps(acc[i][r]) - hsum256(acc_min[i][r]);
+                out[i][r] = _mm512_reduce_add_ps(acc[i][r]) - hsum_ps(acc_min[i][r]);
             }
         }
         out

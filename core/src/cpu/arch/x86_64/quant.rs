@@ -54,9 +54,10 @@ pub(super) unsafe fn load(p: *const u8) -> __m256i {
     _mm256_loadu_si256(p as *const __m256i)
 }
 
-#[target_feature(enable = "avx2,fma,f16c")]
+/// Horizontal sum of 8 lanes, (a0+a4 + a2+a6) + (a1+a5 + a3+a7): the one every x86 kernel uses.
+#[target_feature(enable = "avx")]
 #[inline]
-pub(super) unsafe fn hsum_ps(v: __m256) -> f32 {
+pub(crate) unsafe fn hsum_ps(v: __m256) -> f32 {
     let s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
     let s = _mm_add_ps(s, _mm_movehl_ps(s, s));
     _mm_cvtss_f32(_mm_add_ss(s, _mm_movehdup_ps(s)))
