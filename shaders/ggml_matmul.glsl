@@ -9,7 +9,15 @@
 // reads the weight once per 8 rows for a prefill (CPU drivers run it slower per row: the
 // kernels pick it for several rows only). Activations are
 // read as T (not quantized to Q8 as ggml's CPU kernels do); products accumulate in float32.
+// With SUBGROUP defined (ggml_mv_sg.comp, ggml_mm_sg.comp) the LANES partial sums of an output
+// are added with subgroup operations instead of a tree in shared memory: the host picks these
+// variants only where compute shaders have subgroup arithmetic and LANES is a whole number of
+// subgroups, so an output's invocations are whole subgroups (one barrier at most, none when
+// LANES is the subgroup size, against log2(LANES) for the tree).
 #extension GL_EXT_control_flow_attributes : enable
+#ifdef SUBGROUP
+#extension GL_KHR_shader_subgroup_arithmetic : enable
+#endif
 #include "common.glsl"
 layout(local_size_x = 256) in;
 layout(std430, set = 0, binding = 0) readonly buffer X { T x[]; };
@@ -26,7 +34,12 @@ void main() {
     uint wid = gl_WorkGroupID.x + gl_WorkGroupID.y * gl_NumWorkGroups.x;
     uint row_tiles = (p.m + ROWS - 1) / ROWS;
     if (wid >= row_tiles * p.n_cols) return;
+#ifdef SUBGROUP
+    // Invocations numbered subgroup by subgroup, whatever order the driver packs them in.
+    uint t = gl_SubgroupID * gl_SubgroupSize + gl_SubgroupInvocationID;
+#else
     uint t = gl_LocalInvocationID.x;
+#endif
     uint row0 = (wid / p.n_cols) * ROWS;
     uint rows = min(ROWS, p.m - row0);
     uint col = (wid % p.n_cols) * (256 / LANES) + t / LANES;
@@ -50,6 +63,28 @@ void main() {
             }
         }
     }
+#ifdef SUBGROUP
+    // Each subgroup's sum; an output of several subgroups adds theirs through shared memory.
+    [[unroll]] for (uint r = 0; r < ROWS; ++r) acc[r] = subgroupAdd(acc[r]);
+    uint per_out = LANES / gl_SubgroupSize;
+    if (per_out > 1) {
+        if (gl_SubgroupInvocationID == 0) {
+            [[unroll]] for (uint r = 0; r < ROWS; ++r) part[r][gl_SubgroupID] = acc[r];
+        }
+        barrier();
+        if (lane == 0) {
+            [[unroll]] for (uint r = 0; r < ROWS; ++r) {
+                for (uint g = 1; g < per_out; ++g) acc[r] += part[r][gl_SubgroupID + g];
+            }
+        }
+    }
+    if (lane == 0 && col < p.n) {
+        [[unroll]] for (uint r = 0; r < ROWS; ++r) {
+            if (r < rows) o[(row0 + r) * p.n + col] = T(acc[r]);
+        }
+    }
+}
+#else
     [[unroll]] for (uint r = 0; r < ROWS; ++r) part[r][t] = acc[r];
     barrier();
     for (uint s = LANES / 2; s > 0; s >>= 1) {
@@ -62,3 +97,4 @@ void main() {
         for (uint r = 0; r < rows; ++r) o[(row0 + r) * p.n + col] = T(part[r][t]);
     }
 }
+#endif

@@ -1,7 +1,7 @@
 //! The Vulkan instance, the chosen physical device, its logical device with one compute queue,
 //! and the memory sub-allocator. Built once per process; every failure is an `Error`.
 
-use crate::coopmat;
+use crate::{coopmat, subgroup};
 use ash::vk;
 use gpu_allocator::vulkan::{Allocator, AllocatorCreateDesc};
 use mlx_arm_core::{Error, Result};
@@ -32,6 +32,10 @@ pub struct DeviceInfo {
     /// The tensor-core fragment shape (M, N, K) float16 matmuls use (VK_NV_cooperative_matrix,
     /// docs/GPU.md), or `None`: the portable shader (no support, or `MLX_ARM_VULKAN_COOPMAT=off`).
     pub coopmat: Option<[u32; 3]>,
+    /// The subgroup size the GGUF matmul shaders add their partial sums over (subgroup
+    /// arithmetic in compute shaders), or `None`: sums through shared memory (no support, or
+    /// `MLX_ARM_VULKAN_SUBGROUP=off`).
+    pub subgroup: Option<u32>,
 }
 
 pub(crate) struct Context {
@@ -159,6 +163,7 @@ impl Context {
         // SAFETY: a plain query on a live instance.
         let exts = unsafe { instance.enumerate_device_extension_properties(chosen.pdev) }.unwrap_or_default();
         let coopmat = coopmat::choose(&entry, &instance, chosen.pdev, &exts, f16)?;
+        let subgroup = subgroup::choose(&instance, chosen.pdev)?;
         let mut coop_on = coopmat::Features::on();
         let prio = [1.0f32];
         let qci = [vk::DeviceQueueCreateInfo::default().queue_family_index(chosen.family).queue_priorities(&prio)];
@@ -191,7 +196,7 @@ impl Context {
             }
             _ => shared_default,
         };
-        let info = DeviceInfo { name: chosen.name, kind: kind_name(chosen.kind).into(), shared_memory, f16, coopmat };
+        let info = DeviceInfo { name: chosen.name, kind: kind_name(chosen.kind).into(), shared_memory, f16, coopmat, subgroup };
         Ok(Context {
             _entry: entry,
             _instance: instance,

@@ -250,16 +250,19 @@ pub(crate) fn dispatch(rec: &mut Recorder, shader: Shader, f16: bool, bufs: &[&A
     for (i, (w, info)) in writes.iter_mut().zip(&infos).take(bufs.len()).enumerate() {
         *w = vk::WriteDescriptorSet::default().dst_binding(i as u32).descriptor_type(vk::DescriptorType::STORAGE_BUFFER).buffer_info(info);
     }
+    // Only the words the shader declares (each kernel's push list is its shader's block).
     let mut bytes = [0u8; PUSH_BYTES as usize];
     for (chunk, w) in bytes.chunks_exact_mut(4).zip(push) {
         chunk.copy_from_slice(&w.to_ne_bytes());
     }
     let d = &ctx.device;
+    rec.bind_pipeline(cb, p.pipeline);
     // SAFETY: recording into the open command buffer with objects that outlive the batch.
     unsafe {
-        d.cmd_bind_pipeline(cb, vk::PipelineBindPoint::COMPUTE, p.pipeline);
         ctx.push.cmd_push_descriptor_set(cb, vk::PipelineBindPoint::COMPUTE, p.layout, 0, &writes[..bufs.len()]);
-        d.cmd_push_constants(cb, p.layout, vk::ShaderStageFlags::COMPUTE, 0, &bytes);
+        if !push.is_empty() {
+            d.cmd_push_constants(cb, p.layout, vk::ShaderStageFlags::COMPUTE, 0, &bytes[..push.len() * 4]);
+        }
         d.cmd_dispatch(cb, groups[0], groups[1], groups[2]);
     }
     crate::queue::count_command(t);
@@ -500,7 +503,8 @@ pub(crate) fn norm(rec: &mut Recorder, x: (&Data, &[usize]), w: (&Data, &[usize]
         bb.off as u32,
         b_step as u32,
     ];
-    dispatch(rec, Shader::Norm, f16, &[&bx.mem, &bw.mem, &bb.mem, &om], 3, &push, grid(rows)?)?;
+    let sg = rec.ctx().info.subgroup.is_some();
+    dispatch(rec, Shader::Norm(sg), f16, &[&bx.mem, &bw.mem, &bb.mem, &om], 3, &push, grid(rows)?)?;
     Ok(Some(out))
 }
 
@@ -941,7 +945,9 @@ pub(crate) fn ggml_gemv(rec: &mut Recorder, x: (&Data, &[usize]), w: &Bound, n: 
     // Several rows share each dequantized block in the tiled kernel; CPU drivers (lavapipe)
     // spill its per-row registers and run per-row GEMVs faster unless rows are many.
     let tiled = m >= if rec.ctx().info.kind == "cpu" { 64 } else { 4 };
-    let (shader, tile) = if tiled { (Shader::GgmlMm(ty.id()), GGML_TILE_ROWS) } else { (Shader::GgmlMv(ty.id()), 1) };
+    // Subgroup sums where an output's invocations are whole subgroups.
+    let sg = rec.ctx().info.subgroup.is_some_and(|s| ggml_lanes() % s as usize == 0);
+    let (shader, tile) = if tiled { (Shader::GgmlMm(ty.id(), sg), GGML_TILE_ROWS) } else { (Shader::GgmlMv(ty.id(), sg), 1) };
     let groups = m.div_ceil(tile) * n_cols;
     // The weight's own bytes, not its buffer's: a tensor of a mapped file larger than 4 GiB
     // is bound (uploaded) alone, at offset 0.

@@ -10,12 +10,14 @@ mod memory;
 mod pipelines;
 mod profile;
 mod queue;
+mod subgroup;
 
 pub use context::{DeviceInfo, DEVICE_ENV, MEMORY_ENV};
 pub use coopmat::COOPMAT_ENV;
 pub use kernels::coopmat_dispatches;
 pub use profile::{kernel_times, KernelTime, PROFILE_ENV};
 pub use queue::{stats as queue_stats, QueueStats};
+pub use subgroup::SUBGROUP_ENV;
 
 use context::Context;
 use mlx_arm_core::array::Data;

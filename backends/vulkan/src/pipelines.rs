@@ -21,17 +21,19 @@ pub(crate) enum Shader {
     Gather,
     Reduce,
     ArgReduce,
-    Norm,
+    /// rms_norm / layer_norm; `true`: workgroup sums with subgroup arithmetic.
+    Norm(bool),
     Rope,
     Sdpa,
     /// Attention split over chunks of keys (decode with long key sequences).
     SdpaSplit,
     Qmm,
     /// GGUF matmul, one row per workgroup, for the GGUF type number (a specialization
-    /// constant: each type gets a pipeline with the other types' code folded away).
-    GgmlMv(u32),
+    /// constant: each type gets a pipeline with the other types' code folded away); `true`:
+    /// partial sums added with subgroup arithmetic (`DeviceInfo::subgroup`).
+    GgmlMv(u32, bool),
     /// The same, 8 rows per workgroup.
-    GgmlMm(u32),
+    GgmlMm(u32, bool),
     /// GGUF blocks to float32, for the GGUF type number.
     GgmlDequant(u32),
     Matmul,
@@ -50,13 +52,16 @@ impl Shader {
             Shader::Gather => "gather",
             Shader::Reduce => "reduce",
             Shader::ArgReduce => "argreduce",
-            Shader::Norm => "norm",
+            Shader::Norm(false) => "norm",
+            Shader::Norm(true) => "norm_sg",
             Shader::Rope => "rope",
             Shader::Sdpa => "sdpa",
             Shader::SdpaSplit => "sdpa_split",
             Shader::Qmm => "qmm",
-            Shader::GgmlMv(_) => "ggml_mv",
-            Shader::GgmlMm(_) => "ggml_mm",
+            Shader::GgmlMv(_, false) => "ggml_mv",
+            Shader::GgmlMv(_, true) => "ggml_mv_sg",
+            Shader::GgmlMm(_, false) => "ggml_mm",
+            Shader::GgmlMm(_, true) => "ggml_mm_sg",
             Shader::GgmlDequant(_) => "ggml_dequant",
             Shader::Matmul => "matmul",
             Shader::MatmulCoop(_) => "matmul_coopmat",
@@ -66,8 +71,8 @@ impl Shader {
     fn bindings(self) -> u32 {
         match self {
             Shader::Unary | Shader::Reduce | Shader::ArgReduce | Shader::GgmlDequant(_) => 2,
-            Shader::Binary | Shader::Gather | Shader::Matmul | Shader::MatmulCoop(_) | Shader::GgmlMv(_) | Shader::GgmlMm(_) => 3,
-            Shader::Norm | Shader::Rope => 4,
+            Shader::Binary | Shader::Gather | Shader::Matmul | Shader::MatmulCoop(_) | Shader::GgmlMv(..) | Shader::GgmlMm(..) => 3,
+            Shader::Norm(_) | Shader::Rope => 4,
             Shader::Fused => 5,
             Shader::Qmm => 5,
             Shader::Sdpa | Shader::SdpaSplit => 6,
@@ -76,7 +81,7 @@ impl Shader {
     /// Specialization constants 0, 1, …, for shaders that take them.
     fn specialization(self) -> Vec<u32> {
         match self {
-            Shader::GgmlMv(ty) | Shader::GgmlMm(ty) => vec![ty, crate::kernels::ggml_lanes() as u32],
+            Shader::GgmlMv(ty, _) | Shader::GgmlMm(ty, _) => vec![ty, crate::kernels::ggml_lanes() as u32],
             Shader::GgmlDequant(ty) => vec![ty],
             Shader::MatmulCoop(shape) => shape.to_vec(),
             _ => Vec::new(),
@@ -102,13 +107,16 @@ impl Shader {
             Shader::Gather => spv!("gather"),
             Shader::Reduce => spv!("reduce"),
             Shader::ArgReduce => spv!("argreduce"),
-            Shader::Norm => spv!("norm"),
+            Shader::Norm(false) => spv!("norm"),
+            Shader::Norm(true) => spv!("norm_sg"),
             Shader::Rope => spv!("rope"),
             Shader::Sdpa => spv!("sdpa"),
             Shader::SdpaSplit => spv!("sdpa_split"),
             Shader::Qmm => spv!("qmm"),
-            Shader::GgmlMv(_) => spv!("ggml_mv"),
-            Shader::GgmlMm(_) => spv!("ggml_mm"),
+            Shader::GgmlMv(_, false) => spv!("ggml_mv"),
+            Shader::GgmlMv(_, true) => spv!("ggml_mv_sg"),
+            Shader::GgmlMm(_, false) => spv!("ggml_mm"),
+            Shader::GgmlMm(_, true) => spv!("ggml_mm_sg"),
             Shader::GgmlDequant(_) => spv!("ggml_dequant"),
             Shader::Matmul => spv!("matmul"),
             Shader::MatmulCoop(_) => spv!("matmul_coopmat", f16),

@@ -64,6 +64,9 @@ pub(crate) struct Recorder {
     profiler: Option<Profiler>,
     /// The number the open batch gets when it is submitted.
     next_seq: u64,
+    /// The pipeline last bound in the open command buffer (null: none): consecutive dispatches
+    /// of one pipeline (a layer's GEMVs, say) bind it once.
+    bound: vk::Pipeline,
 }
 
 /// Dispatches in the first batch after a wait.
@@ -199,6 +202,7 @@ pub(crate) fn init(ctx: &'static Context) -> Result<()> {
         timeout_ns: timeout_s.saturating_mul(1_000_000_000),
         profiler: Profiler::new(ctx)?,
         next_seq: 1,
+        bound: vk::Pipeline::null(),
     };
     let _ = RECORDER.set(Mutex::new(rec));
     Ok(())
@@ -272,7 +276,17 @@ impl Recorder {
             p.stamp(d, cb, None);
         }
         self.open = Some(cb);
+        self.bound = vk::Pipeline::null();
         Ok(cb)
+    }
+
+    /// Binds `pipeline` in the open command buffer `cb` unless it is bound there already.
+    pub fn bind_pipeline(&mut self, cb: vk::CommandBuffer, pipeline: vk::Pipeline) {
+        if self.bound != pipeline {
+            // SAFETY: recording into the open command buffer; pipelines live for the process.
+            unsafe { self.ctx.device.cmd_bind_pipeline(cb, vk::PipelineBindPoint::COMPUTE, pipeline) };
+            self.bound = pipeline;
+        }
     }
 
     /// Opens (or continues) the batch for work that reads `reads` and writes `writes`,

@@ -435,18 +435,27 @@ fn run(case: &Case, build: Build, dt: DType, dev: Device) -> Array {
 
 /// Runs every case for every claimed dtype and fails with the list of mismatches.
 pub fn check_all() {
+    check_matching(|_| true);
+}
+
+/// [`check_all`] for the cases whose name `pick` accepts.
+pub fn check_matching(pick: fn(&str) -> bool) {
     let info = vkb::init().expect("a Vulkan device (CI: Mesa lavapipe)");
     eprintln!("device: {} ({}), shared memory: {}, f16: {}", info.name, info.kind, info.shared_memory, info.f16);
     match info.coopmat {
         Some(s) => eprintln!("float16 matmul: tensor cores (VK_NV_cooperative_matrix, fragment {}x{}x{})", s[0], s[1], s[2]),
         None => eprintln!("float16 matmul: portable shader (no cooperative matrices, or {}=off)", vkb::COOPMAT_ENV),
     }
+    match info.subgroup {
+        Some(n) => eprintln!("GGUF matmul sums: subgroup arithmetic, subgroups of {n}"),
+        None => eprintln!("GGUF matmul sums: shared memory (no subgroup arithmetic, or {}=off)", vkb::SUBGROUP_ENV),
+    }
     let mut dtypes = vec![(DType::Float32, 1e-5)];
     if info.f16 {
         dtypes.push((DType::Float16, 2e-3));
     }
     let mut failures = Vec::new();
-    for case in cases() {
+    for case in cases().into_iter().filter(|c| pick(c.name)) {
         for &(dt, tol) in &dtypes {
             let want = run(&case, case.oracle.unwrap_or(case.build), dt, Device::CPU);
             let before = vkb::queue_stats().dispatches;
