@@ -3,7 +3,7 @@
 // unchanged (bound as words; blocks need not be 4-byte aligned but are always 2-byte aligned).
 // Work is split in chunks of 32 weights (a K-quant block holds 8). A workgroup computes
 // 256 / LANES outputs (LANES invocations each, walking the chunks of one weight row; LANES is
-// a specialization constant, 64 or 32: backends/vulkan/src/kernels.rs) for up to ROWS rows of x
+// a specialization constant, 8 to 64: backends/vulkan/src/subgroup.rs) for up to ROWS rows of x
 // (defined by the including shader): each block is dequantized once into registers and dotted
 // with every row. ggml_mv.comp (ROWS 1) is the GEMV of a decode step; ggml_mm.comp (ROWS 8)
 // reads the weight once per 8 rows for a prefill (CPU drivers run it slower per row: the

@@ -49,6 +49,9 @@ pub(crate) struct Context {
     pub push: ash::khr::push_descriptor::Device,
     pub allocator: Mutex<Allocator>,
     pub info: DeviceInfo,
+    /// Invocations that share one weight row in the GGUF matmul shaders
+    /// ([`subgroup::ggml_lanes`]).
+    pub ggml_lanes: u32,
     /// Nanoseconds per timestamp tick, or `None` where the queue writes no timestamps (then
     /// `MLX_ARM_VULKAN_PROFILE` measures nothing).
     pub timestamp_ns: Option<f64>,
@@ -164,6 +167,7 @@ impl Context {
         let exts = unsafe { instance.enumerate_device_extension_properties(chosen.pdev) }.unwrap_or_default();
         let coopmat = coopmat::choose(&entry, &instance, chosen.pdev, &exts, f16)?;
         let subgroup = subgroup::choose(&instance, chosen.pdev)?;
+        let ggml_lanes = subgroup::ggml_lanes(subgroup)?;
         let mut coop_on = coopmat::Features::on();
         let prio = [1.0f32];
         let qci = [vk::DeviceQueueCreateInfo::default().queue_family_index(chosen.family).queue_priorities(&prio)];
@@ -206,6 +210,7 @@ impl Context {
             push,
             allocator: Mutex::new(allocator),
             info,
+            ggml_lanes,
             timestamp_ns: chosen.timestamp_ns,
         })
     }

@@ -892,19 +892,7 @@ fn coopmat_layout(rows: usize, cols: usize, (rs, cs): (isize, isize)) -> Option<
     None
 }
 
-/// Outputs one GGUF-matmul workgroup computes, and rows of x per workgroup of ggml_mm.comp
-/// (ggml_mv.comp takes one).
-/// Invocations that share one weight row in the GGUF matmul shaders (ggml_matmul.glsl's
-/// LANES): 64 by default, or `MLX_ARM_VULKAN_GGML_LANES=32` (more rows a workgroup, fewer idle
-/// invocations on rows of few blocks such as the default model's 18; kept switchable to
-/// compare on a device).
-pub(crate) fn ggml_lanes() -> usize {
-    static LANES: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
-    *LANES.get_or_init(|| match std::env::var("MLX_ARM_VULKAN_GGML_LANES").as_deref() {
-        Ok("32") => 32,
-        _ => 64,
-    })
-}
+/// Rows of x per workgroup of ggml_mm.comp (ggml_mv.comp takes one).
 const GGML_TILE_ROWS: usize = 8;
 
 /// GGUF block types ggml_matmul.comp dequantizes (it switches on the GGUF type number).
@@ -941,12 +929,13 @@ pub(crate) fn ggml_gemv(rec: &mut Recorder, x: (&Data, &[usize]), w: &Bound, n: 
         return Ok(None);
     }
     let m: usize = sx[..sx.len() - 1].iter().product();
-    let n_cols = n.div_ceil(256 / ggml_lanes());
+    let lanes = rec.ctx().ggml_lanes as usize;
+    let n_cols = n.div_ceil(256 / lanes);
     // Several rows share each dequantized block in the tiled kernel; CPU drivers (lavapipe)
     // spill its per-row registers and run per-row GEMVs faster unless rows are many.
     let tiled = m >= if rec.ctx().info.kind == "cpu" { 64 } else { 4 };
     // Subgroup sums where an output's invocations are whole subgroups.
-    let sg = rec.ctx().info.subgroup.is_some_and(|s| ggml_lanes() % s as usize == 0);
+    let sg = rec.ctx().info.subgroup.is_some_and(|s| lanes % s as usize == 0);
     let (shader, tile) = if tiled { (Shader::GgmlMm(ty.id(), sg), GGML_TILE_ROWS) } else { (Shader::GgmlMv(ty.id(), sg), 1) };
     let groups = m.div_ceil(tile) * n_cols;
     // The weight's own bytes, not its buffer's: a tensor of a mapped file larger than 4 GiB

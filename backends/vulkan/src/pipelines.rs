@@ -79,9 +79,9 @@ impl Shader {
         }
     }
     /// Specialization constants 0, 1, …, for shaders that take them.
-    fn specialization(self) -> Vec<u32> {
+    fn specialization(self, ctx: &Context) -> Vec<u32> {
         match self {
-            Shader::GgmlMv(ty, _) | Shader::GgmlMm(ty, _) => vec![ty, crate::kernels::ggml_lanes() as u32],
+            Shader::GgmlMv(ty, _) | Shader::GgmlMm(ty, _) => vec![ty, ctx.ggml_lanes],
             Shader::GgmlDequant(ty) => vec![ty],
             Shader::MatmulCoop(shape) => shape.to_vec(),
             _ => Vec::new(),
@@ -176,7 +176,7 @@ fn build(ctx: &Context, shader: Shader, f16: bool) -> Result<Pipeline> {
         let layout = d.create_pipeline_layout(&pli, None).map_err(|r| vk_err(OP, "vkCreatePipelineLayout", r))?;
         let smi = vk::ShaderModuleCreateInfo::default().code(&code);
         let module = d.create_shader_module(&smi, None).map_err(|r| vk_err(OP, "vkCreateShaderModule", r))?;
-        let values = shader.specialization();
+        let values = shader.specialization(ctx);
         let data: Vec<u8> = values.iter().flat_map(|v| v.to_ne_bytes()).collect();
         let entries: Vec<_> =
             (0..values.len() as u32).map(|i| vk::SpecializationMapEntry::default().constant_id(i).offset(4 * i).size(4)).collect();
