@@ -27,6 +27,8 @@ use mlx_arm_core::quant::mlx::{affine_dequantize, qmm, QFloat, QScales, QuantMod
 #[path = "common/rng.rs"]
 mod rng;
 use rng::Rng;
+#[path = "common/levels.rs"]
+mod levels;
 
 fn unit<T: QFloat>() -> f64 {
     match T::DTYPE.name() {
@@ -80,7 +82,7 @@ fn case<T: QFloat + Sync>(level: Isa, bits: u32, gs: usize, transpose: bool, m: 
 fn every_width_group_and_path_matches_the_reference_at_every_level() {
     let mut fails = Vec::new();
     let mut seed = 1u64;
-    for level in isa::available() {
+    for level in levels::levels() {
         for bits in [1u32, 2, 3, 4, 5, 6, 8] {
             for gs in [32usize, 64, 128] {
                 for transpose in [true, false] {
@@ -105,7 +107,7 @@ fn every_width_group_and_path_matches_the_reference_at_every_level() {
 fn fused_gemv_matches_the_reference_at_every_level() {
     let mut fails = Vec::new();
     let mut seed = 500u64;
-    for (level, bits) in isa::available().into_iter().flat_map(|l| [2u32, 4, 8].map(|b| (l, b))) {
+    for (level, bits) in levels::levels().into_iter().flat_map(|l| [2u32, 4, 8].map(|b| (l, b))) {
         for gs in [32usize, 64, 128] {
             let mut ks = vec![gs, 3 * gs, 5 * gs];
             if gs == 32 {
@@ -131,7 +133,7 @@ fn fused_gemv_matches_the_reference_at_every_level() {
 fn half_activations_match_the_reference_at_every_level() {
     let mut fails = Vec::new();
     let mut seed = 1000u64;
-    for level in isa::available() {
+    for level in levels::levels() {
         for bits in [3u32, 4, 8] {
             for transpose in [true, false] {
                 for m in [1usize, 9] {
@@ -150,7 +152,7 @@ fn half_activations_match_the_reference_at_every_level() {
 #[test]
 fn threaded_shapes_match_the_reference() {
     let mut fails = Vec::new();
-    for level in isa::available() {
+    for level in levels::levels() {
         for transpose in [true, false] {
             fails.extend(case::<f32>(level, 4, 64, transpose, 1, 640, 300, 7).err());
             fails.extend(case::<f32>(level, 4, 64, transpose, 3, 640, 300, 8).err());

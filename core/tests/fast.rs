@@ -11,6 +11,8 @@ use mlx_arm_core::ops::fast::{self, RopeOffset, SdpaMask};
 use mlx_arm_core::{Array, DType, Result};
 use mlx_arm_core::ops;
 use serde_json::Value as J;
+#[path = "common/levels.rs"]
+mod levels;
 
 fn opt<'a>(x: &'a [Array], args: &J, k: &str) -> Option<&'a Array> {
     args[k].as_u64().map(|i| &x[i as usize])
@@ -301,7 +303,7 @@ fn fused_softmax_tracks_f64_and_its_fallback_at_every_level() {
     // Rows shorter than, equal to and past every vector width, with tails; many rows (threads).
     let shapes: &[&[usize]] = &[&[1], &[3, 5], &[4, 16], &[7, 33], &[2, 3, 1000], &[300, 17]];
     let mut failures = vec![];
-    for level in isa::available() {
+    for level in levels::levels() {
         isa::set_isa(level).unwrap();
         for threads in [1usize, 3] {
             set_num_threads(threads);

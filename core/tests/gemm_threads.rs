@@ -10,6 +10,8 @@
 use mlx_arm_core::cpu::isa;
 use mlx_arm_core::parallel::set_num_threads;
 use mlx_arm_core::{ops, Array, DType};
+#[path = "common/levels.rs"]
+mod levels;
 
 /// Deterministic values in [-1, 1).
 fn fill(n: usize, seed: u32) -> Vec<f32> {
@@ -25,7 +27,7 @@ fn float_gemm_is_bit_identical_across_thread_counts_and_matches_f64() {
     // (m, n, k, B given as Wᵀ of a row-major W): blocked products crossing the 256-deep slice
     // and the task blocks, a short wide one, GEMVs in both layouts.
     let shapes = [(300usize, 530usize, 600usize, false), (97, 1100, 300, true), (64, 700, 513, true), (1, 4100, 700, true), (1, 1030, 300, false), (300, 1, 257, false)];
-    for level in isa::available() {
+    for level in levels::levels() {
         isa::set_isa(level).unwrap();
         for dtype in [DType::Float32, DType::Float16, DType::Bfloat16] {
             for &(m, n, k, linear) in &shapes {

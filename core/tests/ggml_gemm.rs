@@ -28,6 +28,8 @@ use rng::Rng;
 #[path = "common/ggml_blocks.rs"]
 mod blocks;
 use blocks::{d_offset, magnitude, map_quants, set_f16};
+#[path = "common/levels.rs"]
+mod levels;
 
 const TYPES: [T; 12] = [
     T::Q4_0, T::Q4_1, T::Q5_0, T::Q5_1, T::Q8_0, T::Q2_K, T::Q3_K, T::Q4_K, T::Q5_K, T::Q6_K, T::IQ4_NL, T::IQ4_XS,
@@ -36,7 +38,7 @@ const TYPES: [T; 12] = [
 #[test]
 fn quantized_gemm_matches_the_dot_kernel_at_every_level_and_thread_count() {
     let mut rng = Rng(0x0DDB_1A5E_5BAD_5EED);
-    for level in isa::available() {
+    for level in levels::levels() {
         isa::set_isa(level).unwrap();
         for ty in TYPES {
             let bt = vec_dot_type(ty).unwrap();

@@ -20,6 +20,8 @@ use rng::Rng;
 #[path = "common/ggml_blocks.rs"]
 mod blocks;
 use blocks::{d_offset, magnitude, map_quants, set_f16};
+#[path = "common/levels.rs"]
+mod levels;
 
 const WEIGHTS: [T; 12] = [
     T::Q4_0, T::Q4_1, T::Q5_0, T::Q5_1, T::Q8_0, T::Q2_K, T::Q3_K, T::Q4_K, T::Q5_K, T::Q6_K, T::IQ4_NL, T::IQ4_XS,
@@ -28,7 +30,7 @@ const WEIGHTS: [T; 12] = [
 #[test]
 fn quantizers_write_the_portable_bytes_at_every_level() {
     let mut rng = Rng(0x9E37_79B9_7F4A_7C15);
-    for level in isa::available() {
+    for level in levels::levels() {
         for ty in [T::Q8_0, T::Q8_1, T::Q8_K] {
             for blocks in [1usize, 2, 7] {
                 let n = blocks * ty.block_len();
@@ -61,7 +63,7 @@ fn quantizers_write_the_portable_bytes_at_every_level() {
 #[test]
 fn dot_products_match_portable_at_every_level() {
     let mut rng = Rng(0x1234_5678_9ABC_DEF1);
-    for level in isa::available() {
+    for level in levels::levels() {
         for ty in WEIGHTS {
             let bt = vec_dot_type(ty).unwrap();
             for blocks in [1usize, 2, 7] {
@@ -112,7 +114,7 @@ fn dot_products_match_portable_at_every_level() {
 #[test]
 fn every_level_reports_and_odd_lengths_are_errors() {
     assert!(isa::available().contains(&Isa::Portable));
-    for level in isa::available() {
+    for level in levels::levels() {
         // 33 elements is not a whole Q4_0 block: an error at every level, never a panic.
         assert!(vec_dot_at(level, T::Q4_0, &[0; 18], &[0; 34], 33).is_err());
         assert!(vec_dot_at(level, T::Q4_0, &[0; 17], &[0; 34], 32).is_err());

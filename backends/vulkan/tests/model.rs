@@ -63,7 +63,9 @@ fn default_model_greedy_tokens_match_the_cpu() {
     let loaded = files::load_model(&path).unwrap();
     let Origin::Gguf { metadata, .. } = &loaded.origin else { panic!("a GGUF model") };
     let tok = Tokenizer::from_gguf(metadata).unwrap();
-    const N: usize = 16;
+    // Eight steps per prompt check prefill and decoding (synchronous and pipelined); each step
+    // on lavapipe costs CI's two cores about a second, so more steps only cost time.
+    const N: usize = 8;
     const MARGIN: f32 = 0.5;
     const ERR: f64 = 0.15;
     for prompt in ["1, 2, 3, 4, 5,", "a b c d e f g"] {
