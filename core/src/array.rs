@@ -260,6 +260,29 @@ pub(crate) struct Op {
     /// on its tape: the number of that tape, which [`crate::eval::eval`] waits for instead of
     /// running the op a second time.
     pub(crate) ticket: core::sync::atomic::AtomicUsize,
+    /// The number of the last tape walk that reached this op ([`crate::eval`]'s visit mark,
+    /// so that building a tape needs no set of visited ops).
+    pub(crate) visit: core::sync::atomic::AtomicUsize,
+    /// Set by the evaluation that runs the op, so that it runs once even when two walks racing
+    /// over a shared graph both put it on their tapes.
+    pub(crate) started: core::sync::atomic::AtomicBool,
+}
+
+impl Op {
+    /// A pending op whose outputs (`metas`) are attached by the caller.
+    fn new(prim: Primitive, inputs: Vec<Array>, metas: Vec<(Vec<usize>, DType)>, tracer: bool) -> Arc<Op> {
+        Arc::new(Op {
+            tracer,
+            prim,
+            inputs: spin::Mutex::new(inputs),
+            outputs: spin::Mutex::new(Vec::new()),
+            metas,
+            stream: crate::device::default_stream_now(),
+            ticket: core::sync::atomic::AtomicUsize::new(0),
+            visit: core::sync::atomic::AtomicUsize::new(0),
+            started: core::sync::atomic::AtomicBool::new(false),
+        })
+    }
 }
 
 impl Drop for Op {
@@ -313,8 +336,12 @@ impl Array {
 
     /// Records a single-output operation.
     pub(crate) fn from_op(prim: Primitive, inputs: Vec<Array>, shape: Vec<usize>, dtype: DType) -> Array {
-        let mut v = Array::from_op_multi(prim, inputs, alloc::vec![(shape, dtype)]);
-        v.pop().expect("one output was requested")
+        let tracer = inputs.iter().any(Array::is_tracer);
+        let node_shape = shape.clone();
+        let op = Op::new(prim, inputs, alloc::vec![(shape, dtype)], tracer);
+        let out = Array { node: Arc::new(Node::new(node_shape, dtype, State::Pending(op.clone()), tracer)) };
+        *op.outputs.lock() = alloc::vec![Arc::downgrade(&out.node)];
+        out
     }
 
     /// Records an operation with several outputs (siblings that are computed together).
@@ -325,19 +352,12 @@ impl Array {
 
     /// [`Array::from_op_multi`] with the tracer flag given (transforms mark their stand-ins).
     pub(crate) fn from_op_traced(prim: Primitive, inputs: Vec<Array>, metas: Vec<(Vec<usize>, DType)>, tracer: bool) -> Vec<Array> {
-        let op = Arc::new(Op {
-            tracer,
-            prim,
-            inputs: spin::Mutex::new(inputs),
-            outputs: spin::Mutex::new(Vec::new()),
-            metas: metas.clone(),
-            stream: crate::device::default_stream_now(),
-            ticket: core::sync::atomic::AtomicUsize::new(0),
-        });
-        let outs: Vec<Array> = metas
-            .into_iter()
+        let op = Op::new(prim, inputs, metas, tracer);
+        let outs: Vec<Array> = op
+            .metas
+            .iter()
             .map(|(shape, dtype)| Array {
-                node: Arc::new(Node::new(shape, dtype, State::Pending(op.clone()), tracer)),
+                node: Arc::new(Node::new(shape.clone(), *dtype, State::Pending(op.clone()), tracer)),
             })
             .collect();
         *op.outputs.lock() = outs.iter().map(|a| Arc::downgrade(&a.node)).collect();

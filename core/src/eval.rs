@@ -4,7 +4,7 @@
 
 use crate::array::{Array, Op, State};
 use crate::error::{Error, Result};
-use alloc::collections::BTreeSet;
+use core::sync::atomic::{AtomicUsize, Ordering};
 use alloc::sync::Arc;
 use alloc::vec::Vec;
 
@@ -64,50 +64,53 @@ pub fn async_eval(outputs: &[Array]) -> Result<()> {
     eval(outputs)
 }
 
-/// The pending ops `outputs` need, in an order where inputs come first, leaving out those a
-/// background tape holds; and the latest such tape's number (0: none).
+/// The pending ops `outputs` need, in an order where inputs come first (each op's inputs in
+/// their order, depth first), leaving out those a background tape holds; and the latest such
+/// tape's number (0: none).
+///
+/// An op is marked with this walk's number when it is first expanded (no set of visited ops:
+/// a decode step's tape is ~600 ops, and a tree insert per op cost more than the walk). An
+/// op is marked when taken off the stack, not when pushed, so a shared input reached again
+/// through a later sibling is still placed before everything that reads it; in a DAG an op
+/// found marked has either been placed already or is an ancestor of itself, which cannot be.
 fn build_tape(outputs: &[Array]) -> (Vec<Arc<Op>>, usize) {
+    static WALKS: AtomicUsize = AtomicUsize::new(0);
+    let walk = WALKS.fetch_add(1, Ordering::Relaxed).wrapping_add(1).max(1);
     let mut tape = Vec::new();
     let mut waits_for = 0;
-    let mut seen = BTreeSet::new();
-    let mut stack: Vec<(Arc<Op>, usize)> = Vec::new();
-    for root in outputs {
-        let Some(op) = root.pending_op() else { continue };
-        if scheduled(&op, &mut waits_for) || !seen.insert(Arc::as_ptr(&op) as usize) {
+    // (op, whether its inputs have been pushed: then popping it places it on the tape).
+    let mut stack: Vec<(Arc<Op>, bool)> = Vec::new();
+    for root in outputs.iter().rev() {
+        if let Some(op) = root.pending_op() {
+            stack.push((op, false));
+        }
+    }
+    while let Some((op, expanded)) = stack.pop() {
+        if expanded {
+            tape.push(op);
             continue;
         }
-        stack.push((op, 0));
-        while let Some((op, next)) = stack.last_mut() {
-            let child = {
-                let inputs = op.inputs.lock();
-                if *next < inputs.len() {
-                    *next += 1;
-                    Some(inputs[*next - 1].pending_op())
-                } else {
-                    None
-                }
-            };
-            match child {
-                Some(Some(c)) => {
-                    if !scheduled(&c, &mut waits_for) && seen.insert(Arc::as_ptr(&c) as usize) {
-                        stack.push((c, 0));
-                    }
-                }
-                Some(None) => {}
-                None => {
-                    if let Some((op, _)) = stack.pop() {
-                        tape.push(op);
-                    }
+        if op.visit.swap(walk, Ordering::Relaxed) == walk || scheduled(&op, &mut waits_for) {
+            continue;
+        }
+        let at = stack.len();
+        {
+            let inputs = op.inputs.lock();
+            // Reversed, so that the first input is expanded first.
+            for a in inputs.iter().rev() {
+                if let Some(c) = a.pending_op() {
+                    stack.push((c, false));
                 }
             }
         }
+        stack.insert(at, (op, true));
     }
     (tape, waits_for)
 }
 
 /// Whether a background tape holds `op` (then `waits_for` is raised to that tape's number).
 fn scheduled(op: &Op, waits_for: &mut usize) -> bool {
-    match op.ticket.load(core::sync::atomic::Ordering::Acquire) {
+    match op.ticket.load(Ordering::Acquire) {
         0 => false,
         t => {
             *waits_for = (*waits_for).max(t);
@@ -117,6 +120,10 @@ fn scheduled(op: &Op, waits_for: &mut usize) -> bool {
 }
 
 fn run(op: Arc<Op>) -> Result<()> {
+    if op.started.swap(true, Ordering::AcqRel) {
+        // Another walk's evaluation took it (see `build_tape`); its outputs are its to set.
+        return Ok(());
+    }
     // A traced op keeps its inputs (and its outputs keep the op) so that a vjp can still walk
     // the graph after the traced function evaluated something; others free them now.
     let keep = op.tracer && crate::transforms::tracing();
@@ -161,11 +168,11 @@ fn fail(outputs: &[alloc::sync::Weak<crate::array::Node>], e: &Error) {
 
 fn check_inputs(inputs: &[Array]) -> Result<()> {
     for a in inputs {
-        if let Some(e) = a.failure() {
-            return Err(e);
-        }
-        if !a.is_available() {
-            return Err(Error::runtime("eval", "An input was not evaluated before its consumer."));
+        // One look at each input's state (a decode step checks ~1500 inputs).
+        match &*a.node.state.lock() {
+            State::Ready(_) => {}
+            State::Failed(e) => return Err(e.clone()),
+            State::Pending(_) => return Err(Error::runtime("eval", "An input was not evaluated before its consumer.")),
         }
     }
     Ok(())

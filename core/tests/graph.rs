@@ -37,6 +37,37 @@ fn deep_chain_of_100k_adds_evaluates_and_drops_without_overflow() {
 }
 
 #[test]
+fn shared_inputs_run_before_every_reader_whichever_path_reaches_them_first() {
+    // A Fibonacci ladder: f_i = f_{i-1} + f_{i-2}, so every node is an input of the next two
+    // and is reached first through the long path and again through the short one; a tape that
+    // placed a node where it was first seen rather than after all its inputs would read an
+    // unevaluated array. Several roots at once share the whole ladder; values are exact in f64.
+    let mut f = vec![Array::from_slice(&[0.0f64, 1.0], &[2]).unwrap(), Array::from_slice(&[1.0f64, 1.0], &[2]).unwrap()];
+    for i in 2..80 {
+        let next = ops::add(&f[i - 1], &f[i - 2]).unwrap();
+        f.push(next);
+    }
+    // A diamond on top: the root reads f_79 directly and through a product.
+    let top = ops::add(&f[79], &ops::multiply(&f[79], &f[40]).unwrap()).unwrap();
+    let roots = [f[30].clone(), top.clone(), f[10].clone(), f[79].clone()];
+    mlx_arm_core::eval::eval(&roots).unwrap();
+    let (mut a, mut b) = ([0.0f64, 1.0], [1.0f64, 1.0]);
+    let mut want = vec![a, b];
+    for _ in 2..80 {
+        (a, b) = (b, [a[0] + b[0], a[1] + b[1]]);
+        want.push(b);
+    }
+    for i in [10, 30, 40, 79] {
+        assert_eq!(f[i].to_vec::<f64>().unwrap(), want[i], "f_{i}");
+    }
+    let t: Vec<f64> = (0..2).map(|j| want[79][j] + want[79][j] * want[40][j]).collect();
+    assert_eq!(top.to_vec::<f64>().unwrap(), t);
+    // Evaluating an evaluated graph again is a no-op that keeps the values.
+    mlx_arm_core::eval::eval(&roots).unwrap();
+    assert_eq!(f[79].to_vec::<f64>().unwrap(), want[79]);
+}
+
+#[test]
 fn evaluating_in_a_loop_does_not_grow_memory() {
     let w = Array::from_slice(&vec![0.5f32; 4096], &[64, 64]).unwrap();
     let step = || {

@@ -156,6 +156,10 @@ impl Model {
             x = ops::multiply(&x, &Array::scalar(s)?)?;
         }
         let (bi, ti) = (b as isize, t as isize);
+        // Every rope of the step rotates from the same position: one offset array for all of
+        // them rather than one per call (two per layer).
+        let position = i32::try_from(offset).map_err(|_| Error::invalid("forward", "position overflows int32"))?;
+        let position = Array::scalar(position)?;
         // The fused SiLU·up program (see `gated`), made once for the layers' dtype, where the
         // default device runs it (`swiglu_for`: the dtype it was decided for).
         let mut swiglu: Option<Arc<FusedOp>> = None;
@@ -182,8 +186,8 @@ impl Model {
                 k = ops::rms_norm(&k, Some(kn), c.rms_eps)?;
             }
             let local = c.is_local(i);
-            let q = self.rope(&q, offset, local)?;
-            let k = self.rope(&k, offset, local)?;
+            let q = self.rope(&q, &position, local)?;
+            let k = self.rope(&k, &position, local)?;
             let v = heads(&v, c.n_kv_heads)?;
             let kv = cache.update(i, &k, &v)?;
             let spec = AttentionSpec {
@@ -227,21 +231,21 @@ impl Model {
         }
     }
 
-    /// Rotates `x` for positions from `offset`; a local (sliding-window) layer uses its own
-    /// base without frequency scaling where the model has one (Gemma 3).
-    fn rope(&self, x: &Array, offset: usize, local: bool) -> Result<Array> {
+    /// Rotates `x` for positions from `offset` (an int32 scalar); a local (sliding-window)
+    /// layer uses its own base without frequency scaling where the model has one (Gemma 3).
+    fn rope(&self, x: &Array, offset: &Array, local: bool) -> Result<Array> {
         let c = &self.config;
-        let offset = i32::try_from(offset).map_err(|_| Error::invalid("forward", "position overflows int32"))?;
+        let offset = RopeOffset::Array(offset);
         if let (true, Some(theta)) = (local, c.rope_local_theta) {
-            return ops::rope(x, c.rope_dims as isize, c.rope_traditional, Some(theta), 1.0, RopeOffset::Int(offset), None);
+            return ops::rope(x, c.rope_dims as isize, c.rope_traditional, Some(theta), 1.0, offset, None);
         }
         let (base, scale) = match c.rope_scaling {
             RopeScaling::Linear { factor } if factor > 0.0 => (Some(c.rope_theta), 1.0 / factor),
             _ => (Some(c.rope_theta), 1.0),
         };
         match &self.rope_freqs {
-            Some(f) => ops::rope(x, c.rope_dims as isize, c.rope_traditional, None, scale, RopeOffset::Int(offset), Some(f)),
-            None => ops::rope(x, c.rope_dims as isize, c.rope_traditional, base, scale, RopeOffset::Int(offset), None),
+            Some(f) => ops::rope(x, c.rope_dims as isize, c.rope_traditional, None, scale, offset, Some(f)),
+            None => ops::rope(x, c.rope_dims as isize, c.rope_traditional, base, scale, offset, None),
         }
     }
 }
