@@ -26,6 +26,7 @@ _free = lib.mlx_array_free
 _ndim, _shape, _dtype, _size, _unpack = (lib.mlx_array_ndim, lib.mlx_array_shape, lib.mlx_array_dtype,
                                          lib.mlx_array_size, ffi.unpack)
 _BY_CODE = D.BY_CODE
+_STREAM_OWNERS = _thread_streams._OWNER_THREADS  # (a set changed in place, never rebound)
 
 
 _IMPORTING_THREAD = threading.get_ident()
@@ -67,7 +68,15 @@ def wrap(p):
     """An ``array`` owning the handle in ``p`` (an ``mlx_array*`` the C library filled)."""
     a = object.__new__(array)
     a._p = p
+    a._s = None
     return a
+
+
+def rebind(a, r):
+    """Points ``a``'s own handle at ``r``'s node (in-place operators, assignment: the Python
+    object stays, its value changes) and forgets ``a``'s cached shape (``a += b`` may broadcast)."""
+    check(lib.mlx_array_set(a._p, r._p[0]))
+    a._s = None
 
 
 def _owned(h):
@@ -427,9 +436,12 @@ def _empty_nested(shape):
 class array(BufferBase):
     """An N-dimensional array (lazy: computed on ``mx.eval``, printing, or reading values)."""
 
-    __slots__ = ("_p", "__weakref__")
+    # _s: the shape tuple, cached on first use (None until then); a node's shape never changes,
+    # and ``rebind`` (the only in-place change of the handle) resets it.
+    __slots__ = ("_p", "_s", "__weakref__")
 
     def __init__(self, val, dtype=None):
+        self._s = None
         if dtype is not None and not isinstance(dtype, D.Dtype):
             raise TypeError(f"dtype must be an mlx.core.Dtype, got {type(dtype).__name__}")
         t = type(val)
@@ -479,9 +491,15 @@ class array(BufferBase):
     # --- metadata ---------------------------------------------------------------------------
     @property
     def shape(self):
-        h = self._p[0]
-        n = _ndim(h)
-        return tuple(_unpack(_shape(h), n)) if n else ()
+        try:
+            s = self._s
+        except AttributeError:  # an object made without wrap() or __init__
+            s = None
+        if s is None:
+            h = self._p[0]
+            n = _ndim(h)
+            s = self._s = tuple(_unpack(_shape(h), n)) if n else ()
+        return s
 
     @property
     def dtype(self):
@@ -548,7 +566,8 @@ class array(BufferBase):
                 raise ValueError(_NOT_SCALAR)
             return self._flat()[0]
         fn, ptr_type = direct
-        _thread_streams.check_evaluable([h])
+        if _STREAM_OWNERS:  # (empty until a thread owns a stream: then the check is needed)
+            _thread_streams.check_evaluable([h])
         out = _newp(ptr_type)
         if fn(out, h):  # (the C function refuses a size other than 1 too: MLX's message then)
             e = error()
@@ -673,6 +692,7 @@ class array(BufferBase):
         a = _view(array(nd, D.uint16), D.bfloat16) if dtype == D.bfloat16 else array(nd, dtype)
         old = getattr(self, "_p", None)
         self._p, a._p = a._p, None
+        self._s = None
         if old is not None:
             lib.mlx_array_free(old[0])
 

@@ -20,7 +20,8 @@ generic path's; tests/python/test_callgen.py compares the two.
 import keyword
 
 from . import _binder as B
-from ._array import _ARR_PTR, array, stream_handle, weak_scalar
+from . import _dtypes as D
+from ._array import _ARR_PTR, _Ctx, array, stream_handle, weak_scalar
 from ._ffi import error
 
 _KINDS = ("posonly", "pos", "kwonly")
@@ -78,15 +79,26 @@ def _body_direct(op, v, names, tag="", alias=None):
     lines.append("_k = []")
     cargs = []
     for i, (cn, conv, paired) in enumerate(v.steps):
-        if conv is None:
-            cargs.append("_stream(stream)" if "stream" in names else "_stream(None)")
+        if conv is None:  # (the thread's stream read inline: stream_handle(None) gives it)
+            cargs.append("(_Ctx.stream if stream is None else _stream(stream))" if "stream" in names else "_Ctx.stream")
             continue
         n = alias.get(cn, cn)
         if n not in names:
             return None  # the generic path raises its NotImplementedError
         cv = f"_cv{tag}{i}"
+        # The common value types are converted inline (what the converter returns for them);
+        # anything else still goes through the converter, which raises its errors.
         if conv is B._conv_array:
             lines.append(f"_a{i} = {n}._p[0] if _type({n}) is _array else {cv}({cn!r}, {n}, _k, _as)")
+            cargs.append(f"_a{i}")
+        elif conv is B._conv_int:
+            lines.append(f"_a{i} = {n} if _type({n}) is int else {cv}({cn!r}, {n}, _k, _as)")
+            cargs.append(f"_a{i}")
+        elif conv is B._conv_bool:
+            lines.append(f"_a{i} = _bool({n})")
+            cargs.append(f"_a{i}")
+        elif conv is B._conv_dtype:
+            lines.append(f"_a{i} = {n}.code if _type({n}) is _Dtype else {cv}({cn!r}, {n}, _k, _as)")
             cargs.append(f"_a{i}")
         elif paired:
             lines.append(f"_a{i}, _n{i} = {cv}({cn!r}, {n}, _k, _as)")
@@ -98,7 +110,7 @@ def _body_direct(op, v, names, tag="", alias=None):
         j = names.index(n)
         lines.append(f"if {n} is not _D{j}: _op.only_default({n!r}, {n}, _D{j})")
     lines += ["_p = _newp(_PTR)", f"if _fn{tag}(_p, {', '.join(cargs)}): raise _error()",
-              "_r = _obj_new(_array)", "_r._p = _p", "return _r"]
+              "_r = _obj_new(_array)", "_r._p = _p", "_r._s = None", "return _r"]
     return lines
 
 
@@ -152,7 +164,8 @@ def compile_op(op):
     src = f"def {fname}({plist}):\n" + "".join(f"    {line}\n" for line in body)
     # (builtins the body uses are bound as _-names: a parameter may be called like one)
     env = {"__name__": "mlx.core._binder", "_type": type, "_op": op, "_array": array, "_plain": B._plain_as_array, "_stream": stream_handle, "_newp": B._newp,
-           "_PTR": _ARR_PTR, "_error": error, "_obj_new": B._obj_new, "_weak_next_to": _weak_next_to}
+           "_PTR": _ARR_PTR, "_error": error, "_obj_new": B._obj_new, "_weak_next_to": _weak_next_to, "_Ctx": _Ctx,
+           "_bool": bool, "_Dtype": D.Dtype}
     for i, p in enumerate(params):
         env[f"_D{i}"] = op.sig.defaults[p["name"]]
     for tag, v in used.items():
