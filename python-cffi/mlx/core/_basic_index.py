@@ -67,18 +67,45 @@ def encode(idx):
     return spec
 
 
+# ``a[i]``'s index buffers, by ``i`` (read-only to the C call, so shared; bounded like the
+# scalar constants' cache)
+_INT_SPECS = {}
+_INT_SPECS_MAX = 512
+
+
+def _spec_buffer(idx):
+    """``encode(idx)`` as the C call's ``int64_t[]``, or None (not a plain basic index, or an
+    int beyond int64: the general path raises MLX's 32-bit error)."""
+    if type(idx) is int:
+        sp = _INT_SPECS.get(idx)
+        if sp is None:
+            try:
+                sp = _newp(_I64S, (0, idx))
+            except OverflowError:
+                return None
+            if len(_INT_SPECS) >= _INT_SPECS_MAX:
+                _INT_SPECS.clear()
+            _INT_SPECS[idx] = sp
+        return sp
+    spec = encode(idx)
+    if spec is None:
+        return None
+    try:
+        return _newp(_I64S, spec)
+    except OverflowError:
+        return None
+
+
 def getitem(a, idx):
     """``a[idx]`` through one ``mlx_arm_index_basic`` call; None when ``idx`` is not a plain
     basic index in range (the caller's slower paths then give the result or MLX's error)."""
-    spec = (0, idx) if type(idx) is int else encode(idx)
-    if spec is None or _index is None:
+    if _index is None:
         return None
-    try:
-        sp = _newp(_I64S, spec)
-    except OverflowError:  # beyond int64 (the general path raises MLX's 32-bit error)
+    sp = _spec_buffer(idx)
+    if sp is None:
         return None
     p = _newp(_ARR_PTR)
-    if _index(p, a._p[0], sp, len(spec), _Ctx.stream):
+    if _index(p, a._p[0], sp, len(sp), _Ctx.stream):
         _clear_error()
         return None
     r = _obj_new(array)
@@ -91,16 +118,14 @@ def setitem(a, idx, value):
     """``a[idx] = value`` through one ``mlx_arm_index_basic_update`` call, which rebinds ``a``'s
     handle in place; False when it did nothing (not a plain basic index, out of range, an update
     that does not broadcast: the caller's slower paths then do it or raise MLX's error)."""
-    spec = encode(idx)
-    if spec is None or _index_update is None:
+    if _index_update is None:
         return False
-    try:
-        sp = _newp(_I64S, spec)
-    except OverflowError:
+    sp = _spec_buffer(idx)
+    if sp is None:
         return False
     v = value if isinstance(value, array) else _weak(value, a.dtype)
     # (the C call computes the whole result before it writes a's handle: a failure leaves a)
-    if _index_update(a._p, a._p[0], v._p[0], sp, len(spec), _Ctx.stream):
+    if _index_update(a._p, a._p[0], v._p[0], sp, len(sp), _Ctx.stream):
         _clear_error()
         return False
     return True
