@@ -26,6 +26,7 @@ _free = lib.mlx_array_free
 _ndim, _shape, _dtype, _size, _unpack = (lib.mlx_array_ndim, lib.mlx_array_shape, lib.mlx_array_dtype,
                                          lib.mlx_array_size, ffi.unpack)
 _BY_CODE = D.BY_CODE
+_transpose, _obj_new = lib.mlx_transpose, object.__new__
 _STREAM_OWNERS = _thread_streams._OWNER_THREADS  # (a set changed in place, never rebound)
 
 
@@ -300,7 +301,11 @@ def _flat_list_handle(v):
         data = struct.pack(f"<{len(v)}{fmt}", *v)
     except (OverflowError, struct.error):  # float32 overflow (MLX gives inf), an int beyond int32
         return None
-    return _owned(lib.mlx_array_new_data(data, _newp(_INTS, [len(v)]), 1, code))
+    # (set_data fills the handle in place: no by-value handle to copy into a new pointer)
+    p = _newp(_ARR_PTR)
+    if lib.mlx_array_set_data(p, data, _newp(_INTS, (len(v),)), 1, code):
+        raise error()
+    return p
 
 
 def _flatten(v, flat, arrays):
@@ -524,8 +529,12 @@ class array(BufferBase):
     @property
     def T(self):
         p = _newp(_ARR_PTR)
-        check(lib.mlx_transpose(p, self._p[0], _Ctx.stream))
-        return wrap(p)
+        if _transpose(p, self._p[0], _Ctx.stream):
+            raise error()
+        a = _obj_new(array)
+        a._p = p
+        a._s = None
+        return a
 
     # --- values -----------------------------------------------------------------------------
     def _bytes(self):
