@@ -38,26 +38,11 @@ def encode(idx):
             spec += (0, i)
         elif t is slice:
             b, e, st = i.start, i.stop, i.step
-            k = 8
-            if b is None:
-                b = 0
-            elif type(b) is int:
-                k |= 1
-            else:
+            if not ((b is None or type(b) is int) and (e is None or type(e) is int)
+                    and (st is None or type(st) is int)):
                 return None
-            if e is None:
-                e = 0
-            elif type(e) is int:
-                k |= 2
-            else:
-                return None
-            if st is None:
-                st = 0
-            elif type(st) is int:
-                k |= 4
-            else:
-                return None
-            spec += (k, b, e, st)
+            # (flags: which bounds are given; a bound left out is sent as 0)
+            spec += (8 | (b is not None) | (e is not None) << 1 | (st is not None) << 2, b or 0, e or 0, st or 0)
         elif i is None:
             spec.append(1)
         elif i is Ellipsis:

@@ -32,6 +32,12 @@ def _weak_next_to(value, a):
     return weak_scalar(value, a.dtype)
 
 
+# Converters with an inline fast case: (the test on the value, the C argument it then gives),
+# ``{}`` standing for the parameter's name; the converter itself gives the same for such a value.
+_INLINE = {B._conv_array: ("_type({}) is _array", "{}._p[0]"), B._conv_int: ("_type({}) is int", "{}"),
+           B._conv_dtype: ("_type({}) is _Dtype", "{}.code")}
+
+
 def _param_list(params):
     """MLX's parameters as Python source (defaults as ``_D<i>`` globals), or None."""
     out, seen_pos, seen_kw = [], False, False
@@ -86,19 +92,15 @@ def _body_direct(op, v, names, tag="", alias=None):
         if n not in names:
             return None  # the generic path raises its NotImplementedError
         cv = f"_cv{tag}{i}"
-        # The common value types are converted inline (what the converter returns for them);
-        # anything else still goes through the converter, which raises its errors.
-        if conv is B._conv_array:
-            lines.append(f"_a{i} = {n}._p[0] if _type({n}) is _array else {cv}({cn!r}, {n}, _k, _as)")
-            cargs.append(f"_a{i}")
-        elif conv is B._conv_int:
-            lines.append(f"_a{i} = {n} if _type({n}) is int else {cv}({cn!r}, {n}, _k, _as)")
+        # The common value types are converted inline (_INLINE; bool() is what _conv_bool
+        # does); anything else still goes through the converter, which raises its errors.
+        inline = _INLINE.get(conv)
+        if inline is not None:
+            test, value = inline
+            lines.append(f"_a{i} = {value.format(n)} if {test.format(n)} else {cv}({cn!r}, {n}, _k, _as)")
             cargs.append(f"_a{i}")
         elif conv is B._conv_bool:
             lines.append(f"_a{i} = _bool({n})")
-            cargs.append(f"_a{i}")
-        elif conv is B._conv_dtype:
-            lines.append(f"_a{i} = {n}.code if _type({n}) is _Dtype else {cv}({cn!r}, {n}, _k, _as)")
             cargs.append(f"_a{i}")
         elif paired:
             lines.append(f"_a{i}, _n{i} = {cv}({cn!r}, {n}, _k, _as)")
