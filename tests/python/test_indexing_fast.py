@@ -260,3 +260,15 @@ def test_cached_shape_follows_in_place_changes():
     assert a.shape == (2, 5) and np.array(a)[0, 0] == 7
     b = a[:, 1:3]
     assert b.shape == (2, 2) and b.shape is b.shape
+
+
+def test_cached_dtype_follows_in_place_changes():
+    """``a.dtype`` is cached too; an in-place operator that promotes rebinds to a node of
+    another dtype (int32 += 1.5 gives float32, as MLX), and the dtype read after it is the node's."""
+    a = mx.array([1, 2, 3])
+    assert a.dtype == mx.int32
+    a += 1.5
+    assert a.dtype == mx.float32 and np.array(a).dtype == np.float32
+    assert np.array_equal(np.array(a), np.array([2.5, 3.5, 4.5], np.float32))
+    a[0] = 7  # assignment keeps the dtype
+    assert a.dtype == mx.float32 and a.tolist() == [7.0, 3.5, 4.5]

@@ -424,7 +424,7 @@ def _reshape_method(self, *args, **kwargs):
                     raise _ffi_error()
                 a = _obj_new(array)
                 a._p = p
-                a._s = None
+                a._s = a._d = None
                 return a
     return _reshape_generic(self, *args, **kwargs)
 

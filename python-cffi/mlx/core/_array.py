@@ -69,15 +69,16 @@ def wrap(p):
     """An ``array`` owning the handle in ``p`` (an ``mlx_array*`` the C library filled)."""
     a = object.__new__(array)
     a._p = p
-    a._s = None
+    a._s = a._d = None
     return a
 
 
 def rebind(a, r):
     """Points ``a``'s own handle at ``r``'s node (in-place operators, assignment: the Python
-    object stays, its value changes) and forgets ``a``'s cached shape (``a += b`` may broadcast)."""
+    object stays, its value changes) and forgets ``a``'s cached shape and dtype (``a += b`` may
+    broadcast, ``a += 1.5`` on ints gives floats)."""
     check(lib.mlx_array_set(a._p, r._p[0]))
-    a._s = None
+    a._s = a._d = None
 
 
 def _owned(h):
@@ -441,12 +442,12 @@ def _empty_nested(shape):
 class array(BufferBase):
     """An N-dimensional array (lazy: computed on ``mx.eval``, printing, or reading values)."""
 
-    # _s: the shape tuple, cached on first use (None until then); a node's shape never changes,
-    # and ``rebind`` (the only in-place change of the handle) resets it.
-    __slots__ = ("_p", "_s", "__weakref__")
+    # _s, _d: the shape tuple and the Dtype, cached on first use (None until then); a node's
+    # never change, and ``rebind`` (the only in-place change of the handle) resets them.
+    __slots__ = ("_p", "_s", "_d", "__weakref__")
 
     def __init__(self, val, dtype=None):
-        self._s = None
+        self._s = self._d = None
         if dtype is not None and not isinstance(dtype, D.Dtype):
             raise TypeError(f"dtype must be an mlx.core.Dtype, got {type(dtype).__name__}")
         t = type(val)
@@ -508,7 +509,13 @@ class array(BufferBase):
 
     @property
     def dtype(self):
-        return _BY_CODE[_dtype(self._p[0])]
+        try:
+            d = self._d
+        except AttributeError:  # an object made without wrap() or __init__
+            d = None
+        if d is None:
+            d = self._d = _BY_CODE[_dtype(self._p[0])]
+        return d
 
     @property
     def ndim(self):
@@ -533,7 +540,7 @@ class array(BufferBase):
             raise error()
         a = _obj_new(array)
         a._p = p
-        a._s = None
+        a._s = a._d = None
         return a
 
     # --- values -----------------------------------------------------------------------------
@@ -701,7 +708,7 @@ class array(BufferBase):
         a = _view(array(nd, D.uint16), D.bfloat16) if dtype == D.bfloat16 else array(nd, dtype)
         old = getattr(self, "_p", None)
         self._p, a._p = a._p, None
-        self._s = None
+        self._s = self._d = None
         if old is not None:
             lib.mlx_array_free(old[0])
 

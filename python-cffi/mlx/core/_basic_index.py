@@ -95,7 +95,7 @@ def getitem(a, idx):
         return None
     r = _obj_new(array)
     r._p = p
-    r._s = None
+    r._s = r._d = None
     return r
 
 

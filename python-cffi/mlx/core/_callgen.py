@@ -112,7 +112,7 @@ def _body_direct(op, v, names, tag="", alias=None):
         j = names.index(n)
         lines.append(f"if {n} is not _D{j}: _op.only_default({n!r}, {n}, _D{j})")
     lines += ["_p = _newp(_PTR)", f"if _fn{tag}(_p, {', '.join(cargs)}): raise _error()",
-              "_r = _obj_new(_array)", "_r._p = _p", "_r._s = None", "return _r"]
+              "_r = _obj_new(_array)", "_r._p = _p", "_r._s = _r._d = None", "return _r"]
     return lines
 
 

@@ -86,7 +86,7 @@ def _binary(cfn_name):
             raise error()
         a = _obj_new(array)
         a._p = p
-        a._s = None
+        a._s = a._d = None
         return a
 
     def rop(self, other):
