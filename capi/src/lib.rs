@@ -44,6 +44,7 @@ mod format;
 mod generated_ops;
 pub mod graph_utils;
 pub mod handle;
+pub mod index;
 mod host;
 #[cfg(feature = "std")]
 pub mod io;

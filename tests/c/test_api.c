@@ -501,6 +501,64 @@ static void test_hooks_and_versions(void) {
   mlx_stream_free(s);
 }
 
+/* mlx_arm_index_basic(_update): a whole basic index in one call (values hand-computed from
+ * a = arange(24).reshape(2, 3, 4), as numpy gives them). */
+static void test_index_basic(void) {
+  mlx_stream s = mlx_default_cpu_stream_new();
+  int32_t data[24];
+  for (int i = 0; i < 24; i++) data[i] = i;
+  int shape[] = {2, 3, 4};
+  mlx_array a = mlx_array_new_data(data, shape, 3, MLX_INT32);
+  mlx_array r = mlx_array_new();
+  /* a[..., 1:3, -1] -> [[7, 11], [19, 23]] */
+  const int64_t idx[] = {2, 8 | 3, 1, 3, 0, 0, -1};
+  CHECK_OK(mlx_arm_index_basic(&r, a, idx, 7, s));
+  CHECK_OK(mlx_array_eval(r));
+  CHECK(mlx_array_ndim(r) == 2 && mlx_array_shape(r)[0] == 2 && mlx_array_shape(r)[1] == 2);
+  const int32_t* v = mlx_array_data_int32(r);
+  CHECK(v && v[0] == 7 && v[1] == 11 && v[2] == 19 && v[3] == 23);
+  /* a[1, None, ::-2, 0] -> [[20, 12]] (start 2 then 0; the new axis keeps a 1) */
+  const int64_t idx2[] = {0, 1, 1, 8 | 4, 0, 0, -2, 0, 0};
+  CHECK_OK(mlx_arm_index_basic(&r, a, idx2, 9, s));
+  CHECK_OK(mlx_array_eval(r));
+  CHECK(mlx_array_ndim(r) == 2 && mlx_array_shape(r)[0] == 1 && mlx_array_shape(r)[1] == 2);
+  v = mlx_array_data_int32(r);
+  CHECK(v && v[0] == 20 && v[1] == 12);
+  /* a[0, ::2] = [100, 101, 102, 103]: rows 0 and 2 of block 0, broadcast */
+  int ushape[] = {4};
+  int32_t udata[] = {100, 101, 102, 103};
+  mlx_array u = mlx_array_new_data(udata, ushape, 1, MLX_INT32);
+  const int64_t idx3[] = {0, 0, 8 | 4, 0, 0, 2};
+  CHECK_OK(mlx_arm_index_basic_update(&r, a, u, idx3, 6, s));
+  CHECK_OK(mlx_array_eval(r));
+  v = mlx_array_data_int32(r);
+  CHECK(v && mlx_array_size(r) == 24 && v[0] == 100 && v[3] == 103 && v[4] == 4 && v[8] == 100 && v[11] == 103 &&
+        v[12] == 12);
+  /* errors: out of range, too many entries, zero step, not 32-bit, a bad code, an update that
+   * does not broadcast */
+  const int64_t oob[] = {0, 2};
+  CHECK_FAILS(mlx_arm_index_basic(&r, a, oob, 2, s), "out of range");
+  const int64_t many[] = {0, 0, 0, 0, 0, 0, 0, 0};
+  CHECK_FAILS(mlx_arm_index_basic(&r, a, many, 8, s), "too many");
+  const int64_t zero[] = {8 | 4, 0, 0, 0};
+  CHECK_FAILS(mlx_arm_index_basic(&r, a, zero, 4, s), "zero");
+  const int64_t wide[] = {0, (int64_t)1 << 40};
+  CHECK_FAILS(mlx_arm_index_basic(&r, a, wide, 2, s), "32-bit");
+  const int64_t code[] = {5};
+  CHECK_FAILS(mlx_arm_index_basic(&r, a, code, 1, s), "unknown");
+  CHECK_FAILS(mlx_arm_index_basic(&r, a, NULL, 2, s), "NULL");
+  const int64_t rows[] = {8 | 3, 0, 1};
+  CHECK_FAILS(mlx_arm_index_basic_update(&r, a, u, rows, 3, s), "slice entry");
+  const int64_t idx4[] = {2, 8 | 3, 0, 2, 0, 8, 0, 0, 0}; /* a[..., 0:2, :]: window (2, 2, 4) */
+  mlx_array big = mlx_array_new_data(data, shape, 3, MLX_INT32);
+  CHECK_FAILS(mlx_arm_index_basic_update(&r, a, big, idx4, 9, s), "broadcast");
+  mlx_array_free(big);
+  mlx_array_free(u);
+  mlx_array_free(r);
+  mlx_array_free(a);
+  mlx_stream_free(s);
+}
+
 int main(void) {
   install_test_handler();
   test_scalars_and_items();
@@ -512,5 +570,6 @@ int main(void) {
   test_vector_vector_array();
   test_memory();
   test_hooks_and_versions();
+  test_index_basic();
   return finish("test_api");
 }

@@ -186,3 +186,89 @@ def test_kv_cache_pattern(no_positions):
         ref[..., off:off + t, :] = k
         off += t
         assert np.array_equal(np.array(keys[..., :off, :]), ref[..., :off, :])
+
+
+@pytest.fixture
+def no_python_window(monkeypatch):
+    """Fails the test if the Python resolution of a basic index runs (the one-call C entry
+    point, mlx_arm_index_basic, must take it)."""
+    from mlx.core import _basic_index
+
+    if _basic_index._index is None:
+        pytest.skip("this library build lacks mlx_arm_index_basic")
+
+    def boom(*a, **k):
+        raise AssertionError("basic index went through the Python window")
+    monkeypatch.setattr(_basic_index, "basic_window", boom)
+    monkeypatch.setattr(_basic_index, "getitem_int", boom)
+
+
+@pytest.mark.parametrize("idx", INDICES, ids=repr)
+def test_one_c_call_matches_python_window(idx, no_python_window):
+    """The C entry point's result equals numpy's (and so the Python window's, which the tests
+    above check), for reading and for assignment of an array and of a scalar."""
+    from mlx.core import _basic_index
+
+    a = mx.array(REF)
+    got = _basic_index.getitem(a, idx)
+    assert got is not None and got.shape == REF[idx].shape and np.array_equal(np.array(got), REF[idx])
+    a, n = mx.array(REF), REF.copy()
+    shape = n[idx].shape
+    v = (np.arange(int(np.prod(shape)), dtype=np.int32) - 1000).reshape(shape)
+    a[idx] = mx.array(v)
+    n[idx] = v
+    assert np.array_equal(np.array(a), n)
+    a[idx] = 3.0  # weak scalar, cast to int32
+    n[idx] = 3
+    assert a.dtype == mx.int32 and np.array_equal(np.array(a), n)
+
+
+@pytest.mark.parametrize("idx", [5, -6, (0, 5), (0, 0, 0, 0), (Ellipsis, 0, Ellipsis), 2 ** 31, 2 ** 70,
+                                 slice(0, 2 ** 33), slice(None, None, 0), (slice(-(2 ** 63), None),),
+                                 True, (0, np.int64(1)), slice(np.int32(1), None)], ids=repr)
+def test_one_c_call_refuses_what_it_must(idx):
+    """Out of range, not 32-bit, too many entries, a zero step, non-int entries: the C call (or
+    the encoder) refuses, leaving no error behind, so the general path gives MLX's result or error."""
+    from mlx.core import _basic_index
+    from mlx.core._ffi import ffi, lib
+
+    a = mx.array(REF)
+    assert _basic_index.getitem(a, idx) is None
+    assert _basic_index.setitem(a, idx, 1) is False
+    assert ffi.string(lib.mlx_arm_last_error()) == b""
+    assert np.array_equal(np.array(a), REF)
+
+
+def test_update_that_does_not_broadcast_leaves_the_array(no_python_window):
+    from mlx.core import _basic_index
+
+    a = mx.array(REF)
+    assert _basic_index.setitem(a, (slice(None), slice(0, 2)), mx.zeros((3, 4), dtype=mx.int32)) is False
+    assert np.array_equal(np.array(a), REF)
+
+
+def test_cached_shape_follows_in_place_changes():
+    """``a.shape`` is cached on the object; in-place operators that broadcast rebind the handle
+    to a bigger node, and assignment keeps it: the shape read after each is the node's."""
+    a = mx.array(np.ones((1, 3), np.float32))
+    assert a.shape == (1, 3)
+    a += mx.ones((2, 3))
+    assert a.shape == (2, 3) and np.array(a).shape == (2, 3)
+    a @= mx.ones((3, 5))
+    assert a.shape == (2, 5)
+    a[0] = 7
+    assert a.shape == (2, 5) and np.array(a)[0, 0] == 7
+    b = a[:, 1:3]
+    assert b.shape == (2, 2) and b.shape is b.shape
+
+
+def test_cached_dtype_follows_in_place_changes():
+    """``a.dtype`` is cached too; an in-place operator that promotes rebinds to a node of
+    another dtype (int32 += 1.5 gives float32, as MLX), and the dtype read after it is the node's."""
+    a = mx.array([1, 2, 3])
+    assert a.dtype == mx.int32
+    a += 1.5
+    assert a.dtype == mx.float32 and np.array(a).dtype == np.float32
+    assert np.array_equal(np.array(a), np.array([2.5, 3.5, 4.5], np.float32))
+    a[0] = 7  # assignment keeps the dtype
+    assert a.dtype == mx.float32 and a.tolist() == [7.0, 3.5, 4.5]

@@ -56,6 +56,20 @@ int mlx_arm_get_memory_stats(mlx_arm_memory_stats* res);
  *  (an unevaluated one is an error; nothing is evaluated). */
 int mlx_arm_get_array_buffer_size(size_t* res, const mlx_vector_array arrays);
 
+/** Basic indexing in one call: `a[index]` for an index of ints, slices, None and one `...`,
+ *  given as `index_num` int64 values, entry after entry: `0, i` an int; `1` None (new axis);
+ *  `2` the ellipsis; `8 | flags, start, stop, step` a slice, where `flags` bit 0/1/2 says
+ *  start/stop/step is given (Python's default otherwise; the value is then ignored). Values
+ *  must be 32-bit; an int out of range, too many entries or a zero step is an error. The
+ *  result is what `mlx_slice` then `mlx_reshape` give (a view). */
+int mlx_arm_index_basic(mlx_array* res, const mlx_array a, const int64_t* index, size_t index_num,
+                        const mlx_stream s);
+/** `src` with `src[index]` set from `update` (same index form; `update` broadcasts by MLX's
+ *  rule and is cast to `src`'s dtype): one `mlx_slice_update`; `src` itself when the window is
+ *  empty. */
+int mlx_arm_index_basic_update(mlx_array* res, const mlx_array src, const mlx_array update, const int64_t* index,
+                               size_t index_num, const mlx_stream s);
+
 /** Returns `size` bytes aligned to `align`, or NULL. */
 typedef void* (*mlx_arm_alloc_fn)(size_t size, size_t align, void* user);
 /** Releases memory from the matching alloc (same size and align). */

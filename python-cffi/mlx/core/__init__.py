@@ -402,6 +402,7 @@ array.real = property(lambda self: real(self), doc="The real part (a property, a
 array.imag = property(lambda self: imag(self), doc="The imaginary part (a property, as in MLX).")
 _reshape_generic = _varargs_method("reshape", "shape")
 _INT_BUF = _cffi.typeof("int[]")
+_obj_new = object.__new__
 
 
 def _reshape_method(self, *args, **kwargs):
@@ -421,7 +422,10 @@ def _reshape_method(self, *args, **kwargs):
                 p = _newp(_ARR_PTR)
                 if _lib.mlx_reshape(p, self._p[0], buf, len(shape), _Ctx.stream):
                     raise _ffi_error()
-                return wrap(p)
+                a = _obj_new(array)
+                a._p = p
+                a._s = a._d = None
+                return a
     return _reshape_generic(self, *args, **kwargs)
 
 

@@ -26,6 +26,8 @@ _free = lib.mlx_array_free
 _ndim, _shape, _dtype, _size, _unpack = (lib.mlx_array_ndim, lib.mlx_array_shape, lib.mlx_array_dtype,
                                          lib.mlx_array_size, ffi.unpack)
 _BY_CODE = D.BY_CODE
+_transpose, _obj_new = lib.mlx_transpose, object.__new__
+_STREAM_OWNERS = _thread_streams._OWNER_THREADS  # (a set changed in place, never rebound)
 
 
 _IMPORTING_THREAD = threading.get_ident()
@@ -67,7 +69,16 @@ def wrap(p):
     """An ``array`` owning the handle in ``p`` (an ``mlx_array*`` the C library filled)."""
     a = object.__new__(array)
     a._p = p
+    a._s = a._d = None
     return a
+
+
+def rebind(a, r):
+    """Points ``a``'s own handle at ``r``'s node (in-place operators, assignment: the Python
+    object stays, its value changes) and forgets ``a``'s cached shape and dtype (``a += b`` may
+    broadcast, ``a += 1.5`` on ints gives floats)."""
+    check(lib.mlx_array_set(a._p, r._p[0]))
+    a._s = a._d = None
 
 
 def _owned(h):
@@ -291,7 +302,11 @@ def _flat_list_handle(v):
         data = struct.pack(f"<{len(v)}{fmt}", *v)
     except (OverflowError, struct.error):  # float32 overflow (MLX gives inf), an int beyond int32
         return None
-    return _owned(lib.mlx_array_new_data(data, _newp(_INTS, [len(v)]), 1, code))
+    # (set_data fills the handle in place: no by-value handle to copy into a new pointer)
+    p = _newp(_ARR_PTR)
+    if lib.mlx_array_set_data(p, data, _newp(_INTS, (len(v),)), 1, code):
+        raise error()
+    return p
 
 
 def _flatten(v, flat, arrays):
@@ -427,9 +442,12 @@ def _empty_nested(shape):
 class array(BufferBase):
     """An N-dimensional array (lazy: computed on ``mx.eval``, printing, or reading values)."""
 
-    __slots__ = ("_p", "__weakref__")
+    # _s, _d: the shape tuple and the Dtype, cached on first use (None until then); a node's
+    # never change, and ``rebind`` (the only in-place change of the handle) resets them.
+    __slots__ = ("_p", "_s", "_d", "__weakref__")
 
     def __init__(self, val, dtype=None):
+        self._s = self._d = None
         if dtype is not None and not isinstance(dtype, D.Dtype):
             raise TypeError(f"dtype must be an mlx.core.Dtype, got {type(dtype).__name__}")
         t = type(val)
@@ -479,13 +497,25 @@ class array(BufferBase):
     # --- metadata ---------------------------------------------------------------------------
     @property
     def shape(self):
-        h = self._p[0]
-        n = _ndim(h)
-        return tuple(_unpack(_shape(h), n)) if n else ()
+        try:
+            s = self._s
+        except AttributeError:  # an object made without wrap() or __init__
+            s = None
+        if s is None:
+            h = self._p[0]
+            n = _ndim(h)
+            s = self._s = tuple(_unpack(_shape(h), n)) if n else ()
+        return s
 
     @property
     def dtype(self):
-        return _BY_CODE[_dtype(self._p[0])]
+        try:
+            d = self._d
+        except AttributeError:  # an object made without wrap() or __init__
+            d = None
+        if d is None:
+            d = self._d = _BY_CODE[_dtype(self._p[0])]
+        return d
 
     @property
     def ndim(self):
@@ -506,8 +536,12 @@ class array(BufferBase):
     @property
     def T(self):
         p = _newp(_ARR_PTR)
-        check(lib.mlx_transpose(p, self._p[0], _Ctx.stream))
-        return wrap(p)
+        if _transpose(p, self._p[0], _Ctx.stream):
+            raise error()
+        a = _obj_new(array)
+        a._p = p
+        a._s = a._d = None
+        return a
 
     # --- values -----------------------------------------------------------------------------
     def _bytes(self):
@@ -548,7 +582,8 @@ class array(BufferBase):
                 raise ValueError(_NOT_SCALAR)
             return self._flat()[0]
         fn, ptr_type = direct
-        _thread_streams.check_evaluable([h])
+        if _STREAM_OWNERS:  # (empty until a thread owns a stream: then the check is needed)
+            _thread_streams.check_evaluable([h])
         out = _newp(ptr_type)
         if fn(out, h):  # (the C function refuses a size other than 1 too: MLX's message then)
             e = error()
@@ -673,6 +708,7 @@ class array(BufferBase):
         a = _view(array(nd, D.uint16), D.bfloat16) if dtype == D.bfloat16 else array(nd, dtype)
         old = getattr(self, "_p", None)
         self._p, a._p = a._p, None
+        self._s = self._d = None
         if old is not None:
             lib.mlx_array_free(old[0])
 

@@ -1,15 +1,119 @@
 """The fast path of indexing: an index made only of Python ints, slices, ``None`` and ``...``
-(what models use, e.g. a KV cache's ``cache[..., i:j, :] = kv`` and ``cache[..., :n, :]``) maps
-straight onto one ``mlx_slice`` (reading) or one ``mlx_slice_update`` (assignment).
-``basic_window`` works out the window with integer arithmetic per axis, never per element.
-An index it does not recognise (arrays, bools, numpy scalars …) or that is out of range gives
+(what models use, e.g. a KV cache's ``cache[..., i:j, :] = kv`` and ``cache[..., :n, :]``).
+
+``getitem`` / ``setitem`` hand the index, flattened by ``encode``, to one C call
+(``mlx_arm_index_basic`` / ``_update``), which resolves it against the shape and makes the
+``mlx_slice`` + ``mlx_reshape`` (reading) or the ``mlx_slice_update`` (assignment). Where the
+library lacks them, or the C call refuses the index (out of range, not 32-bit …), the Python
+resolution below (``basic_window``, one ``mlx_slice`` / ``mlx_slice_update``) runs instead.
+An index neither recognises (arrays, bools, numpy scalars …) or that is out of range gives
 None, and the caller uses the general code in ``_indexing``, which raises MLX's errors.
 """
-from ._array import _INTS, _Ctx, _newp, array
-from ._ffi import lib
+from ._array import _ARR_PTR, _INTS, _Ctx, _newp, array
+from ._ffi import exported, ffi, lib
 from ._indexing import _I32, _c, _reshape, _weak
 
 _NONE_T, _ELLIPSIS_T = type(None), type(Ellipsis)
+
+
+_I64S = ffi.typeof("int64_t[]")
+_obj_new = object.__new__
+_clear_error = lib.mlx_arm_clear_last_error
+# (None when this library build predates them: the Python resolution then does all the work)
+_index = lib.mlx_arm_index_basic if exported("mlx_arm_index_basic") else None
+_index_update = lib.mlx_arm_index_basic_update if exported("mlx_arm_index_basic_update") else None
+
+
+def encode(idx):
+    """``idx`` as ``mlx_arm_index_basic``'s int64 list (see include/mlx/c/mlx_arm.h), or None
+    when it holds anything but Python ints, slices of ints, ``None`` and ``...``."""
+    if type(idx) is not tuple:
+        if type(idx) is int:
+            return (0, idx)
+        idx = (idx,)
+    spec = []
+    for i in idx:
+        t = type(i)
+        if t is int:
+            spec += (0, i)
+        elif t is slice:
+            b, e, st = i.start, i.stop, i.step
+            if not ((b is None or type(b) is int) and (e is None or type(e) is int)
+                    and (st is None or type(st) is int)):
+                return None
+            # (flags: which bounds are given; a bound left out is sent as 0)
+            spec += (8 | (b is not None) | (e is not None) << 1 | (st is not None) << 2, b or 0, e or 0, st or 0)
+        elif i is None:
+            spec.append(1)
+        elif i is Ellipsis:
+            spec.append(2)
+        else:
+            return None
+    return spec
+
+
+# ``a[i]``'s index buffers, by ``i`` (read-only to the C call, so shared; bounded like the
+# scalar constants' cache)
+_INT_SPECS = {}
+_INT_SPECS_MAX = 512
+
+
+def _spec_buffer(idx):
+    """``encode(idx)`` as the C call's ``int64_t[]``, or None (not a plain basic index, or an
+    int beyond int64: the general path raises MLX's 32-bit error)."""
+    if type(idx) is int:
+        sp = _INT_SPECS.get(idx)
+        if sp is None:
+            try:
+                sp = _newp(_I64S, (0, idx))
+            except OverflowError:
+                return None
+            if len(_INT_SPECS) >= _INT_SPECS_MAX:
+                _INT_SPECS.clear()
+            _INT_SPECS[idx] = sp
+        return sp
+    spec = encode(idx)
+    if spec is None:
+        return None
+    try:
+        return _newp(_I64S, spec)
+    except OverflowError:
+        return None
+
+
+def getitem(a, idx):
+    """``a[idx]`` through one ``mlx_arm_index_basic`` call; None when ``idx`` is not a plain
+    basic index in range (the caller's slower paths then give the result or MLX's error)."""
+    if _index is None:
+        return None
+    sp = _spec_buffer(idx)
+    if sp is None:
+        return None
+    p = _newp(_ARR_PTR)
+    if _index(p, a._p[0], sp, len(sp), _Ctx.stream):
+        _clear_error()
+        return None
+    r = _obj_new(array)
+    r._p = p
+    r._s = r._d = None
+    return r
+
+
+def setitem(a, idx, value):
+    """``a[idx] = value`` through one ``mlx_arm_index_basic_update`` call, which rebinds ``a``'s
+    handle in place; False when it did nothing (not a plain basic index, out of range, an update
+    that does not broadcast: the caller's slower paths then do it or raise MLX's error)."""
+    if _index_update is None:
+        return False
+    sp = _spec_buffer(idx)
+    if sp is None:
+        return False
+    v = value if isinstance(value, array) else _weak(value, a.dtype)
+    # (the C call computes the whole result before it writes a's handle: a failure leaves a)
+    if _index_update(a._p, a._p[0], v._p[0], sp, len(sp), _Ctx.stream):
+        _clear_error()
+        return False
+    return True
 
 
 class Window:

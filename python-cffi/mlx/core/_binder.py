@@ -419,6 +419,7 @@ class Op:
                 raise error()
             a = _obj_new(array)
             a._p = p
+            a._s = a._d = None
             return a
         outs = [_newp(_ARR_PTR) if kind == "array" else _newp(_VAR_ARRAY_PTR) for kind in v.outs]
         check(v.fn(*outs, *cargs))

@@ -20,7 +20,8 @@ generic path's; tests/python/test_callgen.py compares the two.
 import keyword
 
 from . import _binder as B
-from ._array import _ARR_PTR, array, stream_handle, weak_scalar
+from . import _dtypes as D
+from ._array import _ARR_PTR, _Ctx, array, stream_handle, weak_scalar
 from ._ffi import error
 
 _KINDS = ("posonly", "pos", "kwonly")
@@ -29,6 +30,12 @@ _KINDS = ("posonly", "pos", "kwonly")
 def _weak_next_to(value, a):
     """The Python int/float ``value`` as a weakly typed operand next to the array ``a``."""
     return weak_scalar(value, a.dtype)
+
+
+# Converters with an inline fast case: (the test on the value, the C argument it then gives),
+# ``{}`` standing for the parameter's name; the converter itself gives the same for such a value.
+_INLINE = {B._conv_array: ("_type({}) is _array", "{}._p[0]"), B._conv_int: ("_type({}) is int", "{}"),
+           B._conv_dtype: ("_type({}) is _Dtype", "{}.code")}
 
 
 def _param_list(params):
@@ -78,15 +85,22 @@ def _body_direct(op, v, names, tag="", alias=None):
     lines.append("_k = []")
     cargs = []
     for i, (cn, conv, paired) in enumerate(v.steps):
-        if conv is None:
-            cargs.append("_stream(stream)" if "stream" in names else "_stream(None)")
+        if conv is None:  # (the thread's stream read inline: stream_handle(None) gives it)
+            cargs.append("(_Ctx.stream if stream is None else _stream(stream))" if "stream" in names else "_Ctx.stream")
             continue
         n = alias.get(cn, cn)
         if n not in names:
             return None  # the generic path raises its NotImplementedError
         cv = f"_cv{tag}{i}"
-        if conv is B._conv_array:
-            lines.append(f"_a{i} = {n}._p[0] if _type({n}) is _array else {cv}({cn!r}, {n}, _k, _as)")
+        # The common value types are converted inline (_INLINE; bool() is what _conv_bool
+        # does); anything else still goes through the converter, which raises its errors.
+        inline = _INLINE.get(conv)
+        if inline is not None:
+            test, value = inline
+            lines.append(f"_a{i} = {value.format(n)} if {test.format(n)} else {cv}({cn!r}, {n}, _k, _as)")
+            cargs.append(f"_a{i}")
+        elif conv is B._conv_bool:
+            lines.append(f"_a{i} = _bool({n})")
             cargs.append(f"_a{i}")
         elif paired:
             lines.append(f"_a{i}, _n{i} = {cv}({cn!r}, {n}, _k, _as)")
@@ -98,7 +112,7 @@ def _body_direct(op, v, names, tag="", alias=None):
         j = names.index(n)
         lines.append(f"if {n} is not _D{j}: _op.only_default({n!r}, {n}, _D{j})")
     lines += ["_p = _newp(_PTR)", f"if _fn{tag}(_p, {', '.join(cargs)}): raise _error()",
-              "_r = _obj_new(_array)", "_r._p = _p", "return _r"]
+              "_r = _obj_new(_array)", "_r._p = _p", "_r._s = _r._d = None", "return _r"]
     return lines
 
 
@@ -152,7 +166,8 @@ def compile_op(op):
     src = f"def {fname}({plist}):\n" + "".join(f"    {line}\n" for line in body)
     # (builtins the body uses are bound as _-names: a parameter may be called like one)
     env = {"__name__": "mlx.core._binder", "_type": type, "_op": op, "_array": array, "_plain": B._plain_as_array, "_stream": stream_handle, "_newp": B._newp,
-           "_PTR": _ARR_PTR, "_error": error, "_obj_new": B._obj_new, "_weak_next_to": _weak_next_to}
+           "_PTR": _ARR_PTR, "_error": error, "_obj_new": B._obj_new, "_weak_next_to": _weak_next_to, "_Ctx": _Ctx,
+           "_bool": bool, "_Dtype": D.Dtype}
     for i, p in enumerate(params):
         env[f"_D{i}"] = op.sig.defaults[p["name"]]
     for tag, v in used.items():

@@ -17,7 +17,7 @@ Boolean masks are accepted by assignment only (as real MLX: reading with a mask 
 ValueError); the mask's ``True`` positions are found on the host.
 """
 from . import _dtypes as D
-from ._array import _ARR_PTR, _INTS, _Ctx, _newp, array, to_array, wrap
+from ._array import _ARR_PTR, _INTS, _Ctx, _newp, array, rebind, to_array, wrap
 from ._ffi import check, ffi, lib
 
 
@@ -359,11 +359,11 @@ def setitem(self, idx, value):
     longer = whole_mask and isinstance(value, array) and value.ndim == 1 and value.size > idx.sum().item()
     if whole_mask and (longer or vmapping()):
         r = _masked_assign_in_graph(self, idx, value)  # named: a temporary's handle would be freed
-        check(lib.mlx_array_set(self._p, r._p[0]))
+        rebind(self, r)
         return
     r = scatter_update(self, idx, value)
     if r is not self:
-        check(lib.mlx_array_set(self._p, r._p[0]))
+        rebind(self, r)
 
 
 class ArrayAt:

@@ -6,6 +6,7 @@ path; a Python scalar operand is weakly typed (see ``_array.weak_scalar``).
 """
 from . import _dtypes as D
 from ._array import _ARR_PTR, _Ctx, _newp, array, error, to_array, weak_scalar, wrap
+from ._array import rebind as _rebind
 from ._ffi import check, ffi, lib
 
 from ._array import _SCALAR_CACHE
@@ -85,6 +86,7 @@ def _binary(cfn_name):
             raise error()
         a = _obj_new(array)
         a._p = p
+        a._s = a._d = None
         return a
 
     def rop(self, other):
@@ -102,7 +104,7 @@ def _binary(cfn_name):
         r = op(self, other)
         if r is NotImplemented:
             return r
-        check(lib.mlx_array_set(self._p, r._p[0]))
+        _rebind(self, r)
         return self
 
     return op, rop, iop
@@ -158,7 +160,7 @@ array.__rmatmul__ = _rmatmul
 
 def _imatmul(self, other):
     r = _matmul(self, other)
-    check(lib.mlx_array_set(self._p, r._p[0]))
+    _rebind(self, r)
     return self
 
 
@@ -211,7 +213,13 @@ def _int_apart_from_array(items):
     return bool(slots) and slots != list(range(slots[0], slots[-1] + 1))
 
 
+_fast_getitem, _fast_setitem = _bx.getitem, _bx.setitem
+
+
 def _getitem(self, idx):
+    r = _fast_getitem(self, idx)
+    if r is not None:
+        return r
     if type(idx) is int:
         r = _bx.getitem_int(self, idx)
         if r is not None:
@@ -302,12 +310,14 @@ array.__getitem__ = _getitem
 
 
 def _setitem(self, idx, value):
+    if _fast_setitem(self, idx, value):
+        return
     w = _bx.basic_window(self.shape, idx)
     if w is None:
         return _ix.setitem(self, idx, value)
     r = _bx.setitem_basic(self, w, value)
     if r is not self:
-        check(lib.mlx_array_set(self._p, r._p[0]))
+        _rebind(self, r)
 
 
 array.__setitem__ = _setitem
