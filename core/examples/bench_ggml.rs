@@ -48,6 +48,10 @@ fn anchor(ty: T, k: usize) -> Option<(f64, f64)> {
         (T::Q4_0, 14336) => Some((47.6, 149.0)),
         (T::Q8_0, 14336) => Some((38.3, 176.0)),
         (T::Q4_K, 14336) => Some((46.4, 515.0)),
+        // docs/BENCHMARKS.md "IQ4_NL / IQ4_XS kernels" (a quiet dev-VM run, test-backend-ops'
+        // stock cases: k = 14336 only).
+        (T::IQ4_NL, 14336) => Some((65.8, 135.9)),
+        (T::IQ4_XS, 14336) => Some((77.3, 526.6)),
         _ => None,
     }
 }
@@ -137,9 +141,18 @@ fn main() {
     set_num_threads(0);
     println!("anchor = llama.cpp test-backend-ops MUL_MAT GFLOP/s, 2 threads (RESULTS.md); * = its GEMM is n=512; GB/s = DRAM read, ratio of weight GB/s");
     if std::path::Path::new(&anchor_bin).exists() {
-        println!("\n--- {anchor_bin} perf -o MUL_MAT -b CPU (GGML_N_THREADS=2), this run:");
+        // Only the weight types and shapes measured above (the whole MUL_MAT table takes minutes).
+        // ggml spells the K-quants `q4_K` (a regex, so case matters).
+        let ggml_name = |t: &str| {
+            let t = t.to_ascii_lowercase();
+            t.strip_suffix("_k").map_or(t.clone(), |stem| format!("{stem}_K"))
+        };
+        let types = only.as_deref().unwrap_or("q4_0,q4_1,q5_0,q5_1,q8_0,q2_k,q3_k,q4_k,q5_k,q6_k,iq4_nl,iq4_xs");
+        let types = types.split(',').map(ggml_name).collect::<Vec<_>>().join("|");
+        let filter = format!("type_a=({types}),type_b=f32,m=4096,n=(1|512),k=(14336|4096),");
+        println!("\n--- {anchor_bin} perf -o MUL_MAT -b CPU -p \"{filter}\" (GGML_N_THREADS=2), this run:");
         match std::process::Command::new(&anchor_bin)
-            .args(["perf", "-o", "MUL_MAT", "-b", "CPU"])
+            .args(["perf", "-o", "MUL_MAT", "-b", "CPU", "-p", &filter])
             .env("GGML_N_THREADS", "2")
             .output()
         {

@@ -10,8 +10,8 @@
 //! The panel is built per call from the file layout (no copy of the weights is kept):
 //! unpacking 16 rows costs about what one activation row's pass over them costs, so it pays
 //! from [`super::PANEL_MIN_ROWS`] activation rows on. Every element is stored unsigned
-//! (nibbles as they are, Q6_K's 6-bit values, Q8_0 offset by 128), so one kernel serves every
-//! format:
+//! (nibbles as they are, Q6_K's 6-bit values, Q8_0 and the IQ4 levels offset by 128), so one
+//! kernel serves every format:
 //!
 //! `W_j · a = Σ_g A_j[g] · d_a[g] · (Σ_{e∈g} q_j[e]·a[e] − o·Σ_{e∈g} a[e]) + B_j[g] · s_a[g]`
 //!
@@ -27,7 +27,7 @@
 
 use alloc::vec::Vec;
 
-use super::prepared::{holds_32, holds_q8k, q4k_scales_mins, row_bytes_if_fits};
+use super::prepared::{holds_32, holds_q8k, iq4xs_scales, q4k_scales_mins, row_bytes_if_fits, IQ4XS_BYTES};
 use super::GemvActivations as Act;
 
 /// Weight rows per panel: one per i32 lane of a 512-bit register.
@@ -42,6 +42,10 @@ pub(crate) enum Layout {
     Q4K,
     Q5K,
     Q6K,
+    /// IQ4_NL: 32-element blocks of level indices under an f16 `d`.
+    Iq4Nl,
+    /// IQ4_XS: 256-element blocks, a 6-bit scale per 32 elements.
+    Iq4Xs,
 }
 
 impl Layout {
@@ -54,14 +58,16 @@ impl Layout {
             Layout::Q4K => super::prepared::Q4K_BYTES,
             Layout::Q5K => super::prepared::Q5K_BYTES,
             Layout::Q6K => super::prepared::Q6K_BYTES,
+            Layout::Iq4Nl => 18,
+            Layout::Iq4Xs => IQ4XS_BYTES,
         }
     }
     /// Groups (of one `A`, `B` each) per weight block, which is also the groups sharing one
     /// activation `d` (Q8_K: one per 256 elements).
     pub(crate) fn groups_per_block(self) -> usize {
         match self {
-            Layout::Q4_0 | Layout::Q4_1 | Layout::Q8_0 => 1,
-            Layout::Q4K | Layout::Q5K => 8,
+            Layout::Q4_0 | Layout::Q4_1 | Layout::Q8_0 | Layout::Iq4Nl => 1,
+            Layout::Q4K | Layout::Q5K | Layout::Iq4Xs => 8,
             Layout::Q6K => 16,
         }
     }
@@ -78,15 +84,15 @@ impl Layout {
     pub(crate) fn offset(self) -> i32 {
         match self {
             Layout::Q4_0 => 8,
-            Layout::Q8_0 => 128,
+            Layout::Q8_0 | Layout::Iq4Nl | Layout::Iq4Xs => 128,
             Layout::Q6K => 32,
             Layout::Q4_1 | Layout::Q4K | Layout::Q5K => 0,
         }
     }
     fn holds(self, act: &Act, nb: usize) -> bool {
         match self {
-            Layout::Q4_0 | Layout::Q4_1 | Layout::Q8_0 => holds_32(act, nb),
-            Layout::Q4K | Layout::Q5K => holds_q8k(act, nb, 8),
+            Layout::Q4_0 | Layout::Q4_1 | Layout::Q8_0 | Layout::Iq4Nl => holds_32(act, nb),
+            Layout::Q4K | Layout::Q5K | Layout::Iq4Xs => holds_q8k(act, nb, 8),
             Layout::Q6K => holds_q8k(act, nb, 16),
         }
     }
@@ -133,7 +139,7 @@ impl Panel {
                 let blk = &w[r * wrb + b * bb..][..bb];
                 let g0 = b * gpb;
                 match layout {
-                    Layout::Q4_0 | Layout::Q8_0 => self.scales(g0, r, f16_at(blk, 0), 0.0),
+                    Layout::Q4_0 | Layout::Q8_0 | Layout::Iq4Nl => self.scales(g0, r, f16_at(blk, 0), 0.0),
                     Layout::Q4_1 => self.scales(g0, r, f16_at(blk, 0), f16_at(blk, 2)),
                     Layout::Q4K | Layout::Q5K => {
                         let (d, dmin) = (f16_at(blk, 0), f16_at(blk, 2));
@@ -151,23 +157,34 @@ impl Panel {
                             self.scales(g0 + s, r, d * blk[192 + s] as i8 as f32, 0.0);
                         }
                     }
+                    Layout::Iq4Xs => {
+                        let d = f16_at(blk, 0);
+                        let mut head = [0u8; 8];
+                        head.copy_from_slice(&blk[..8]);
+                        let ls = iq4xs_scales(&head);
+                        for s in 0..8 {
+                            self.scales(g0 + s, r, d * (((ls >> (8 * s)) & 0xFF) as i32 - 32) as f32, 0.0);
+                        }
+                    }
                 }
             }
         }
     }
 }
 
-/// The per-group activation offsets of `layout` over `nb` blocks; `pairs`: the 32-element
-/// nibble formats' activations are in [`super::prepared::Order::NibblePairs`].
+/// The per-group activation offsets of `layout` over `nb` blocks; `pairs`: the nibble
+/// formats' activations are in [`super::prepared::Order::NibblePairs`] (IQ4_XS: the pairs of
+/// sub-blocks of [`super::prepared::prepare_q8k_pairs`], so every group has a partner).
 fn offsets(layout: Layout, nb: usize, pairs: bool) -> Vec<Offsets> {
     let groups = nb * layout.groups_per_block();
-    let paired = pairs && matches!(layout, Layout::Q4_0 | Layout::Q4_1);
+    let paired = pairs && matches!(layout, Layout::Q4_0 | Layout::Q4_1 | Layout::Iq4Nl);
+    let all_paired = pairs && layout == Layout::Iq4Xs;
     (0..groups)
         .map(|g| {
             let g32 = g as u32;
             if layout == Layout::Q6K {
                 [16 * g32, 16 * g32]
-            } else if paired && g < nb - nb % 2 {
+            } else if all_paired || (paired && g < nb - nb % 2) {
                 let lo = 64 * (g32 / 2) + 16 * (g32 % 2);
                 [lo, lo + 32]
             } else {

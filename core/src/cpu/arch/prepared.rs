@@ -26,8 +26,10 @@ pub(crate) struct Format {
     pub(crate) fifth: bool,
     /// What the per-block second term is (see [`Act::s`]).
     pub(crate) second: Second,
-    /// IQ4_NL: the nibbles index the 16 signed levels of `quant::ggml::iq4::KVALUES`. Kernels
-    /// look up `level + 128` (unsigned) and the [`Second::Offset`] term removes the 128.
+    /// IQ4_NL: the nibbles index the 16 signed levels of `quant::ggml::iq4::KVALUES`. The
+    /// AVX-512 VNNI kernels look up `level + 128` (unsigned, for `vpdpbusd`) and the
+    /// [`Second::Offset`] term removes the 128; the AVX2 and aarch64 kernels look up the signed
+    /// levels and leave that term out.
     pub(crate) levels: bool,
 }
 
@@ -46,8 +48,7 @@ pub(crate) const Q4_1: Format = Format { levels: false, wb: 20, wq: 4, ab: 36, a
 pub(crate) const Q8_0: Format = Format { levels: false, wb: 34, wq: 2, ab: 34, aq: 2, nibbles: false, fifth: false, second: Second::None };
 pub(crate) const Q5_0: Format = Format { levels: false, wb: 22, wq: 6, ab: 34, aq: 2, nibbles: true, fifth: true, second: Second::Offset };
 /// IQ4_NL (32 elements: f16 `d`, 16 bytes of indices in Q4_0's nibble order), Q8_0 activations.
-/// (Only the x86-64 AVX-512 VNNI GEMV takes it so far.)
-#[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
+/// (The x86-64 AVX2 and aarch64 kernels look up the signed levels and skip the offset term.)
 pub(crate) const IQ4_NL: Format = Format { levels: true, wb: 18, wq: 2, ab: 34, aq: 2, nibbles: true, fifth: false, second: Second::Offset };
 pub(crate) const Q5_1: Format = Format { levels: false, wb: 24, wq: 8, ab: 36, aq: 4, nibbles: true, fifth: true, second: Second::Min };
 
@@ -88,6 +89,46 @@ pub(crate) const Q4K_BYTES: usize = 144;
 pub(crate) const Q5K_BYTES: usize = 176;
 /// Q6_K weight block: 128 bytes of low nibbles, 64 of high bit pairs, 16 i8 scales, `d`.
 pub(crate) const Q6K_BYTES: usize = 210;
+
+/// IQ4_XS weight block: `d` (f16), `scales_h` (u16: the scales' top bit pairs), `scales_l`
+/// (4 bytes: their low nibbles), 128 bytes of level indices (16 per 32-element sub-block, in
+/// Q4_0's nibble order).
+pub(crate) const IQ4XS_BYTES: usize = 136;
+
+/// The eight 6-bit sub-block scales (0..63, before the −32) of the IQ4_XS block at `blk`, one
+/// per byte: the low nibbles of `scales_l` spread one per byte, the bit pairs of `scales_h`
+/// spread to bits 4..6 (a few word operations instead of eight bit-field reads).
+#[inline]
+pub(crate) fn iq4xs_scales(blk: &[u8; 8]) -> u64 {
+    let h = u16::from_le_bytes([blk[2], blk[3]]) as u64;
+    let l = u32::from_le_bytes([blk[4], blk[5], blk[6], blk[7]]) as u64;
+    // Nibble k of `l` to byte k.
+    let l = (l | l << 16) & 0x0000_FFFF_0000_FFFF;
+    let l = (l | l << 8) & 0x00FF_00FF_00FF_00FF;
+    let l = (l | l << 4) & 0x0F0F_0F0F_0F0F_0F0F;
+    // Bit pair k of `h` to bits 4..6 of byte k.
+    let h = (h | h << 24) & 0x0000_00FF_0000_00FF;
+    let h = (h | h << 12) & 0x000F_000F_000F_000F;
+    let h = (h | h << 6) & 0x0303_0303_0303_0303;
+    l | h << 4
+}
+
+/// A Q8_K row prepared for the IQ4_XS kernels that take a sub-block pair per 512-bit register
+/// in [`Order::NibblePairs`]: [`prepare_q8k`] with 32-element sums, each 64 quants reordered
+/// to `[a[0..16], a[32..48], a[16..32], a[48..64]]` (the low nibbles of sub-blocks 2j and
+/// 2j + 1, then their high nibbles).
+#[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
+pub(crate) fn prepare_q8k_pairs(x: &[u8]) -> Act {
+    let mut act = prepare_q8k(x, 32);
+    for c in act.q.chunks_exact_mut(64) {
+        let mut t = [0u8; 64];
+        for (k, src) in [0, 32, 16, 48].into_iter().enumerate() {
+            t[16 * k..16 * k + 16].copy_from_slice(&c[src..src + 16]);
+        }
+        c.copy_from_slice(&t);
+    }
+    act
+}
 
 /// The Q4_K family (8 sub-blocks of 32, 6-bit scales and mins after `d`, `dmin`): Q4_K, and
 /// Q5_K with its fifth bits. `FIFTH` picks Q5_K.
@@ -334,3 +375,26 @@ macro_rules! quant_gemv {
     };
 }
 pub(crate) use quant_gemv;
+
+#[cfg(test)]
+mod tests {
+    /// The word-level unpacking of IQ4_XS scales against the block's bit-field reader, over
+    /// bytes from a small LCG (every bit of `scales_h` and `scales_l` set and clear many times).
+    #[test]
+    fn iq4xs_scales_match_the_bit_fields() {
+        let mut state = 0x1234_5678_9ABC_DEF0u64;
+        for _ in 0..4096 {
+            let mut blk = [0u8; 8];
+            for b in blk.iter_mut() {
+                state = state.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+                *b = (state >> 56) as u8;
+            }
+            let got = super::iq4xs_scales(&blk);
+            let h = u16::from_le_bytes([blk[2], blk[3]]);
+            for s in 0..8 {
+                let want = crate::quant::ggml::iq4::xs_sub_scale(h, blk[4 + s / 2], s);
+                assert_eq!(((got >> (8 * s)) & 0xFF) as i32, want, "{blk:?} sub-block {s}");
+            }
+        }
+    }
+}

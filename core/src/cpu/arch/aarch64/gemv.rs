@@ -1,6 +1,8 @@
 //! NEON and dotprod matmul over prepared activations ([`super::super::prepared`]) for the
-//! 32-element GGUF formats a decode step streams: Q4_0, Q4_1, Q5_0, Q5_1 and Q8_0 weights in
-//! file layout (Q5_0/Q5_1: the fifth bits ORed into the nibble registers).
+//! 32-element GGUF formats a decode step streams: Q4_0, Q4_1, Q5_0, Q5_1, Q8_0 and IQ4_NL
+//! weights in file layout (Q5_0/Q5_1: the fifth bits ORed into the nibble registers; IQ4_NL:
+//! the indices looked up as the signed levels by one `tbl` per 16, an exact i8·i8 dot with no
+//! offset term, so the prepared `s` that removes the 128 of x86's unsigned levels is unused).
 //!
 //! Against the older per-block tile kernels of [`super::quant`], per weight block and
 //! (activation, weight) row pair:
@@ -53,7 +55,7 @@ macro_rules! legacy {
     ($feat:literal, $dot:path) => {
         use super::*;
 
-        /// Q4_0, Q4_1, Q5_0, Q5_1 or Q8_0 weights.
+        /// Q4_0, Q4_1, Q5_0, Q5_1, Q8_0 or IQ4_NL weights.
         #[derive(Clone, Copy)]
         pub(super) struct Legacy(pub(super) prepared::Format);
 
@@ -67,6 +69,8 @@ macro_rules! legacy {
             #[target_feature(enable = $feat)]
             unsafe fn tile<const M: usize, const R: usize>(self, x: *const u8, wrb: usize, nb: usize, acts: [&Act; M]) -> [[f32; R]; M] {
                 let f = self.0;
+                let second = f.second != prepared::Second::None && !f.levels;
+                let levels = vld1q_s8(crate::quant::ggml::iq4::KVALUES.as_ptr());
                 let m4 = vdupq_n_u8(0x0F);
                 let zero = vdupq_n_s32(0);
                 let mut acc = [[vdupq_n_f32(0.0); R]; M];
@@ -105,7 +109,11 @@ macro_rules! legacy {
                                         let (h0, h1) = super::super::quant::fifth_bits(f.fifth_bits(xb.sub(f.wq)));
                                         (lo, hi) = (vorrq_u8(lo, h0), vorrq_u8(hi, h1));
                                     }
-                                    (vreinterpretq_s8_u8(lo), vreinterpretq_s8_u8(hi))
+                                    if f.levels {
+                                        (vqtbl1q_s8(levels, lo), vqtbl1q_s8(levels, hi))
+                                    } else {
+                                        (vreinterpretq_s8_u8(lo), vreinterpretq_s8_u8(hi))
+                                    }
                                 } else {
                                     (vld1q_s8(xb as *const i8), vld1q_s8(xb.add(16) as *const i8))
                                 };
@@ -124,7 +132,7 @@ macro_rules! legacy {
                             for r in 0..R {
                                 let scale = vmulq_f32(dw[r], da);
                                 acc[i][r] = vfmaq_f32(acc[i][r], vcvtq_f32_s32(totals(dots[i][r])), scale);
-                                if f.second != prepared::Second::None {
+                                if second {
                                     acc2[i][r] = vfmaq_f32(acc2[i][r], mw[r], sa);
                                 }
                             }
@@ -163,18 +171,19 @@ mod dotprod {
 
 macro_rules! legacy_gemvs {
     ($module:ident) => {{
-        use prepared::{Q4_0, Q4_1, Q5_0, Q5_1, Q8_0};
+        use prepared::{IQ4_NL, Q4_0, Q4_1, Q5_0, Q5_1, Q8_0};
         [
             quant_gemv!(|x| prepared::prepare(Q4_0, Order::Natural, x), $module::Legacy(Q4_0)),
             quant_gemv!(|x| prepared::prepare(Q4_1, Order::Natural, x), $module::Legacy(Q4_1)),
             quant_gemv!(|x| prepared::prepare(Q8_0, Order::Natural, x), $module::Legacy(Q8_0)),
             quant_gemv!(|x| prepared::prepare(Q5_0, Order::Natural, x), $module::Legacy(Q5_0)),
             quant_gemv!(|x| prepared::prepare(Q5_1, Order::Natural, x), $module::Legacy(Q5_1)),
+            quant_gemv!(|x| prepared::prepare(IQ4_NL, Order::Natural, x), $module::Legacy(IQ4_NL)),
         ]
     }};
 }
-const NEON: [QuantGemv; 5] = legacy_gemvs!(neon);
-const DOTPROD: [QuantGemv; 5] = legacy_gemvs!(dotprod);
+const NEON: [QuantGemv; 6] = legacy_gemvs!(neon);
+const DOTPROD: [QuantGemv; 6] = legacy_gemvs!(dotprod);
 
 /// The matmul over prepared activations of weight type `ty` at `level`: the dotprod kernels
 /// where `level` allows them and the CPU has them, else the plain-NEON ones (`smull` + pairwise
@@ -196,11 +205,13 @@ pub(crate) fn gemv_for(ty: GgmlType, level: Isa) -> Option<QuantGemv> {
         T::Q8_0 => legacy[2],
         T::Q5_0 => legacy[3],
         T::Q5_1 => legacy[4],
+        T::IQ4_NL => legacy[5],
         T::Q2_K => k23[0],
         T::Q3_K => k23[1],
         T::Q4_K => k[0],
         T::Q5_K => k[1],
         T::Q6_K => k[2],
+        T::IQ4_XS => k[3],
         _ => return None,
     })
 }

@@ -9,10 +9,15 @@
 //! so the weights are never re-centred per element. Q5_K is Q4_K with a fifth bit per element
 //! moved into bit 4 of each nibble byte by one shift and mask (its quants 0..31 are still
 //! valid signed bytes).
+//!
+//! IQ4_XS (8 sub-blocks of 32, signed 6-bit scales `ls − 32` under an f16 `d`) is Q4_K's
+//! layout without mins: each sub-block's 16 index bytes give its elements 0..16 (low
+//! nibbles) and 16..32 (high), looked up as the signed levels by one `tbl` each; the
+//! level·activation dot is exact i8·i8, so there is no offset term.
 
 use core::arch::aarch64::*;
 
-use super::super::prepared::{self, quant_gemv, Q6K_BYTES as WB6, K4};
+use super::super::prepared::{self, quant_gemv, IQ4XS_BYTES, Q6K_BYTES as WB6, K4};
 use super::super::{GemvActivations as Act, QuantGemv};
 use super::gemv::{f16_bits, f16x4, totals};
 
@@ -205,6 +210,69 @@ macro_rules! k_kernels {
                 out
             }
         }
+
+        /// IQ4_XS (see the module comment): sub-blocks 4h..4h + 4 per `addp` tree.
+        #[derive(Clone, Copy)]
+        pub(super) struct Iq4Xs;
+
+        impl prepared::Kernel for Iq4Xs {
+            fn block_bytes(self) -> usize {
+                IQ4XS_BYTES
+            }
+            fn holds(self, act: &Act, nb: usize) -> bool {
+                prepared::holds_q8k(act, nb, 8)
+            }
+            #[target_feature(enable = $feat)]
+            unsafe fn tile<const M: usize, const R: usize>(self, x: *const u8, wrb: usize, nb: usize, acts: [&Act; M]) -> [[f32; R]; M] {
+                let levels = vld1q_s8(crate::quant::ggml::iq4::KVALUES.as_ptr());
+                let m4 = vdupq_n_u8(0x0F);
+                let zero = vdupq_n_s32(0);
+                let mut acc = [[vdupq_n_f32(0.0); R]; M];
+                for b in 0..nb {
+                    // Per weight row: d·(ls − 32) of the 8 sub-blocks as f32 (exact).
+                    let mut sc = [[vdupq_n_f32(0.0); 2]; R];
+                    for (r, v) in sc.iter_mut().enumerate() {
+                        let xb = x.add(r * wrb + b * IQ4XS_BYTES);
+                        let d = vgetq_lane_f32::<0>(f16x4([f16_bits(xb), 0, 0, 0]));
+                        let ls = vsubq_s16(vreinterpretq_s16_u16(vmovl_u8(vcreate_u8(prepared::iq4xs_scales(&*(xb as *const [u8; 8]))))), vdupq_n_s16(32));
+                        *v = [vmovl_s16(vget_low_s16(ls)), vmovl_high_s16(ls)].map(|s| vmulq_n_f32(vcvtq_f32_s32(s), d));
+                    }
+                    for h in 0..2 {
+                        let mut dots = [[[zero; 4]; R]; M];
+                        let mut w = [[(vdupq_n_s8(0), vdupq_n_s8(0)); 4]; R];
+                        for (r, v) in w.iter_mut().enumerate() {
+                            let qs = x.add(r * wrb + b * IQ4XS_BYTES + 8 + 64 * h);
+                            for (c, wv) in v.iter_mut().enumerate() {
+                                let q = vld1q_u8(qs.add(16 * c));
+                                *wv = (vqtbl1q_s8(levels, vandq_u8(q, m4)), vqtbl1q_s8(levels, vshrq_n_u8(q, 4)));
+                            }
+                        }
+                        for i in 0..M {
+                            let a = acts[i].q.as_ptr().add(b * 256 + 128 * h) as *const i8;
+                            for c in 0..4 {
+                                let (a0, a1) = (vld1q_s8(a.add(32 * c)), vld1q_s8(a.add(32 * c + 16)));
+                                for r in 0..R {
+                                    dots[i][r][c] = $dot($dot(zero, w[r][c].0, a0), w[r][c].1, a1);
+                                }
+                            }
+                        }
+                        for i in 0..M {
+                            let da = *acts[i].d.as_ptr().add(b);
+                            for r in 0..R {
+                                acc[i][r] = vfmaq_f32(acc[i][r], vcvtq_f32_s32(totals(dots[i][r])), vmulq_n_f32(sc[r][h], da));
+                            }
+                        }
+                    }
+                }
+                let mut out = [[0f32; R]; M];
+                for i in 0..M {
+                    for r in 0..R {
+                        out[i][r] = vaddvq_f32(acc[i][r]);
+                    }
+                }
+                out
+            }
+        }
     };
 }
 
@@ -216,14 +284,16 @@ mod dotprod {
     k_kernels!("neon,dotprod", super::super::quant::dotprod::dot);
 }
 
-/// `[Q4_K, Q5_K, Q6_K]` at each level.
-pub(super) const NEON: [QuantGemv; 3] = [
+/// `[Q4_K, Q5_K, Q6_K, IQ4_XS]` at each level.
+pub(super) const NEON: [QuantGemv; 4] = [
     quant_gemv!(|x| prepared::prepare_q8k(x, 32), neon::Q4K::<false>),
     quant_gemv!(|x| prepared::prepare_q8k(x, 32), neon::Q4K::<true>),
     quant_gemv!(|x| prepared::prepare_q8k(x, 16), neon::Q6K),
+    quant_gemv!(|x| prepared::prepare_q8k(x, 32), neon::Iq4Xs),
 ];
-pub(super) const DOTPROD: [QuantGemv; 3] = [
+pub(super) const DOTPROD: [QuantGemv; 4] = [
     quant_gemv!(|x| prepared::prepare_q8k(x, 32), dotprod::Q4K::<false>),
     quant_gemv!(|x| prepared::prepare_q8k(x, 32), dotprod::Q4K::<true>),
     quant_gemv!(|x| prepared::prepare_q8k(x, 16), dotprod::Q6K),
+    quant_gemv!(|x| prepared::prepare_q8k(x, 32), dotprod::Iq4Xs),
 ];

@@ -113,6 +113,9 @@ pub(crate) unsafe fn lines(layout: Layout, w: *const u8, wrb: usize, rows: usize
     let put = |g: usize, t: usize, v: __m512i| _mm512_storeu_si512(q.add((g * steps + t) * 16) as *mut _, v);
     let low4 = _mm512_set1_epi8(0x0F);
     let nib = |v: __m512i, shift: u32| _mm512_and_si512(_mm512_srl_epi32(v, _mm_cvtsi32_si128(shift as i32)), low4);
+    // IQ4 indices to `level + 128`.
+    let table = _mm512_broadcast_i32x4(super::gemv::level_table());
+    let level = |idx: __m512i| _mm512_shuffle_epi8(table, idx);
     let (bb, gpb) = (layout.block_bytes(), layout.groups_per_block());
     for b in 0..nb {
         let (x, g0) = (b * bb, b * gpb);
@@ -123,6 +126,22 @@ pub(crate) unsafe fn lines(layout: Layout, w: *const u8, wrb: usize, rows: usize
                     let v = gather(qs + 4 * t);
                     put(g0, t, nib(v, 0));
                     put(g0, t + 4, nib(v, 4));
+                }
+            }
+            Layout::Iq4Nl => {
+                for t in 0..4 {
+                    let v = gather(x + 2 + 4 * t);
+                    put(g0, t, level(nib(v, 0)));
+                    put(g0, t + 4, level(nib(v, 4)));
+                }
+            }
+            Layout::Iq4Xs => {
+                for s in 0..8 {
+                    for t in 0..4 {
+                        let v = gather(x + 8 + 16 * s + 4 * t);
+                        put(g0 + s, t, level(nib(v, 0)));
+                        put(g0 + s, t + 4, level(nib(v, 4)));
+                    }
                 }
             }
             Layout::Q8_0 => {
@@ -185,6 +204,8 @@ pub(crate) fn panel_for(ty: crate::quant::GgmlType, level: crate::cpu::isa::Isa)
         T::Q4_K => panel!(Layout::Q4K),
         T::Q5_K => panel!(Layout::Q5K),
         T::Q6_K => panel!(Layout::Q6K),
+        T::IQ4_NL => panel!(Layout::Iq4Nl),
+        T::IQ4_XS => panel!(Layout::Iq4Xs),
         _ => None,
     }
 }

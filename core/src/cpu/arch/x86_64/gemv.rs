@@ -72,7 +72,7 @@ unsafe fn weight_pair(f: Format, x: *const u8) -> __m512i {
 /// IQ4_NL's 16 levels plus 128 (unsigned bytes 1..241), the `vpshufb` table of [`Format::levels`].
 #[target_feature(enable = "avx2")]
 #[inline]
-unsafe fn level_table() -> __m128i {
+pub(super) unsafe fn level_table() -> __m128i {
     let t = _mm_loadu_si128(crate::quant::ggml::iq4::KVALUES.as_ptr() as *const __m128i);
     _mm_xor_si128(t, _mm_set1_epi8(-128))
 }
@@ -228,6 +228,7 @@ pub(crate) fn gemv_for(ty: GgmlType, level: crate::cpu::isa::Isa) -> Option<Quan
         GgmlType::Q5_0 => Some(GEMV_Q5_0),
         GgmlType::Q5_1 => Some(GEMV_Q5_1),
         GgmlType::IQ4_NL => Some(GEMV_IQ4_NL),
+        GgmlType::IQ4_XS => Some(super::gemv_k::GEMV_IQ4_XS),
         GgmlType::Q2_K => Some(super::gemv_k23::GEMV_Q2_K),
         GgmlType::Q3_K => Some(super::gemv_k23::GEMV_Q3_K),
         GgmlType::Q4_K => Some(super::gemv_k::GEMV_Q4_K),

@@ -9,7 +9,10 @@
 //! scales in one instruction per activation row and kept on the stack, so each block's dot
 //! takes its scale with a broadcast load (no shuffle). The quants stay unsigned (`vpmaddubsw`
 //! takes unsigned × signed bytes): Q4_0/Q5_0's offset and Q4_1/Q5_1's min go through the
-//! activation's prepared per-block term, 8 blocks per FMA.
+//! activation's prepared per-block term, 8 blocks per FMA. IQ4_NL's indices are looked up
+//! as the signed levels (`vpshufb`) and dotted as Q8_0's signed bytes are (|w| and the
+//! activation with w's sign), so its prepared offset term (which removes the 128 of the
+//! unsigned levels at AVX-512 VNNI) is not used here.
 //!
 //! K-quants (`gemv_avx2_k.rs`): the sub-block scales are small integers, so they multiply the
 //! `vpmaddubsw` pair sums in `vpmaddwd` and a super-block's dot stays an exact i32 sum until
@@ -24,7 +27,7 @@ use super::super::prepared::{self, holds_32, quant_gemv, Format, Kernel, Order, 
 use super::super::{GemvActivations as Act, QuantGemv};
 use super::quant::{avx2::dot, fifth_bits, hsum_ps, nibbles};
 
-/// Q4_0, Q4_1, Q5_0, Q5_1 or Q8_0 weights.
+/// Q4_0, Q4_1, Q5_0, Q5_1, Q8_0 or IQ4_NL weights.
 #[derive(Clone, Copy)]
 struct Legacy(Format);
 
@@ -47,7 +50,7 @@ unsafe fn f16x8_strided(p: *const u8, stride: usize, count: usize) -> __m256 {
 }
 
 /// The 32 weight bytes of the block at `xb` as `vpmaddubsw` takes them: unsigned nibbles
-/// (plus the fifth bit), or Q8_0's signed bytes as they are.
+/// (plus the fifth bit), or signed bytes: Q8_0's as they are, IQ4_NL's levels.
 #[target_feature(enable = "avx2,fma,f16c")]
 #[inline]
 unsafe fn weights(f: Format, xb: *const u8) -> __m256i {
@@ -55,6 +58,10 @@ unsafe fn weights(f: Format, xb: *const u8) -> __m256i {
         return _mm256_loadu_si256(xb.add(f.wq) as *const __m256i);
     }
     let w = nibbles(xb.add(f.wq));
+    if f.levels {
+        let t = _mm_loadu_si128(crate::quant::ggml::iq4::KVALUES.as_ptr() as *const __m128i);
+        return _mm256_shuffle_epi8(_mm256_broadcastsi128_si256(t), w);
+    }
     if f.fifth { _mm256_or_si256(w, fifth_bits(f.fifth_bits(xb))) } else { w }
 }
 
@@ -68,6 +75,9 @@ impl Kernel for Legacy {
     #[target_feature(enable = "avx2,fma,f16c")]
     unsafe fn tile<const M: usize, const R: usize>(self, x: *const u8, wrb: usize, nb: usize, acts: [&Act; M]) -> [[f32; R]; M] {
         let f = self.0;
+        // Signed weight bytes (Q8_0, IQ4_NL's levels); only the unsigned nibbles have a second term.
+        let signed = !f.nibbles || f.levels;
+        let second = f.second != Second::None && !f.levels;
         let mut acc = [[_mm256_setzero_ps(); R]; M];
         // The second terms (offsets, mins), 8 blocks per lane vector.
         let mut acc2 = [[_mm256_setzero_ps(); R]; M];
@@ -89,7 +99,7 @@ impl Kernel for Legacy {
                 let sa = _mm256_loadu_ps(acts[i].s.as_ptr().add(g));
                 for r in 0..R {
                     _mm256_storeu_ps(scale[i][r].as_mut_ptr(), _mm256_mul_ps(dw[r], da));
-                    if f.second != Second::None {
+                    if second {
                         acc2[i][r] = _mm256_fmadd_ps(mw[r], sa, acc2[i][r]);
                     }
                 }
@@ -99,9 +109,9 @@ impl Kernel for Legacy {
                 for i in 0..M {
                     let a = _mm256_loadu_si256(acts[i].q.as_ptr().add((g + p) * 32) as *const __m256i);
                     for r in 0..R {
-                        // Q8_0: |w| (≤ 128) times a with w's sign, exact in `vpmaddubsw`
+                        // Signed: |w| (≤ 128) times a with w's sign, exact in `vpmaddubsw`
                         // (2·128·127 < 2¹⁵; the activations are never −128).
-                        let d = if f.nibbles { dot(w[r], a) } else { dot(_mm256_abs_epi8(w[r]), _mm256_sign_epi8(a, w[r])) };
+                        let d = if signed { dot(_mm256_abs_epi8(w[r]), _mm256_sign_epi8(a, w[r])) } else { dot(w[r], a) };
                         acc[i][r] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(d), _mm256_broadcast_ss(&scale[i][r][p]), acc[i][r]);
                     }
                 }
@@ -129,6 +139,7 @@ const Q4_1: QuantGemv = legacy_gemv!(prepared::Q4_1);
 const Q5_0: QuantGemv = legacy_gemv!(prepared::Q5_0);
 const Q5_1: QuantGemv = legacy_gemv!(prepared::Q5_1);
 const Q8_0: QuantGemv = legacy_gemv!(prepared::Q8_0);
+const IQ4_NL: QuantGemv = legacy_gemv!(prepared::IQ4_NL);
 
 /// The AVX2 matmul over prepared activations of weight type `ty`, where `level` allows AVX2
 /// and the CPU has it.
@@ -143,6 +154,8 @@ pub(crate) fn gemv_for(ty: GgmlType, level: Isa) -> Option<QuantGemv> {
         GgmlType::Q5_0 => Q5_0,
         GgmlType::Q5_1 => Q5_1,
         GgmlType::Q8_0 => Q8_0,
+        GgmlType::IQ4_NL => IQ4_NL,
+        GgmlType::IQ4_XS => k::IQ4_XS,
         GgmlType::Q2_K => k::Q2_K,
         GgmlType::Q3_K => k::Q3_K,
         GgmlType::Q4_K => k::Q4_K,

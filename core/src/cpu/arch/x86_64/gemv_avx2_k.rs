@@ -10,12 +10,19 @@
 //! What is not a product of quants goes through the activation's prepared sums per
 //! sub-block, as in the AVX-512 kernels: Q4_K/Q5_K/Q2_K mins (`dmin·min_k·d_a·Σa_k`), Q3_K's
 //! offset of 4 and Q6_K's of 32 (`4·d·scale_k·d_a·Σa_k`, `32·…`).
+//!
+//! IQ4_XS: one sub-block per register, its indices looked up as the signed levels by one
+//! `vpshufb`; `vpmaddubsw` takes |level| and the activation with the level's sign (exact: the
+//! Q8_K activations are never −128, and |level| ≤ 127), and the signed scales `ls − 32` go in
+//! through `vpmaddwd` as above, so there is no offset term.
 
 use core::arch::x86_64::*;
 
-use super::super::prepared::{holds_q8k, prepare_q8k, q3k_scales, q4k_scales_mins, quant_gemv, Kernel, Low2, Q6K_BYTES as WB6, K4};
+use super::super::prepared::{
+    holds_q8k, iq4xs_scales, prepare_q8k, q3k_scales, q4k_scales_mins, quant_gemv, Kernel, Low2, IQ4XS_BYTES, Q6K_BYTES as WB6, K4,
+};
 use super::super::{GemvActivations as Act, QuantGemv};
-use super::quant::hsum_ps;
+use super::quant::{hsum_ps, nibbles};
 
 /// The f16 at `p` as f32.
 #[target_feature(enable = "avx2,fma,f16c")]
@@ -285,3 +292,50 @@ pub(super) const Q3_K: QuantGemv = quant_gemv!(|x| prepare_q8k(x, 16), Sub16Kern
 pub(super) const Q4_K: QuantGemv = quant_gemv!(|x| prepare_q8k(x, 32), Q4K::<false>);
 pub(super) const Q5_K: QuantGemv = quant_gemv!(|x| prepare_q8k(x, 32), Q4K::<true>);
 pub(super) const Q6_K: QuantGemv = quant_gemv!(|x| prepare_q8k(x, 16), Sub16Kernel(Q6K));
+
+/// IQ4_XS at AVX2 (see the module comment): sub-block s is register s, in the activations'
+/// natural order.
+#[derive(Clone, Copy)]
+struct Iq4Xs;
+
+impl Kernel for Iq4Xs {
+    fn block_bytes(self) -> usize {
+        IQ4XS_BYTES
+    }
+    fn holds(self, act: &Act, nb: usize) -> bool {
+        holds_q8k(act, nb, 8)
+    }
+    #[target_feature(enable = "avx2,fma,f16c")]
+    unsafe fn tile<const M: usize, const R: usize>(self, x: *const u8, wrb: usize, nb: usize, acts: [&Act; M]) -> [[f32; R]; M] {
+        let table = _mm256_broadcastsi128_si256(_mm_loadu_si128(crate::quant::ggml::iq4::KVALUES.as_ptr() as *const __m128i));
+        // Shuffle controls broadcasting i16 lane k.
+        let pick: [__m256i; 8] = core::array::from_fn(|k| _mm256_set1_epi16(((2 * k) | ((2 * k + 1) << 8)) as i16));
+        let mut acc = [[_mm256_setzero_ps(); R]; M];
+        for b in 0..nb {
+            let mut s16 = [_mm256_setzero_si256(); R];
+            let mut dw = [0f32; R];
+            for r in 0..R {
+                let xb = x.add(r * wrb + b * IQ4XS_BYTES);
+                let ls = _mm_sub_epi8(_mm_cvtsi64_si128(iq4xs_scales(&*(xb as *const [u8; 8])) as i64), _mm_set1_epi8(32));
+                // The 8 signed scales as i16, in both 128-bit lanes.
+                s16[r] = _mm256_broadcastsi128_si256(_mm_cvtepi8_epi16(ls));
+                dw[r] = f16_at(xb);
+            }
+            let mut isum = [[_mm256_setzero_si256(); R]; M];
+            for (sub, pk) in pick.iter().enumerate() {
+                let a = acts.map(|act| _mm256_loadu_si256(act.q.as_ptr().add(b * 256 + 32 * sub) as *const __m256i));
+                for r in 0..R {
+                    let w = _mm256_shuffle_epi8(table, nibbles(x.add(r * wrb + b * IQ4XS_BYTES + 8 + 16 * sub)));
+                    let (aw, sc) = (_mm256_abs_epi8(w), _mm256_shuffle_epi8(s16[r], *pk));
+                    for i in 0..M {
+                        isum[i][r] = _mm256_add_epi32(isum[i][r], scaled_dot(aw, _mm256_sign_epi8(a[i], w), sc));
+                    }
+                }
+            }
+            close::<M, R, 0>(&mut acc, &isum, &dw, &[[]; R], &acts, b);
+        }
+        totals(&acc)
+    }
+}
+
+pub(super) const IQ4_XS: QuantGemv = quant_gemv!(|x| prepare_q8k(x, 32), Iq4Xs);

@@ -11,11 +11,19 @@
 //! activation's per-sub-block sums: `dmin·d_a·Σ min_k·Σa_k`. Q5_K is the same with a fifth
 //! bit per element (32 bytes before the nibbles), added to the nibble register with one
 //! byte-mask test and one masked add: its quants are 0..31, still unsigned bytes for `vpdpbusd`.
+//!
+//! IQ4_XS (also here: 8 sub-blocks of 32 with 6-bit scales under an f16 `d`, Q8_K partner)
+//! takes a sub-block pair per register too, its 32 index bytes `[2j: 16, 2j + 1: 16]` widened
+//! to `[lo₂ⱼ, lo₂ⱼ₊₁, hi₂ⱼ, hi₂ⱼ₊₁]` and looked up as `level + 128` by one `vpshufb`; the
+//! activations are prepared in that order ([`prepare_q8k_pairs`]) and the 128 goes through
+//! their 32-element sums, `128·d·(ls − 32)·d_a·Σa_k`, as Q4_K's mins do.
 
 use core::arch::x86_64::*;
 
-use super::super::prepared::{holds_q8k, prepare_q8k, q4k_scales_mins, quant_gemv, Kernel, Q6K_BYTES as WB6, K4};
-use super::gemv::{Act, QuantGemv};
+use super::super::prepared::{
+    holds_q8k, iq4xs_scales, prepare_q8k, prepare_q8k_pairs, q4k_scales_mins, quant_gemv, Kernel, IQ4XS_BYTES, Q6K_BYTES as WB6, K4,
+};
+use super::gemv::{level_table, Act, QuantGemv};
 use super::quant::hsum_ps;
 
 /// The eight 6-bit scales and mins of a super-block's 12 scale bytes (ggml's `scale_min_k4`
@@ -197,3 +205,68 @@ pub(super) const GEMV_Q6_K: QuantGemv = quant_gemv!(|x| prepare_q8k(x, 16), Q6K)
 pub(super) const GEMV_Q4_K: QuantGemv = quant_gemv!(|x| prepare_q8k(x, 32), K4::<false>);
 
 pub(super) const GEMV_Q5_K: QuantGemv = quant_gemv!(|x| prepare_q8k(x, 32), K4::<true>);
+
+/// IQ4_XS at AVX-512 VNNI (see the module comment).
+#[derive(Clone, Copy)]
+struct Iq4Xs;
+
+impl Kernel for Iq4Xs {
+    fn block_bytes(self) -> usize {
+        IQ4XS_BYTES
+    }
+    fn holds(self, act: &Act, nb: usize) -> bool {
+        holds_q8k(act, nb, 8)
+    }
+    #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512vnni,avx2,fma,f16c")]
+    unsafe fn tile<const M: usize, const R: usize>(self, x: *const u8, wrb: usize, nb: usize, acts: [&Act; M]) -> [[f32; R]; M] {
+        let mut acc = [[_mm512_setzero_ps(); R]; M];
+        let mut acc_off = [[_mm256_setzero_ps(); R]; M];
+        // Register j: lanes 0..4 and 8..12 belong to sub-block 2j, 4..8 and 12..16 to 2j + 1.
+        let lanes = [0, 1, 2, 3].map(|j: i32| {
+            let (a, b) = (2 * j, 2 * j + 1);
+            _mm512_setr_epi32(a, a, a, a, b, b, b, b, a, a, a, a, b, b, b, b)
+        });
+        let table = _mm512_broadcast_i32x4(level_table());
+        let m4 = _mm512_set1_epi8(0x0F);
+        for b in 0..nb {
+            // Per weight row: d·(ls − 32) per sub-block (exact in f32: 11 × 6 bits).
+            let mut sc = [_mm256_setzero_ps(); R];
+            for (r, v) in sc.iter_mut().enumerate() {
+                let xb = x.add(r * wrb + b * IQ4XS_BYTES);
+                let d = _mm_cvtss_f32(_mm_cvtph_ps(_mm_cvtsi32_si128((xb as *const u16).read_unaligned() as i32)));
+                let ls = _mm_sub_epi8(_mm_cvtsi64_si128(iq4xs_scales(&*(xb as *const [u8; 8])) as i64), _mm_set1_epi8(32));
+                *v = _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(ls)), _mm256_set1_ps(d));
+            }
+            let mut scale = [[_mm512_setzero_ps(); R]; M];
+            for i in 0..M {
+                let da = _mm256_set1_ps(*acts[i].d.as_ptr().add(b));
+                let sa = _mm256_loadu_ps(acts[i].s.as_ptr().add(8 * b));
+                for r in 0..R {
+                    scale[i][r] = _mm512_castps256_ps512(_mm256_mul_ps(sc[r], da));
+                    acc_off[i][r] = _mm256_fmadd_ps(sc[r], sa, acc_off[i][r]);
+                }
+            }
+            for (j, lane) in lanes.iter().enumerate() {
+                let a = acts.map(|act| _mm512_loadu_si512(act.q.as_ptr().add(b * 256 + 64 * j) as *const _));
+                for r in 0..R {
+                    let raw = _mm256_loadu_si256(x.add(r * wrb + b * IQ4XS_BYTES + 8 + 32 * j) as *const __m256i);
+                    let idx = _mm512_and_si512(_mm512_inserti64x4(_mm512_castsi256_si512(raw), _mm256_srli_epi16(raw, 4), 1), m4);
+                    let w = _mm512_shuffle_epi8(table, idx);
+                    for i in 0..M {
+                        let dot = _mm512_cvtepi32_ps(_mm512_dpbusd_epi32(_mm512_setzero_si512(), w, a[i]));
+                        acc[i][r] = _mm512_fmadd_ps(dot, _mm512_permutexvar_ps(*lane, scale[i][r]), acc[i][r]);
+                    }
+                }
+            }
+        }
+        let mut out = [[0f32; R]; M];
+        for i in 0..M {
+            for r in 0..R {
+                out[i][r] = _mm512_reduce_add_ps(acc[i][r]) - 128.0 * hsum_ps(acc_off[i][r]);
+            }
+        }
+        out
+    }
+}
+
+pub(super) const GEMV_IQ4_XS: QuantGemv = quant_gemv!(prepare_q8k_pairs, Iq4Xs);
