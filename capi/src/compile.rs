@@ -19,12 +19,8 @@ pub type mlx_compile_mode = c_int;
 /// `(fun_id, shapeless, constants)` → the compiled function kept for them.
 type Kept = (usize, bool, Vec<u64>, Arc<Compiled>);
 
-/// The functions `mlx_detail_compile` keeps. Compiled functions hold C callbacks, which are
-/// not `Send`; the C API is called from one thread at a time per function, as mlx-c's is.
+/// The functions `mlx_detail_compile` keeps.
 struct Cache(spin::Mutex<Vec<Kept>>);
-// SAFETY: entries are only touched under the lock; the closures they hold are called by
-// whichever thread calls the compiled closure, as any mlx_closure is.
-unsafe impl Sync for Cache {}
 static CACHE: Cache = Cache(spin::Mutex::new(Vec::new()));
 
 /// The C closure of a compiled function.
@@ -40,7 +36,7 @@ fn closure_of(c: Arc<Compiled>) -> ClosureFn {
 pub unsafe extern "C" fn mlx_compile(res: *mut mlx_closure, fun: mlx_closure, shapeless: bool) -> c_int {
     status("mlx_compile", || {
         let f = closure::get(fun)?;
-        handle::assign(res, closure_of(Arc::new(compile(f, shapeless))))
+        handle::assign(res, closure_of(Arc::new(compile(crate::custom::array_fn(f), shapeless))))
     })
 }
 
@@ -70,7 +66,7 @@ pub unsafe extern "C" fn mlx_detail_compile(
         let compiled = match found {
             Some(c) => c,
             None => {
-                let c = Arc::new(compile(closure::get(fun)?, shapeless));
+                let c = Arc::new(compile(crate::custom::array_fn(closure::get(fun)?), shapeless));
                 cache.push((fun_id, shapeless, consts, c.clone()));
                 c
             }

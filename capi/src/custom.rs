@@ -33,7 +33,8 @@ impl<T> Shared<T> {
     }
 }
 
-fn array_fn(f: ClosureFn) -> ArrayFn {
+/// A C closure as a `Send + Sync` function of arrays (custom functions and compile take one).
+pub(crate) fn array_fn(f: ClosureFn) -> ArrayFn {
     let f = Shared(f);
     Arc::new(move |xs: &[Array]| (f.get())(xs))
 }

@@ -285,3 +285,147 @@ fn compiled_function_inside_vmap_sees_captured_tracers() {
     let want = ops::negative(&ops::exp(&ops::abs(&x).unwrap()).unwrap()).unwrap();
     assert_eq!(got[0].to_vec::<f32>().unwrap(), want.to_vec::<f32>().unwrap());
 }
+
+fn vals(a: &Array) -> Vec<f64> {
+    ops::astype(a, DType::Float64).unwrap().to_vec::<f64>().unwrap()
+}
+
+/// Equal lengths and every pair within 1e-6 (absolute and relative), NaN matching NaN.
+fn close(a: &[f64], b: &[f64]) -> bool {
+    a.len() == b.len() && a.iter().zip(b).all(|(x, y)| (x.is_nan() && y.is_nan()) || (x - y).abs() <= 1e-6 * (1.0 + y.abs()))
+}
+
+/// A shapeless trace made where an op is a no-op (reducing size-1 axes, reshaping or
+/// broadcasting to the same shape, a full slice, an empty slice update, a length-1 Hadamard)
+/// must still give the function's own result on other shapes — the op must not vanish from
+/// the trace (it once became a cast, and bigger inputs came back unreduced). Each case is
+/// traced first on a shape where the op is a no-op, then called on shapes where it is not;
+/// the compiled result (or error) must equal the plain function's.
+#[test]
+fn shapeless_traces_keep_ops_that_are_no_ops_at_the_traced_shape() {
+    type F = fn(&[Array]) -> Result<Vec<Array>>;
+    let cases: Vec<(&str, F, Vec<Vec<usize>>)> = vec![
+        ("sum keepdims", |x| Ok(vec![ops::sum(&x[0], Some(&[0]), true)?]), vec![vec![1, 3], vec![4, 3], vec![2, 5]]),
+        ("sum", |x| Ok(vec![ops::sum(&x[0], Some(&[0]), false)?]), vec![vec![1, 3], vec![4, 3]]),
+        ("x * sum(x, -1)", |x| Ok(vec![ops::multiply(&x[0], &ops::sum(&x[0], Some(&[-1]), true)?)?]), vec![vec![3, 1], vec![3, 4], vec![1, 2]]),
+        ("mean keepdims", |x| Ok(vec![ops::mean(&x[0], Some(&[0]), true)?]), vec![vec![1, 3], vec![4, 3], vec![7, 3]]),
+        ("mean all", |x| Ok(vec![ops::mean(&x[0], None, true)?]), vec![vec![1], vec![2], vec![4], vec![7]]),
+        ("var ddof", |x| Ok(vec![ops::var(&x[0], Some(&[1]), true, 1)?]), vec![vec![3, 1], vec![3, 4]]),
+        ("std", |x| Ok(vec![ops::std(&x[0], Some(&[0]), true, 0)?]), vec![vec![1, 2], vec![5, 2]]),
+        ("max", |x| Ok(vec![ops::max(&x[0], Some(&[1]), true)?]), vec![vec![2, 1], vec![2, 6]]),
+        ("min", |x| Ok(vec![ops::min(&x[0], Some(&[1]), true)?]), vec![vec![2, 1], vec![2, 6]]),
+        ("prod", |x| Ok(vec![ops::prod(&x[0], Some(&[0]), true)?]), vec![vec![1, 4], vec![3, 4]]),
+        ("any", |x| Ok(vec![ops::any(&ops::greater(&x[0], &Array::scalar(1.0f32)?)?, Some(&[0]), true)?]), vec![vec![1, 4], vec![6, 4]]),
+        ("logsumexp", |x| Ok(vec![ops::logsumexp(&x[0], Some(&[0]), true)?]), vec![vec![1, 3], vec![4, 3]]),
+        ("softmax axis 0", |x| Ok(vec![ops::softmax(&x[0], Some(&[0]), false)?]), vec![vec![1, 3], vec![4, 3]]),
+        ("reshape to the traced shape", |x| Ok(vec![ops::reshape(&x[0], &[1, 3])?]), vec![vec![1, 3], vec![4, 3]]),
+        ("broadcast_to the traced shape", |x| Ok(vec![ops::broadcast_to(&x[0], &[1, 3])?]), vec![vec![1, 3], vec![4, 3]]),
+        ("slice [0:1]", |x| Ok(vec![ops::slice(&x[0], &[0, 0], &[1, 3], &[1, 1])?]), vec![vec![1, 3], vec![4, 3]]),
+        ("slice_update [2:] = 0", |x| {
+            let z = Array::scalar(0.0f32)?;
+            Ok(vec![ops::slice_update(&x[0], &z, &[2], &[isize::MAX], &[1])?])
+        }, vec![vec![1], vec![5]]),
+        ("hadamard", |x| Ok(vec![ops::hadamard_transform(&x[0], None)?]), vec![vec![3, 1], vec![3, 4]]),
+    ];
+    for (name, f, shapes) in cases {
+        let c = compile(fun(f), true);
+        for (k, shape) in shapes.iter().enumerate() {
+            let x = arr(shape, 40 + k as u64);
+            let want = f(&[x.clone()]);
+            let got = c.call(&[x]);
+            match (want, got) {
+                (Ok(w), Ok(g)) => {
+                    assert_eq!(g[0].shape(), w[0].shape(), "{name} at {shape:?}: shape");
+                    assert_eq!(g[0].dtype(), w[0].dtype(), "{name} at {shape:?}: dtype");
+                    let (g, w) = (vals(&g[0]), vals(&w[0]));
+                    assert!(close(&g, &w), "{name} at {shape:?}: compiled {g:?} vs plain {w:?}");
+                }
+                (Err(_), Err(_)) => {}
+                (w, g) => panic!("{name} at {shape:?}: plain {:?} but compiled {:?}", w.map(|_| ()), g.map(|_| ())),
+            }
+        }
+    }
+}
+
+/// Reductions kept by the dims replay on new shapes without a new trace (MLX infers their
+/// output shapes), and `mean` then divides by the new count, not the traced one.
+#[test]
+fn shapeless_reductions_and_mean_serve_every_shape_from_one_trace() {
+    let m = compile(fun(|x| Ok(vec![ops::mean(&x[0], None, true)?])), true);
+    for n in [2usize, 4, 7, 1] {
+        let got = m.call(&[ops::ones(&[n], DType::Float32).unwrap()]).unwrap();
+        assert_eq!(vals(&got[0]), vec![1.0], "mean of {n} ones");
+    }
+    assert_eq!(m.traces(), 1, "one trace for every length");
+    // x + y.sum(0, keepdims) + z, z captured at trace time (MLX's test: the trace keeps z = 1).
+    let z = Array::scalar(1i32).unwrap();
+    let s = compile(fun(move |x| Ok(vec![ops::add(&ops::add(&x[0], &ops::sum(&x[1], Some(&[0]), true)?)?, &z)?])), true);
+    for n in [2usize, 3, 1] {
+        let ones = ops::ones(&[n, n], DType::Int32).unwrap();
+        let got = s.call(&[ones.clone(), ones]).unwrap();
+        assert_eq!(got[0].shape(), &[n, n]);
+        assert!(vals(&got[0]).iter().all(|&v| v == (n + 2) as f64), "sum over {n} rows");
+    }
+    assert_eq!(s.traces(), 1);
+}
+
+/// A shapeless export traced where a reduction is a no-op still reduces on other shapes.
+#[test]
+fn shapeless_export_keeps_size_one_reductions() {
+    use mlx_arm_core::transforms::export::ExportedFunction;
+    let f = |x: &[Array]| Ok(vec![ops::mean(&x[0], Some(&[0]), true)?]);
+    let mut e = ExportedFunction::new();
+    e.add(&f, &[arr(&[1, 3], 60)], &[], true).unwrap();
+    let e = ExportedFunction::from_bytes(&e.to_bytes().unwrap()).unwrap();
+    let x = arr(&[4, 3], 61);
+    let got = e.call(&[x.clone()], &[]).unwrap();
+    let want = f(&[x]).unwrap();
+    assert_eq!(got[0].shape(), &[1, 3]);
+    let (g, w) = (vals(&got[0]), vals(&want[0]));
+    assert!(close(&g, &w), "{g:?} vs {w:?}");
+}
+
+/// One compiled function called from several threads at once (it is `Send + Sync`): every
+/// call gives the plain function's values. The function captures a lazy constant (evaluated
+/// once, when the trace is made, never by two threads at once), the threads race to trace
+/// the same signatures, and each thread also uses shapes of its own (new traces while others
+/// replay).
+#[test]
+fn one_compiled_function_serves_several_threads() {
+    let base = arr(&[8], 70);
+    let captured = ops::exp(&base).unwrap(); // lazy until the first trace
+    let f = move |x: &[Array]| -> Result<Vec<Array>> {
+        let y = ops::multiply(&ops::tanh(&x[0])?, &captured)?;
+        Ok(vec![ops::add(&y, &ops::sum(&x[0], Some(&[-1]), true)?)?])
+    };
+    // The same function over its own copy of the constant, for the expected values.
+    let own = ops::exp(&base).unwrap();
+    let expected = move |x: &Array| -> Vec<f64> {
+        let y = ops::multiply(&ops::tanh(x).unwrap(), &own).unwrap();
+        vals(&ops::add(&y, &ops::sum(x, Some(&[-1]), true).unwrap()).unwrap())
+    };
+    let inputs: Vec<Array> = (0..4).map(|t| arr(&[3 + t, 8], 80 + t as u64)).chain([arr(&[2, 8], 90)]).collect();
+    let want: Vec<Vec<f64>> = inputs.iter().map(&expected).collect();
+    for x in &inputs {
+        x.eval().unwrap();
+    }
+    let c = Arc::new(compile(fun(f), false));
+    let handles: Vec<_> = (0..4)
+        .map(|t| {
+            let (c, inputs, want) = (c.clone(), inputs.clone(), want.clone());
+            std::thread::spawn(move || {
+                for round in 0..20 {
+                    // The shared shape [2, 8] every round, and this thread's own shape.
+                    for i in [4, t] {
+                        let got = c.call(&[inputs[i].clone()]).unwrap();
+                        assert_eq!(vals(&got[0]), want[i], "thread {t}, round {round}, input {i}");
+                    }
+                }
+            })
+        })
+        .collect();
+    for h in handles {
+        h.join().expect("a thread failed");
+    }
+    assert!((5..=8).contains(&c.traces()), "one trace per signature (two threads may race to one): {}", c.traces());
+}

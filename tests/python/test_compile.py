@@ -77,6 +77,59 @@ def test_shapeless():
     assert len(calls) == 4  # one trace for every length, plus the three plain calls
 
 
+# Traced first where the op is a no-op (size-1 reduced axes, a full slice, a reshape or
+# broadcast to the same shape), then called where it is not: a shapeless trace must keep the
+# op. Real MLX 0.32.4 crashes (segfault) on the reductions here and returns the unsliced
+# input for the slices; numpy is the oracle.
+_NO_OP_AT_FIRST_SHAPE = [
+    ("sum keepdims", lambda x: x.sum(0, keepdims=True), lambda x: x.sum(0, keepdims=True), [(1, 3), (4, 3)]),
+    ("sum", lambda x: x.sum(0), lambda x: x.sum(0), [(1, 3), (4, 3)]),
+    ("mean keepdims", lambda x: x.mean(0, keepdims=True), lambda x: x.mean(0, keepdims=True), [(1, 3), (4, 3)]),
+    ("mean all", lambda x: mx.mean(x, keepdims=True), lambda x: np.mean(x, keepdims=True), [(1,), (4,), (7,)]),
+    ("max", lambda x: x.max(0, keepdims=True), lambda x: x.max(0, keepdims=True), [(1, 3), (4, 3)]),
+    ("prod", lambda x: x.prod(-1, keepdims=True), lambda x: x.prod(-1, keepdims=True), [(3, 1), (3, 4)]),
+    ("all", lambda x: mx.all(x > 2, 0, keepdims=True), lambda x: np.all(x > 2, 0, keepdims=True), [(1, 3), (4, 3)]),
+    ("x * x.sum(-1)", lambda x: x * x.sum(-1, keepdims=True), lambda x: x * x.sum(-1, keepdims=True), [(3, 1), (3, 4)]),
+    ("var", lambda x: mx.var(x, 0, ddof=1), lambda x: np.var(x, 0, ddof=1), [(1, 3), (4, 3)]),
+    ("softmax", lambda x: mx.softmax(x, 0), lambda x: np.exp(x) / np.exp(x).sum(0), [(1, 3), (4, 3)]),
+    ("slice rows", lambda x: x[0:1], lambda x: x[0:1], [(1, 3), (4, 3)]),
+    ("slice columns", lambda x: x[:, 0:3], lambda x: x[:, 0:3], [(1, 3), (4, 5)]),
+]
+
+
+@pytest.mark.parametrize("name,f,ref,shapes", _NO_OP_AT_FIRST_SHAPE, ids=[c[0] for c in _NO_OP_AT_FIRST_SHAPE])
+def test_shapeless_keeps_ops_that_are_no_ops_at_the_first_shape(name, f, ref, shapes):
+    c = mx.compile(f, shapeless=True)
+    for shape in shapes:
+        xn = np.arange(1, 1 + int(np.prod(shape)), dtype=np.float32).reshape(shape) / 4
+        got = np.array(c(mx.array(xn)))
+        want = ref(xn)
+        assert got.shape == want.shape, (name, shape)
+        assert np.allclose(got, want, rtol=1e-5, equal_nan=True), (name, shape, got, want)
+
+
+def test_shapeless_reshape_and_broadcast_to_the_first_shape_refuse_others():
+    # As the plain function (and MLX): ValueError, not the input handed back.
+    for f in (lambda x: x.reshape(1, 3), lambda x: mx.broadcast_to(x, (1, 3))):
+        c = mx.compile(f, shapeless=True)
+        assert c(mx.ones((1, 3))).shape == (1, 3)
+        with pytest.raises(ValueError):
+            c(mx.ones((4, 3)))
+
+
+def test_shapeless_mean_one_trace():
+    calls = []
+
+    def f(x):
+        calls.append(1)
+        return mx.mean(x, keepdims=True)
+
+    c = mx.compile(f, shapeless=True)
+    for n in (2, 4, 7, 1):
+        assert c(mx.ones(n)).item() == 1.0
+    assert len(calls) == 1  # the count is read at run time, as MLX's NumberOfElements
+
+
 def test_function_exception_is_raised():
     def bad(x):
         raise KeyError("from the function")

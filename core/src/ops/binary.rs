@@ -4,7 +4,7 @@ pub(crate) mod grad;
 use crate::array::Array;
 use crate::dtype::{promote_types, DType, Kind};
 use crate::error::{Error, Result};
-use crate::ops::{astype, broadcast_to};
+use crate::ops::astype;
 use crate::primitive::Primitive;
 use crate::shape::broadcast_shapes;
 
@@ -110,8 +110,8 @@ pub fn binary_dtypes(op: BinaryOp, a: DType, b: DType) -> Result<(DType, DType)>
 pub fn binary(op: BinaryOp, a: &Array, b: &Array) -> Result<Array> {
     let (compute, out) = binary_dtypes(op, a.dtype(), b.dtype())?;
     let shape = broadcast_shapes(a.shape(), b.shape(), op.name())?;
-    let a = broadcast_to(&astype(a, compute)?, &shape)?;
-    let b = broadcast_to(&astype(b, compute)?, &shape)?;
+    let a = crate::ops::shape::broadcast_operand(&astype(a, compute)?, &shape)?;
+    let b = crate::ops::shape::broadcast_operand(&astype(b, compute)?, &shape)?;
     Ok(Array::from_op(Primitive::Binary(op), alloc::vec![a, b], shape, out))
 }
 
@@ -120,8 +120,8 @@ pub fn where_(condition: &Array, x: &Array, y: &Array) -> Result<Array> {
     const OP: &str = "where";
     let dtype = promote_types(x.dtype(), y.dtype());
     let shape = broadcast_shapes(&broadcast_shapes(condition.shape(), x.shape(), OP)?, y.shape(), OP)?;
-    let c = broadcast_to(&astype(condition, DType::Bool)?, &shape)?;
-    let x = broadcast_to(&astype(x, dtype)?, &shape)?;
-    let y = broadcast_to(&astype(y, dtype)?, &shape)?;
+    let c = crate::ops::shape::broadcast_operand(&astype(condition, DType::Bool)?, &shape)?;
+    let x = crate::ops::shape::broadcast_operand(&astype(x, dtype)?, &shape)?;
+    let y = crate::ops::shape::broadcast_operand(&astype(y, dtype)?, &shape)?;
     Ok(Array::from_op(Primitive::Select, alloc::vec![c, x, y], shape, dtype))
 }

@@ -13,7 +13,7 @@ use crate::array::Array;
 use crate::dtype::{finfo, promote_types, result_type, DType};
 use crate::error::{Error, Result};
 use crate::ops::{
-    add, arange, astype, broadcast_to, concatenate, cos, exp, expand_dims, flatten, greater_equal, matmul, mean,
+    add, arange, astype, concatenate, cos, exp, expand_dims, flatten, greater_equal, matmul, mean,
     multiply, reciprocal, reshape, rsqrt, sin, slice, softmax, square, subtract, swapaxes, unflatten, where_,
 };
 use crate::primitive::{Primitive, F64};
@@ -438,7 +438,7 @@ fn sdpa_args(q: &Array, k: &Array, v: &Array, mask: &SdpaMask<'_>) -> Result<Sdp
             }
             let m = if m.dtype() == DType::Bool { (*m).clone() } else { astype(m, dtype)? };
             let shape = [q.shape()[0], hq, q.shape()[2], k.shape()[2]];
-            Some(broadcast_to(&m, &shape)?)
+            Some(crate::ops::shape::broadcast_operand(&m, &shape)?)
         }
         _ => None,
     };
@@ -528,7 +528,7 @@ fn sdpa_composed(a: SdpaArgs, scale: f32, causal: bool, sinks: Option<&Array>) -
         if let Some(last) = col.last_mut() {
             *last = 1;
         }
-        scores = concatenate(&[broadcast_to(&s, &col)?, scores], Some(-1))?;
+        scores = concatenate(&[crate::ops::shape::broadcast_operand(&s, &col)?, scores], Some(-1))?;
     }
     let mut p = softmax(&scores, Some(&[-1]), true)?;
     if sinks.is_some() {

@@ -53,8 +53,8 @@ pub fn gather_mm(
     let lhs = indices_or_default(OP, lhs_indices, &a)?;
     let rhs = indices_or_default(OP, rhs_indices, &b)?;
     let ishape = crate::shape::broadcast_shapes(lhs.shape(), rhs.shape(), OP)?;
-    let lhs = crate::ops::broadcast_to(&lhs, &ishape)?;
-    let rhs = crate::ops::broadcast_to(&rhs, &ishape)?;
+    let lhs = crate::ops::shape::broadcast_operand(&lhs, &ishape)?;
+    let rhs = crate::ops::shape::broadcast_operand(&rhs, &ishape)?;
     // (batch, M, K) and (batch, K, N), then the indexed matrices: ishape + (M, K) / (K, N).
     let batch3 = |x: &Array| if x.ndim() == 2 { expand_dims(x, &[0]) } else { flatten(x, 0, -3) };
     let (a3, b3) = (batch3(&a)?, batch3(&b)?);

@@ -25,7 +25,7 @@ pub use norm::{norm, NormOrd};
 use crate::array::Array;
 use crate::dtype::{promote_types, result_type, DType};
 use crate::error::{Error, Result};
-use crate::ops::{astype, broadcast_to, diagonal, expand_dims, multiply, reshape, squeeze, sum, transpose};
+use crate::ops::{astype, diagonal, expand_dims, multiply, reshape, squeeze, sum, transpose};
 use crate::primitive::{Primitive, F64};
 use crate::shape::{broadcast_shapes, checked_size, normalize_axis};
 use alloc::format;
@@ -217,7 +217,7 @@ fn broadcast_batch(x: &Array, y: &Array) -> Result<(Array, Array)> {
     sx.extend_from_slice(&x.shape()[nx - 2..]);
     let mut sy = batch;
     sy.extend_from_slice(&y.shape()[ny - 2..]);
-    Ok((broadcast_to(x, &sx)?, broadcast_to(y, &sy)?))
+    Ok((crate::ops::shape::broadcast_operand(x, &sx)?, crate::ops::shape::broadcast_operand(y, &sy)?))
 }
 
 /// Removes the axes that 1-D operands of a matrix product inserted.
@@ -279,7 +279,7 @@ pub fn addmm(c: &Array, a: &Array, b: &Array, alpha: f32, beta: f32) -> Result<A
         visible.remove(nd - 2);
     }
     let cshape = broadcast_shapes(c.shape(), &visible, "broadcast_shapes")?;
-    let mut c = broadcast_to(&c, &cshape)?;
+    let mut c = crate::ops::shape::broadcast_operand(&c, &cshape)?;
     if a_vec || b_vec {
         let mut s = c.shape().to_vec();
         if b_vec {

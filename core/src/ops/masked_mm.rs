@@ -111,12 +111,12 @@ pub fn block_masked_mm(
     let (m, k, n) = (a.shape()[an - 2], a.shape()[an - 1], b.shape()[bn - 1]);
     let batch = broadcast_shapes(&a.shape()[..an - 2], &b.shape()[..bn - 2], OP)?;
     let with = |r: usize, c: usize| [&batch[..], &[r, c]].concat();
-    let a = ops::broadcast_to(&ops::astype(&a, out_type)?, &with(m, k))?;
-    let b = ops::broadcast_to(&ops::astype(&b, out_type)?, &with(k, n))?;
+    let a = crate::ops::shape::broadcast_operand(&ops::astype(&a, out_type)?, &with(m, k))?;
+    let b = crate::ops::shape::broadcast_operand(&ops::astype(&b, out_type)?, &with(k, n))?;
     let tiles = |d: usize| d.div_ceil(bs);
     // A mask of dtype `dt` broadcast to [batch, ty, tx], then applied tile-wise to `x`.
     let apply = |x: &Array, mask: &Array, dt: DType, rows: usize, cols: usize| -> Result<Array> {
-        let mk = ops::broadcast_to(&ops::astype(mask, dt)?, &with(tiles(rows), tiles(cols)))?;
+        let mk = crate::ops::shape::broadcast_operand(&ops::astype(mask, dt)?, &with(tiles(rows), tiles(cols)))?;
         let full = ops::repeat(&ops::repeat(&mk, bs as isize, Some(-2))?, bs as isize, Some(-1))?;
         let nd = full.ndim();
         let mut stop: Vec<isize> = full.shape().iter().map(|&d| d as isize).collect();

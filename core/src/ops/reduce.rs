@@ -171,8 +171,9 @@ pub fn reduce(kind: ReduceKind, a: &Array, axes: Option<&[isize]>, keepdims: boo
         }
     }
     let kept: Vec<usize> = a.shape().iter().enumerate().map(|(i, &d)| if axes.contains(&i) { 1 } else { d }).collect();
-    let out = if kept == a.shape() {
-        // Every reduced axis has size 1: only the dtype changes.
+    let out = if kept == a.shape() && !crate::transforms::compile::shape_generic(a) {
+        // Every reduced axis has size 1: only the dtype changes (a shapeless trace keeps the
+        // reduction, which other shapes need).
         ops::astype(a, out_dtype)?
     } else {
         Array::from_op(Primitive::Reduce(ReduceOp::Reduce { kind, axes: axes.clone() }), alloc::vec![a.clone()], kept, out_dtype)
@@ -220,10 +221,22 @@ pub fn count_nonzero(a: &Array, axes: Option<&[isize]>, keepdims: bool) -> Resul
     sum(&nz, axes, keepdims)
 }
 
-/// The number of elements in `axes` of `a` (or its reciprocal) as a 0-d array of `dtype`.
-fn count_of(a: &Array, axes: &[usize], inverted: bool, dtype: DType) -> Result<Array> {
-    let n: f64 = axes.iter().map(|&i| a.shape()[i] as f64).product();
-    Array::from_value(Value::F(if inverted { 1.0 / n } else { n }), dtype)
+/// The number of elements in `axes` of `a` (or its reciprocal) in `dtype`: a 0-d constant —
+/// or, in a shapeless trace, counted from `a` in the graph (ones shaped like `a` summed over
+/// `axes`, float32 so counts below 2^24 are exact), since a replay on other shapes must not
+/// divide by the traced shape's count (MLX's `NumberOfElements`).
+fn count_of(a: &Array, axes: &[usize], inverted: bool, dtype: DType, keepdims: bool) -> Result<Array> {
+    if axes.is_empty() || !crate::transforms::compile::shape_generic(a) {
+        let n: f64 = axes.iter().map(|&i| a.shape()[i] as f64).product();
+        return Array::from_value(Value::F(if inverted { 1.0 / n } else { n }), dtype);
+    }
+    // True everywhere (NaN included): an elementwise function of `a`, so it takes `a`'s shape.
+    let b = ops::astype(a, DType::Bool)?;
+    let ones = ops::astype(&ops::logical_or(&b, &ops::logical_not(&b)?)?, DType::Float32)?;
+    let ax: Vec<isize> = axes.iter().map(|&i| i as isize).collect();
+    let n = sum(&ones, Some(&ax), keepdims)?;
+    let n = if inverted { ops::reciprocal(&n)? } else { n };
+    ops::astype(&n, dtype)
 }
 
 /// Checks axes the way `mean`/`median` do before reducing (their own message, IndexError).
@@ -241,7 +254,7 @@ fn check_axes_bounds(a: &Array, axes: Option<&[isize]>, op: &'static str) -> Res
 pub fn mean(a: &Array, axes: Option<&[isize]>, keepdims: bool) -> Result<Array> {
     check_axes_bounds(a, axes, "mean")?;
     let ax = reduction_axes(a, axes, "mean")?;
-    let inv = count_of(a, &ax, true, at_least_float(a.dtype()))?;
+    let inv = count_of(a, &ax, true, at_least_float(a.dtype()), keepdims)?;
     ops::multiply(&sum(a, axes, keepdims)?, &inv)
 }
 
@@ -260,14 +273,14 @@ pub fn var(a: &Array, axes: Option<&[isize]>, keepdims: bool, ddof: i64) -> Resu
     };
     let v = sum(&sq, axes, keepdims)?;
     if ddof != 0 {
-        let n = count_of(a, &ax, false, dtype)?;
+        let n = count_of(a, &ax, false, dtype, keepdims)?;
         let denom = ops::maximum(
             &ops::subtract(&n, &Array::from_value(Value::I(ddof), dtype)?)?,
             &Array::from_value(Value::I(0), dtype)?,
         )?;
         ops::divide(&v, &denom)
     } else {
-        ops::multiply(&v, &count_of(a, &ax, true, dtype)?)
+        ops::multiply(&v, &count_of(a, &ax, true, dtype, keepdims)?)
     }
 }
 

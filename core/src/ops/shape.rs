@@ -14,6 +14,7 @@ use crate::array::Array;
 use crate::error::{Error, Result};
 use crate::primitive::Primitive;
 use crate::shape::{fmt_shape, broadcast_shapes, checked_size, normalize_axes, normalize_axis};
+use crate::transforms::compile::shape_generic;
 use alloc::vec::Vec;
 
 /// The shape family.
@@ -105,6 +106,17 @@ pub(crate) fn record(op: ShapeOp, a: &Array, shape: Vec<usize>) -> Array {
 }
 
 
+/// `a` itself — or, in a shapeless trace, `a` through a reshape node to its own shape: an op
+/// that is a no-op only at `a`'s shape must leave a node that fixes the shape, or a replay on
+/// other shapes would skip it (the replay retraces at such nodes).
+pub(crate) fn pinned(a: &Array) -> Array {
+    if shape_generic(a) {
+        record(ShapeOp::Reshape, a, a.shape().to_vec())
+    } else {
+        a.clone()
+    }
+}
+
 /// Resolves a shape with at most one `-1` against `size` elements.
 pub fn infer_shape(shape: &[isize], size: usize, op: &'static str) -> Result<Vec<usize>> {
     let mut infer = None;
@@ -142,7 +154,7 @@ pub fn infer_shape(shape: &[isize], size: usize, op: &'static str) -> Result<Vec
 pub fn reshape(a: &Array, shape: &[isize]) -> Result<Array> {
     let shape = infer_shape(shape, a.size(), "reshape")?;
     crate::shape::check_dims(&shape, "reshape")?;
-    if shape == a.shape() {
+    if shape == a.shape() && !shape_generic(a) {
         return Ok(a.clone());
     }
     Ok(record(ShapeOp::Reshape, a, shape))
@@ -204,8 +216,19 @@ pub fn moveaxis(a: &Array, source: isize, destination: isize) -> Result<Array> {
     transpose(a, Some(&perm))
 }
 
-/// `mx.broadcast_to(a, shape)`.
+/// `mx.broadcast_to(a, shape)`. In a shapeless trace a broadcast to `a`'s own shape keeps
+/// its node (the shape is the caller's, fixed at trace time).
 pub fn broadcast_to(a: &Array, shape: &[usize]) -> Result<Array> {
+    if a.shape() == shape && shape_generic(a) {
+        return Ok(record(ShapeOp::Broadcast, a, shape.to_vec()));
+    }
+    broadcast_operand(a, shape)
+}
+
+/// An op broadcasting its own operands to the shape it computed from them (binary ops,
+/// matmul's batch axes …): unlike [`broadcast_to`], a no-op at equal shapes even in a
+/// shapeless trace, since a replay on other shapes broadcasts again from the new operands.
+pub(crate) fn broadcast_operand(a: &Array, shape: &[usize]) -> Result<Array> {
     if a.shape() == shape {
         return Ok(a.clone());
     }
@@ -308,7 +331,7 @@ pub fn slice(a: &Array, start: &[isize], stop: &[isize], step: &[isize]) -> Resu
         shape.push(len);
         starts.push(if len == 0 { 0 } else { s });
     }
-    if shape == a.shape() && step.iter().all(|&s| s == 1) {
+    if shape == a.shape() && step.iter().all(|&s| s == 1) && !shape_generic(a) {
         return Ok(a.clone());
     }
     Ok(record(ShapeOp::Slice { start: starts, step: step.to_vec() }, a, shape))

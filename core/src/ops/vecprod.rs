@@ -5,7 +5,7 @@
 use crate::array::Array;
 use crate::dtype::promote_types;
 use crate::error::{Error, Result};
-use crate::ops::{astype, broadcast_to, concatenate, conjugate, multiply, negative, split, subtract, sum, zeros_like, SplitSpec};
+use crate::ops::{astype, concatenate, conjugate, multiply, negative, split, subtract, sum, zeros_like, SplitSpec};
 use crate::shape::{broadcast_shapes, normalize_axis};
 use alloc::vec::Vec;
 
@@ -52,9 +52,9 @@ pub fn cross(a: &Array, b: &Array, axis: isize) -> Result<Array> {
     let mut out_shape = broadcast_shapes(&sa, &sb, OP)?;
     let ax = if axis < 0 { (axis + out_shape.len() as isize) as usize } else { axis as usize };
     out_shape[ax] = if a2 { 2 } else { 3 };
-    let a_ = broadcast_to(&astype(a, dtype)?, &out_shape)?;
+    let a_ = crate::ops::shape::broadcast_operand(&astype(a, dtype)?, &out_shape)?;
     out_shape[ax] = if b2 { 2 } else { 3 };
-    let b_ = broadcast_to(&astype(b, dtype)?, &out_shape)?;
+    let b_ = crate::ops::shape::broadcast_operand(&astype(b, dtype)?, &out_shape)?;
     let x = split(&a_, SplitSpec::Sections(if a2 { 2 } else { 3 }), ax as isize)?;
     let y = split(&b_, SplitSpec::Sections(if b2 { 2 } else { 3 }), ax as isize)?;
     let mut parts: Vec<Array> = Vec::with_capacity(3);

@@ -165,13 +165,12 @@ fn trace_inputs(primals: &[Array], argnums: &[usize], op: &'static str) -> Resul
 /// nodes are followed — anything else cannot depend on the leaves — and the walk stops at the
 /// leaves. Iterative post-order, like `eval`'s tape.
 pub(crate) fn tape(outputs: &[Array], leaves: &BTreeSet<usize>) -> Vec<Arc<Op>> {
-    let follow = |a: &Array| -> Option<Arc<Op>> {
-        if !a.node.tracer || leaves.contains(&node_key(a)) {
-            None
-        } else {
-            a.graph_op()
-        }
-    };
+    tape_by(outputs, |a| if !a.node.tracer || leaves.contains(&node_key(a)) { None } else { a.graph_op() })
+}
+
+/// The ops `follow` leads to from `outputs` (it gives the op to walk into, or `None` at a
+/// leaf), in topological order.
+pub(crate) fn tape_by(outputs: &[Array], follow: impl Fn(&Array) -> Option<Arc<Op>>) -> Vec<Arc<Op>> {
     let mut tape = Vec::new();
     let mut seen = BTreeSet::new();
     let mut stack: Vec<(Arc<Op>, usize)> = Vec::new();

@@ -233,10 +233,16 @@ def getitem_int(a, i):
     return _c(lib.mlx_reshape, a._p[0], _newp(_INTS, rest), k - 1, _Ctx.stream)
 
 
+# Shapeless compile traces running (mx.compile(shapeless=True) raises it while the function
+# runs): the shortcuts below that depend on the traced shape (a whole window, an empty update)
+# are not taken then, so the trace keeps a node that other shapes replay correctly.
+SHAPELESS_TRACES = [0]
+
+
 def getitem_basic(a, w):
     """``a[idx]`` for a basic index's window ``w``: one slice (unless whole) and one reshape
     (unless the shapes already agree); always a new array object, as MLX returns."""
-    if not w.whole:
+    if not w.whole or SHAPELESS_TRACES[0]:
         n = len(w.start)
         a = _c(lib.mlx_slice, a._p[0], _newp(_INTS, w.start), n, _newp(_INTS, w.stop), n, _newp(_INTS, w.step), n, _Ctx.stream)
         if w.out != w.shape:
@@ -284,7 +290,7 @@ def setitem_basic(a, w, value):
     v = value if isinstance(value, array) else _weak(value, a.dtype)
     vshape = v.shape
     ws = _window_update(w, vshape)
-    if 0 in w.shape:
+    if 0 in w.shape and not SHAPELESS_TRACES[0]:
         return a
     if ws != vshape:
         v = _reshape(v, ws)

@@ -129,16 +129,20 @@ class _Trace:
         self.rec = rec = {"tree": None, "n": 0}
 
         def traced(xs):
+            from ._basic_index import SHAPELESS_TRACES
+
             placed = []  # an nn.Module argument (a dict subclass) is filled in place
             a, kw = tr._fill((args, kwargs), xs[:n_args], [0], placed)
             undo = []
             if inputs is not None:
                 _replace(inputs, xs[n_args:], [0], undo)
+            SHAPELESS_TRACES[0] += shapeless
             try:
                 out = fun(*a, **kw)
                 flat = tr._flatten(out, [], False)
                 state = _state_arrays(outputs, []) if outputs is not None else []
             finally:
+                SHAPELESS_TRACES[0] -= shapeless
                 _undo(undo)
                 tr._restore(placed)
             rec["tree"], rec["n"] = out, len(flat)

@@ -71,9 +71,17 @@ class FunctionExporter:
         # rather than ``self``, so the closure makes no reference cycle.
         self._call = call = {"n": 0, "names": []}
 
+        shapeless = bool(shapeless)
+
         def traced(xs):
+            from ._basic_index import SHAPELESS_TRACES
+
             n = call["n"]
-            return _outputs(fun(*xs[:n], **dict(zip(call["names"], xs[n:]))))
+            SHAPELESS_TRACES[0] += shapeless  # (see _basic_index: keep shape-dependent no-ops)
+            try:
+                return _outputs(fun(*xs[:n], **dict(zip(call["names"], xs[n:]))))
+            finally:
+                SHAPELESS_TRACES[0] -= shapeless
 
         self._closure = tr._Closure(traced)
         self._x = lib.mlx_function_exporter_new(os.fspath(file).encode("utf-8"), self._closure.c, bool(shapeless))

@@ -53,10 +53,11 @@ pub fn hadamard_transform(a: &Array, scale: Option<f32>) -> Result<Array> {
     let scale = scale.unwrap_or_else(|| 1.0 / libm::sqrtf(n as f32));
     let dtype = if a.dtype().is_float() { a.dtype() } else { DType::Float32 };
     if n == 1 {
+        let a = crate::ops::shape::pinned(a);
         if scale == 1.0 {
-            return Ok(a.clone());
+            return Ok(a);
         }
-        return multiply(a, &astype(&Array::scalar(scale)?, dtype)?);
+        return multiply(&a, &astype(&Array::scalar(scale)?, dtype)?);
     }
     let (m, k) = decompose(n)?;
     let compute = if dtype == DType::Float64 { dtype } else { DType::Float32 };

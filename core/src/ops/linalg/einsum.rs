@@ -8,7 +8,7 @@
 
 use crate::array::Array;
 use crate::error::{Error, Result};
-use crate::ops::{broadcast_to, diagonal, matmul, multiply, reshape, sum, transpose};
+use crate::ops::{diagonal, matmul, multiply, reshape, sum, transpose};
 use alloc::format;
 use alloc::string::String;
 use alloc::vec::Vec;
@@ -254,8 +254,8 @@ fn pair(a: &Array, sa: &[u8], b: &Array, sb: &[u8], keep: &[u8]) -> Result<(Arra
         full_a.splice(batch.len()..batch.len(), a_only.iter().map(|&c| size(a, sa, c)));
         let mut full_b: Vec<usize> = batch.iter().chain(&contract).map(|&c| bdim(c)).collect();
         full_b.extend(b_only.iter().map(|&c| size(b, sb, c)));
-        let xa = broadcast_to(&xa, &full_a)?;
-        let xb = broadcast_to(&xb, &full_b)?;
+        let xa = crate::ops::shape::broadcast_operand(&xa, &full_a)?;
+        let xb = crate::ops::shape::broadcast_operand(&xb, &full_b)?;
         let mut sa2: Vec<isize> = batch.iter().map(|&c| bdim(c) as isize).collect();
         let mut sb2 = sa2.clone();
         sa2.push(a_only.iter().map(|&c| size(a, sa, c)).product::<usize>() as isize);

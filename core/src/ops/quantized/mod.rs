@@ -14,7 +14,7 @@
 use crate::array::Array;
 use crate::dtype::{promote_types, DType};
 use crate::error::{Error, Result};
-use crate::ops::{astype, broadcast_to};
+use crate::ops::astype;
 use crate::primitive::Primitive;
 use crate::quant::ggml;
 use crate::quant::mlx::{validate_dequantize, validate_quantize, validate_quantized_matmul, QuantMode};
@@ -322,7 +322,7 @@ pub fn quantized_matmul(
             let nd = arr.ndim();
             let mut s = batch.clone();
             s.extend_from_slice(&arr.shape()[nd - 2..]);
-            *arr = broadcast_to(arr, &s)?;
+            *arr = crate::ops::shape::broadcast_operand(arr, &s)?;
         }
         let mut s = inputs[0].shape().to_vec();
         if let Some(l) = s.last_mut() {
@@ -369,8 +369,8 @@ pub fn gather_qmm(
     let lhs = indices_or_default(OP, lhs_indices, x)?;
     let rhs = indices_or_default(OP, rhs_indices, w)?;
     let ishape = bshapes(lhs.shape(), rhs.shape())?;
-    let lhs = broadcast_to(&lhs, &ishape)?;
-    let rhs = broadcast_to(&rhs, &ishape)?;
+    let lhs = crate::ops::shape::broadcast_operand(&lhs, &ishape)?;
+    let rhs = crate::ops::shape::broadcast_operand(&rhs, &ishape)?;
     let mut out_shape = ishape;
     out_shape.push(x.shape()[x.ndim() - 2]);
     out_shape.push(a.outer);

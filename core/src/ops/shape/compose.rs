@@ -388,7 +388,7 @@ pub fn slice_update(a: &Array, update: &Array, start: &[isize], stop: &[isize], 
     let up = broadcast_to(&crate::ops::astype(update, a.dtype())?, window.shape())
         .map_err(|_| Error::invalid(OP, format!("Cannot broadcast update of shape {:?} to the slice of shape {:?}.", update.shape(), window.shape())))?;
     if window.size() == 0 {
-        return Ok(a.clone());
+        return Ok(super::pinned(a));
     }
     Ok(Array::from_op(
         crate::primitive::Primitive::Shape(ShapeOp::SliceUpdate { start: starts, step: step.to_vec() }),

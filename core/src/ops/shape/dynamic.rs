@@ -94,7 +94,7 @@ pub fn slice_update_at(a: &Array, update: &Array, start_indices: &Array, axes: &
         Error::invalid("broadcast_shapes", alloc::format!("Shapes {} and {} cannot be broadcast.", fmt_shape(update.shape()), fmt_shape(&window)))
     })?;
     if window.contains(&0) {
-        return Ok(a.clone());
+        return Ok(crate::ops::shape::pinned(a));
     }
     Ok(Array::from_op(
         Primitive::Shape(ShapeOp::DynamicSliceUpdate { axes: ax }),

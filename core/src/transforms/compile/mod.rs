@@ -24,7 +24,8 @@ use core::sync::atomic::{AtomicU8, AtomicUsize, Ordering};
 use tape::Tape;
 
 /// A function of arrays to arrays that can be kept and called again (what `compile` takes).
-pub type CompileFn = Arc<dyn Fn(&[Array]) -> Result<Vec<Array>>>;
+/// `Send + Sync`, so a [`Compiled`] function can be shared by threads (see [`Compiled`]).
+pub type CompileFn = Arc<dyn Fn(&[Array]) -> Result<Vec<Array>> + Send + Sync>;
 
 /// How compiled functions run (MLX's `CompileMode`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -37,6 +38,34 @@ pub enum CompileMode {
     NoFuse,
     /// Simplify and fuse (the default).
     Enabled,
+}
+
+/// Number of shapeless traces running (in any thread; a counter, as traces nest).
+static SHAPELESS_TRACES: AtomicUsize = AtomicUsize::new(0);
+
+/// Whether an op on `a` must record its node even where `a`'s shape makes it a no-op (a
+/// reduction over size-1 axes, a reshape / broadcast / slice to the same shape): true for the
+/// tracers of a shapeless trace, whose tape is replayed on other shapes — a reduction recorded
+/// as a cast would return unreduced values there. Other threads' tracers may see it too; that
+/// only keeps a node that was not needed (same values).
+pub(crate) fn shape_generic(a: &Array) -> bool {
+    SHAPELESS_TRACES.load(Ordering::Acquire) > 0 && a.is_tracer()
+}
+
+/// Holds [`SHAPELESS_TRACES`] up for one shapeless trace (released on every exit path).
+struct ShapelessGuard;
+
+impl ShapelessGuard {
+    fn new() -> ShapelessGuard {
+        SHAPELESS_TRACES.fetch_add(1, Ordering::AcqRel);
+        ShapelessGuard
+    }
+}
+
+impl Drop for ShapelessGuard {
+    fn drop(&mut self) {
+        SHAPELESS_TRACES.fetch_sub(1, Ordering::AcqRel);
+    }
 }
 
 /// The global mode, as its index in [`CompileMode`] order.
@@ -96,6 +125,13 @@ struct Tapes {
 }
 
 /// A compiled function: call it like the original.
+///
+/// It is `Send + Sync`: several threads may call one compiled function at once. The rule that
+/// makes this sound and correct: a call only reads what the cache shares — the traces, whose
+/// captured constants are evaluated when the trace is made (two threads must never evaluate
+/// one lazy array at once) — and records a new graph over its own inputs. Two threads meeting
+/// an untraced signature together may both trace it (the function then runs twice; either
+/// trace serves later calls).
 pub struct Compiled {
     fun: CompileFn,
     shapeless: bool,
@@ -159,7 +195,11 @@ impl Compiled {
 
     fn trace(&self, inputs: &[Array]) -> Result<Arc<Tapes>> {
         self.traces.fetch_add(1, Ordering::AcqRel);
-        let raw = record_raw(&*self.fun, inputs)?;
+        let _shapeless = self.shapeless.then(ShapelessGuard::new);
+        let raw = record_raw(&*self.fun, inputs, false)?;
+        // Every call shares the constants: they are evaluated once here, not by whichever
+        // threads replay first (see [`Compiled`]).
+        crate::eval::eval(&raw.consts)?;
         let mut plain = raw.clone();
         plain.simplify();
         let fused = fuse::fuse(&plain);
@@ -167,12 +207,19 @@ impl Compiled {
     }
 }
 
-/// The graph `fun` records on tracers of `inputs`, as traced (no simplification).
-fn record_raw(fun: crate::transforms::Fun<'_>, inputs: &[Array]) -> Result<Tape> {
+// What the documentation of `Compiled` promises, checked at build time.
+const _: fn() = || {
+    fn shareable<T: Send + Sync>() {}
+    shareable::<Compiled>();
+};
+
+/// The graph `fun` records on tracers of `inputs`, as traced (no simplification);
+/// `lazy_elementwise` as for [`Tape::build`] (exports).
+fn record_raw(fun: crate::transforms::Fun<'_>, inputs: &[Array], lazy_elementwise: bool) -> Result<Tape> {
     let _guard = TraceGuard::new();
     let tracers = inputs.iter().map(make_tracer).collect::<Result<Vec<_>>>()?;
     let outputs = fun(&tracers)?;
-    let tape = Tape::build(&tracers, &outputs)?;
+    let tape = Tape::build(&tracers, &outputs, lazy_elementwise)?;
     refuse_captured_arguments(&tape.consts, inputs)?;
     Ok(tape)
 }
@@ -198,9 +245,11 @@ fn refuse_captured_arguments(consts: &[Array], inputs: &[Array]) -> Result<()> {
     Ok(())
 }
 
-/// The simplified graph of `fun` on `inputs` (what `export_function` writes).
-pub(crate) fn record(fun: crate::transforms::Fun<'_>, inputs: &[Array]) -> Result<Tape> {
-    let mut t = record_raw(fun, inputs)?;
+/// The simplified graph of `fun` on `inputs` (what `export_function` writes); `shapeless`
+/// keeps the ops that are no-ops only at these shapes (see [`shape_generic`]).
+pub(crate) fn record(fun: crate::transforms::Fun<'_>, inputs: &[Array], shapeless: bool) -> Result<Tape> {
+    let _shapeless = shapeless.then(ShapelessGuard::new);
+    let mut t = record_raw(fun, inputs, true)?;
     t.simplify();
     Ok(t)
 }

@@ -9,7 +9,8 @@ use crate::error::{Error, Result};
 use crate::ops::fused::{broadcast_all, is_elementwise, record_elementwise, FusedOp};
 use crate::ops::shape::ShapeOp;
 use crate::primitive::Primitive;
-use crate::transforms::{node_key, tape};
+use crate::transforms::export::rebuild;
+use crate::transforms::{node_key, tape, tape_by};
 use alloc::collections::{BTreeMap, BTreeSet};
 use alloc::format;
 use alloc::vec::Vec;
@@ -60,10 +61,25 @@ impl Tape {
     /// Builds the tape of `outputs` computed from the tracers `leaves` (in argument order).
     /// Inputs of elementwise ops that are broadcasts are recorded unbroadcast (the replay
     /// broadcasts again, and fused loads broadcast on the fly) so the tape does not fix
-    /// shapes it need not fix.
-    pub(crate) fn build(leaves: &[Array], outputs: &[Array]) -> Result<Tape> {
+    /// shapes it need not fix. With `lazy_elementwise`, a captured value not yet evaluated
+    /// that an elementwise op computes from other constants is recorded as that op (as MLX's
+    /// export records every node) rather than as a new constant: an exported file then holds
+    /// `w + 0` as an add over `w`, not a second copy of `w`.
+    pub(crate) fn build(leaves: &[Array], outputs: &[Array], lazy_elementwise: bool) -> Result<Tape> {
         let leaf_keys: BTreeSet<usize> = leaves.iter().map(node_key).collect();
-        let ops = tape(outputs, &leaf_keys);
+        let ops = if lazy_elementwise {
+            tape_by(outputs, |a| {
+                if leaf_keys.contains(&node_key(a)) {
+                    None
+                } else if a.node.tracer {
+                    a.graph_op()
+                } else {
+                    a.pending_op().filter(|op| is_elementwise(&op.prim) && op.metas.len() == 1)
+                }
+            })
+        } else {
+            tape(outputs, &leaf_keys)
+        };
         let mut refs: BTreeMap<usize, Ref> = BTreeMap::new();
         for (i, l) in leaves.iter().enumerate() {
             refs.insert(node_key(l), Ref::Input(i));
@@ -174,12 +190,22 @@ impl Tape {
         self.nodes = kept;
     }
 
-    /// Whether a shape was fixed at trace time: a node other than elementwise and fused ones
-    /// (which take their inputs' broadcast shape), or an output that is a constant (such as
-    /// `zeros_like(x)`, which does not read `x`).
+    /// Whether a shape was fixed at trace time: a node whose output shape cannot be inferred
+    /// from its inputs' (elementwise and fused nodes take their inputs' broadcast shape;
+    /// reductions, matmul, sorts … are rebuilt by their op builders), or an output that is a
+    /// constant (such as `zeros_like(x)`, which does not read `x`).
     pub(crate) fn fixes_shapes(&self) -> bool {
-        self.nodes.iter().any(|n| !(is_elementwise(&n.prim) || matches!(n.prim, Primitive::Fused(_))))
+        self.nodes.iter().any(|n| !(is_elementwise(&n.prim) || matches!(n.prim, Primitive::Fused(_)) || rebuild::infers_shapes(&n.prim)))
             || self.outputs.iter().any(|r| matches!(r, Ref::Const(_)))
+    }
+
+    /// The shape the trace saw for `r`.
+    fn traced_shape(&self, r: Ref) -> Option<&[usize]> {
+        match r {
+            Ref::Input(i) => self.input_shapes.get(i).map(|s| &s[..]),
+            Ref::Const(i) => self.consts.get(i).map(|c| c.shape()),
+            Ref::Node(k, j) => self.nodes.get(k).and_then(|n| n.metas.get(j)).map(|m| &m.0[..]),
+        }
     }
 
     /// Whether `inputs` have the shapes the trace saw.
@@ -188,13 +214,14 @@ impl Tape {
     }
 
     /// Records the tape over `inputs`. With `shapeless`, inputs may differ in shape from the
-    /// trace: elementwise and fused nodes take their inputs' broadcast shape; any other node
-    /// whose inputs changed shape is an error (its recorded output shape would be wrong).
+    /// trace: elementwise and fused nodes take their inputs' broadcast shape, nodes whose op
+    /// builder infers the shape are rebuilt through it, and any other node whose inputs changed
+    /// shape is an error (its recorded output shape would be wrong; [`Tape::fixes_shapes`]
+    /// lets the caller retrace instead).
     pub(crate) fn replay(&self, inputs: &[Array], shapeless: bool) -> Result<Vec<Array>> {
         if inputs.len() != self.n_inputs {
             return Err(Error::invalid("compile", format!("Expected {} inputs, got {}.", self.n_inputs, inputs.len())));
         }
-        let same_shapes = self.same_input_shapes(inputs);
         let mut values: Vec<Vec<Array>> = Vec::with_capacity(self.nodes.len());
         let get = |values: &Vec<Vec<Array>>, r: Ref| -> Result<Array> {
             let found = match r {
@@ -210,13 +237,19 @@ impl Tape {
                 Primitive::Fused(op) => alloc::vec![FusedOp::record(op, args)?],
                 p if is_elementwise(p) && node.metas.len() == 1 => alloc::vec![record_elementwise(p, args, node.metas[0].1)?],
                 p => {
-                    if shapeless && !same_shapes {
+                    let changed = node.inputs.iter().zip(&args).any(|(&r, a)| self.traced_shape(r) != Some(a.shape()));
+                    if !changed {
+                        Array::from_op_multi(p.clone(), args, node.metas.clone())
+                    } else if shapeless && rebuild::infers_shapes(p) {
+                        let outs = rebuild::build(p, &args, &node.metas)?;
+                        rebuild::check(p.name(), &outs, &node.metas, true)?;
+                        outs
+                    } else {
                         return Err(Error::invalid(
                             "compile",
                             format!("[compile] Cannot infer output shapes of {} for new input shapes; compile this function without shapeless=True.", p.name()),
                         ));
                     }
-                    Array::from_op_multi(p.clone(), args, node.metas.clone())
                 }
             };
             values.push(outs);

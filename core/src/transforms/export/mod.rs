@@ -11,7 +11,7 @@
 
 mod format;
 mod prim;
-mod rebuild;
+pub(crate) mod rebuild;
 mod wire;
 
 pub use format::{MAGIC, VERSION};
@@ -108,7 +108,7 @@ impl ExportedFunction {
         }
         let kw = sorted_kwargs(kwargs, OP)?;
         let inputs: Vec<Array> = args.iter().cloned().chain(kw.iter().map(|(_, a)| a.clone())).collect();
-        let tape = crate::transforms::compile::record(fun, &inputs)?;
+        let tape = crate::transforms::compile::record(fun, &inputs, shapeless)?;
         let trace = Trace {
             n_args: args.len(),
             kwarg_names: kw.into_iter().map(|(k, _)| k).collect(),

@@ -58,7 +58,7 @@ pub(super) fn replay(tape: &Tape, inputs: &[Array]) -> Result<Vec<Array>> {
 
 /// Whether the rebuilt outputs match the file: same count and dtypes, and the recorded shapes
 /// unless the inputs changed shape.
-fn check(name: &str, outs: &[Array], metas: &[OutMeta], changed: bool) -> Result<()> {
+pub(crate) fn check(name: &str, outs: &[Array], metas: &[OutMeta], changed: bool) -> Result<()> {
     let bad = |i: usize, a: &Array, (s, d): &OutMeta| {
         Error::invalid(
             OP,
@@ -80,6 +80,24 @@ fn check(name: &str, outs: &[Array], metas: &[OutMeta], changed: bool) -> Result
         }
     }
     Ok(())
+}
+
+/// Whether [`build`] infers `prim`'s output shape from its inputs' shapes, so a shapeless
+/// compiled replay may rebuild it on inputs of new shapes (the others retrace there).
+pub(crate) fn infers_shapes(prim: &Primitive) -> bool {
+    matches!(
+        prim,
+        Primitive::Unary(_)
+            | Primitive::Binary(_)
+            | Primitive::Select
+            | Primitive::Cast(_)
+            | Primitive::Reduce(_)
+            | Primitive::Sort(_)
+            | Primitive::Index(IndexOp::Scatter { .. })
+            | Primitive::Linalg(LinalgOp::Matmul | LinalgOp::AddMM { .. } | LinalgOp::Conv(_))
+            | Primitive::Fast(ops::fast::FastOp::Softmax)
+            | Primitive::Shape(ShapeOp::Transpose(_) | ShapeOp::Copy | ShapeOp::Concatenate(_) | ShapeOp::Diagonal { .. } | ShapeOp::StopGradient)
+    )
 }
 
 /// Ops whose recorded parameters or output shape hold the trace's shapes.
@@ -106,7 +124,7 @@ fn isizes(v: &[usize]) -> Vec<isize> {
 
 /// One node through its builder. `metas` supply what the primitive does not hold: the target
 /// shape of reshape/broadcast, the length of a slice or arange, the dtype of a cast.
-fn build(prim: &Primitive, args: &[Array], metas: &[OutMeta]) -> Result<Vec<Array>> {
+pub(crate) fn build(prim: &Primitive, args: &[Array], metas: &[OutMeta]) -> Result<Vec<Array>> {
     let (shape, dtype) = &metas[0];
     let one = |a: Result<Array>| a.map(|a| vec![a]);
     match prim {
