@@ -102,8 +102,10 @@ def getitem(a, idx):
 def setitem(a, idx, value):
     """``a[idx] = value`` through one ``mlx_arm_index_basic_update`` call, which rebinds ``a``'s
     handle in place; False when it did nothing (not a plain basic index, out of range, an update
-    that does not broadcast: the caller's slower paths then do it or raise MLX's error)."""
-    if _index_update is None:
+    that does not broadcast: the caller's slower paths then do it or raise MLX's error).
+    Not taken in a shapeless trace: the C call returns an empty window's source unchanged,
+    a shortcut such a trace must not record (``setitem_basic`` keeps a node then)."""
+    if _index_update is None or SHAPELESS_TRACES[0]:
         return False
     sp = _spec_buffer(idx)
     if sp is None:
