@@ -42,11 +42,33 @@ pub fn eval(op: &FusedOp, inputs: Vec<Array>, outputs: &[OutMeta]) -> Result<Dat
     if op.dtype()? != dtype {
         return Err(Error::runtime(NAME, "A fused program's dtype differs from its node's."));
     }
-    let loads = inputs.iter().map(|a| Load::new(a, &shape)).collect::<Result<Vec<_>>>()?;
-    drop(inputs);
-    let plan = Plan::new(op, &loads)?;
-    let out = Data::alloc_for_overwrite(&shape, dtype, NAME)?;
     let n: usize = shape.iter().product();
+    // The first input with the output's shape and dtype that nothing else holds lends its
+    // buffer as the output (a compiled function writes into its donated argument, as MLX's
+    // do). It is gathered block by block like a strided input, before the block's last step
+    // writes over those elements, so no step reads the memory the output is written to.
+    let mut donated: Option<Data> = None;
+    let mut loads = Vec::with_capacity(inputs.len());
+    for a in inputs {
+        let a = if donated.is_none() && a.shape() == shape.as_slice() && a.dtype() == dtype {
+            match a.donate(n * dtype.size()) {
+                Ok(d) => {
+                    loads.push(Load::donated(d.clone(), dtype, &shape));
+                    donated = Some(d);
+                    continue;
+                }
+                Err(a) => a,
+            }
+        } else {
+            a
+        };
+        loads.push(Load::new(&a, &shape)?);
+    }
+    let plan = Plan::new(op, &loads)?;
+    let out = match donated {
+        Some(d) => d,
+        None => Data::alloc_for_overwrite(&shape, dtype, NAME)?,
+    };
     if n == 0 {
         return Ok(out);
     }
@@ -83,7 +105,8 @@ pub fn eval(op: &FusedOp, inputs: Vec<Array>, outputs: &[OutMeta]) -> Result<Dat
             let len = block.min(n - start);
             let sz = dtype.size();
             let range = start * sz..(start + len) * sz;
-            // SAFETY: blocks write disjoint byte ranges of the fresh output buffer.
+            // SAFETY: blocks write disjoint byte ranges of the output buffer (fresh, or a
+            // donated input that only `gather` reads, through raw pointers, before the write).
             let out = unsafe { dst.chunk(&range) };
             if let Err(e) = plan.run_block(&loads, &mut slots, start, len, out) {
                 failure.lock().get_or_insert(e);
@@ -355,6 +378,14 @@ impl Load {
         let in_place = probe.is_row_contiguous(shape) && base % align == 0;
         let constant = strides.iter().zip(shape).all(|(&s, &d)| s == 0 || d == 1);
         Ok(Load { data, dtype, size: dtype.size(), shape: shape.to_vec(), strides, in_place, constant })
+    }
+
+    /// A donated input: the output's own buffer (dense, row-major, the output's shape), so
+    /// never read in place (see [`eval`]).
+    fn donated(data: Data, dtype: DType, shape: &[usize]) -> Load {
+        let strides = crate::shape::row_major_strides(shape);
+        let constant = shape.iter().all(|&d| d == 1);
+        Load { data, dtype, size: dtype.size(), shape: shape.to_vec(), strides, in_place: false, constant }
     }
 
     /// Elements `start..start + len` of a dense input, in its buffer.

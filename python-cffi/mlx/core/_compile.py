@@ -123,7 +123,15 @@ class _Trace:
     def __init__(self, fun, args, kwargs, inputs, outputs, shapeless):
         from . import _transforms as tr
 
+        from ._array import array
+
         self.n_args = n_args = len(tr._flatten((args, kwargs), [], False))
+        # The trace fills the arguments' arrays with tracers: array arguments given directly
+        # are kept as placeholders, so the compiled function does not keep this call's arrays
+        # alive (nor stop their buffers from being donated to its result). Arrays inside lists
+        # and modules stay: those are filled in place, the function sees the caller's object.
+        args = tuple(tr.LEAF if isinstance(a, array) else a for a in args)
+        kwargs = {k: (tr.LEAF if isinstance(v, array) else v) for k, v in kwargs.items()}
         # What the trace records, in a holder the traced function shares: closing over
         # ``self`` would make a cycle that the garbage collector frees at arbitrary points.
         self.rec = rec = {"tree": None, "n": 0}
@@ -145,7 +153,10 @@ class _Trace:
                 SHAPELESS_TRACES[0] -= shapeless
                 _undo(undo)
                 tr._restore(placed)
-            rec["tree"], rec["n"] = out, len(flat)
+            # The output's structure only: its arrays are tracers over this call's arguments,
+            # which the compiled function must not keep alive (nor their buffers from being
+            # donated to a later result).
+            rec["tree"], rec["n"] = tr._fill(out, [tr.LEAF] * len(flat), [0]), len(flat)
             return flat + state
 
         self.closure = tr._Closure(traced)

@@ -35,6 +35,10 @@ def _flatten(tree, out, strict):
     return out
 
 
+# Stands for an array in a tree kept only for its structure (``_fill`` replaces it like one).
+LEAF = object()
+
+
 def _fill(tree, leaves, pos, placed=None):
     """``tree`` with its arrays replaced, in order, by ``leaves[pos[0]:]`` (pos advances).
     Tuples and plain dicts are rebuilt. With ``placed`` (the arguments of a differentiated
@@ -64,7 +68,7 @@ def _fill(tree, leaves, pos, placed=None):
                 dict.__setitem__(tree, k, new)
                 placed.append((tree, k, new, v))
         return tree
-    if isinstance(tree, array):
+    if isinstance(tree, array) or tree is LEAF:
         pos[0] += 1
         return leaves[pos[0] - 1]
     return tree
