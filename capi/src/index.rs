@@ -101,17 +101,19 @@ fn parse(spec: &[i64]) -> Result<Vec<Entry>> {
     Ok(out)
 }
 
-/// Python's `slice(b, e, st).indices(n)` and the length of that range.
-fn indices(b: Option<i64>, e: Option<i64>, st: i64, n: i64) -> (i64, i64, i64) {
-    let (lo, hi) = if st < 0 { (-1, n - 1) } else { (0, n) };
-    let fix = |v: Option<i64>, dflt: i64| match v {
-        None => dflt,
-        Some(v) if v < 0 => (v + n).max(lo),
-        Some(v) => v.min(hi),
-    };
-    let (b, e) = if st < 0 { (fix(b, n - 1), fix(e, -1)) } else { (fix(b, 0), fix(e, n)) };
-    let len = if st > 0 { (e - b + st - 1) / st } else { (b - e - st - 1) / -st };
-    (b, e, len.max(0))
+/// Python's `slice(b, e, st)` over `n` elements as `slice`'s three values, canonical: an empty
+/// range is `0:0:1`, and a stop before the first element (negative step) is `-n - 1` (a plain
+/// -1 would count from the end). The range itself is `ops::slice_extent`'s, the op's own rule.
+fn python_slice(b: Option<i64>, e: Option<i64>, st: Option<i64>, n: usize) -> (isize, isize, isize, usize) {
+    let (st, n) = (st.unwrap_or(1) as isize, n as isize);
+    // Python's defaults: the whole axis in the step's direction.
+    let (b, e) = if st > 0 { (b.map_or(0, |v| v as isize), e.map_or(n, |v| v as isize)) } else { (b.map_or(n - 1, |v| v as isize), e.map_or(-n - 1, |v| v as isize)) };
+    let (first, len) = ops::slice_extent(b, e, st, n);
+    if len == 0 {
+        return (0, 0, 1, 0);
+    }
+    let stop = first + len as isize * st;
+    (first, if stop < 0 { -n - 1 } else { stop }, st, len)
 }
 
 fn window(shape: &[usize], entries: Vec<Entry>) -> Result<Window> {
@@ -148,19 +150,12 @@ fn window(shape: &[usize], entries: Vec<Entry>) -> Result<Window> {
                 axis += 1;
             }
             Entry::Slice(b, e_, st) => {
-                let n = shape[axis] as i64;
-                let mut st = st.unwrap_or(1);
-                let (mut b, mut e_, len) = indices(b, e_, st, n);
+                let (b, e_, st, len) = python_slice(b, e_, st, shape[axis]);
                 w.shape.push(len as isize);
                 w.out.push(len as isize);
-                if len == 0 {
-                    (b, e_, st) = (0, 0, 1); // empty (the C op would wrap a start of -1)
-                } else if st < 0 && e_ < 0 {
-                    e_ = -n - 1; // "before the first element": a plain -1 reads as n - 1
-                }
-                w.start.push(b as isize);
-                w.stop.push(e_ as isize);
-                w.step.push(st as isize);
+                w.start.push(b);
+                w.stop.push(e_);
+                w.step.push(st);
                 w.kinds.push(e);
                 axis += 1;
             }

@@ -314,27 +314,34 @@ pub fn slice(a: &Array, start: &[isize], stop: &[isize], step: &[isize]) -> Resu
     let mut shape = Vec::with_capacity(nd);
     let mut starts = Vec::with_capacity(nd);
     for i in 0..nd {
-        let n = a.shape()[i] as isize;
-        let st = step[i];
-        if st == 0 {
+        if step[i] == 0 {
             return Err(Error::invalid(OP, "Slice step cannot be zero."));
         }
-        let clamp = |v: isize, lo: isize, hi: isize| v.max(lo).min(hi);
-        let norm = |v: isize| if v < 0 { v + n } else { v };
-        let (s, e) = if st > 0 {
-            (clamp(norm(start[i]), 0, n), clamp(norm(stop[i]), 0, n))
-        } else {
-            (clamp(norm(start[i]), -1, n - 1), clamp(norm(stop[i]), -1, n - 1))
-        };
-        let len = if st > 0 { (e - s + st - 1) / st } else { (s - e - st - 1) / -st };
-        let len = len.max(0) as usize;
+        let (s, len) = slice_extent(start[i], stop[i], step[i], a.shape()[i] as isize);
         shape.push(len);
-        starts.push(if len == 0 { 0 } else { s });
+        starts.push(s);
     }
     if shape == a.shape() && step.iter().all(|&s| s == 1) && !shape_generic(a) {
         return Ok(a.clone());
     }
     Ok(record(ShapeOp::Slice { start: starts, step: step.to_vec() }, a, shape))
+}
+
+/// One axis of [`slice`]: the first index and the length of `start:stop:step` over `n`
+/// elements. Negative bounds count from the end, then bounds clamp to the axis (to `-1..n-1`
+/// for a negative step, where -1 is "before the first element" only after counting from the
+/// end, so it is written `-n - 1`). An empty range starts at 0. `step` must not be 0.
+pub fn slice_extent(start: isize, stop: isize, step: isize, n: isize) -> (isize, usize) {
+    let clamp = |v: isize, lo: isize, hi: isize| v.max(lo).min(hi);
+    let norm = |v: isize| if v < 0 { v + n } else { v };
+    let (s, e) = if step > 0 {
+        (clamp(norm(start), 0, n), clamp(norm(stop), 0, n))
+    } else {
+        (clamp(norm(start), -1, n - 1), clamp(norm(stop), -1, n - 1))
+    };
+    let len = if step > 0 { (e - s + step - 1) / step } else { (s - e - step - 1) / -step };
+    let len = len.max(0) as usize;
+    (if len == 0 { 0 } else { s }, len)
 }
 
 /// `mx.as_strided(a, shape, strides, offset)`: a view of `a`'s dense elements; bounds are
