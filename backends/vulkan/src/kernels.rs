@@ -417,14 +417,61 @@ pub(crate) fn arg_reduce(rec: &mut Recorder, max: bool, x: &Data, shape: &[usize
     if shape[axis] == 0 {
         return Ok(None);
     }
-    along_axis(rec, (Shader::ArgReduce, u32::from(!max), 4, if max { "argmax" } else { "argmin" }), x, shape, axis, dt)
+    let kernel = (Shader::ArgReduce, u32::from(!max), 4, if max { "argmax" } else { "argmin" });
+    let rows = shape.iter().product::<usize>() / shape[axis];
+    let chunks = shape[axis].div_ceil(ARG_CHUNK);
+    if shape[axis] < ARG_SPLIT_LEN || rows == 0 || rows > ARG_SPLIT_MAX_ROWS {
+        return along_axis(rec, kernel, x, shape, axis, dt);
+    }
+    // Few long rows (the logits of greedy decoding): one workgroup per row would leave the
+    // GPU idle (47 µs for 49152 logits on an H200), so a workgroup per chunk of a row, then
+    // one per row picks among the chunks' winners.
+    let Some((layout, a, om, out)) = axis_setup(rec, kernel, x, shape, axis, dt)? else { return Ok(None) };
+    let ctx = rec.ctx();
+    let loc = if ctx.info.shared_memory { MemoryLocation::CpuToGpu } else { MemoryLocation::GpuOnly };
+    // Pairs of (value bits, index) per (row, chunk).
+    let part = VkMemory::new(ctx, rows * chunks * 8, loc, kernel.3)?;
+    let f16 = variant(dt) == Some(true);
+    let mut push = layout;
+    push.extend([0, ARG_CHUNK as u32, chunks as u32]);
+    dispatch(rec, Shader::ArgReduceSplit, f16, &[&a.mem, &part, &om], 1, &push, grid(rows * chunks)?)?;
+    let stage = push.len() - 3;
+    push[stage] = 1;
+    dispatch(rec, Shader::ArgReduceSplit, f16, &[&a.mem, &part, &om], 2, &push, grid(rows)?)?;
+    Ok(Some(out))
 }
+
+/// Axes at least this long are split over workgroups by `arg_reduce` (with few rows).
+const ARG_SPLIT_LEN: usize = 4096;
+/// Elements of an axis one workgroup of argreduce_split.comp's first stage takes (2 per
+/// invocation: 96 workgroups for 49152 logits, about one per multiprocessor of an H100).
+const ARG_CHUNK: usize = 512;
+/// Rows up to which `arg_reduce` splits long axes: beyond, a workgroup per row fills the GPU.
+const ARG_SPLIT_MAX_ROWS: usize = 64;
 
 /// One workgroup per output element over `axis` of `x` with reduce.comp's push constants
 /// (reduce.comp, argreduce.comp): `kernel` is (shader, op code, output item size, op name).
 fn along_axis(rec: &mut Recorder, kernel: (Shader, u32, usize, &'static str), x: &Data, shape: &[usize], axis: usize, dt: DType) -> Result<Option<Data>> {
-    let (shader, code, out_itemsize, op) = kernel;
-    let Some(f16) = variant(dt) else { return Ok(None) };
+    let Some((push, a, om, out)) = axis_setup(rec, kernel, x, shape, axis, dt)? else { return Ok(None) };
+    // Output elements (an empty axis still gives each its identity, reduce.comp's case).
+    let n = push[0] as usize;
+    if n == 0 {
+        return Ok(Some(out));
+    }
+    let f16 = variant(dt) == Some(true);
+    dispatch(rec, kernel.0, f16, &[&a.mem, &om], 1, &push, grid(n)?)?;
+    Ok(Some(out))
+}
+
+/// What a reduction over `axis` needs before its dispatch: reduce.comp's push constants (rows,
+/// axes, offset, op code, the axis's length and step, the other axes' shape and strides), the
+/// bound input and the output (`kernel` as [`along_axis`]'s). `None`: not covered.
+#[allow(clippy::type_complexity)]
+fn axis_setup(rec: &mut Recorder, kernel: (Shader, u32, usize, &'static str), x: &Data, shape: &[usize], axis: usize, dt: DType) -> Result<Option<(Vec<u32>, Bound, Arc<VkMemory>, Data)>> {
+    let (_, code, out_itemsize, op) = kernel;
+    if variant(dt).is_none() {
+        return Ok(None);
+    }
     let mut kept = shape.to_vec();
     kept[axis] = 1;
     let n: usize = kept.iter().product();
@@ -434,14 +481,10 @@ fn along_axis(rec: &mut Recorder, kernel: (Shader, u32, usize, &'static str), x:
     }
     let a = bind(rec, x, shape, dt.size())?;
     let (om, out) = output(rec, &kept, out_itemsize, op)?;
-    if n == 0 {
-        return Ok(Some(out));
-    }
     let mut push = vec![n as u32, sh.len() as u32, a.off as u32, code, shape[axis] as u32, x.strides[axis] as i32 as u32];
     push.extend(pad(&sh, MAXD, 1));
     push.extend(pad_i(&st[0], MAXD));
-    dispatch(rec, shader, f16, &[&a.mem, &om], 1, &push, grid(n)?)?;
-    Ok(Some(out))
+    Ok(Some((push, a, om, out)))
 }
 
 /// A dense (row-major) version of `x`: itself when it already is, else a GPU copy.
