@@ -6,7 +6,8 @@
 use mlx_arm_core::{device, ops, Array, DType, Device};
 use mlx_arm_vulkan as vkb;
 
-/// argmax (`max`) or argmin of `x` over `axis` on the GPU, the dispatches it took, and the CPU's
+/// argmax (`max`) or argmin of `x` (a GPU-resident array, so that no upload is counted as a
+/// dispatch on a discrete GPU) over `axis` on the GPU, the dispatches it took, and the CPU's
 /// result for the same input.
 fn both(x: &Array, axis: isize, max: bool) -> (Vec<u32>, usize, Vec<u32>) {
     let f = if max { ops::argmax } else { ops::argmin };
@@ -39,11 +40,19 @@ fn rows(rows: usize, n: usize, edit: impl Fn(usize, &mut [f32])) -> Vec<f32> {
     v
 }
 
+/// `v` as a `[shape]` array of `dt` in GPU memory (x + 0 computed there: exact, NaNs and
+/// infinities kept).
 fn array(v: &[f32], shape: &[usize], dt: DType) -> Array {
     device::set_default_device(Device::CPU).unwrap();
     let a = ops::astype(&Array::from_slice(v, shape).unwrap(), dt).unwrap();
+    let zero = ops::astype(&Array::scalar(0.0f32).unwrap(), dt).unwrap();
     a.eval().unwrap();
-    a
+    zero.eval().unwrap();
+    device::set_default_device(Device::GPU).unwrap();
+    let g = ops::add(&a, &zero).unwrap();
+    g.eval().unwrap();
+    device::set_default_device(Device::CPU).unwrap();
+    g
 }
 
 // One test: the default device and the dispatch counter are process-wide, so cases run in
