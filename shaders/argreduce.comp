@@ -13,13 +13,7 @@ layout(push_constant) uniform P {
 shared float val[256];
 shared uint idx[256];
 
-// Whether (x, i) goes before (y, j): a NaN first, then the extreme value, then the lower index.
-bool before(float x, uint i, float y, uint j) {
-    bool xn = isnan(x), yn = isnan(y);
-    if (xn || yn) return xn && (!yn || i < j);
-    if (x == y) return i < j;
-    return p.op == 0 ? x > y : x < y;
-}
+#include "argreduce.glsl"
 
 void main() {
     uint row = gl_WorkGroupID.x + gl_WorkGroupID.y * gl_NumWorkGroups.x;

@@ -3,7 +3,7 @@
 //! dispatch. `Ok(None)` means "not covered": the caller runs the CPU kernel instead.
 
 use crate::memory::{self, Handle, VkMemory};
-use crate::pipelines::{self, Shader, PUSH_BYTES};
+use crate::pipelines::{Shader, PUSH_BYTES};
 use crate::queue::Recorder;
 use ash::vk;
 use gpu_allocator::MemoryLocation;
@@ -94,33 +94,56 @@ pub(crate) fn broadcast_strides(in_shape: &[usize], strides: &[isize], out_shape
         .collect()
 }
 
-/// Drops size-1 axes and merges neighbours that are contiguous in every operand, so most views
-/// fit in MAXD axes. Returns (shape, strides per operand).
-fn collapse(shape: &[usize], operands: &[Vec<isize>]) -> (Vec<usize>, Vec<Vec<isize>>) {
-    let mut sh: Vec<usize> = Vec::new();
-    let mut st: Vec<Vec<isize>> = vec![Vec::new(); operands.len()];
+/// A view's axes after [`collapse`]: at most MAXD, with the strides of up to two operands, in
+/// fixed arrays (no heap allocation: this runs once or twice per dispatch).
+struct Collapsed {
+    len: usize,
+    shape: [usize; MAXD],
+    strides: [[isize; MAXD]; 2],
+}
+
+impl Collapsed {
+    fn shape(&self) -> &[usize] {
+        &self.shape[..self.len]
+    }
+    fn strides(&self, k: usize) -> &[isize] {
+        &self.strides[k][..self.len]
+    }
+}
+
+/// Drops size-1 axes and merges neighbours that are contiguous in every operand (at most two),
+/// so most views fit in MAXD axes. `None`: more than MAXD axes remain (or more than two
+/// operands), which the kernels do not take.
+fn collapse(shape: &[usize], operands: &[&[isize]]) -> Option<Collapsed> {
+    if operands.len() > 2 {
+        return None;
+    }
+    let mut c = Collapsed { len: 0, shape: [0; MAXD], strides: [[0; MAXD]; 2] };
     for i in 0..shape.len() {
         if shape[i] == 1 {
             continue;
         }
-        if let Some(&last) = sh.last() {
-            let merge = operands.iter().enumerate().all(|(k, s)| st[k][st[k].len() - 1] == s[i] * shape[i] as isize);
+        if c.len > 0 {
+            let end = c.len - 1;
+            let merge = operands.iter().enumerate().all(|(k, s)| c.strides[k][end] == s[i] * shape[i] as isize);
             if merge {
-                // `sh` is non-empty here, and every `st[k]` has its length.
-                let end = sh.len() - 1;
-                sh[end] = last * shape[i];
+                c.shape[end] *= shape[i];
                 for (k, s) in operands.iter().enumerate() {
-                    st[k][end] = s[i];
+                    c.strides[k][end] = s[i];
                 }
                 continue;
             }
         }
-        sh.push(shape[i]);
-        for (k, s) in operands.iter().enumerate() {
-            st[k].push(s[i]);
+        if c.len == MAXD {
+            return None;
         }
+        c.shape[c.len] = shape[i];
+        for (k, s) in operands.iter().enumerate() {
+            c.strides[k][c.len] = s[i];
+        }
+        c.len += 1;
     }
-    (sh, st)
+    Some(c)
 }
 
 /// An input as the shader sees it: a buffer and the element offset of the view's first element.
@@ -240,7 +263,7 @@ pub(crate) fn dispatch(rec: &mut Recorder, shader: Shader, f16: bool, bufs: &[&A
     }
     let t = std::time::Instant::now();
     let ctx = rec.ctx();
-    let p = pipelines::get(ctx, shader, f16)?;
+    let p = rec.pipeline(shader, f16)?;
     let cb = rec.access(&bufs[..reads], &bufs[reads..])?;
     let mut infos = [[vk::DescriptorBufferInfo::default()]; MAX_BINDINGS];
     for (info, m) in infos.iter_mut().zip(bufs) {
@@ -279,16 +302,24 @@ pub(crate) fn grid(groups: usize) -> Result<[u32; 3]> {
     Ok([x as u32, y as u32, 1])
 }
 
-fn pad(v: &[usize], n: usize, fill: u32) -> Vec<u32> {
-    let mut out: Vec<u32> = v.iter().map(|&x| x as u32).collect();
-    out.resize(n, fill);
-    out
+/// Push-constant words starting with `head`, with room for the most a shader takes: one
+/// allocation per dispatch, not one per appended group.
+fn words(head: &[u32]) -> Vec<u32> {
+    let mut v = Vec::with_capacity(PUSH_BYTES as usize / 4);
+    v.extend_from_slice(head);
+    v
 }
 
-fn pad_i(v: &[isize], n: usize) -> Vec<u32> {
-    let mut out: Vec<u32> = v.iter().map(|&x| x as i32 as u32).collect();
-    out.resize(n, 0);
-    out
+/// Appends `v` padded with `fill` to `n` words.
+fn pad(out: &mut Vec<u32>, v: &[usize], n: usize, fill: u32) {
+    out.extend(v.iter().map(|&x| x as u32));
+    out.extend(std::iter::repeat_n(fill, n.saturating_sub(v.len())));
+}
+
+/// Appends the strides `v` (as two's-complement words) padded with zeros to `n` words.
+fn pad_i(out: &mut Vec<u32>, v: &[isize], n: usize) {
+    out.extend(v.iter().map(|&x| x as i32 as u32));
+    out.extend(std::iter::repeat_n(0, n.saturating_sub(v.len())));
 }
 
 pub(crate) fn fits_u32(n: usize) -> bool {
@@ -307,8 +338,7 @@ pub(crate) fn unary(rec: &mut Recorder, code: u32, x: &Data, shape: &[usize], dt
 
 /// Whether unary.comp covers `x` (a view of `shape`) written through output strides `ost`.
 fn unary_fits(x: &Data, shape: &[usize], ost: &[isize], dt: DType) -> bool {
-    let (sh, _) = collapse(shape, &[x.strides.clone(), ost.to_vec()]);
-    sh.len() <= MAXD && fits_u32(x.buf.len() / dt.size() + 1)
+    collapse(shape, &[&x.strides, ost]).is_some() && fits_u32(x.buf.len() / dt.size() + 1)
 }
 
 /// Records `f(x)` written into `out` = (memory, element offset, strides over `shape`); the
@@ -316,16 +346,16 @@ fn unary_fits(x: &Data, shape: &[usize], ost: &[isize], dt: DType) -> bool {
 fn unary_into(rec: &mut Recorder, code: u32, x: &Data, shape: &[usize], dt: DType, out: (&Arc<VkMemory>, usize, &[isize])) -> Result<()> {
     let f16 = variant(dt) == Some(true);
     let n: usize = shape.iter().product();
-    let (sh, st) = collapse(shape, &[x.strides.clone(), out.2.to_vec()]);
+    let c = collapse(shape, &[&x.strides, out.2]).ok_or_else(|| Error::runtime("vulkan", "A unary view has more axes than the kernel takes."))?;
     let a = bind(rec, x, shape, dt.size())?;
     if n == 0 {
         return Ok(());
     }
-    let mut push = vec![n as u32, sh.len() as u32, a.off as u32, code];
-    push.extend(pad(&sh, MAXD, 1));
-    push.extend(pad_i(&st[0], MAXD));
+    let mut push = words(&[n as u32, c.len as u32, a.off as u32, code]);
+    pad(&mut push, c.shape(), MAXD, 1);
+    pad_i(&mut push, c.strides(0), MAXD);
     push.push(out.1 as u32);
-    push.extend(pad_i(&st[1], MAXD));
+    pad_i(&mut push, c.strides(1), MAXD);
     dispatch(rec, Shader::Unary, f16, &[&a.mem, out.0], 1, &push, grid(n.div_ceil(GROUP as usize))?)
 }
 
@@ -386,21 +416,20 @@ pub(crate) fn binary(rec: &mut Recorder, code: u32, a: (&Data, &[usize]), b: (&D
     let n: usize = shape.iter().product();
     let sa = broadcast_strides(a.1, &a.0.strides, shape);
     let sb = broadcast_strides(b.1, &b.0.strides, shape);
-    let (sh, st) = collapse(shape, &[sa, sb]);
     let big = a.0.buf.len().max(b.0.buf.len()) / dt.size() + 1;
-    if sh.len() > MAXD || !fits_u32(big) {
+    let Some(c) = collapse(shape, &[&sa, &sb]).filter(|_| fits_u32(big)) else {
         return Ok(None);
-    }
+    };
     let ba = bind(rec, a.0, a.1, dt.size())?;
     let bb = bind(rec, b.0, b.1, dt.size())?;
     let (om, out) = output(rec, shape, dt.size(), "binary")?;
     if n == 0 {
         return Ok(Some(out));
     }
-    let mut push = vec![n as u32, sh.len() as u32, ba.off as u32, bb.off as u32, code];
-    push.extend(pad(&sh, MAXD, 1));
-    push.extend(pad_i(&st[0], MAXD));
-    push.extend(pad_i(&st[1], MAXD));
+    let mut push = words(&[n as u32, c.len as u32, ba.off as u32, bb.off as u32, code]);
+    pad(&mut push, c.shape(), MAXD, 1);
+    pad_i(&mut push, c.strides(0), MAXD);
+    pad_i(&mut push, c.strides(1), MAXD);
     dispatch(rec, Shader::Binary, f16, &[&ba.mem, &bb.mem, &om], 2, &push, grid(n.div_ceil(GROUP as usize))?)?;
     Ok(Some(out))
 }
@@ -417,31 +446,73 @@ pub(crate) fn arg_reduce(rec: &mut Recorder, max: bool, x: &Data, shape: &[usize
     if shape[axis] == 0 {
         return Ok(None);
     }
-    along_axis(rec, (Shader::ArgReduce, u32::from(!max), 4, if max { "argmax" } else { "argmin" }), x, shape, axis, dt)
+    let kernel = (Shader::ArgReduce, u32::from(!max), 4, if max { "argmax" } else { "argmin" });
+    let rows = shape.iter().product::<usize>() / shape[axis];
+    let chunks = shape[axis].div_ceil(ARG_CHUNK);
+    if shape[axis] < ARG_SPLIT_LEN || rows == 0 || rows > ARG_SPLIT_MAX_ROWS {
+        return along_axis(rec, kernel, x, shape, axis, dt);
+    }
+    // Few long rows (the logits of greedy decoding): one workgroup per row would leave the
+    // GPU idle (47 µs for 49152 logits on an H200), so a workgroup per chunk of a row, then
+    // one per row picks among the chunks' winners.
+    let Some((layout, a, om, out)) = axis_setup(rec, kernel, x, shape, axis, dt)? else { return Ok(None) };
+    let ctx = rec.ctx();
+    let loc = if ctx.info.shared_memory { MemoryLocation::CpuToGpu } else { MemoryLocation::GpuOnly };
+    // Pairs of (value bits, index) per (row, chunk).
+    let part = VkMemory::new(ctx, rows * chunks * 8, loc, kernel.3)?;
+    let f16 = variant(dt) == Some(true);
+    let mut push = layout;
+    push.extend([0, ARG_CHUNK as u32, chunks as u32]);
+    dispatch(rec, Shader::ArgReduceSplit, f16, &[&a.mem, &part, &om], 1, &push, grid(rows * chunks)?)?;
+    let stage = push.len() - 3;
+    push[stage] = 1;
+    dispatch(rec, Shader::ArgReduceSplit, f16, &[&a.mem, &part, &om], 2, &push, grid(rows)?)?;
+    Ok(Some(out))
 }
+
+/// Axes at least this long are split over workgroups by `arg_reduce` (with few rows).
+const ARG_SPLIT_LEN: usize = 4096;
+/// Elements of an axis one workgroup of argreduce_split.comp's first stage takes (2 per
+/// invocation: 96 workgroups for 49152 logits, about one per multiprocessor of an H100).
+const ARG_CHUNK: usize = 512;
+/// Rows up to which `arg_reduce` splits long axes: beyond, a workgroup per row fills the GPU.
+const ARG_SPLIT_MAX_ROWS: usize = 64;
 
 /// One workgroup per output element over `axis` of `x` with reduce.comp's push constants
 /// (reduce.comp, argreduce.comp): `kernel` is (shader, op code, output item size, op name).
 fn along_axis(rec: &mut Recorder, kernel: (Shader, u32, usize, &'static str), x: &Data, shape: &[usize], axis: usize, dt: DType) -> Result<Option<Data>> {
-    let (shader, code, out_itemsize, op) = kernel;
-    let Some(f16) = variant(dt) else { return Ok(None) };
-    let mut kept = shape.to_vec();
-    kept[axis] = 1;
-    let n: usize = kept.iter().product();
-    let (sh, st) = collapse(&kept, &[x.strides.clone()]);
-    if sh.len() > MAXD || !fits_u32(x.buf.len() / dt.size() + 1) {
-        return Ok(None);
-    }
-    let a = bind(rec, x, shape, dt.size())?;
-    let (om, out) = output(rec, &kept, out_itemsize, op)?;
+    let Some((push, a, om, out)) = axis_setup(rec, kernel, x, shape, axis, dt)? else { return Ok(None) };
+    // Output elements (an empty axis still gives each its identity, reduce.comp's case).
+    let n = push[0] as usize;
     if n == 0 {
         return Ok(Some(out));
     }
-    let mut push = vec![n as u32, sh.len() as u32, a.off as u32, code, shape[axis] as u32, x.strides[axis] as i32 as u32];
-    push.extend(pad(&sh, MAXD, 1));
-    push.extend(pad_i(&st[0], MAXD));
-    dispatch(rec, shader, f16, &[&a.mem, &om], 1, &push, grid(n)?)?;
+    let f16 = variant(dt) == Some(true);
+    dispatch(rec, kernel.0, f16, &[&a.mem, &om], 1, &push, grid(n)?)?;
     Ok(Some(out))
+}
+
+/// What a reduction over `axis` needs before its dispatch: reduce.comp's push constants (rows,
+/// axes, offset, op code, the axis's length and step, the other axes' shape and strides), the
+/// bound input and the output (`kernel` as [`along_axis`]'s). `None`: not covered.
+#[allow(clippy::type_complexity)]
+fn axis_setup(rec: &mut Recorder, kernel: (Shader, u32, usize, &'static str), x: &Data, shape: &[usize], axis: usize, dt: DType) -> Result<Option<(Vec<u32>, Bound, Arc<VkMemory>, Data)>> {
+    let (_, code, out_itemsize, op) = kernel;
+    if variant(dt).is_none() {
+        return Ok(None);
+    }
+    let mut kept = shape.to_vec();
+    kept[axis] = 1;
+    let n: usize = kept.iter().product();
+    let Some(c) = collapse(&kept, &[&x.strides]).filter(|_| fits_u32(x.buf.len() / dt.size() + 1)) else {
+        return Ok(None);
+    };
+    let a = bind(rec, x, shape, dt.size())?;
+    let (om, out) = output(rec, &kept, out_itemsize, op)?;
+    let mut push = words(&[n as u32, c.len as u32, a.off as u32, code, shape[axis] as u32, x.strides[axis] as i32 as u32]);
+    pad(&mut push, c.shape(), MAXD, 1);
+    pad_i(&mut push, c.strides(0), MAXD);
+    Ok(Some((push, a, om, out)))
 }
 
 /// A dense (row-major) version of `x`: itself when it already is, else a GPU copy.
@@ -681,7 +752,7 @@ pub(crate) fn sdpa(
     let lowest = if f16 { -65504.0f32 } else { f32::MIN };
     // The push constants both shaders share, for rows from `base` on.
     let common = |base: usize| {
-        let mut push = vec![rows as u32, base as u32, hq as u32, l as u32, s as u32, dk as u32, dv as u32, (hq / hkv) as u32, scale.to_bits(), causal as u32, lowest.to_bits()];
+        let mut push = words(&[rows as u32, base as u32, hq as u32, l as u32, s as u32, dk as u32, dv as u32, (hq / hkv) as u32, scale.to_bits(), causal as u32, lowest.to_bits()]);
         for (bd, d) in [(&bq, &qd), (&bk, &kd), (&bv, &vd)] {
             push.push(bd.off as u32);
             push.extend(st(d));
@@ -798,10 +869,10 @@ pub(crate) fn matmul(rec: &mut Recorder, a: (&Data, &[usize]), b: (&Data, &[usiz
     let (m, k, n) = (sa[nd - 2], sa[nd - 1], sb[nd - 1]);
     let batch: usize = sa[..nd - 2].iter().product();
     // The batch axes, merged where both operands allow, must fit two (b0, b1).
-    let (bsh, bst) = collapse(&sa[..nd - 2], &[a.0.strides[..nd - 2].to_vec(), b.0.strides[..nd - 2].to_vec()]);
-    if bsh.len() > 2 {
+    let Some(bc) = collapse(&sa[..nd - 2], &[&a.0.strides[..nd - 2], &b.0.strides[..nd - 2]]).filter(|c| c.len <= 2) else {
         return Ok(None);
-    }
+    };
+    let (bsh, bst) = (bc.shape(), [bc.strides(0), bc.strides(1)]);
     // (outer, inner) batch strides of operand k; the inner axis has nb1 entries.
     let strides = |k: usize| match bsh.len() {
         2 => (bst[k][0], bst[k][1]),

@@ -21,6 +21,8 @@ pub(crate) enum Shader {
     Gather,
     Reduce,
     ArgReduce,
+    /// argmax / argmin of few long rows over many workgroups (two stages).
+    ArgReduceSplit,
     /// rms_norm / layer_norm; `true`: workgroup sums with subgroup arithmetic.
     Norm(bool),
     Rope,
@@ -52,6 +54,7 @@ impl Shader {
             Shader::Gather => "gather",
             Shader::Reduce => "reduce",
             Shader::ArgReduce => "argreduce",
+            Shader::ArgReduceSplit => "argreduce_split",
             Shader::Norm(false) => "norm",
             Shader::Norm(true) => "norm_sg",
             Shader::Rope => "rope",
@@ -71,7 +74,7 @@ impl Shader {
     fn bindings(self) -> u32 {
         match self {
             Shader::Unary | Shader::Reduce | Shader::ArgReduce | Shader::GgmlDequant(_) => 2,
-            Shader::Binary | Shader::Gather | Shader::Matmul | Shader::MatmulCoop(_) | Shader::GgmlMv(..) | Shader::GgmlMm(..) => 3,
+            Shader::Binary | Shader::Gather | Shader::ArgReduceSplit | Shader::Matmul | Shader::MatmulCoop(_) | Shader::GgmlMv(..) | Shader::GgmlMm(..) => 3,
             Shader::Norm(_) | Shader::Rope => 4,
             Shader::Fused => 5,
             Shader::Qmm => 5,
@@ -107,6 +110,7 @@ impl Shader {
             Shader::Gather => spv!("gather"),
             Shader::Reduce => spv!("reduce"),
             Shader::ArgReduce => spv!("argreduce"),
+            Shader::ArgReduceSplit => spv!("argreduce_split"),
             Shader::Norm(false) => spv!("norm"),
             Shader::Norm(true) => spv!("norm_sg"),
             Shader::Rope => spv!("rope"),

@@ -22,6 +22,7 @@
 
 use crate::context::{vk_err, Context};
 use crate::memory::VkMemory;
+use crate::pipelines::{Pipeline, Shader};
 use crate::profile::Profiler;
 use ash::vk;
 use gpu_allocator::MemoryLocation;
@@ -67,6 +68,9 @@ pub(crate) struct Recorder {
     /// The pipeline last bound in the open command buffer (null: none): consecutive dispatches
     /// of one pipeline (a layer's GEMVs, say) bind it once.
     bound: vk::Pipeline,
+    /// Pipelines this recorder has used, by (shader, f16): found under the recorder's lock
+    /// without taking the global cache's mutex on every dispatch.
+    pipelines: Vec<((Shader, bool), &'static Pipeline)>,
 }
 
 /// Dispatches in the first batch after a wait.
@@ -203,6 +207,7 @@ pub(crate) fn init(ctx: &'static Context) -> Result<()> {
         profiler: Profiler::new(ctx)?,
         next_seq: 1,
         bound: vk::Pipeline::null(),
+        pipelines: Vec::new(),
     };
     let _ = RECORDER.set(Mutex::new(rec));
     Ok(())
@@ -278,6 +283,16 @@ impl Recorder {
         self.open = Some(cb);
         self.bound = vk::Pipeline::null();
         Ok(cb)
+    }
+
+    /// The pipeline of `shader` for float16 (`f16`) or float32 elements.
+    pub fn pipeline(&mut self, shader: Shader, f16: bool) -> Result<&'static Pipeline> {
+        if let Some((_, p)) = self.pipelines.iter().find(|(k, _)| *k == (shader, f16)) {
+            return Ok(p);
+        }
+        let p = crate::pipelines::get(self.ctx, shader, f16)?;
+        self.pipelines.push(((shader, f16), p));
+        Ok(p)
     }
 
     /// Binds `pipeline` in the open command buffer `cb` unless it is bound there already.
