@@ -18,7 +18,7 @@ use crate::prelude::*;
 pub struct ArrayCtx {
     /// The array.
     pub array: Array,
-    shape: Option<Vec<c_int>>,
+    shape: spin::Once<Vec<c_int>>,
     strides: Vec<usize>,
     dense: Option<Data>,
 }
@@ -26,14 +26,14 @@ pub struct ArrayCtx {
 impl ArrayCtx {
     /// State for a new or reassigned handle.
     pub fn new(array: Array) -> ArrayCtx {
-        ArrayCtx { array, shape: None, strides: Vec::new(), dense: None }
+        ArrayCtx { array, shape: spin::Once::new(), strides: Vec::new(), dense: None }
     }
 
-    /// The dimensions as C ints, made once (the pointer stays valid until the handle changes).
-    fn c_shape(&mut self) -> *const c_int {
-        let array = &self.array;
+    /// The dimensions as C ints, made once (the pointer stays valid until the handle changes;
+    /// `Once`: two threads may ask a shared handle at the same time, as reads).
+    fn c_shape(&self) -> *const c_int {
         self.shape
-            .get_or_insert_with(|| array.shape().iter().map(|&d| c_int::try_from(d).unwrap_or(c_int::MAX)).collect())
+            .call_once(|| self.array.shape().iter().map(|&d| c_int::try_from(d).unwrap_or(c_int::MAX)).collect())
             .as_ptr()
     }
 }
@@ -256,7 +256,7 @@ meta! {
 /// `arr` must be empty or a live handle.
 #[no_mangle]
 pub unsafe extern "C" fn mlx_array_shape(arr: mlx_array) -> *const c_int {
-    guard("mlx_array_shape", core::ptr::null(), || Ok(handle::get_mut(arr)?.c_shape()))
+    guard("mlx_array_shape", core::ptr::null(), || Ok(handle::get(arr)?.c_shape()))
 }
 
 /// `mlx_array_strides`: element strides (row-major until evaluated), owned by the handle.
