@@ -13,10 +13,12 @@ use crate::prelude::*;
 
 /// What an `mlx_array` handle owns: the array plus the C views handed out from it
 /// (shape, strides, a dense copy for `mlx_array_data_*`), valid until the handle changes.
+/// The views are made on first request, not with every op's result (most results are never
+/// asked for their shape through C: one allocation less per op).
 pub struct ArrayCtx {
     /// The array.
     pub array: Array,
-    shape: Vec<c_int>,
+    shape: spin::Once<Vec<c_int>>,
     strides: Vec<usize>,
     dense: Option<Data>,
 }
@@ -24,8 +26,15 @@ pub struct ArrayCtx {
 impl ArrayCtx {
     /// State for a new or reassigned handle.
     pub fn new(array: Array) -> ArrayCtx {
-        let shape = array.shape().iter().map(|&d| c_int::try_from(d).unwrap_or(c_int::MAX)).collect();
-        ArrayCtx { array, shape, strides: Vec::new(), dense: None }
+        ArrayCtx { array, shape: spin::Once::new(), strides: Vec::new(), dense: None }
+    }
+
+    /// The dimensions as C ints, made once (the pointer stays valid until the handle changes;
+    /// `Once`: two threads may ask a shared handle at the same time, as reads).
+    fn c_shape(&self) -> *const c_int {
+        self.shape
+            .call_once(|| self.array.shape().iter().map(|&d| c_int::try_from(d).unwrap_or(c_int::MAX)).collect())
+            .as_ptr()
     }
 }
 
@@ -247,7 +256,7 @@ meta! {
 /// `arr` must be empty or a live handle.
 #[no_mangle]
 pub unsafe extern "C" fn mlx_array_shape(arr: mlx_array) -> *const c_int {
-    guard("mlx_array_shape", core::ptr::null(), || Ok(handle::get(arr)?.shape.as_ptr()))
+    guard("mlx_array_shape", core::ptr::null(), || Ok(handle::get(arr)?.c_shape()))
 }
 
 /// `mlx_array_strides`: element strides (row-major until evaluated), owned by the handle.
@@ -294,6 +303,7 @@ unsafe fn item<T: Element>(res: *mut T, arr: mlx_array, name: &'static str) -> c
         if res.is_null() {
             return Err(Error::invalid(name, "the result pointer is NULL"));
         }
+        // (a clone: evaluation releases the GIL, and another thread may reassign the handle)
         let a = arg::array(arr, "arr")?;
         if a.dtype() != T::DTYPE {
             return Err(Error::type_error(name, format!("array has dtype {}, not {}", a.dtype(), T::DTYPE)));
@@ -301,8 +311,11 @@ unsafe fn item<T: Element>(res: *mut T, arr: mlx_array, name: &'static str) -> c
         if a.size() != 1 {
             return Err(Error::invalid(name, "item can only be called on arrays of size 1."));
         }
-        let v = a.to_vec::<T>()?;
-        arg::out(res, v[0], name)
+        // The one element read in place (no copy of the data into a vector).
+        let d = a.data()?;
+        let v = d.read::<T>(a.shape())?;
+        let x = *v.first().ok_or_else(|| Error::runtime(name, "the array has no element"))?;
+        arg::out(res, x, name)
     })
 }
 

@@ -60,6 +60,11 @@ pub fn pad(a: &Array, axes: &[isize], low: &[usize], high: &[usize], value: &Arr
             format!("Invalid number of padding sizes passed to pad with axes of size {}", axes.len()),
         ));
     }
+    // MLX's Pad primitive has no batching rule for its value; here pad is composed of ops
+    // that would batch it, so the refusal is made here.
+    if mlx_arm_core::transforms::vmap_is_mapped(value) {
+        return Err(Error::invalid("Pad::vmap", "Vmap over padding value is not supported."));
+    }
     let mut widths = vec![(0usize, 0usize); a.ndim()];
     for ((&ax, &lo), &hi) in axes.iter().zip(low).zip(high) {
         let i = normalize_axis(ax, a.ndim(), OP)?;
@@ -70,6 +75,9 @@ pub fn pad(a: &Array, axes: &[isize], low: &[usize], high: &[usize], value: &Arr
 
 /// `mlx_pad_symmetric(a, pad_width, pad_value, mode)`: the same width on both sides of every axis.
 pub fn pad_symmetric(a: &Array, width: usize, value: &Array, mode: &str) -> Result<Array> {
+    if mlx_arm_core::transforms::vmap_is_mapped(value) {
+        return Err(Error::invalid("Pad::vmap", "Vmap over padding value is not supported."));
+    }
     ops::pad(a, &vec![(width, width); a.ndim()], ops::PadMode::from_name(mode)?, value)
 }
 

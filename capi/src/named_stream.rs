@@ -21,7 +21,8 @@ pub(crate) fn current() -> Option<Stream> {
 
 /// Names `s` for the rest of the current call.
 pub(crate) fn set(s: Stream) {
-    if !INSTALLED.swap(true, Ordering::Relaxed) {
+    // (a plain load first: the swap, a locked instruction, is only needed once)
+    if !INSTALLED.load(Ordering::Relaxed) && !INSTALLED.swap(true, Ordering::Relaxed) {
         mlx_arm_core::device::set_named_stream_source(current);
     }
     NAMED.with(|n| n.set(Some(s)));

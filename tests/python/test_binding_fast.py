@@ -122,3 +122,60 @@ def test_int_index_errors():
         mx.array(X)[-3]
     with pytest.raises(ValueError):
         mx.array(1.0)[0]
+
+
+def test_gil_policy_of_the_api_module():
+    """The API-mode module keeps the GIL for graph building (as MLX's binding) and releases it
+    for what may run long: the preamble it is compiled with wraps exactly the latter."""
+    import importlib.util
+
+    from mlx.core import _cdef
+
+    spec = importlib.util.spec_from_file_location("apimod", os.path.join(os.path.dirname(_ffi.__file__), "_api_module.py"))
+    m = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(m)
+    include = os.environ.get("MLX_ARM_INCLUDE") or os.path.join(os.path.dirname(__file__), "..", "..", "include")
+    if not os.path.exists(os.path.join(include, "mlx", "c", "ops.h")):
+        pytest.skip("no C headers at hand")
+    pre = m.gil_preamble(_cdef.cdef_from_headers(include), include)
+    released = {line.split()[1].split("(")[0] for line in pre.splitlines() if "PyEval_SaveThread" in line}
+    for name in ("mlx_eval", "mlx_async_eval", "mlx_array_item_float32", "mlx_array_eval", "mlx_load_safetensors"):
+        assert name in released, name
+    for name in ("mlx_add", "mlx_reshape", "mlx_fft_fft", "mlx_random_normal", "mlx_fast_rms_norm",
+                 "mlx_array_free", "mlx_array_shape", "mlx_array_dtype", "mlx_arm_index_basic"):
+        assert name not in released, name
+    assert "#define Py_BEGIN_ALLOW_THREADS {" in pre
+
+
+def test_eval_lets_other_python_threads_run():
+    """mx.eval releases the GIL (as in MLX): a Python thread runs while the main thread is
+    inside the C call evaluating a graph of a few hundred ms (had the call kept the GIL, no
+    bytecode of the other thread could run between its start and its end)."""
+    import threading
+    import time
+
+    stop, stamps = threading.Event(), [0.0]
+
+    def spin():
+        while not stop.is_set():
+            t = time.perf_counter()
+            if t - stamps[-1] > 1e-3:
+                stamps.append(t)
+
+    x = mx.random.normal((384, 384))
+    mx.eval(x)
+    y = x
+    for _ in range(40):
+        y = mx.matmul(y, x) * 1e-3
+    t = threading.Thread(target=spin)
+    t.start()
+    try:
+        time.sleep(0.02)
+        t0 = time.perf_counter()
+        mx.eval(y)
+        t1 = time.perf_counter()
+    finally:
+        stop.set()
+        t.join()
+    inside = [s for s in stamps if t0 < s < t1]
+    assert inside, (t1 - t0, len(stamps))

@@ -128,3 +128,21 @@ def test_async_eval_in_another_thread_during_a_trace():
         done.set()
         t.join(10)
     assert seen["g"] == [2.0, 4.0]
+
+
+def test_vmap_pad_refuses_a_mapped_pad_value():
+    """As MLX's Pad::vmap: a pad value mapped by an enclosing vmap is a ValueError (here pad is
+    composed of ops that could batch it); an unmapped value (or one captured) pads each example,
+    checked against per-example pads."""
+    x = mx.arange(24, dtype=mx.float32).reshape(2, 3, 4)
+    with pytest.raises(ValueError, match="Vmap over padding value is not supported"):
+        mx.vmap(lambda a, v: mx.pad(a, ((1, 1), (1, 1)), constant_values=v))(x, mx.array([3.0, 4.0]))
+    # mapped by the outer vmap only, derived from it inside (still refused, as MLX)
+    with pytest.raises(ValueError, match="Vmap over padding value is not supported"):
+        mx.vmap(lambda a, v: mx.vmap(lambda r: mx.pad(r, (1, 1), constant_values=v * 2))(a))(x, mx.array([3.0, 4.0]))
+    out = mx.vmap(lambda a, v: mx.pad(a, ((1, 1), (1, 1)), constant_values=v), in_axes=(0, None))(x, mx.array(5.0))
+    expected = mx.stack([mx.pad(xi, ((1, 1), (1, 1)), constant_values=5.0) for xi in x])
+    assert mx.array_equal(out, expected).item()
+    c = mx.array(7.0)
+    out = mx.vmap(lambda a: mx.pad(a, (1, 1), constant_values=c))(x)
+    assert mx.array_equal(out, mx.stack([mx.pad(xi, (1, 1), constant_values=7.0) for xi in x])).item()

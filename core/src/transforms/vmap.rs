@@ -93,7 +93,10 @@ pub fn vmap(fun: Fun<'_>, inputs: &[Array], in_axes: &[i32], out_axes: &[i32]) -
         leaves.insert(node_key(&t));
         s_inputs.push(t);
     }
-    let s_outputs = fun(&s_inputs)?;
+    let s_outputs = {
+        let _mapped = MappedGuard::push(leaves.clone());
+        fun(&s_inputs)?
+    };
     let out_axes: Vec<i32> = if out_axes.is_empty() { vec![0; s_outputs.len()] } else { out_axes.to_vec() };
     if out_axes.len() != s_outputs.len() {
         return Err(Error::invalid(
@@ -134,6 +137,48 @@ pub fn vmap(fun: Fun<'_>, inputs: &[Array], in_axes: &[i32], out_axes: &[i32]) -
             }
         })
         .collect()
+}
+
+/// The mapped tracers of the vmaps whose function is running now (any thread; the keys are
+/// live nodes, so sets of other threads cannot match an array of this one).
+static MAPPED: spin::Mutex<Vec<BTreeSet<usize>>> = spin::Mutex::new(Vec::new());
+
+/// Holds one vmap's mapped tracers in [`MAPPED`] while its function runs.
+struct MappedGuard(BTreeSet<usize>);
+
+impl MappedGuard {
+    fn push(leaves: BTreeSet<usize>) -> MappedGuard {
+        MAPPED.lock().push(leaves.clone());
+        MappedGuard(leaves)
+    }
+}
+
+impl Drop for MappedGuard {
+    fn drop(&mut self) {
+        let mut m = MAPPED.lock();
+        if let Some(i) = m.iter().rposition(|s| *s == self.0) {
+            m.remove(i);
+        }
+    }
+}
+
+/// Whether `a` depends on an input mapped by a vmap whose function is running now: for an
+/// op whose batching rule MLX refuses for some inputs (pad's value), which here is composed
+/// of ops that would batch it. Only tracer nodes are walked, so this is cheap.
+pub fn is_mapped(a: &Array) -> bool {
+    let leaves: BTreeSet<usize> = {
+        let m = MAPPED.lock();
+        if m.is_empty() {
+            return false;
+        }
+        m.iter().flat_map(|s| s.iter().copied()).collect()
+    };
+    if leaves.contains(&node_key(a)) {
+        return true;
+    }
+    super::tape(core::slice::from_ref(a), &leaves)
+        .iter()
+        .any(|op| op.inputs.lock().iter().any(|x| leaves.contains(&node_key(x))))
 }
 
 /// The error for a primitive without a batching rule.

@@ -282,6 +282,7 @@ _KIND_BOOL, _KIND_INT, _KIND_FLOAT, _KIND_COMPLEX = 1, 2, 3, 4
 
 
 _INTS = ffi.typeof("int[]")
+_FLOATS = ffi.typeof("float[]")
 
 
 def _flat_list_handle(v):
@@ -290,17 +291,17 @@ def _flat_list_handle(v):
     list (mixed, nested, wider ints, floats beyond float32's range: the general path)."""
     t0 = type(v[0]) if v else None
     if t0 is float:
-        fmt, code = "f", 10
+        ctype, code = _FLOATS, 10
     elif t0 is int:
-        fmt, code = "i", 7
+        ctype, code = _INTS, 7
     else:
         return None
     for x in v:
         if type(x) is not t0:
             return None
-    try:
-        data = struct.pack(f"<{len(v)}{fmt}", *v)
-    except (OverflowError, struct.error):  # float32 overflow (MLX gives inf), an int beyond int32
+    try:  # (cffi converts as C does: a float beyond float32's range is inf, as in MLX)
+        data = _newp(ctype, v)
+    except OverflowError:  # an int beyond int32
         return None
     # (set_data fills the handle in place: no by-value handle to copy into a new pointer)
     p = _newp(_ARR_PTR)
@@ -487,12 +488,10 @@ class array(BufferBase):
         a._p = None
 
     def __del__(self):
-        p = getattr(self, "_p", None)
-        if p is not None:
-            try:
-                _free(p[0])
-            except Exception:  # interpreter shutdown: the library may already be gone
-                pass
+        try:
+            _free(self._p[0])
+        except Exception:  # no handle (a failed __init__, or moved out: None), or interpreter shutdown
+            pass
 
     # --- metadata ---------------------------------------------------------------------------
     @property
