@@ -286,6 +286,16 @@ impl<const B: u32, const L: usize> Lay<B, L> {
     };
 }
 
+/// Expands `$body` once per literal with the const `$i` set to it: a forced unroll of the
+/// fused kernels' phase and slot loops (3-, 5-bit blocks have 34–36 slots, over LLVM's
+/// full-unroll budget, and a rolled slot loop reloads each mask and picks the half per slot).
+#[cfg_attr(not(any(target_arch = "x86_64", target_arch = "aarch64")), allow(unused_macros))]
+macro_rules! unroll {
+    ($i:ident in [$($n:literal),*] $body:block) => { $( { const $i: usize = $n; $body } )* };
+}
+#[cfg_attr(not(any(target_arch = "x86_64", target_arch = "aarch64")), allow(unused_imports))]
+pub(crate) use unroll;
+
 /// Codes per period of `bits`-wide codes (a fused width).
 pub(crate) const fn period_codes(bits: u32) -> usize {
     layout(bits).codes

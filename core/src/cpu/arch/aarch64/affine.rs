@@ -7,7 +7,7 @@
 //! part of every aarch64 target, so these need no feature check.
 
 use crate::cpu::arch::affine::{
-    fused_blocks, fused_dispatch, safe_steps, AffineKernels, Fused, FusedKernel, FusedWidth, Lay, MAX_PHASES, MAX_ROWS, SPANS,
+    fused_blocks, fused_dispatch, safe_steps, unroll, AffineKernels, Fused, FusedKernel, FusedWidth, Lay, MAX_PHASES, MAX_ROWS, SPANS,
 };
 use crate::cpu::isa::Isa;
 use core::arch::aarch64::*;
@@ -191,30 +191,35 @@ fn fused_neon_rows<const B: u32, const R: usize>(w: &[u8], sp: &[f32], xp: &[&[f
                 *vs = vld1q_u32(src.add(16 * s) as *const u32);
             }
             let sc = vld1q_f32(sp.as_ptr().add(L * blk));
-            for t in 0..p {
-                let mut word = v[0];
-                for (s, &vs) in v.iter().enumerate().take(p).skip(1) {
-                    let m = vld1q_u32(Lay::<B, L>::BLEND[t][s].as_ptr() as *const u32);
-                    word = vbslq_u32(m, vs, word);
-                }
-                let hi = vshrq_n_u32::<16>(word);
-                let mut a = [[vdupq_n_f32(0.0); R]; 2];
-                for (j, slot) in lay.slots[t][..lay.len[t]].iter().enumerate() {
-                    let q = vcvtq_f32_u32(vandq_u32(if slot.hi { hi } else { word }, vdupq_n_u32(slot.mask)));
-                    for r in 0..R {
-                        a[j & 1][r] = vfmaq_f32(a[j & 1][r], vld1q_f32(x[r].add(xo)), q);
+            unroll!(T in [0, 1, 2, 3, 4] {
+                if T < p {
+                    let mut word = v[0];
+                    for (s, &vs) in v.iter().enumerate().take(p).skip(1) {
+                        let m = vld1q_u32(Lay::<B, L>::BLEND[T][s].as_ptr() as *const u32);
+                        word = vbslq_u32(m, vs, word);
                     }
-                    xo += L;
+                    let hi = vshrq_n_u32::<16>(word);
+                    let mut a = [[vdupq_n_f32(0.0); R]; 2];
+                    unroll!(J in [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15] {
+                        if J < lay.len[T] {
+                            let slot = lay.slots[T][J];
+                            let q = vcvtq_f32_u32(vandq_u32(if slot.hi { hi } else { word }, vdupq_n_u32(slot.mask)));
+                            for r in 0..R {
+                                a[J & 1][r] = vfmaq_f32(a[J & 1][r], vld1q_f32(x[r].add(xo + L * J)), q);
+                            }
+                        }
+                    });
+                    xo += L * lay.len[T];
+                    let s = if p == 1 {
+                        sc
+                    } else {
+                        vreinterpretq_f32_u8(vqtbl1q_u8(vreinterpretq_u8_f32(sc), vld1q_u8(sidx[T].as_ptr())))
+                    };
+                    for r in 0..R {
+                        total[r] = vfmaq_f32(total[r], s, vaddq_f32(a[0][r], a[1][r]));
+                    }
                 }
-                let s = if p == 1 {
-                    sc
-                } else {
-                    vreinterpretq_f32_u8(vqtbl1q_u8(vreinterpretq_u8_f32(sc), vld1q_u8(sidx[t].as_ptr())))
-                };
-                for r in 0..R {
-                    total[r] = vfmaq_f32(total[r], s, vaddq_f32(a[0][r], a[1][r]));
-                }
-            }
+            });
         }
         for r in 0..R {
             out[r] = vaddvq_f32(total[r]);

@@ -11,7 +11,7 @@
 //! table out only when the active level allows it — what makes calling them sound.
 
 use super::quant::hsum_ps;
-use crate::cpu::arch::affine::{fused_blocks, fused_dispatch, safe_steps, AffineKernels, Fused, FusedKernel, FusedWidth, Lay, MAX_PHASES, MAX_ROWS, SPANS};
+use crate::cpu::arch::affine::{fused_blocks, fused_dispatch, safe_steps, unroll, AffineKernels, Fused, FusedKernel, FusedWidth, Lay, MAX_PHASES, MAX_ROWS, SPANS};
 use crate::cpu::isa::Isa;
 use core::arch::x86_64::*;
 
@@ -307,26 +307,31 @@ unsafe fn fused_avx2_impl<const B: u32, const R: usize>(w: &[u8], sp: &[f32], xp
             *vs = _mm256_loadu_si256(src.add(32 * s) as *const __m256i);
         }
         let sc = _mm256_loadu_ps(sp.as_ptr().add(L * blk));
-        for t in 0..p {
-            let mut word = v[0];
-            for (s, &vs) in v.iter().enumerate().take(p).skip(1) {
-                word = _mm256_blendv_epi8(word, vs, _mm256_loadu_si256(Lay::<B, L>::BLEND[t][s].as_ptr() as *const __m256i));
-            }
-            let hi = _mm256_srli_epi32::<16>(word);
-            let mut a = [[_mm256_setzero_ps(); R]; 2];
-            for (j, slot) in lay.slots[t][..lay.len[t]].iter().enumerate() {
-                let q = _mm256_cvtepi32_ps(_mm256_and_si256(if slot.hi { hi } else { word }, _mm256_set1_epi32(slot.mask as i32)));
-                for r in 0..R {
-                    a[j & 1][r] = _mm256_fmadd_ps(_mm256_loadu_ps(x[r].add(xo)), q, a[j & 1][r]);
+        unroll!(T in [0, 1, 2, 3, 4] {
+            if T < p {
+                let mut word = v[0];
+                for (s, &vs) in v.iter().enumerate().take(p).skip(1) {
+                    word = _mm256_blendv_epi8(word, vs, _mm256_loadu_si256(Lay::<B, L>::BLEND[T][s].as_ptr() as *const __m256i));
                 }
-                xo += L;
+                let hi = _mm256_srli_epi32::<16>(word);
+                let mut a = [[_mm256_setzero_ps(); R]; 2];
+                unroll!(J in [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15] {
+                    if J < lay.len[T] {
+                        let slot = lay.slots[T][J];
+                        let q = _mm256_cvtepi32_ps(_mm256_and_si256(if slot.hi { hi } else { word }, _mm256_set1_epi32(slot.mask as i32)));
+                        for r in 0..R {
+                            a[J & 1][r] = _mm256_fmadd_ps(_mm256_loadu_ps(x[r].add(xo + L * J)), q, a[J & 1][r]);
+                        }
+                    }
+                });
+                xo += L * lay.len[T];
+                // Each lane's period scale (the scales are per period of the block, in order).
+                let s = if p == 1 { sc } else { _mm256_permutevar8x32_ps(sc, _mm256_loadu_si256(Lay::<B, L>::PERIOD[T].as_ptr() as *const __m256i)) };
+                for r in 0..R {
+                    total[r] = _mm256_fmadd_ps(s, _mm256_add_ps(a[0][r], a[1][r]), total[r]);
+                }
             }
-            // Each lane's period scale (the scales are per period of the block, in order).
-            let s = if p == 1 { sc } else { _mm256_permutevar8x32_ps(sc, _mm256_loadu_si256(Lay::<B, L>::PERIOD[t].as_ptr() as *const __m256i)) };
-            for r in 0..R {
-                total[r] = _mm256_fmadd_ps(s, _mm256_add_ps(a[0][r], a[1][r]), total[r]);
-            }
-        }
+        });
     }
     for r in 0..R {
         out[r] = hsum_ps(total[r]);
@@ -375,25 +380,30 @@ unsafe fn fused_avx512_impl<const B: u32, const R: usize>(w: &[u8], sp: &[f32], 
             *vs = _mm512_loadu_si512(src.add(64 * s) as *const __m512i);
         }
         let sc = _mm512_loadu_ps(sp.as_ptr().add(L * blk));
-        for t in 0..p {
-            let mut word = v[0];
-            for (s, &vs) in v.iter().enumerate().take(p).skip(1) {
-                word = _mm512_mask_blend_epi32(Lay::<B, L>::BLEND_BITS[t][s], word, vs);
-            }
-            let hi = _mm512_srli_epi32::<16>(word);
-            let mut a = [[_mm512_setzero_ps(); R]; 2];
-            for (j, slot) in lay.slots[t][..lay.len[t]].iter().enumerate() {
-                let q = _mm512_cvtepi32_ps(_mm512_and_si512(if slot.hi { hi } else { word }, _mm512_set1_epi32(slot.mask as i32)));
-                for r in 0..R {
-                    a[j & 1][r] = _mm512_fmadd_ps(_mm512_loadu_ps(x[r].add(xo)), q, a[j & 1][r]);
+        unroll!(T in [0, 1, 2, 3, 4] {
+            if T < p {
+                let mut word = v[0];
+                for (s, &vs) in v.iter().enumerate().take(p).skip(1) {
+                    word = _mm512_mask_blend_epi32(Lay::<B, L>::BLEND_BITS[T][s], word, vs);
                 }
-                xo += L;
+                let hi = _mm512_srli_epi32::<16>(word);
+                let mut a = [[_mm512_setzero_ps(); R]; 2];
+                unroll!(J in [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15] {
+                    if J < lay.len[T] {
+                        let slot = lay.slots[T][J];
+                        let q = _mm512_cvtepi32_ps(_mm512_and_si512(if slot.hi { hi } else { word }, _mm512_set1_epi32(slot.mask as i32)));
+                        for r in 0..R {
+                            a[J & 1][r] = _mm512_fmadd_ps(_mm512_loadu_ps(x[r].add(xo + L * J)), q, a[J & 1][r]);
+                        }
+                    }
+                });
+                xo += L * lay.len[T];
+                let s = if p == 1 { sc } else { _mm512_permutexvar_ps(_mm512_loadu_si512(Lay::<B, L>::PERIOD[T].as_ptr() as *const __m512i), sc) };
+                for r in 0..R {
+                    total[r] = _mm512_fmadd_ps(s, _mm512_add_ps(a[0][r], a[1][r]), total[r]);
+                }
             }
-            let s = if p == 1 { sc } else { _mm512_permutexvar_ps(_mm512_loadu_si512(Lay::<B, L>::PERIOD[t].as_ptr() as *const __m512i), sc) };
-            for r in 0..R {
-                total[r] = _mm512_fmadd_ps(s, _mm512_add_ps(a[0][r], a[1][r]), total[r]);
-            }
-        }
+        });
     }
     for r in 0..R {
         out[r] = _mm512_reduce_add_ps(total[r]);
