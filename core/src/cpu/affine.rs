@@ -213,6 +213,8 @@ struct FusedRows<'a, T> {
     /// Each activation row [`permute`]d, `kp` floats apart.
     xp: Vec<f32>,
     kp: usize,
+    /// Periods per group (codes per period: [`period_codes`]).
+    ppg: usize,
     k: usize,
 }
 
@@ -223,7 +225,7 @@ impl<'a, T: QFloat> FusedRows<'a, T> {
         for (x, d) in xf.chunks_exact(k).zip(xp.chunks_exact_mut(kp)) {
             permute(x, q.bits, f.lanes, d);
         }
-        Ok(FusedRows { q, f, width, xp, kp, k })
+        Ok(FusedRows { q, f, width, xp, kp, ppg: q.gs / period_codes(q.bits), k })
     }
 }
 
@@ -234,9 +236,9 @@ impl<T: QFloat + Sync> RowDots for FusedRows<'_, T> {
         (vec![0f32; period_scales_len(self.k, self.q.bits, self.f.lanes)], 0)
     }
     fn load(&self, (sw, row): &mut Self::Scratch, j: usize) {
-        let (gs, gpr) = (self.q.gs, self.k / self.q.gs);
+        let gpr = self.k / self.q.gs;
         // Periods (16 or 32 codes, or one word) never straddle a group (32 codes or more).
-        for (d, v) in sw.chunks_exact_mut(gs / period_codes(self.q.bits)).zip(&self.q.scales[j * gpr..(j + 1) * gpr]) {
+        for (d, v) in sw.chunks_exact_mut(self.ppg).zip(&self.q.scales[j * gpr..(j + 1) * gpr]) {
             d.fill(v.to_f32());
         }
         *row = j;

@@ -10,17 +10,17 @@
 //! SIMD decoders gather those two bytes per lane with a byte shuffle, shift each lane by its
 //! own amount and mask — one shape for every width 1–8 ([`SPANS`] holds the positions).
 //!
-//! 2-, 4- and 8-bit `x @ Ŵᵀ` have a fused kernel instead ([`Fused`]): it never writes decoded
-//! codes. A little-endian word holds `F = 32/bits` codes, code `p` at bits `bits·p..` ("field"
-//! `p`). A vector of `lanes` packed words and the same vector shifted right by 16 hold every
-//! field of every word at a fixed place of its lane: field `p` at bit `(bits·p) % 16` of the
-//! plain vector (`bits·p < 16`) or of the shifted one. Masking those bits in place and
-//! converting the lane to f32 gives `q·2^((bits·p) % 16)` exactly (at most 16 significant bits,
-//! never the sign bit), so the activations are permuted once per call ([`permute`]) to match —
-//! blocks of `F·lanes` codes, field-major, each multiplied by [`field_scale`] — and each field
-//! costs one AND, one convert and one FMA per activation row (no shuffle, no per-lane shift, no
-//! store of the codes). Reading the upper fields from the shifted copy keeps the activation
-//! factors at `2^-14` or above, so an activation rounds to a subnormal only below `2^-112`.
+//! `x @ Ŵᵀ` at 2, 3, 4, 5, 6 and 8 bits has a fused kernel instead ([`Fused`]): it never
+//! writes decoded codes. A period ([`Layout`]) is the shortest run of whole words holding whole
+//! codes (1 word at 2/4/8 bits, 3 at 3 and 6, 5 at 5); each word of it (a phase) holds fixed
+//! pieces ([`Slot`]s) of fixed codes, a code straddling two words being two pieces. Masking a
+//! piece in place in the word (or, from bit 16 on, in the word shifted right by 16) and
+//! converting the lane to f32 gives `piece·2^at` exactly (at most 22 significant bits, never
+//! the sign bit), so the activations are permuted once per call ([`permute`]) and each
+//! multiplied by the power of two that makes the sum come out as `Σ q·x`; a slot costs one
+//! AND, one convert and one FMA per activation row. A block of `lanes` periods is loaded as
+//! P vectors of consecutive words and blended per lane into one vector per phase ([`PhaseMap`]),
+//! so every lane of it has the same slots. The per-period scales are permuted the same way.
 
 use crate::cpu::isa::Isa;
 

@@ -2,9 +2,10 @@
 //! does): the decoder takes 8 codes per step — `tbl` gathers each code's two bytes into a
 //! 16-bit lane, `ushl` by a negative per-lane amount shifts it down, a mask keeps `bits`, and
 //! the lanes are widened and converted to f32. The dot and axpy kernels keep two accumulators
-//! per activation row. The fused 2/4/8-bit dot ([`Fused`]) takes 4 packed words per vector and
-//! one `ushr` of it by 16: per field one `and`, `ucvtf` and one FMA per activation row. NEON is
-//! part of every aarch64 target, so these need no feature check.
+//! per activation row. The fused dot ([`Fused`], every MLX width) takes blocks of 4 periods:
+//! P loads blended (`bsl`) into one vector per phase and one `ushr` of it by 16, then per slot
+//! one `and`, `ucvtf` and one FMA per activation row; the per-period scales go to the phase's
+//! lanes by one `tbl`. NEON is part of every aarch64 target, so these need no feature check.
 
 use crate::cpu::arch::affine::{
     fused_blocks, fused_dispatch, safe_steps, unroll, AffineKernels, Fused, FusedKernel, FusedWidth, Lay, MAX_PHASES, MAX_ROWS, SPANS,
@@ -187,17 +188,20 @@ fn fused_neon_rows<const B: u32, const R: usize>(w: &[u8], sp: &[f32], xp: &[&[f
                 pad.as_ptr()
             };
             let mut v = [vdupq_n_u32(0); MAX_PHASES];
-            for (s, vs) in v.iter_mut().enumerate().take(p) {
-                *vs = vld1q_u32(src.add(16 * s) as *const u32);
-            }
+            unroll!(S in [0, 1, 2, 3, 4] {
+                if S < p {
+                    v[S] = vld1q_u32(src.add(16 * S) as *const u32);
+                }
+            });
             let sc = vld1q_f32(sp.as_ptr().add(L * blk));
             unroll!(T in [0, 1, 2, 3, 4] {
                 if T < p {
                     let mut word = v[0];
-                    for (s, &vs) in v.iter().enumerate().take(p).skip(1) {
-                        let m = vld1q_u32(Lay::<B, L>::BLEND[T][s].as_ptr() as *const u32);
-                        word = vbslq_u32(m, vs, word);
-                    }
+                    unroll!(S in [1, 2, 3, 4] {
+                        if S < p {
+                            word = vbslq_u32(vld1q_u32(Lay::<B, L>::BLEND[T][S].as_ptr() as *const u32), v[S], word);
+                        }
+                    });
                     let hi = vshrq_n_u32::<16>(word);
                     let mut a = [[vdupq_n_f32(0.0); R]; 2];
                     unroll!(J in [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15] {

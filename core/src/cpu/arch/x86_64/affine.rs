@@ -2,10 +2,11 @@
 //! AVX2 + FMA decodes 8 codes per step (a broadcast 8-byte load, `vpshufb` gathers each code's
 //! two bytes into its lane, `vpsrlvd` + mask, `vcvtdq2ps`), AVX-512 16 codes per step the same
 //! way. The dot and axpy kernels keep two accumulators per activation row so consecutive FMAs
-//! do not wait on each other. The fused 2/4/8-bit dot ([`Fused`]) takes 8 (AVX2) or 16
-//! (AVX-512) packed words per vector and one `vpsrld` of it by 16: per field one `vpand`,
-//! `vcvtdq2ps` and one FMA per activation row, even and odd fields into separate accumulators,
-//! and one FMA by the per-word scales per vector.
+//! do not wait on each other. The fused dot ([`Fused`], every MLX width) takes blocks of 8
+//! (AVX2) or 16 (AVX-512) periods: P loads blended (`vpblendvb` / `vpblendmd`) into one vector
+//! per phase and one `vpsrld` of it by 16, then per slot one `vpand`, `vcvtdq2ps` and one FMA
+//! per activation row, even and odd slots into separate accumulators, and per phase one FMA by
+//! the per-period scales (`vpermps`'d to the phase's lanes).
 //!
 //! Each `#[target_feature]` function is only reached through [`kernels_for`], which hands a
 //! table out only when the active level allows it — what makes calling them sound.
@@ -303,16 +304,20 @@ unsafe fn fused_avx2_impl<const B: u32, const R: usize>(w: &[u8], sp: &[f32], xp
             pad.as_ptr()
         };
         let mut v = [_mm256_setzero_si256(); MAX_PHASES];
-        for (s, vs) in v.iter_mut().enumerate().take(p) {
-            *vs = _mm256_loadu_si256(src.add(32 * s) as *const __m256i);
-        }
+        unroll!(S in [0, 1, 2, 3, 4] {
+            if S < p {
+                v[S] = _mm256_loadu_si256(src.add(32 * S) as *const __m256i);
+            }
+        });
         let sc = _mm256_loadu_ps(sp.as_ptr().add(L * blk));
         unroll!(T in [0, 1, 2, 3, 4] {
             if T < p {
                 let mut word = v[0];
-                for (s, &vs) in v.iter().enumerate().take(p).skip(1) {
-                    word = _mm256_blendv_epi8(word, vs, _mm256_loadu_si256(Lay::<B, L>::BLEND[T][s].as_ptr() as *const __m256i));
-                }
+                unroll!(S in [1, 2, 3, 4] {
+                    if S < p {
+                        word = _mm256_blendv_epi8(word, v[S], _mm256_loadu_si256(Lay::<B, L>::BLEND[T][S].as_ptr() as *const __m256i));
+                    }
+                });
                 let hi = _mm256_srli_epi32::<16>(word);
                 let mut a = [[_mm256_setzero_ps(); R]; 2];
                 unroll!(J in [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15] {
@@ -376,16 +381,20 @@ unsafe fn fused_avx512_impl<const B: u32, const R: usize>(w: &[u8], sp: &[f32], 
             pad.as_ptr()
         };
         let mut v = [_mm512_setzero_si512(); MAX_PHASES];
-        for (s, vs) in v.iter_mut().enumerate().take(p) {
-            *vs = _mm512_loadu_si512(src.add(64 * s) as *const __m512i);
-        }
+        unroll!(S in [0, 1, 2, 3, 4] {
+            if S < p {
+                v[S] = _mm512_loadu_si512(src.add(64 * S) as *const __m512i);
+            }
+        });
         let sc = _mm512_loadu_ps(sp.as_ptr().add(L * blk));
         unroll!(T in [0, 1, 2, 3, 4] {
             if T < p {
                 let mut word = v[0];
-                for (s, &vs) in v.iter().enumerate().take(p).skip(1) {
-                    word = _mm512_mask_blend_epi32(Lay::<B, L>::BLEND_BITS[T][s], word, vs);
-                }
+                unroll!(S in [1, 2, 3, 4] {
+                    if S < p {
+                        word = _mm512_mask_blend_epi32(Lay::<B, L>::BLEND_BITS[T][S], word, v[S]);
+                    }
+                });
                 let hi = _mm512_srli_epi32::<16>(word);
                 let mut a = [[_mm512_setzero_ps(); R]; 2];
                 unroll!(J in [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15] {
