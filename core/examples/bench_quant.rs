@@ -9,10 +9,11 @@
 //! `cargo run --release -p mlx-arm-core --example bench_quant [-- --python PATH] [--m 512]`
 //! PATH is a Python with `mlx` installed (default `python3`); without it MLX is skipped.
 //!
-//! `--affine` runs only the MLX affine section (`cpu::affine`, issue 17 item 4): 2-, 4- and
-//! 8-bit g64, GEMV 1×4096·4096ᵀ (and `x @ W`) and GEMM 128×4096·4096ᵀ at 1 and 2 threads,
-//! beside real MLX's `quantized_matmul` on the same shapes (same run, Python subprocess) and
-//! this machine's read bandwidth at the same thread count.
+//! `--affine [--gemm-m M]` runs only the MLX affine section (`cpu::affine`, issue 17): 2-, 3-,
+//! 4-, 5-, 6- and 8-bit g64, GEMV `x @ Ŵᵀ` with W 4096×4096 and 4096×14336, `x @ W` on the
+//! square one (and the GEMM M×4096·4096ᵀ when M > 0) at 1 and 2 threads, beside real MLX's
+//! `quantized_matmul` on the same shapes (same run, Python subprocess) and this machine's read
+//! bandwidth at the same thread count.
 
 #[path = "common/mod.rs"]
 mod common;
@@ -78,7 +79,7 @@ fn main() {
     let python = arg("--python").unwrap_or_else(|| "python3".into());
     let m: usize = arg("--m").and_then(|s| s.parse().ok()).unwrap_or(64);
     if args.iter().any(|a| a == "--affine") {
-        affine_section(&python);
+        affine_section(&python, arg("--gemm-m").and_then(|s| s.parse().ok()).unwrap_or(0));
         return;
     }
 
@@ -143,28 +144,51 @@ fn main() {
     println!("llama.cpp GEMM anchors are n=512 (its kernels batch activation rows); ratios compare GFLOP/s.");
 }
 
-/// Real MLX's medians (seconds) for each (bits, case) of the affine section, keyed "bits/case".
+/// Fastest of `runs` timed calls after one warm-up, in seconds: on a shared, loaded machine
+/// the minimum is the run least disturbed by others (the median moves with their load).
+fn best_seconds(runs: usize, mut f: impl FnMut()) -> f64 {
+    f();
+    (0..runs)
+        .map(|_| {
+            let t = std::time::Instant::now();
+            f();
+            t.elapsed().as_secs_f64()
+        })
+        .fold(f64::INFINITY, f64::min)
+}
+
+/// Affine widths the section measures (every width of MLX's affine mode).
+const AFFINE_BITS: [u32; 6] = [2, 3, 4, 5, 6, 8];
+/// Weight shapes (n, k) of the section's GEMVs: a square projection and a down projection.
+const AFFINE_SHAPES: [(usize, usize); 2] = [(4096, 4096), (4096, 14336)];
+
+/// Real MLX's medians (seconds) for each case of the affine section, keyed "bits/case/n/k".
 fn mlx_affine_reference(python: &str, gemm_m: usize) -> Option<std::collections::HashMap<String, f64>> {
     let script = format!(
         r#"
 import time, json, mlx.core as mx
 mx.random.seed(0)
-W = mx.random.normal(({N}, {K}))
-x1 = mx.random.normal((1, {K})); xm = mx.random.normal(({gemm_m}, {K})); mx.eval(W, x1, xm)
 def med(f, runs):
     f(); t = []
     for _ in range(runs):
         t0 = time.perf_counter(); f(); t.append(time.perf_counter() - t0)
-    t.sort(); return t[len(t) // 2]
+    return min(t)
 res = {{}}
-for bits in (2, 4, 8):
-    wq, s, b = mx.quantize(W, group_size=64, bits=bits); mx.eval(wq, s, b)
-    q = lambda x, t: mx.eval(mx.quantized_matmul(x, wq, s, b, transpose=t, group_size=64, bits=bits))
-    res[f"{{bits}}/gemv_t"] = med(lambda: q(x1, True), 9)
-    res[f"{{bits}}/gemv_n"] = med(lambda: q(x1, False), 9)
-    res[f"{{bits}}/gemm_t"] = med(lambda: q(xm, True), 3)
+for (n, k) in {shapes:?}:
+    W = mx.random.normal((n, k)); x1 = mx.random.normal((1, k)); mx.eval(W, x1)
+    xm = mx.random.normal(({gemm_m}, k)); mx.eval(xm)
+    for bits in {bits:?}:
+        wq, s, b = mx.quantize(W, group_size=64, bits=bits); mx.eval(wq, s, b)
+        q = lambda x, t: mx.eval(mx.quantized_matmul(x, wq, s, b, transpose=t, group_size=64, bits=bits))
+        res[f"{{bits}}/gemv_t/{{n}}/{{k}}"] = med(lambda: q(x1, True), 15)
+        if n == k:
+            res[f"{{bits}}/gemv_n/{{n}}/{{k}}"] = med(lambda: q(x1, False), 15)
+            if {gemm_m} > 0:
+                res[f"{{bits}}/gemm_t/{{n}}/{{k}}"] = med(lambda: q(xm, True), 3)
 print(json.dumps(res))
-"#
+"#,
+        shapes = AFFINE_SHAPES.map(|(n, k)| [n, k]),
+        bits = AFFINE_BITS,
     );
     let out = std::process::Command::new(python).arg("-c").arg(script).output().ok()?;
     if !out.status.success() {
@@ -178,7 +202,7 @@ print(json.dumps(res))
 fn read_bandwidth(threads: usize) -> f64 {
     let n: usize = 64 * 1024 * 1024;
     let src: Vec<u32> = (0..n as u32).collect();
-    let t = common::median_seconds(1, 5, || {
+    let t = best_seconds(5, || {
         std::thread::scope(|sc| {
             for part in src.chunks(n.div_ceil(threads)) {
                 sc.spawn(move || {
@@ -196,48 +220,64 @@ fn read_bandwidth(threads: usize) -> f64 {
     (4 * n) as f64 / t / 1e9
 }
 
-fn affine_section(python: &str) {
-    const GEMM_M: usize = 128;
-    let w = Array::from_slice(&fill(N * K, 3), &[N, K]).unwrap();
-    let x1 = Array::from_slice(&fill(K, 5), &[1, K]).unwrap();
-    let xm = Array::from_slice(&fill(GEMM_M * K, 7), &[GEMM_M, K]).unwrap();
-    let mlx = mlx_affine_reference(python, GEMM_M).unwrap_or_default();
+/// `--affine`: every affine width, g64, f32 activations. GEMV `x @ Ŵᵀ` at each
+/// [`AFFINE_SHAPES`]; on the square shape also `x @ Ŵ` and (`--gemm-m M`, 0 skips; default 0)
+/// the GEMM. 1 and 2 threads; ours vs real MLX (same run) and vs this machine's read bandwidth.
+fn affine_section(python: &str, gemm_m: usize) {
+    let mlx = mlx_affine_reference(python, gemm_m).unwrap_or_default();
     println!(
-        "MLX affine quantized_matmul, f32 activations, W {N}x{K} g64, kernels {:?}, {} cores; ours vs real MLX 0.32 (same run)",
+        "MLX affine quantized_matmul, f32 activations, g64, kernels {:?}, {} cores; ours vs real MLX 0.32 (same run)",
         mlx_arm_core::cpu::isa::isa(),
         std::thread::available_parallelism().map_or(1, |c| c.get())
     );
-    println!("{:<8} {:<22} {:>3} {:>10} {:>11} {:>9} {:>10} {:>8}", "weights", "case", "thr", "ours ms", "ours", "MLX ms", "vs MLX", "of read");
+    println!("{:<8} {:<24} {:>3} {:>10} {:>13} {:>9} {:>8} {:>8}", "weights", "case", "thr", "ours ms", "ours", "MLX ms", "vs MLX", "of read");
+    let mut data = Vec::new();
+    for &(n, k) in &AFFINE_SHAPES {
+        let w = Array::from_slice(&fill(n * k, 3), &[n, k]).unwrap();
+        let x1 = Array::from_slice(&fill(k, 5), &[1, k]).unwrap();
+        let xm = Array::from_slice(&fill(gemm_m.max(1) * k, 7), &[gemm_m.max(1), k]).unwrap();
+        for bits in AFFINE_BITS {
+            let q = ops::quantize(&w, Some(64), Some(bits as i64), "affine", None).unwrap();
+            mlx_arm_core::eval(&q).unwrap();
+            data.push((n, k, bits, q, x1.clone(), xm.clone()));
+        }
+    }
     for threads in [1usize, 2] {
         mlx_arm_core::parallel::set_parallel_for(if threads == 1 { Some(common::serial) } else { None });
         mlx_arm_core::parallel::set_num_threads(threads);
         let read = read_bandwidth(threads);
         println!("read bandwidth, {threads} thread(s): {read:.1} GB/s");
-        for bits in [2i64, 4, 8] {
-            let q = ops::quantize(&w, Some(64), Some(bits), "affine", None).unwrap();
-            mlx_arm_core::eval(&q).unwrap();
+        for (n, k, bits, q, x1, xm) in &data {
+            let (n, k, bits) = (*n, *k, *bits);
             let bytes: usize = q.iter().map(|a| a.nbytes()).sum();
-            let qmm = |x: &Array, t: bool| ops::quantized_matmul(x, &q[0], &q[1], Some(&q[2]), t, Some(64), Some(bits), "affine").unwrap();
-            let cases: [(&str, &Array, bool, usize); 3] =
-                [("gemv_t", &x1, true, 9), ("gemv_n", &x1, false, 9), ("gemm_t", &xm, true, 3)];
+            let qmm = |x: &Array, t: bool| ops::quantized_matmul(x, &q[0], &q[1], Some(&q[2]), t, Some(64), Some(bits as i64), "affine").unwrap();
+            let mut cases: Vec<(&str, &Array, bool, usize)> = vec![("gemv_t", x1, true, 15)];
+            if n == k {
+                cases.push(("gemv_n", x1, false, 15));
+                if gemm_m > 0 {
+                    cases.push(("gemm_t", xm, true, 3));
+                }
+            }
             for (name, x, t, runs) in cases {
-                let secs = common::median_seconds(1, runs, || qmm(x, t).eval().unwrap());
+                let secs = best_seconds(runs, || qmm(x, t).eval().unwrap());
                 let (fig, of_read) = if name.starts_with("gemv") {
                     let gbs = bytes as f64 / secs / 1e9;
                     (format!("{gbs:.2} GB/s"), format!("{:.0} %", 100.0 * gbs / read))
                 } else {
-                    (format!("{:.1} GFLOP/s", 2.0 * (GEMM_M * N * K) as f64 / secs / 1e9), "–".into())
+                    (format!("{:.1} GFLOP/s", 2.0 * (gemm_m * n * k) as f64 / secs / 1e9), "–".into())
                 };
-                let label = if name == "gemm_t" { format!("{name} {GEMM_M}x{K}x{N}") } else { format!("{name} 1x{K}x{N}") };
-                let (mlx_ms, ratio) = match mlx.get(&format!("{bits}/{name}")) {
+                let rows = if name == "gemm_t" { gemm_m } else { 1 };
+                let label = format!("{name} {rows}x{k}·{n}x{k}");
+                let (mlx_ms, ratio) = match mlx.get(&format!("{bits}/{name}/{n}/{k}")) {
                     Some(&m) => (format!("{:.3}", m * 1e3), format!("{:.2}x", m / secs)),
                     None => ("–".into(), "–".into()),
                 };
-                println!("{:<8} {:<22} {:>3} {:>10.3} {:>11} {:>9} {:>10} {:>8}", format!("{bits}-bit"), label, threads, secs * 1e3, fig, mlx_ms, ratio, of_read);
+                println!("{:<8} {:<24} {:>3} {:>10.3} {:>13} {:>9} {:>8} {:>8}", format!("{bits}-bit"), label, threads, secs * 1e3, fig, mlx_ms, ratio, of_read);
             }
         }
     }
     mlx_arm_core::parallel::set_parallel_for(None);
     mlx_arm_core::parallel::set_num_threads(0);
-    println!("vs MLX = MLX time / our time (>1: we are faster). MLX's CPU qmm uses its own threading.");
+    println!("Times are the fastest of 15 runs (GEMM 3), both sides. vs MLX = MLX time / our time (>1: we are faster); MLX's CPU qmm uses its own threading.");
+    println!("of read = weight bytes (codes, scales, biases) / time vs the read bandwidth at that thread count.");
 }

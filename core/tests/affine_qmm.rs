@@ -8,9 +8,10 @@
 //!   over threads (several GEMV tasks, row slices, panels and row blocks);
 //! - f16/bf16 activations, scales and biases;
 //! - random packed words (every code, the largest included) and scales/biases of both signs;
-//! - the fused 2-, 4- and 8-bit `x @ Ŵᵀ` kernels (AVX2, AVX-512, NEON) over m = 1–5 and 8
-//!   activation rows (each row-count variant and a second pass of rows), row lengths that leave
-//!   a partial vector of packed words at the row's end, one and an odd number of weight rows.
+//! - the fused 2-, 3-, 4-, 5-, 6- and 8-bit `x @ Ŵᵀ` kernels (AVX2, AVX-512, NEON) over
+//!   m = 1–8 activation rows (each row-count variant and a second pass of rows), row lengths
+//!   that leave a partial block of packed words at the row's end, one and an odd number of
+//!   weight rows, threaded shapes.
 //!
 //! Bound: the reference rounds `ŵ` to the activation dtype T and sums in MLX's order; the
 //! fast path sums in SIMD order and applies scale and bias per group (or `s·q + b` in f32 in
@@ -99,22 +100,24 @@ fn every_width_group_and_path_matches_the_reference_at_every_level() {
     assert!(fails.is_empty(), "{} failures:\n{}", fails.len(), fails.join("\n"));
 }
 
-/// The fused `x @ Ŵᵀ` path at each width it takes (2, 4, 8 bits): K = gs·{1, 3, 5} (and 4128
-/// for g32) leave a partial last vector of packed words — 4-bit: 4, 8 or 12 of AVX-512's 16
-/// words, 4 of AVX2's 8; 8-bit: 8 of 16; 2-bit: 2, 6 or 10 words, and 2 of NEON's 4 —; every
-/// activation row count the kernels specialize, f32 and half activations.
+/// The fused `x @ Ŵᵀ` path at each width it takes (2, 3, 4, 5, 6, 8 bits): K = gs·{1, 3, 5}
+/// (and 4128 for g32) leave a partial last block of periods — a block is `lanes` periods
+/// (4-bit: 4, 8 or 12 of AVX-512's 16 words; 3-bit: 1, 3 or 5 of AVX2's 8 three-word periods;
+/// 6-bit g32: 2 of NEON's 4; 5-bit K = 4128: 129 periods, 1 past AVX2's blocks) —; every
+/// activation row count the kernels specialize (and two passes for 5–8 rows), f32 and half
+/// activations.
 #[test]
 fn fused_gemv_matches_the_reference_at_every_level() {
     let mut fails = Vec::new();
     let mut seed = 500u64;
-    for (level, bits) in levels::levels().into_iter().flat_map(|l| [2u32, 4, 8].map(|b| (l, b))) {
+    for (level, bits) in levels::levels().into_iter().flat_map(|l| [2u32, 3, 4, 5, 6, 8].map(|b| (l, b))) {
         for gs in [32usize, 64, 128] {
             let mut ks = vec![gs, 3 * gs, 5 * gs];
             if gs == 32 {
                 ks.push(4128);
             }
             for k in ks {
-                for m in [1usize, 2, 3, 4, 5, 8] {
+                for m in 1usize..=8 {
                     for other in [1usize, 13] {
                         seed += 1;
                         fails.extend(case::<f32>(level, bits, gs, true, m, k, other, seed).err());
@@ -158,6 +161,10 @@ fn threaded_shapes_match_the_reference() {
             fails.extend(case::<f32>(level, 4, 64, transpose, 3, 640, 300, 8).err());
             fails.extend(case::<f32>(level, 8, 64, transpose, 2, 640, 300, 11).err());
             fails.extend(case::<f32>(level, 2, 32, transpose, 5, 640, 300, 12).err());
+            fails.extend(case::<f32>(level, 3, 64, transpose, 1, 640, 300, 13).err());
+            fails.extend(case::<f32>(level, 5, 128, transpose, 2, 640, 300, 14).err());
+            fails.extend(case::<f32>(level, 6, 32, transpose, 7, 640, 300, 15).err());
+            fails.extend(case::<bf16>(level, 3, 32, transpose, 3, 640, 300, 16).err());
             fails.extend(case::<f32>(level, 5, 32, transpose, 40, 320, 300, 9).err());
             // More than one 4096-column tile of `x @ Ŵ`.
             fails.extend(case::<f32>(level, 4, 64, transpose, 2, 4160, 5, 10).err());

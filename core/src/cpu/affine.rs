@@ -4,9 +4,9 @@
 //! - **Few rows** (`m ≤ GEMV_MAX_M`, decode): each weight row (or row segment) is decoded once
 //!   to f32 codes by the ISA's decoder, then `Σ_g s_g·(Σ x·q) + b_g·Σ_g x` — MLX's own
 //!   rearrangement in its Metal `qmv` — for up to four activation rows per decoded row. Threads
-//!   split the weight rows (`x @ Ŵᵀ`) or column tiles (`x @ Ŵ`). 2-, 4- and 8-bit `x @ Ŵᵀ`
-//!   skip the decoded row: the ISA's fused kernel reads the packed words against activations
-//!   permuted once per call (`arch::affine::Fused`).
+//!   split the weight rows (`x @ Ŵᵀ`) or column tiles (`x @ Ŵ`). 2-, 3-, 4-, 5-, 6- and 8-bit
+//!   `x @ Ŵᵀ` skip the decoded row: the ISA's fused kernel reads the packed words against
+//!   activations permuted once per call (`arch::affine::Fused`).
 //! - **Many rows** (prefill, training): tiles of weight rows are dequantized to an f32 panel
 //!   and handed to the f32 GEMM (`cpu::gemm`) of the same level, so the product runs at f32
 //!   GEMM speed; threads split (panel × row block) tasks.
@@ -21,7 +21,7 @@
 use alloc::vec;
 use alloc::vec::Vec;
 
-use crate::cpu::arch::affine::{fields, kernels, permute, permuted_len, AffineKernels, Fused, FusedWidth, MAX_ROWS};
+use crate::cpu::arch::affine::{kernels, period_codes, period_scales_len, permute, permuted_len, AffineKernels, Fused, FusedWidth, MAX_ROWS};
 use crate::cpu::elementwise::OutPtr;
 use crate::cpu::gemm::{gemm_at, MatMut, MatRef};
 use crate::cpu::isa::Isa;
@@ -205,7 +205,7 @@ impl<T: QFloat + Sync> RowDots for DecodedRows<'_, T> {
     }
 }
 
-/// 2, 4 or 8 bits: the ISA's [`Fused`] kernel on the packed row, the activations permuted once.
+/// A fused width: the ISA's [`Fused`] kernel on the packed row, the activations permuted once.
 struct FusedRows<'a, T> {
     q: &'a Quant<'a, T>,
     f: &'a Fused,
@@ -213,6 +213,8 @@ struct FusedRows<'a, T> {
     /// Each activation row [`permute`]d, `kp` floats apart.
     xp: Vec<f32>,
     kp: usize,
+    /// Periods per group (codes per period: [`period_codes`]).
+    ppg: usize,
     k: usize,
 }
 
@@ -223,19 +225,20 @@ impl<'a, T: QFloat> FusedRows<'a, T> {
         for (x, d) in xf.chunks_exact(k).zip(xp.chunks_exact_mut(kp)) {
             permute(x, q.bits, f.lanes, d);
         }
-        Ok(FusedRows { q, f, width, xp, kp, k })
+        Ok(FusedRows { q, f, width, xp, kp, ppg: q.gs / period_codes(q.bits), k })
     }
 }
 
 impl<T: QFloat + Sync> RowDots for FusedRows<'_, T> {
-    /// The row's per-word scales (zero past the row) and its index.
+    /// The row's per-period scales (zero past the row) and its index.
     type Scratch = (Vec<f32>, usize);
     fn scratch(&self) -> Self::Scratch {
-        (vec![0f32; self.kp / fields(self.q.bits)], 0)
+        (vec![0f32; period_scales_len(self.k, self.q.bits, self.f.lanes)], 0)
     }
     fn load(&self, (sw, row): &mut Self::Scratch, j: usize) {
-        let (gs, gpr) = (self.q.gs, self.k / self.q.gs);
-        for (d, v) in sw.chunks_exact_mut(gs / fields(self.q.bits)).zip(&self.q.scales[j * gpr..(j + 1) * gpr]) {
+        let gpr = self.k / self.q.gs;
+        // Periods (16 or 32 codes, or one word) never straddle a group (32 codes or more).
+        for (d, v) in sw.chunks_exact_mut(self.ppg).zip(&self.q.scales[j * gpr..(j + 1) * gpr]) {
             d.fill(v.to_f32());
         }
         *row = j;
@@ -250,8 +253,8 @@ impl<T: QFloat + Sync> RowDots for FusedRows<'_, T> {
     }
 }
 
-/// Decode path of `x @ Ŵᵀ`: the fused kernel for 2, 4 and 8 bits where the ISA has one, else
-/// each row decoded once.
+/// Decode path of `x @ Ŵᵀ`: the fused kernel for 2, 3, 4, 5, 6 and 8 bits where the ISA has
+/// one, else each row decoded once.
 fn gemv_t<T: QFloat + Sync>(q: &Quant<'_, T>, xf: &[f32], m: usize, k: usize, n: usize, o: OutPtr<f32>) -> Result<()> {
     match (q.kern.fused.as_ref(), FusedWidth::of(q.bits)) {
         (Some(f), Some(width)) => gemv_t_with(q, &FusedRows::new(q, f, width, xf, m, k)?, xf, m, k, n, o),

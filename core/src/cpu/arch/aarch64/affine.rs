@@ -2,12 +2,13 @@
 //! does): the decoder takes 8 codes per step — `tbl` gathers each code's two bytes into a
 //! 16-bit lane, `ushl` by a negative per-lane amount shifts it down, a mask keeps `bits`, and
 //! the lanes are widened and converted to f32. The dot and axpy kernels keep two accumulators
-//! per activation row. The fused 2/4/8-bit dot ([`Fused`]) takes 4 packed words per vector and
-//! one `ushr` of it by 16: per field one `and`, `ucvtf` and one FMA per activation row. NEON is
-//! part of every aarch64 target, so these need no feature check.
+//! per activation row. The fused dot ([`Fused`], every MLX width) takes blocks of 4 periods:
+//! P loads blended (`bsl`) into one vector per phase and one `ushr` of it by 16, then per slot
+//! one `and`, `ucvtf` and one FMA per activation row; the per-period scales go to the phase's
+//! lanes by one `tbl`. NEON is part of every aarch64 target, so these need no feature check.
 
 use crate::cpu::arch::affine::{
-    field_mask, fields, fused_dispatch, fused_words, FusedWidth, in_high_half, safe_steps, AffineKernels, Fused, FusedKernel, MAX_ROWS, SPANS,
+    fused_blocks, fused_dispatch, safe_steps, unroll, AffineKernels, Fused, FusedKernel, FusedWidth, Lay, MAX_PHASES, MAX_ROWS, SPANS,
 };
 use crate::cpu::isa::Isa;
 use core::arch::aarch64::*;
@@ -143,44 +144,86 @@ fn axpy_groups_neon(q: &[f32], gs: usize, c: &[f32], acc: &mut [f32]) {
 
 struct Neon;
 impl FusedKernel for Neon {
-    unsafe fn dot<const B: u32, const R: usize>(w: &[u8], sw: &[f32], xp: &[&[f32]], out: &mut [f32]) {
-        fused_neon_rows::<B, R>(w, sw, xp, out)
+    unsafe fn dot<const B: u32, const R: usize>(w: &[u8], sp: &[f32], xp: &[&[f32]], out: &mut [f32]) {
+        fused_neon_rows::<B, R>(w, sp, xp, out)
     }
 }
 
-fn fused_neon(width: FusedWidth, w: &[u8], sw: &[f32], xp: &[&[f32]], out: &mut [f32]) {
+fn fused_neon(width: FusedWidth, w: &[u8], sp: &[f32], xp: &[&[f32]], out: &mut [f32]) {
     // SAFETY: NEON is baseline on aarch64; lengths are checked inside.
-    unsafe { fused_dispatch::<Neon>(width, w, sw, xp, out) }
+    unsafe { fused_dispatch::<Neon>(width, w, sp, xp, out) }
 }
 
-fn fused_neon_rows<const B: u32, const R: usize>(w: &[u8], sw: &[f32], xp: &[&[f32]], out: &mut [f32]) {
-    let words = fused_words(B, R, 4, w, sw, xp, out);
-    let f = fields(B);
+fn fused_neon_rows<const B: u32, const R: usize>(w: &[u8], sp: &[f32], xp: &[&[f32]], out: &mut [f32]) {
+    const L: usize = 4;
+    let (blocks, whole) = fused_blocks(B, R, L, w, sp, xp, out);
+    let lay = &Lay::<B, L>::LAYOUT;
+    let p = lay.phases;
     let mut x = [core::ptr::null::<f32>(); R];
     for r in 0..R {
         x[r] = xp[r].as_ptr();
     }
-    // SAFETY: NEON is baseline; vector b reads words 4b..min(4b + 4, words) (rows are a
-    // multiple of 2 words, so a partial last vector holds exactly 2), sw[4b..4b + 4] and
-    // xp[r][4f·b..4f·(b + 1)], all inside the lengths fused_words checked.
+    // Byte indices of each phase's per-lane period scale (`tbl` over the block's 4 scales).
+    let mut sidx = [[0u8; 16]; MAX_PHASES];
+    for (t, row) in sidx.iter_mut().enumerate().take(p) {
+        for (i, b) in row.iter_mut().enumerate() {
+            *b = 4 * Lay::<B, L>::PERIOD[t][i / 4] as u8 + (i % 4) as u8;
+        }
+    }
+    // The row's last block may be partial: it is read from a zero-padded copy.
+    let mut pad = [0u8; MAX_PHASES * L * 4];
+    let block_bytes = 4 * p * L;
+    let mut xo = 0;
+    // SAFETY: NEON is baseline; block blk reads block_bytes bytes at blk·block_bytes (whole
+    // blocks, blk < whole) or from pad, sp[4·blk..4·blk + 4] and xp[r][xo..xo + 4] with
+    // xo < blocks·total·4, all inside the lengths fused_blocks checked.
     unsafe {
         let mut total = [vdupq_n_f32(0.0); R];
-        for b in 0..words.div_ceil(4) {
-            let src = w.as_ptr().add(16 * b) as *const u32;
-            let v = if words - 4 * b >= 4 { vld1q_u32(src) } else { vcombine_u32(vld1_u32(src), vdup_n_u32(0)) };
-            let hi = vshrq_n_u32::<16>(v);
-            let mut a = [[vdupq_n_f32(0.0); R]; 2];
-            for p in 0..f {
-                let word = if in_high_half(B, p) { hi } else { v };
-                let q = vcvtq_f32_u32(vandq_u32(word, vdupq_n_u32(field_mask(B, p))));
-                for r in 0..R {
-                    a[p & 1][r] = vfmaq_f32(a[p & 1][r], vld1q_f32(x[r].add(4 * (f * b + p))), q);
+        for blk in 0..blocks {
+            let src = if blk < whole {
+                w.as_ptr().add(blk * block_bytes)
+            } else {
+                let rest = &w[blk * block_bytes..];
+                pad[..rest.len()].copy_from_slice(rest);
+                pad.as_ptr()
+            };
+            let mut v = [vdupq_n_u32(0); MAX_PHASES];
+            unroll!(S in [0, 1, 2, 3, 4] {
+                if S < p {
+                    v[S] = vld1q_u32(src.add(16 * S) as *const u32);
                 }
-            }
-            let s = vld1q_f32(sw.as_ptr().add(4 * b));
-            for r in 0..R {
-                total[r] = vfmaq_f32(total[r], s, vaddq_f32(a[0][r], a[1][r]));
-            }
+            });
+            let sc = vld1q_f32(sp.as_ptr().add(L * blk));
+            unroll!(T in [0, 1, 2, 3, 4] {
+                if T < p {
+                    let mut word = v[0];
+                    unroll!(S in [1, 2, 3, 4] {
+                        if S < p {
+                            word = vbslq_u32(vld1q_u32(Lay::<B, L>::BLEND[T][S].as_ptr() as *const u32), v[S], word);
+                        }
+                    });
+                    let hi = vshrq_n_u32::<16>(word);
+                    let mut a = [[vdupq_n_f32(0.0); R]; 2];
+                    unroll!(J in [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15] {
+                        if J < lay.len[T] {
+                            let slot = lay.slots[T][J];
+                            let q = vcvtq_f32_u32(vandq_u32(if slot.hi { hi } else { word }, vdupq_n_u32(slot.mask)));
+                            for r in 0..R {
+                                a[J & 1][r] = vfmaq_f32(a[J & 1][r], vld1q_f32(x[r].add(xo + L * J)), q);
+                            }
+                        }
+                    });
+                    xo += L * lay.len[T];
+                    let s = if p == 1 {
+                        sc
+                    } else {
+                        vreinterpretq_f32_u8(vqtbl1q_u8(vreinterpretq_u8_f32(sc), vld1q_u8(sidx[T].as_ptr())))
+                    };
+                    for r in 0..R {
+                        total[r] = vfmaq_f32(total[r], s, vaddq_f32(a[0][r], a[1][r]));
+                    }
+                }
+            });
         }
         for r in 0..R {
             out[r] = vaddvq_f32(total[r]);

@@ -2,16 +2,17 @@
 //! AVX2 + FMA decodes 8 codes per step (a broadcast 8-byte load, `vpshufb` gathers each code's
 //! two bytes into its lane, `vpsrlvd` + mask, `vcvtdq2ps`), AVX-512 16 codes per step the same
 //! way. The dot and axpy kernels keep two accumulators per activation row so consecutive FMAs
-//! do not wait on each other. The fused 2/4/8-bit dot ([`Fused`]) takes 8 (AVX2) or 16
-//! (AVX-512) packed words per vector and one `vpsrld` of it by 16: per field one `vpand`,
-//! `vcvtdq2ps` and one FMA per activation row, even and odd fields into separate accumulators,
-//! and one FMA by the per-word scales per vector.
+//! do not wait on each other. The fused dot ([`Fused`], every MLX width) takes blocks of 8
+//! (AVX2) or 16 (AVX-512) periods: P loads blended (`vpblendvb` / `vpblendmd`) into one vector
+//! per phase and one `vpsrld` of it by 16, then per slot one `vpand`, `vcvtdq2ps` and one FMA
+//! per activation row, even and odd slots into separate accumulators, and per phase one FMA by
+//! the per-period scales (`vpermps`'d to the phase's lanes).
 //!
 //! Each `#[target_feature]` function is only reached through [`kernels_for`], which hands a
 //! table out only when the active level allows it — what makes calling them sound.
 
 use super::quant::hsum_ps;
-use crate::cpu::arch::affine::{field_mask, fields, fused_dispatch, FusedWidth, in_high_half, fused_words, safe_steps, AffineKernels, Fused, FusedKernel, MAX_ROWS, SPANS};
+use crate::cpu::arch::affine::{fused_blocks, fused_dispatch, safe_steps, unroll, AffineKernels, Fused, FusedKernel, FusedWidth, Lay, MAX_PHASES, MAX_ROWS, SPANS};
 use crate::cpu::isa::Isa;
 use core::arch::x86_64::*;
 
@@ -266,49 +267,76 @@ unsafe fn axpy_avx512(q: &[f32], gs: usize, c: &[f32], acc: &mut [f32]) {
 
 struct Avx2;
 impl FusedKernel for Avx2 {
-    unsafe fn dot<const B: u32, const R: usize>(w: &[u8], sw: &[f32], xp: &[&[f32]], out: &mut [f32]) {
+    unsafe fn dot<const B: u32, const R: usize>(w: &[u8], sp: &[f32], xp: &[&[f32]], out: &mut [f32]) {
         // SAFETY: forwarded (AVX2 + FMA available).
-        unsafe { fused_avx2_impl::<B, R>(w, sw, xp, out) }
+        unsafe { fused_avx2_impl::<B, R>(w, sp, xp, out) }
     }
 }
 
-fn fused_avx2(width: FusedWidth, w: &[u8], sw: &[f32], xp: &[&[f32]], out: &mut [f32]) {
+fn fused_avx2(width: FusedWidth, w: &[u8], sp: &[f32], xp: &[&[f32]], out: &mut [f32]) {
     // SAFETY: AVX2 + FMA available (kernels_for); lengths are checked inside.
-    unsafe { fused_dispatch::<Avx2>(width, w, sw, xp, out) }
+    unsafe { fused_dispatch::<Avx2>(width, w, sp, xp, out) }
 }
 
+/// One fused block at AVX2 (see `fused_avx2_impl`): `P` vectors of 8 words from `src`,
+/// blended into one vector per phase; per slot one `vpand`, `vcvtdq2ps` and one FMA per row.
 #[target_feature(enable = "avx2,fma")]
-unsafe fn fused_avx2_impl<const B: u32, const R: usize>(w: &[u8], sw: &[f32], xp: &[&[f32]], out: &mut [f32]) {
-    let words = fused_words(B, R, 8, w, sw, xp, out);
-    let f = fields(B);
+unsafe fn fused_avx2_impl<const B: u32, const R: usize>(w: &[u8], sp: &[f32], xp: &[&[f32]], out: &mut [f32]) {
+    const L: usize = 8;
+    let (blocks, whole) = fused_blocks(B, R, L, w, sp, xp, out);
+    let lay = &Lay::<B, L>::LAYOUT;
+    let p = lay.phases;
     let mut x = [core::ptr::null::<f32>(); R];
     for r in 0..R {
         x[r] = xp[r].as_ptr();
     }
-    let lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
     let mut total = [_mm256_setzero_ps(); R];
-    for b in 0..words.div_ceil(8) {
-        let left = words - 8 * b;
-        let src = w.as_ptr().add(32 * b);
-        // The last vector of a row may be partial (rows are a multiple of 2 words): masked load.
-        let v = if left >= 8 {
-            _mm256_loadu_si256(src as *const __m256i)
+    // The row's last block may be partial: it is read from a zero-padded copy.
+    let mut pad = [0u8; MAX_PHASES * L * 4];
+    let block_bytes = 4 * p * L;
+    let mut xo = 0;
+    for blk in 0..blocks {
+        let src = if blk < whole {
+            w.as_ptr().add(blk * block_bytes)
         } else {
-            _mm256_maskload_epi32(src as *const i32, _mm256_cmpgt_epi32(_mm256_set1_epi32(left as i32), lane))
+            let rest = &w[blk * block_bytes..];
+            pad[..rest.len()].copy_from_slice(rest);
+            pad.as_ptr()
         };
-        let hi = _mm256_srli_epi32::<16>(v);
-        let mut a = [[_mm256_setzero_ps(); R]; 2];
-        for p in 0..f {
-            let word = if in_high_half(B, p) { hi } else { v };
-            let q = _mm256_cvtepi32_ps(_mm256_and_si256(word, _mm256_set1_epi32(field_mask(B, p) as i32)));
-            for r in 0..R {
-                a[p & 1][r] = _mm256_fmadd_ps(_mm256_loadu_ps(x[r].add(8 * (f * b + p))), q, a[p & 1][r]);
+        let mut v = [_mm256_setzero_si256(); MAX_PHASES];
+        unroll!(S in [0, 1, 2, 3, 4] {
+            if S < p {
+                v[S] = _mm256_loadu_si256(src.add(32 * S) as *const __m256i);
             }
-        }
-        let s = _mm256_loadu_ps(sw.as_ptr().add(8 * b));
-        for r in 0..R {
-            total[r] = _mm256_fmadd_ps(s, _mm256_add_ps(a[0][r], a[1][r]), total[r]);
-        }
+        });
+        let sc = _mm256_loadu_ps(sp.as_ptr().add(L * blk));
+        unroll!(T in [0, 1, 2, 3, 4] {
+            if T < p {
+                let mut word = v[0];
+                unroll!(S in [1, 2, 3, 4] {
+                    if S < p {
+                        word = _mm256_blendv_epi8(word, v[S], _mm256_loadu_si256(Lay::<B, L>::BLEND[T][S].as_ptr() as *const __m256i));
+                    }
+                });
+                let hi = _mm256_srli_epi32::<16>(word);
+                let mut a = [[_mm256_setzero_ps(); R]; 2];
+                unroll!(J in [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15] {
+                    if J < lay.len[T] {
+                        let slot = lay.slots[T][J];
+                        let q = _mm256_cvtepi32_ps(_mm256_and_si256(if slot.hi { hi } else { word }, _mm256_set1_epi32(slot.mask as i32)));
+                        for r in 0..R {
+                            a[J & 1][r] = _mm256_fmadd_ps(_mm256_loadu_ps(x[r].add(xo + L * J)), q, a[J & 1][r]);
+                        }
+                    }
+                });
+                xo += L * lay.len[T];
+                // Each lane's period scale (the scales are per period of the block, in order).
+                let s = if p == 1 { sc } else { _mm256_permutevar8x32_ps(sc, _mm256_loadu_si256(Lay::<B, L>::PERIOD[T].as_ptr() as *const __m256i)) };
+                for r in 0..R {
+                    total[r] = _mm256_fmadd_ps(s, _mm256_add_ps(a[0][r], a[1][r]), total[r]);
+                }
+            }
+        });
     }
     for r in 0..R {
         out[r] = hsum_ps(total[r]);
@@ -317,48 +345,74 @@ unsafe fn fused_avx2_impl<const B: u32, const R: usize>(w: &[u8], sw: &[f32], xp
 
 struct Avx512;
 impl FusedKernel for Avx512 {
-    unsafe fn dot<const B: u32, const R: usize>(w: &[u8], sw: &[f32], xp: &[&[f32]], out: &mut [f32]) {
+    unsafe fn dot<const B: u32, const R: usize>(w: &[u8], sp: &[f32], xp: &[&[f32]], out: &mut [f32]) {
         // SAFETY: forwarded (AVX-512F available).
-        unsafe { fused_avx512_impl::<B, R>(w, sw, xp, out) }
+        unsafe { fused_avx512_impl::<B, R>(w, sp, xp, out) }
     }
 }
 
-fn fused_avx512(width: FusedWidth, w: &[u8], sw: &[f32], xp: &[&[f32]], out: &mut [f32]) {
+fn fused_avx512(width: FusedWidth, w: &[u8], sp: &[f32], xp: &[&[f32]], out: &mut [f32]) {
     // SAFETY: AVX-512F available (kernels_for); lengths are checked inside.
-    unsafe { fused_dispatch::<Avx512>(width, w, sw, xp, out) }
+    unsafe { fused_dispatch::<Avx512>(width, w, sp, xp, out) }
 }
 
+/// As `fused_avx2_impl` with 16 words per vector (`vpblendmd` with mask registers,
+/// `vpermps` for the scales).
 #[target_feature(enable = "avx512f,avx2,fma")]
-unsafe fn fused_avx512_impl<const B: u32, const R: usize>(w: &[u8], sw: &[f32], xp: &[&[f32]], out: &mut [f32]) {
-    let words = fused_words(B, R, 16, w, sw, xp, out);
-    let f = fields(B);
+unsafe fn fused_avx512_impl<const B: u32, const R: usize>(w: &[u8], sp: &[f32], xp: &[&[f32]], out: &mut [f32]) {
+    const L: usize = 16;
+    let (blocks, whole) = fused_blocks(B, R, L, w, sp, xp, out);
+    let lay = &Lay::<B, L>::LAYOUT;
+    let p = lay.phases;
     let mut x = [core::ptr::null::<f32>(); R];
     for r in 0..R {
         x[r] = xp[r].as_ptr();
     }
     let mut total = [_mm512_setzero_ps(); R];
-    for b in 0..words.div_ceil(16) {
-        let left = words - 16 * b;
-        let src = w.as_ptr().add(64 * b);
-        // The last vector of a row may hold fewer words: masked-off lanes read nothing.
-        let v = if left >= 16 {
-            _mm512_loadu_si512(src as *const __m512i)
+    let mut pad = [0u8; MAX_PHASES * L * 4];
+    let block_bytes = 4 * p * L;
+    let mut xo = 0;
+    for blk in 0..blocks {
+        let src = if blk < whole {
+            w.as_ptr().add(blk * block_bytes)
         } else {
-            _mm512_maskz_loadu_epi32(((1u32 << left) - 1) as __mmask16, src as *const i32)
+            let rest = &w[blk * block_bytes..];
+            pad[..rest.len()].copy_from_slice(rest);
+            pad.as_ptr()
         };
-        let hi = _mm512_srli_epi32::<16>(v);
-        let mut a = [[_mm512_setzero_ps(); R]; 2];
-        for p in 0..f {
-            let word = if in_high_half(B, p) { hi } else { v };
-            let q = _mm512_cvtepi32_ps(_mm512_and_si512(word, _mm512_set1_epi32(field_mask(B, p) as i32)));
-            for r in 0..R {
-                a[p & 1][r] = _mm512_fmadd_ps(_mm512_loadu_ps(x[r].add(16 * (f * b + p))), q, a[p & 1][r]);
+        let mut v = [_mm512_setzero_si512(); MAX_PHASES];
+        unroll!(S in [0, 1, 2, 3, 4] {
+            if S < p {
+                v[S] = _mm512_loadu_si512(src.add(64 * S) as *const __m512i);
             }
-        }
-        let s = _mm512_loadu_ps(sw.as_ptr().add(16 * b));
-        for r in 0..R {
-            total[r] = _mm512_fmadd_ps(s, _mm512_add_ps(a[0][r], a[1][r]), total[r]);
-        }
+        });
+        let sc = _mm512_loadu_ps(sp.as_ptr().add(L * blk));
+        unroll!(T in [0, 1, 2, 3, 4] {
+            if T < p {
+                let mut word = v[0];
+                unroll!(S in [1, 2, 3, 4] {
+                    if S < p {
+                        word = _mm512_mask_blend_epi32(Lay::<B, L>::BLEND_BITS[T][S], word, v[S]);
+                    }
+                });
+                let hi = _mm512_srli_epi32::<16>(word);
+                let mut a = [[_mm512_setzero_ps(); R]; 2];
+                unroll!(J in [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15] {
+                    if J < lay.len[T] {
+                        let slot = lay.slots[T][J];
+                        let q = _mm512_cvtepi32_ps(_mm512_and_si512(if slot.hi { hi } else { word }, _mm512_set1_epi32(slot.mask as i32)));
+                        for r in 0..R {
+                            a[J & 1][r] = _mm512_fmadd_ps(_mm512_loadu_ps(x[r].add(xo + L * J)), q, a[J & 1][r]);
+                        }
+                    }
+                });
+                xo += L * lay.len[T];
+                let s = if p == 1 { sc } else { _mm512_permutexvar_ps(_mm512_loadu_si512(Lay::<B, L>::PERIOD[T].as_ptr() as *const __m512i), sc) };
+                for r in 0..R {
+                    total[r] = _mm512_fmadd_ps(s, _mm512_add_ps(a[0][r], a[1][r]), total[r]);
+                }
+            }
+        });
     }
     for r in 0..R {
         out[r] = _mm512_reduce_add_ps(total[r]);
