@@ -73,6 +73,9 @@ fn quantized_gemm_matches_the_dot_kernel_at_every_level_and_thread_count() {
                 (11, 33, 5),
                 (30, 50, 9),
                 (64, 47, 2),
+                // Panel passes over a slice of the groups at a time (AVX2: 512 elements),
+                // the last one partial.
+                (12, 20, 40),
             ] {
                 let k = blocks * ty.block_len();
                 let wrb = ty.row_bytes(k).unwrap();

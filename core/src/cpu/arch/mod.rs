@@ -132,7 +132,7 @@ pub(crate) fn quant_gemv(ty: GgmlType, level: Isa) -> Option<QuantGemv> {
     #[cfg(target_arch = "x86_64")]
     return x86_64::gemv::gemv_for(ty, level).map(|g| QuantGemv { panel: x86_64::gemm_panel::panel_for(ty, level), ..g });
     #[cfg(target_arch = "aarch64")]
-    return aarch64::gemv::gemv_for(ty, level);
+    return aarch64::gemv::gemv_for(ty, level).map(|g| QuantGemv { panel: aarch64::gemm_panel::panel_for(ty, level), ..g });
     #[allow(unreachable_code)]
     None
 }

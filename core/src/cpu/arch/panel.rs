@@ -22,8 +22,6 @@
 //! their bound), and each output goes through the same operations wherever its row sits in a
 //! panel or tile.
 
-// Only x86-64 has a micro-kernel so far; aarch64 compiles the neutral half unused.
-#![cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
 
 use alloc::vec::Vec;
 
@@ -306,8 +304,8 @@ pub(crate) fn run(
     }
 }
 
-/// The [`PanelLines`] of a level without a vector unpacker (x86-64 AVX2, and ready for
-/// aarch64): the same 32-bit word operations as the AVX-512 gathers, one row at a time (the
+/// The [`PanelLines`] of a level without a vector unpacker (x86-64 AVX2, aarch64 NEON and
+/// dotprod): the same 32-bit word operations as the AVX-512 gathers, one row at a time (the
 /// compiler vectorises the byte masks). `SIGNED`: Q8_0's bytes and the IQ4 levels as signed
 /// bytes (see [`PassInputs::signed`]), else offset by 128.
 ///

@@ -39,7 +39,8 @@ const MIN: u8 = 1;
 const NONE: u8 = 2;
 
 /// The `M`-row tile of activations `acts` (rows `i0..i0 + M` of the pass) against half `h` of
-/// the panel: lane r of `out[i]` = weight row `8h + r` · activation row i. `STEPS` per group,
+/// the panel's `groups` (whole super-blocks), added to `acc`: lane r of `acc[i]` sums weight
+/// row `8h + r` · activation row i. `STEPS` per group,
 /// `CHUNK` steps summed in i16 before widening (see the module comment), `SIGNED` weights
 /// (`CHUNK` = 1), `MODE` the second term.
 #[target_feature(enable = "avx2,fma")]
@@ -50,13 +51,14 @@ unsafe fn tile<const M: usize, const STEPS: usize, const CHUNK: usize, const SIG
     i0: usize,
     h: usize,
     acts: [&Act; M],
+    groups: core::ops::Range<usize>,
+    mut acc: [__m256; M],
 ) -> [__m256; M] {
-    let mut acc = [_mm256_setzero_ps(); M];
     let (q, ab) = (p.q.as_ptr().add(8 * h), p.ab.as_ptr().add(8 * h));
     let ones = _mm256_set1_epi16(1);
     let run = inp.layout.groups_per_block();
-    let mut g0 = 0;
-    while g0 < p.groups {
+    let mut g0 = groups.start;
+    while g0 < groups.end {
         let mut part = [_mm256_setzero_ps(); M];
         for g in g0..g0 + run {
             let [lo, hi] = *inp.offs.get_unchecked(g);
@@ -99,6 +101,13 @@ unsafe fn tile<const M: usize, const STEPS: usize, const CHUNK: usize, const SIG
     acc
 }
 
+/// Groups of 32 elements (Q6_K: 16) per pass over the panel: 16 rows × 512 elements, 8 KiB of
+/// lines plus their scales, stay in L1 while every activation row goes by (a whole panel is
+/// 64 KiB at k = 4096: read from L2 per activation tile, half of each line per half pass, the
+/// passes were bound by L2 bandwidth). The running sums wait in `out` between passes, so an
+/// output's operations are the same as in one pass.
+const PASS_ELEMENTS: usize = 512;
+
 #[target_feature(enable = "avx2,fma")]
 unsafe fn rows<const STEPS: usize, const CHUNK: usize, const SIGNED: bool, const MODE: u8>(
     inp: &PassInputs,
@@ -108,29 +117,38 @@ unsafe fn rows<const STEPS: usize, const CHUNK: usize, const SIGNED: bool, const
     out: *mut f32,
     ldo: usize,
 ) {
-    let mut i0 = 0;
-    while i0 < acts.len() {
-        let rm = (acts.len() - i0).min(ROWS);
-        let a = &acts[i0..i0 + rm];
-        for h in 0..cols.div_ceil(8) {
-            let live = (cols - 8 * h).min(8) as i32;
-            let mask = _mm256_cmpgt_epi32(_mm256_set1_epi32(live), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
-            macro_rules! put {
-                ($m:literal) => {{
-                    let t = tile::<$m, STEPS, CHUNK, SIGNED, MODE>(inp, p, i0, h, core::array::from_fn(|i| &a[i]));
-                    for (i, v) in t.iter().enumerate() {
-                        _mm256_maskstore_ps(out.add((i0 + i) * ldo + 8 * h), mask, *v);
-                    }
-                }};
+    // Whole super-blocks per pass (the groups of one sum the activation's `d` scales).
+    let per_pass = PASS_ELEMENTS / (4 * STEPS);
+    let mut c0 = 0;
+    while c0 < p.groups {
+        let c1 = (c0 + per_pass).min(p.groups);
+        let mut i0 = 0;
+        while i0 < acts.len() {
+            let rm = (acts.len() - i0).min(ROWS);
+            let a = &acts[i0..i0 + rm];
+            for h in 0..cols.div_ceil(8) {
+                let live = (cols - 8 * h).min(8) as i32;
+                let mask = _mm256_cmpgt_epi32(_mm256_set1_epi32(live), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+                let at = |i: usize| out.add((i0 + i) * ldo + 8 * h);
+                macro_rules! put {
+                    ($m:literal) => {{
+                        let acc = core::array::from_fn(|i| if c0 == 0 { _mm256_setzero_ps() } else { _mm256_maskload_ps(at(i), mask) });
+                        let t = tile::<$m, STEPS, CHUNK, SIGNED, MODE>(inp, p, i0, h, core::array::from_fn(|i| &a[i]), c0..c1, acc);
+                        for (i, v) in t.iter().enumerate() {
+                            _mm256_maskstore_ps(at(i), mask, *v);
+                        }
+                    }};
+                }
+                match rm {
+                    4 => put!(4),
+                    3 => put!(3),
+                    2 => put!(2),
+                    _ => put!(1),
+                }
             }
-            match rm {
-                4 => put!(4),
-                3 => put!(3),
-                2 => put!(2),
-                _ => put!(1),
-            }
+            i0 += rm;
         }
-        i0 += rm;
+        c0 = c1;
     }
 }
 
