@@ -72,6 +72,15 @@ fn main() {
     if !quick {
         shapes.insert(1, (4096, 14336));
     }
+    // `--shapes 4096x4096,576x1536`: only these n×k weight shapes.
+    if let Some(list) = arg("--shapes") {
+        shapes = list
+            .split(',')
+            .filter_map(|s| s.split_once('x').and_then(|(n, k)| Some((n.parse().ok()?, k.parse().ok()?))))
+            .collect();
+    }
+    // `--threads 1`: only that thread count (default 1 and 2).
+    let thread_counts: Vec<usize> = arg("--threads").map_or(vec![1, 2], |t| t.split(',').filter_map(|v| v.parse().ok()).collect());
     let only_isa = arg("--isa");
     let levels: Vec<Isa> =
         isa::available().into_iter().filter(|l| only_isa.as_ref().is_none_or(|o| o.split(',').any(|n| n == l.name()))).collect();
@@ -105,7 +114,7 @@ fn main() {
                         continue;
                     }
                     isa::set_isa(level).unwrap();
-                    for threads in [1usize, 2] {
+                    for &threads in &thread_counts {
                         if m > 1 && level == Isa::Portable && threads == 1 {
                             continue;
                         }

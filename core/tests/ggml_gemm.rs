@@ -73,6 +73,13 @@ fn quantized_gemm_matches_the_dot_kernel_at_every_level_and_thread_count() {
                 (11, 33, 5),
                 (30, 50, 9),
                 (64, 47, 2),
+                // Panel passes over a slice of the groups at a time (AVX2: 512 elements),
+                // the last one partial.
+                (12, 20, 40),
+                // From 64 rows where the panel lines are built word by word (AVX2, NEON,
+                // dotprod): activation and panel tails, several passes.
+                (64, 20, 40),
+                (65, 17, 3),
             ] {
                 let k = blocks * ty.block_len();
                 let wrb = ty.row_bytes(k).unwrap();
@@ -150,7 +157,7 @@ fn quantized_gemm_matches_the_dot_kernel_at_every_level_and_thread_count() {
 /// must stay non-finite (NaN and ±Inf may trade places, as there).
 fn edge_blocks(level: Isa, ty: T, rng: &mut Rng) {
     let bt = vec_dot_type(ty).unwrap();
-    for &(m, n, blocks) in &[(1usize, 5usize, 3usize), (6, 3, 2), (9, 18, 3)] {
+    for &(m, n, blocks) in &[(1usize, 5usize, 3usize), (6, 3, 2), (9, 18, 3), (64, 18, 3)] {
         let k = blocks * ty.block_len();
         let (wrb, xrb) = (ty.row_bytes(k).unwrap(), bt.row_bytes(k).unwrap());
         let nblk = n * blocks;

@@ -118,10 +118,19 @@ pub(crate) struct QuantGemv {
     /// The weight-panel GEMM over the same prepared rows ([`panel`]), same signature as `run`,
     /// for [`PANEL_MIN_ROWS`] activation rows and more; None where the level has none.
     pub(crate) panel: Option<PanelGemm>,
+    /// Activation rows from which a matmul runs `panel` (below, `run`'s tiles).
+    pub(crate) panel_min_rows: usize,
 }
 
-/// Activation rows from which a matmul runs [`QuantGemv::panel`] (below, `run`'s tiles).
+/// [`QuantGemv::panel_min_rows`] of the AVX-512 panels, whose lines are built by gathers.
+#[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
 pub(crate) const PANEL_MIN_ROWS: usize = 8;
+/// [`QuantGemv::panel_min_rows`] of the panels built by the word-level unpacker
+/// ([`panel::lines_words`]: AVX2, NEON, dotprod), which costs ~4 instructions per weight:
+/// under qemu (aarch64 dotprod, k = 4096) the panel took 2× the tiles' instructions per FLOP at
+/// 8 rows, about as many at 32–64, and fewer from 128 (docs/BENCHMARKS.md, "kq21").
+#[cfg_attr(not(any(target_arch = "x86_64", target_arch = "aarch64")), allow(dead_code))]
+pub(crate) const PANEL_MIN_ROWS_WORDS: usize = 64;
 
 /// A [`QuantGemv::panel`] kernel.
 pub(crate) type PanelGemm = fn(w: &[u8], nw: usize, acts: &[GemvActivations], out: &mut [f32], ldo: usize);
@@ -130,9 +139,13 @@ pub(crate) type PanelGemm = fn(w: &[u8], nw: usize, acts: &[GemvActivations], ou
 #[allow(unused_variables)]
 pub(crate) fn quant_gemv(ty: GgmlType, level: Isa) -> Option<QuantGemv> {
     #[cfg(target_arch = "x86_64")]
-    return x86_64::gemv::gemv_for(ty, level).map(|g| QuantGemv { panel: x86_64::gemm_panel::panel_for(ty, level), ..g });
+    return x86_64::gemv::gemv_for(ty, level).map(|g| {
+        let rows = if x86_64::gemv::avx512_vnni(level) { PANEL_MIN_ROWS } else { PANEL_MIN_ROWS_WORDS };
+        QuantGemv { panel: x86_64::gemm_panel::panel_for(ty, level), panel_min_rows: rows, ..g }
+    });
     #[cfg(target_arch = "aarch64")]
-    return aarch64::gemv::gemv_for(ty, level);
+    return aarch64::gemv::gemv_for(ty, level)
+        .map(|g| QuantGemv { panel: aarch64::gemm_panel::panel_for(ty, level), panel_min_rows: PANEL_MIN_ROWS_WORDS, ..g });
     #[allow(unreachable_code)]
     None
 }

@@ -22,8 +22,6 @@
 //! their bound), and each output goes through the same operations wherever its row sits in a
 //! panel or tile.
 
-// Only x86-64 has a micro-kernel so far; aarch64 compiles the neutral half unused.
-#![cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
 
 use alloc::vec::Vec;
 
@@ -87,6 +85,19 @@ impl Layout {
             Layout::Q8_0 | Layout::Iq4Nl | Layout::Iq4Xs => 128,
             Layout::Q6K => 32,
             Layout::Q4_1 | Layout::Q4K | Layout::Q5K => 0,
+        }
+    }
+    /// Whether the panel may hold this format's elements as signed bytes instead (`signed`
+    /// passes of [`run`]): Q8_0's bytes and the IQ4 levels, which have no offset then.
+    pub(crate) fn has_signed_bytes(self) -> bool {
+        matches!(self, Layout::Q8_0 | Layout::Iq4Nl | Layout::Iq4Xs)
+    }
+    /// [`Layout::offset`] of a panel built with `signed` (see [`Layout::has_signed_bytes`]).
+    pub(crate) fn offset_in(self, signed: bool) -> i32 {
+        if signed && self.has_signed_bytes() {
+            0
+        } else {
+            self.offset()
         }
     }
     fn holds(self, act: &Act, nb: usize) -> bool {
@@ -196,8 +207,7 @@ fn offsets(layout: Layout, nb: usize, pairs: bool) -> Vec<Offsets> {
 
 /// `o·Σa` per activation row and group (`sums[i·groups + g]`), where `offs` says the group's
 /// quants are; empty for formats without an offset.
-fn offset_sums(layout: Layout, offs: &[Offsets], acts: &[Act]) -> Vec<i32> {
-    let o = layout.offset();
+fn offset_sums(layout: Layout, o: i32, offs: &[Offsets], acts: &[Act]) -> Vec<i32> {
     if o == 0 {
         return Vec::new();
     }
@@ -218,6 +228,10 @@ fn offset_sums(layout: Layout, offs: &[Offsets], acts: &[Act]) -> Vec<i32> {
 /// activation row and group the `o·Σa` ([`offset_sums`]).
 pub(crate) struct PassInputs<'a> {
     pub(crate) layout: Layout,
+    /// Q8_0 and the IQ4 levels are in the panel as signed bytes, without offset
+    /// ([`Layout::has_signed_bytes`]; the AVX2 kernel's choice, whose `vpmaddubsw` would
+    /// saturate on `byte + 128`).
+    pub(crate) signed: bool,
     pub(crate) offs: &'a [Offsets],
     pub(crate) sums: &'a [i32],
 }
@@ -246,7 +260,22 @@ pub(crate) type PanelKernel = unsafe fn(inp: &PassInputs, panel: &Panel, acts: &
 /// prepared rows `acts`, panel by panel. Sizes that do not fit write nothing (the callers
 /// check them first). `kernel` must come from an architecture's table, which hands it out only
 /// where the CPU has its features.
-pub(crate) fn run(lines: PanelLines, kernel: PanelKernel, layout: Layout, pairs: bool, w: &[u8], nw: usize, acts: &[Act], out: &mut [f32], ldo: usize) {
+///
+/// `signed`: the panel holds Q8_0 and the IQ4 levels as signed bytes (`lines` must write them
+/// so), with no offset term.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn run(
+    lines: PanelLines,
+    kernel: PanelKernel,
+    layout: Layout,
+    pairs: bool,
+    signed: bool,
+    w: &[u8],
+    nw: usize,
+    acts: &[Act],
+    out: &mut [f32],
+    ldo: usize,
+) {
     let nx = acts.len();
     let Some(wrb) = row_bytes_if_fits(w, nw, nx, out, ldo) else { return };
     let nb = wrb / layout.block_bytes();
@@ -254,8 +283,9 @@ pub(crate) fn run(lines: PanelLines, kernel: PanelKernel, layout: Layout, pairs:
         return;
     }
     let offs = offsets(layout, nb, pairs);
-    let sums = offset_sums(layout, &offs, acts);
-    let inp = PassInputs { layout, offs: &offs, sums: &sums };
+    let signed = signed && layout.has_signed_bytes();
+    let sums = offset_sums(layout, layout.offset_in(signed), &offs, acts);
+    let inp = PassInputs { layout, signed, offs: &offs, sums: &sums };
     let mut panel = Panel::new(layout, nb);
     let mut j0 = 0;
     while j0 < nw {
@@ -271,5 +301,104 @@ pub(crate) fn run(lines: PanelLines, kernel: PanelKernel, layout: Layout, pairs:
             kernel(&inp, &panel, acts, cols, out.as_mut_ptr().add(j0), ldo);
         }
         j0 += cols;
+    }
+}
+
+/// The [`PanelLines`] of a level without a vector unpacker (x86-64 AVX2, aarch64 NEON and
+/// dotprod): the same 32-bit word operations as the AVX-512 gathers, one row at a time (the
+/// compiler vectorises the byte masks). `SIGNED`: Q8_0's bytes and the IQ4 levels as signed
+/// bytes (see [`PassInputs::signed`]), else offset by 128.
+///
+/// # Safety
+/// As [`PanelLines`] (no CPU feature is needed).
+pub(crate) unsafe fn lines_words<const SIGNED: bool>(layout: Layout, w: *const u8, wrb: usize, rows: usize, nb: usize, q: *mut u32) {
+    let steps = layout.steps();
+    let groups = nb * layout.groups_per_block();
+    // SAFETY: the caller passes a panel of `groups·steps·16` words and `rows` rows of `nb`
+    // blocks each, `wrb` bytes apart (PanelLines' contract).
+    let q = core::slice::from_raw_parts_mut(q, groups * steps * COLS);
+    if rows < COLS {
+        q.iter_mut().for_each(|v| *v = 0);
+    }
+    const LOW4: u32 = 0x0F0F_0F0F;
+    // IQ4 index bytes to levels (signed bytes, or + 128).
+    let level = |v: u32| {
+        u32::from_le_bytes(v.to_le_bytes().map(|i| {
+            let l = crate::quant::ggml::iq4::KVALUES[(i & 15) as usize] as u8;
+            if SIGNED {
+                l
+            } else {
+                l ^ 0x80
+            }
+        }))
+    };
+    let (bb, gpb) = (layout.block_bytes(), layout.groups_per_block());
+    for r in 0..rows {
+        let row = core::slice::from_raw_parts(w.add(r * wrb), nb * bb);
+        let mut put = |g: usize, t: usize, v: u32| q[(g * steps + t) * COLS + r] = v;
+        for b in 0..nb {
+            let blk = &row[b * bb..][..bb];
+            let word = |at: usize| u32::from_le_bytes([blk[at], blk[at + 1], blk[at + 2], blk[at + 3]]);
+            let g0 = b * gpb;
+            match layout {
+                Layout::Q4_0 | Layout::Q4_1 => {
+                    let qs = if layout == Layout::Q4_1 { 4 } else { 2 };
+                    for t in 0..4 {
+                        let v = word(qs + 4 * t);
+                        put(g0, t, v & LOW4);
+                        put(g0, t + 4, (v >> 4) & LOW4);
+                    }
+                }
+                Layout::Iq4Nl => {
+                    for t in 0..4 {
+                        let v = word(2 + 4 * t);
+                        put(g0, t, level(v & LOW4));
+                        put(g0, t + 4, level((v >> 4) & LOW4));
+                    }
+                }
+                Layout::Iq4Xs => {
+                    for s in 0..8 {
+                        for t in 0..4 {
+                            let v = word(8 + 16 * s + 4 * t);
+                            put(g0 + s, t, level(v & LOW4));
+                            put(g0 + s, t + 4, level((v >> 4) & LOW4));
+                        }
+                    }
+                }
+                Layout::Q8_0 => {
+                    for t in 0..8 {
+                        let v = word(2 + 4 * t);
+                        put(g0, t, if SIGNED { v } else { v ^ 0x8080_8080 });
+                    }
+                }
+                Layout::Q4K | Layout::Q5K => {
+                    let fifth = layout == Layout::Q5K;
+                    let qs = if fifth { 48 } else { 16 };
+                    for t in 0..8 {
+                        let high = if fifth { word(16 + 4 * t) } else { 0 };
+                        for j in 0..4 {
+                            let v = word(qs + 32 * j + 4 * t);
+                            for k in 0..2 {
+                                let sub = 2 * j + k;
+                                let half = (v >> (4 * k)) & LOW4;
+                                put(g0 + sub, t, half | (((high >> sub) & 0x0101_0101) << 4));
+                            }
+                        }
+                    }
+                }
+                Layout::Q6K => {
+                    for h in 0..2 {
+                        for l in (0..32).step_by(4) {
+                            let (qa, qb, qh) = (word(64 * h + l), word(64 * h + 32 + l), word(128 + 32 * h + l));
+                            for (k, (low, hs)) in [(qa & LOW4, 0), (qb & LOW4, 2), ((qa >> 4) & LOW4, 4), ((qb >> 4) & LOW4, 6)].into_iter().enumerate() {
+                                let pair = (qh >> hs) & 0x0303_0303;
+                                let e = 128 * h + 32 * k + l;
+                                put(g0 + e / 16, (e % 16) / 4, low | (pair << 4));
+                            }
+                        }
+                    }
+                }
+            }
+        }
     }
 }

@@ -371,6 +371,7 @@ macro_rules! quant_gemv {
             prepare: $prepare,
             run: |w, nw, acts, out, ldo| $crate::cpu::arch::prepared::run($kernel, w, nw, acts, out, ldo),
             panel: None,
+            panel_min_rows: usize::MAX,
         }
     };
 }

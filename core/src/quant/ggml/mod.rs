@@ -450,8 +450,8 @@ pub fn qmatmul_rows_quantized(
     const X_TILE: usize = 16;
     let w_tile = (W_TILE_BYTES / wrb).clamp(1, 256);
     let acts = &xq.gemv.0;
-    if let Some(panel) = kern.gemv.and_then(|g| g.panel) {
-        if acts.len() == xq.m && xq.m >= crate::cpu::arch::PANEL_MIN_ROWS {
+    if let Some((panel, min_rows)) = kern.gemv.and_then(|g| Some((g.panel?, g.panel_min_rows))) {
+        if acts.len() == xq.m && xq.m >= min_rows {
             // Weight panels unpacked once for every activation row (arch/panel.rs): the weights
             // stream once, each panel's rows against all activations.
             panel(w_rows, width, acts, out, width);

@@ -2,6 +2,7 @@
 pub mod quant;
 pub mod quant_iq4;
 pub mod gemv;
+pub mod gemm_panel;
 pub mod gemv_k;
 pub mod gemv_k23;
 pub mod affine;

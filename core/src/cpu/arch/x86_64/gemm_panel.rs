@@ -190,11 +190,11 @@ pub(crate) unsafe fn lines(layout: Layout, w: *const u8, wrb: usize, rows: usize
 pub(crate) fn panel_for(ty: crate::quant::GgmlType, level: crate::cpu::isa::Isa) -> Option<super::super::PanelGemm> {
     use crate::quant::GgmlType as T;
     if !super::gemv::avx512_vnni(level) {
-        return None;
+        return super::gemm_panel_avx2::panel_for(ty, level);
     }
     macro_rules! panel {
         ($layout:expr) => {
-            Some(|w, nw, acts, out, ldo| super::super::panel::run(lines, kernel, $layout, true, w, nw, acts, out, ldo))
+            Some(|w, nw, acts, out, ldo| super::super::panel::run(lines, kernel, $layout, true, false, w, nw, acts, out, ldo))
         };
     }
     match ty {

@@ -210,7 +210,7 @@ const GEMV_IQ4_NL: QuantGemv = quant_gemv!(|x| prepared::prepare(prepared::IQ4_N
 
 /// Whether the CPU has AVX-512 F/BW/VL and VNNI and `level` allows AVX-512 (the kernels of
 /// this file and of `gemm_panel.rs`).
-pub(super) fn avx512_vnni(level: crate::cpu::isa::Isa) -> bool {
+pub(crate) fn avx512_vnni(level: crate::cpu::isa::Isa) -> bool {
     use crate::cpu::isa::{self, Isa};
     level.allows(Isa::Avx512) && level != Isa::Portable && Isa::Avx512.is_available() && isa::has_avx512_vnni()
 }

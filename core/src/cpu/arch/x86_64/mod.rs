@@ -3,6 +3,7 @@ pub mod quant;
 pub mod quant_iq4;
 pub mod gemv;
 pub mod gemm_panel;
+pub mod gemm_panel_avx2;
 pub mod gemv_k;
 pub mod gemv_k23;
 pub mod gemv_avx2;

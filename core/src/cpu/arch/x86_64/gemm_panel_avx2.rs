@@ -1,0 +1,199 @@
+//! AVX2 micro-kernel of the weight-panel GEMM ([`super::super::panel`]) for x86-64 CPUs
+//! without AVX-512 VNNI (Zen 2/3 such as the Steam Deck's, Skylake and older). The panel is
+//! the AVX-512 one (16 weight rows, a 64-byte line = 4 consecutive elements of each row); a
+//! 256-bit register takes half a line (8 rows), so a pass runs the 8 rows of one half against
+//! [`ROWS`] activation rows, then the other half while those activations are still in L1.
+//!
+//! No `vpdpbusd`: each step is `vpmaddubsw` of a half line (unsigned weights) by 4 broadcast
+//! activation bytes (signed), giving per row two i16 sums of 2 products. Those are summed in
+//! i16 over as many steps as cannot overflow — |a| ≤ 127 (our activation quantizers clamp to
+//! ±127), so a step's i16 is at most 2·127·w_max: a whole 32-element group for the nibble
+//! formats (8 steps · 2·15·127 = 30 480), 4 steps for Q5_K (31 < 2⁵), 2 for Q6_K (63) — and
+//! only then widened by one `vpmaddwd` by 1. So a step costs one multiply and one add per 32
+//! multiply-adds, against ~4 instructions in the tile kernels (`gemv_avx2*.rs`), which also
+//! convert and scale every block of every output.
+//!
+//! Q8_0 and the IQ4 levels would saturate `vpmaddubsw` as unsigned `byte + 128`, so their panel
+//! holds the signed bytes ([`super::super::panel::PassInputs::signed`]): `vpmaddubsw` of |w| and
+//! the activation with w's sign (`vpsignb`; exact, 2·128·127 < 2¹⁵), one step per widening.
+//! The float work per group and activation row is the AVX-512 kernel's: the offset term
+//! subtracted from the exact integer dot (or the min's multiply-add), a convert and a
+//! multiply-add by the weight's `A`; K-quant groups of a super-block summed before the one
+//! multiply by the activation's `d`.
+//!
+//! The lines are built by the word-level unpacker of the neutral half
+//! ([`super::super::panel::lines_words`]; no gather: Zen's `vpgatherdd` is slow).
+
+use core::arch::x86_64::*;
+
+use super::super::panel::{lines_words, Layout, Panel, PassInputs};
+use super::super::GemvActivations as Act;
+
+/// Activation rows per register tile: 4 i16 sums, 4 i32 dots, 4 group partials and 4
+/// accumulators, a half line and a broadcast (the widening by 1 may be a memory operand).
+const ROWS: usize = 4;
+
+/// What the weight format adds beside `A·Σ q·a`.
+const OFFSET: u8 = 0;
+const MIN: u8 = 1;
+const NONE: u8 = 2;
+
+/// The `M`-row tile of activations `acts` (rows `i0..i0 + M` of the pass) against half `h` of
+/// the panel's `groups` (whole super-blocks), added to `acc`: lane r of `acc[i]` sums weight
+/// row `8h + r` · activation row i. `STEPS` per group,
+/// `CHUNK` steps summed in i16 before widening (see the module comment), `SIGNED` weights
+/// (`CHUNK` = 1), `MODE` the second term.
+#[target_feature(enable = "avx2,fma")]
+#[inline]
+unsafe fn tile<const M: usize, const STEPS: usize, const CHUNK: usize, const SIGNED: bool, const MODE: u8>(
+    inp: &PassInputs,
+    p: &Panel,
+    i0: usize,
+    h: usize,
+    acts: [&Act; M],
+    groups: core::ops::Range<usize>,
+    mut acc: [__m256; M],
+) -> [__m256; M] {
+    let (q, ab) = (p.q.as_ptr().add(8 * h), p.ab.as_ptr().add(8 * h));
+    let ones = _mm256_set1_epi16(1);
+    let run = inp.layout.groups_per_block();
+    let mut g0 = groups.start;
+    while g0 < groups.end {
+        let mut part = [_mm256_setzero_ps(); M];
+        for g in g0..g0 + run {
+            let [lo, hi] = *inp.offs.get_unchecked(g);
+            let at = |t: usize| if t < 4 { lo as usize + 4 * t } else { hi as usize + 4 * (t - 4) };
+            let mut dot = [_mm256_setzero_si256(); M];
+            for c in (0..STEPS).step_by(CHUNK) {
+                let mut s16 = [_mm256_setzero_si256(); M];
+                for t in c..c + CHUNK {
+                    let line = _mm256_loadu_si256(q.add((g * STEPS + t) * 16) as *const __m256i);
+                    let wu = if SIGNED { _mm256_abs_epi8(line) } else { line };
+                    for i in 0..M {
+                        let b = _mm256_set1_epi32((acts[i].q.as_ptr().add(at(t)) as *const i32).read_unaligned());
+                        let b = if SIGNED { _mm256_sign_epi8(b, line) } else { b };
+                        s16[i] = _mm256_add_epi16(s16[i], _mm256_maddubs_epi16(wu, b));
+                    }
+                }
+                for i in 0..M {
+                    dot[i] = _mm256_add_epi32(dot[i], _mm256_madd_epi16(s16[i], ones));
+                }
+            }
+            let aw = _mm256_loadu_ps(ab.add(32 * g));
+            for i in 0..M {
+                match MODE {
+                    MIN => {
+                        let bw = _mm256_loadu_ps(ab.add(32 * g + 16));
+                        acc[i] = _mm256_fmadd_ps(bw, _mm256_set1_ps(*acts[i].s.get_unchecked(g)), acc[i]);
+                    }
+                    OFFSET => dot[i] = _mm256_sub_epi32(dot[i], _mm256_set1_epi32(*inp.sums.get_unchecked((i0 + i) * p.groups + g))),
+                    _ => {}
+                }
+                part[i] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(dot[i]), aw, part[i]);
+            }
+        }
+        let dg = g0 / run;
+        for i in 0..M {
+            acc[i] = _mm256_fmadd_ps(part[i], _mm256_set1_ps(*acts[i].d.get_unchecked(dg)), acc[i]);
+        }
+        g0 += run;
+    }
+    acc
+}
+
+/// Groups of 32 elements (Q6_K: 16) per pass over the panel: 16 rows × 512 elements, 8 KiB of
+/// lines plus their scales, stay in L1 while every activation row goes by (a whole panel is
+/// 64 KiB at k = 4096: read from L2 per activation tile, half of each line per half pass, the
+/// passes were bound by L2 bandwidth). The running sums wait in `out` between passes, so an
+/// output's operations are the same as in one pass.
+const PASS_ELEMENTS: usize = 512;
+
+#[target_feature(enable = "avx2,fma")]
+unsafe fn rows<const STEPS: usize, const CHUNK: usize, const SIGNED: bool, const MODE: u8>(
+    inp: &PassInputs,
+    p: &Panel,
+    acts: &[Act],
+    cols: usize,
+    out: *mut f32,
+    ldo: usize,
+) {
+    // Whole super-blocks per pass (the groups of one sum the activation's `d` scales).
+    let per_pass = PASS_ELEMENTS / (4 * STEPS);
+    let mut c0 = 0;
+    while c0 < p.groups {
+        let c1 = (c0 + per_pass).min(p.groups);
+        let mut i0 = 0;
+        while i0 < acts.len() {
+            let rm = (acts.len() - i0).min(ROWS);
+            let a = &acts[i0..i0 + rm];
+            for h in 0..cols.div_ceil(8) {
+                let live = (cols - 8 * h).min(8) as i32;
+                let mask = _mm256_cmpgt_epi32(_mm256_set1_epi32(live), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+                let at = |i: usize| out.add((i0 + i) * ldo + 8 * h);
+                macro_rules! put {
+                    ($m:literal) => {{
+                        let acc = core::array::from_fn(|i| if c0 == 0 { _mm256_setzero_ps() } else { _mm256_maskload_ps(at(i), mask) });
+                        let t = tile::<$m, STEPS, CHUNK, SIGNED, MODE>(inp, p, i0, h, core::array::from_fn(|i| &a[i]), c0..c1, acc);
+                        for (i, v) in t.iter().enumerate() {
+                            _mm256_maskstore_ps(at(i), mask, *v);
+                        }
+                    }};
+                }
+                match rm {
+                    4 => put!(4),
+                    3 => put!(3),
+                    2 => put!(2),
+                    _ => put!(1),
+                }
+            }
+            i0 += rm;
+        }
+        c0 = c1;
+    }
+}
+
+/// The [`super::super::panel::PanelKernel`] of this level.
+///
+/// # Safety
+/// As [`super::super::panel::PanelKernel`]; the CPU has AVX2 and FMA.
+unsafe fn kernel(inp: &PassInputs, p: &Panel, acts: &[Act], cols: usize, out: *mut f32, ldo: usize) {
+    let l = inp.layout;
+    if inp.signed {
+        // Q8_0, IQ4_NL, IQ4_XS: no second term.
+        return rows::<8, 1, true, NONE>(inp, p, acts, cols, out, ldo);
+    }
+    match l {
+        Layout::Q6K => rows::<4, 2, false, OFFSET>(inp, p, acts, cols, out, ldo),
+        Layout::Q5K => rows::<8, 4, false, MIN>(inp, p, acts, cols, out, ldo),
+        Layout::Q4_1 | Layout::Q4K => rows::<8, 8, false, MIN>(inp, p, acts, cols, out, ldo),
+        Layout::Q4_0 => rows::<8, 8, false, OFFSET>(inp, p, acts, cols, out, ldo),
+        // Unsigned `byte + 128` never reaches this level (panel_for builds them signed).
+        Layout::Q8_0 | Layout::Iq4Nl | Layout::Iq4Xs => {}
+    }
+}
+
+/// The AVX2 panel GEMM of weight type `ty`, where `level` allows AVX2 and the CPU has it
+/// (with the AVX2 GEMV's activation preparation: natural order).
+pub(crate) fn panel_for(ty: crate::quant::GgmlType, level: crate::cpu::isa::Isa) -> Option<super::super::PanelGemm> {
+    use crate::cpu::isa::Isa;
+    use crate::quant::GgmlType as T;
+    if level == Isa::Portable || !level.allows(Isa::Avx2) || !Isa::Avx2.is_available() {
+        return None;
+    }
+    macro_rules! panel {
+        ($layout:expr) => {
+            Some(|w, nw, acts, out, ldo| super::super::panel::run(lines_words::<true>, kernel, $layout, false, true, w, nw, acts, out, ldo))
+        };
+    }
+    match ty {
+        T::Q4_0 => panel!(Layout::Q4_0),
+        T::Q4_1 => panel!(Layout::Q4_1),
+        T::Q8_0 => panel!(Layout::Q8_0),
+        T::Q4_K => panel!(Layout::Q4K),
+        T::Q5_K => panel!(Layout::Q5K),
+        T::Q6_K => panel!(Layout::Q6K),
+        T::IQ4_NL => panel!(Layout::Iq4Nl),
+        T::IQ4_XS => panel!(Layout::Iq4Xs),
+        _ => None,
+    }
+}
