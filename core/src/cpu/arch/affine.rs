@@ -316,6 +316,12 @@ pub(crate) fn period_scales_len(k: usize, bits: u32, lanes: usize) -> usize {
     blocks(k, bits, lanes) * lanes
 }
 
+/// `2^e`, exact, for the slots' shifts (−15..=15): built from its exponent bits, since the core is
+/// `no_std` (no `powi`).
+const fn pow2(e: i8) -> f32 {
+    f32::from_bits(((127 + e as i32) as u32) << 23)
+}
+
 /// Lays `x` (one activation row of `k` codes) out for a [`Fused`] of `lanes` lanes at `bits`:
 /// per block, phase by phase, slot by slot, lane by lane, the activation of the slot's code in
 /// the lane's period times `2^shift` (exact), zero past `x`
@@ -326,7 +332,7 @@ pub(crate) fn permute(x: &[f32], bits: u32, lanes: usize, dst: &mut [f32]) {
     for blk in 0..blocks(x.len(), bits, lanes) {
         for t in 0..lay.phases {
             for slot in &lay.slots[t][..lay.len[t]] {
-                let f = 2f32.powi(slot.shift as i32);
+                let f = pow2(slot.shift);
                 for l in 0..lanes {
                     let c = (blk * lanes + map.period[t][l] as usize) * lay.codes + slot.code as usize;
                     if let Some(v) = d.next() {
@@ -460,6 +466,13 @@ mod tests {
     use super::*;
 
     #[test]
+    fn pow2_is_exact_over_the_shift_range() {
+        for e in -15i8..=15 {
+            assert_eq!(pow2(e), 2f32.powi(e as i32), "2^{e}");
+        }
+    }
+
+    #[test]
     fn permute_is_slot_major_per_block_scaled_and_zero_padded() {
         // 4 bits (one word per period, 8 slots), 2 lanes: blocks of 16 codes; x = 1..=24
         // (3 words), so the second block has one word.
@@ -495,7 +508,7 @@ mod tests {
                         let masked = (if s.hi { hi } else { w }) & s.mask;
                         // In range for the kernels' signed convert, exact in f32.
                         assert!(masked < 1 << 23 && s.shift >= -15, "{bits} {s:?}");
-                        got[s.code as usize] += masked as f32 * 2f32.powi(s.shift as i32);
+                        got[s.code as usize] += masked as f32 * pow2(s.shift);
                     }
                 }
                 assert_eq!(got, want, "{bits} bits");
