@@ -127,6 +127,10 @@ for b in "${BACKENDS[@]}"; do
   n="$(crate_name "backends/$b")"
   [ -n "$n" ] && HOST_EXCLUDES+=(--exclude "$n")
 done
+# The headers' cbindgen check runs in the C API section: in the workspace build its cbindgen would
+# change the hash of the core (see capi/header-check/Cargo.toml) and cost every other section a
+# core build of its own.
+HOST_EXCLUDES+=(--exclude mlx-arm-header-check)
 
 # --- sections --------------------------------------------------------------------------------------
 
@@ -170,6 +174,38 @@ aarch64_has_sve_code() {
   grep -rqE 'enable *= *"[^"]*sve|\b(whilelo|rdvl|ptrue|cntw)\b|arm_sve\.h' "$AARCH64_ARCH_DIR" 2>/dev/null
 }
 
+# Test binaries known to run longest under qemu: started first so the pool below ends together.
+QEMU_LONG_FIRST=(ggml_gemm mlx_arm_core gemm_threads ggml_quant affine_qmm linalg)
+
+# run_tests_in_parallel JOBS CRATE-DIR cargo-test-args...: builds the test binaries, then runs
+# them JOBS at a time, each in a process of its own under the aarch64 runner. qemu-user runs a
+# test binary's (mostly one) thread on one core, and `cargo test` runs binaries one after another,
+# so a 2-core machine sat half idle; a process per binary also keeps each one's global state (the
+# forced ISA level) its own. Each binary's output is printed whole when it ends; a failure fails.
+run_tests_in_parallel() {
+  local jobs="$1" dir="$2"; shift 2
+  local logs="$STATE_DIR/par" bins=() ordered=() b long failed=0
+  mkdir -p "$logs"
+  # Built with cargo's own messages first; the JSON pass after it only lists the binaries.
+  cargo test "$@" --no-run
+  cargo test "$@" --no-run --message-format=json >"$logs/build.json"
+  mapfile -t bins < <(grep -o '"executable":"[^"]*"' "$logs/build.json" | sed 's/^"executable":"//; s/"$//')
+  [ "${#bins[@]}" -gt 0 ] || fail "no test binaries built"
+  for long in "${QEMU_LONG_FIRST[@]}"; do
+    for b in "${bins[@]}"; do [[ "$(basename "$b")" == "$long"-* ]] && ordered+=("$b"); done
+  done
+  for b in "${bins[@]}"; do [[ " ${ordered[*]} " == *" $b "* ]] || ordered+=("$b"); done
+  # xargs runs each binary from the crate's directory (as cargo does) and prints its whole log
+  # when it ends; the exit status says whether any failed.
+  printf '%s\n' "${ordered[@]}" | xargs -P "$jobs" -I{} bash -c '
+    b="$1"; dir="$2"; log="$3/$(basename "$b").log"; shift 3
+    start=$SECONDS
+    if (cd "$dir" && "$@" "$b" >"$log" 2>&1); then r=ok; else r=FAILED; fi
+    { echo "--- $(basename "$b"): $r in $((SECONDS - start))s"; cat "$log"; } | grep -vE "^test .* \.\.\. ok$"
+    [ "$r" = ok ]' _ {} "$dir" "$logs" "${QEMU_USER[@]}" || failed=1
+  [ "$failed" -eq 0 ] || fail "test binaries failed (see '--- ...: FAILED' above)"
+}
+
 # sec_aarch64_run QEMU_CPU expected-VL-bits|none [kernels]
 sec_aarch64_run() {
   local cpu="$1" want="$2" scope="${3:-all}" got
@@ -202,10 +238,10 @@ sec_aarch64_run() {
       echo "NOTE: no SVE code in $AARCH64_ARCH_DIR: ggml_gemm runs at SVE 128 and on cortex-a72 only"
     fi
     echo "NOTE: kernel tests only at this vector length (${tests[*]}); full suite at SVE 128 and cortex-a72"
-    cargo test -p "$CORE_PKG" --target "$AARCH64" "${tests[@]}" --no-fail-fast "${PROFILE_ARGS[@]}"
+    run_tests_in_parallel 2 core -p "$CORE_PKG" --target "$AARCH64" "${tests[@]}" "${PROFILE_ARGS[@]}"
     return
   fi
-  cargo test -p "$CORE_PKG" --target "$AARCH64" --tests --no-fail-fast "${PROFILE_ARGS[@]}"
+  run_tests_in_parallel 2 core -p "$CORE_PKG" --target "$AARCH64" --tests "${PROFILE_ARGS[@]}"
 }
 
 sec_nostd() {
@@ -221,6 +257,8 @@ sec_nostd() {
 }
 
 sec_c_tests() {
+  # The headers against the Rust signatures (cbindgen), then the C programs.
+  cargo test -p mlx-arm-header-check --no-fail-fast "${PROFILE_ARGS[@]}"
   if [ -f tests/c/run.sh ]; then
     need_tool gcc make valgrind
     # The same C programs cross-built for aarch64 and run under qemu-user, when the tools exist.
