@@ -375,18 +375,22 @@ sec_fuzz() {
   python3 fuzz/make_seeds.py "$work/seeds"
   "${fz[@]}" build --target-dir "$TARGET_DIR"
   mkdir -p "$arts"
-  for t in $("${fz[@]}" list); do
-    mkdir -p "$work/corpus/$t"
-    echo "--- fuzz $t for ${secs}s"
-    if ! "${fz[@]}" run --target-dir "$TARGET_DIR" "$t" "$work/corpus/$t" "$work/seeds/$t" -- \
-        -max_total_time="$secs" -malloc_limit_mb=512 -timeout=10 -print_final_stats=1 \
-        -artifact_prefix="$arts/$t-" >"$work/$t.log" 2>&1; then
-      tail -n 40 "$work/$t.log"
-      failed+=("$t")
+  # Each libFuzzer run is one thread: two targets at a time keep both of CI's cores busy.
+  local targets
+  targets="$("${fz[@]}" list)"
+  for t in $targets; do mkdir -p "$work/corpus/$t"; done
+  export FUZZ_WORK="$work" FUZZ_ARTS="$arts" FUZZ_SECS="$secs" FUZZ_TARGET_DIR="$TARGET_DIR"
+  # shellcheck disable=SC2016 # expanded by the inner shell
+  printf '%s\n' $targets | xargs -P 2 -I{} bash -c '
+    t="$1"; shift
+    if "$@" run --target-dir "$FUZZ_TARGET_DIR" "$t" "$FUZZ_WORK/corpus/$t" "$FUZZ_WORK/seeds/$t" -- \
+        -max_total_time="$FUZZ_SECS" -malloc_limit_mb=512 -timeout=10 -print_final_stats=1 \
+        -artifact_prefix="$FUZZ_ARTS/$t-" >"$FUZZ_WORK/$t.log" 2>&1; then
+      echo "--- fuzz $t for ${FUZZ_SECS}s: $(grep -E "^stat::number_of_executed_units" "$FUZZ_WORK/$t.log")"
     else
-      grep -E '^stat::number_of_executed_units|^Done' "$work/$t.log" || true
-    fi
-  done
+      echo "--- fuzz $t for ${FUZZ_SECS}s: FAILED"; tail -n 40 "$FUZZ_WORK/$t.log"; touch "$FUZZ_WORK/$t.failed"
+    fi' _ {} "${fz[@]}"
+  for t in $targets; do [ ! -f "$work/$t.failed" ] || failed+=("$t"); done
   [ "${#failed[@]}" -eq 0 ] || fail "fuzz target(s) crashed: ${failed[*]} (reproducers in $arts)"
 }
 
