@@ -8,7 +8,7 @@
 //! graph), each next one twice the last, up to `MLX_ARM_VULKAN_BATCH` (default 32: a
 //! submission costs the host ~4 µs on an H200 with reused fences and command buffers, while
 //! the GPU sits idle until work is submitted, so small batches keep it fed and leave little
-//! for the final wait). A decode step of the default model (425 dispatches) is thus 14
+//! for the final wait). A decode step of the default model (306 dispatches) is thus 10
 //! submissions and one wait. A barrier is recorded only where a
 //! dispatch reads or overwrites a buffer written (or, for writes, read) since the last barrier;
 //! that record spans submissions until the host waits (a barrier in a later command buffer
@@ -23,6 +23,7 @@
 use crate::context::{vk_err, Context};
 use crate::memory::VkMemory;
 use crate::pipelines::{Pipeline, Shader};
+use crate::defer::Deferred;
 use crate::profile::Profiler;
 use ash::vk;
 use gpu_allocator::MemoryLocation;
@@ -71,6 +72,9 @@ pub(crate) struct Recorder {
     /// Pipelines this recorder has used, by (shader, f16): found under the recorder's lock
     /// without taking the global cache's mutex on every dispatch.
     pipelines: Vec<((Shader, bool), &'static Pipeline)>,
+    /// A dispatch held back for the next op to absorb (`crate::defer`); recorded before
+    /// anything else is recorded, submitted or waited for.
+    pending: Option<Deferred>,
 }
 
 /// Dispatches in the first batch after a wait.
@@ -208,6 +212,7 @@ pub(crate) fn init(ctx: &'static Context) -> Result<()> {
         next_seq: 1,
         bound: vk::Pipeline::null(),
         pipelines: Vec::new(),
+        pending: None,
     };
     let _ = RECORDER.set(Mutex::new(rec));
     Ok(())
@@ -295,6 +300,31 @@ impl Recorder {
         Ok(p)
     }
 
+    /// Holds `d` back (recording what was held back before).
+    pub fn defer(&mut self, d: Deferred) -> Result<()> {
+        self.flush()?;
+        self.pending = Some(d);
+        Ok(())
+    }
+
+    /// The dispatch held back, if any.
+    pub fn pending(&self) -> Option<&Deferred> {
+        self.pending.as_ref()
+    }
+
+    /// Takes the dispatch held back: the caller records what it stands for.
+    pub fn take_pending(&mut self) -> Option<Deferred> {
+        self.pending.take()
+    }
+
+    /// Records the dispatch held back, if any.
+    pub fn flush(&mut self) -> Result<()> {
+        match self.pending.take() {
+            Some(d) => crate::defer::record(self, d),
+            None => Ok(()),
+        }
+    }
+
     /// Binds `pipeline` in the open command buffer `cb` unless it is bound there already.
     pub fn bind_pipeline(&mut self, cb: vk::CommandBuffer, pipeline: vk::Pipeline) {
         if self.bound != pipeline {
@@ -307,6 +337,8 @@ impl Recorder {
     /// Opens (or continues) the batch for work that reads `reads` and writes `writes`,
     /// recording a barrier first if that work depends on earlier work in the batch.
     pub fn access(&mut self, reads: &[&Arc<VkMemory>], writes: &[&Arc<VkMemory>]) -> Result<vk::CommandBuffer> {
+        // What was held back comes first (it may be what this work reads).
+        self.flush()?;
         let cb = self.begin()?;
         let raw = reads.iter().any(|m| self.written.contains(&m.buffer));
         let war_waw = writes.iter().any(|m| self.written.contains(&m.buffer) || self.read.contains(&m.buffer));
@@ -378,6 +410,7 @@ impl Recorder {
 
     /// Submits the open batch without waiting.
     pub fn submit(&mut self) -> Result<()> {
+        self.flush()?;
         let Some(cb) = self.open.take() else { return Ok(()) };
         let t = std::time::Instant::now();
         let d = &self.ctx.device;
@@ -488,6 +521,8 @@ impl Recorder {
     /// when it is that one. Later batches keep running.
     /// (While profiling, everything is waited for: timestamps are read once the queue is idle.)
     pub fn wait_for(&mut self, mem: &VkMemory) -> Result<()> {
+        // A held-back dispatch may write `mem` (its number is set when it is recorded).
+        self.flush()?;
         match mem.last_write.load(Ordering::Relaxed) {
             0 => Ok(()),
             _ if self.profiler.is_some() => self.finish(),
