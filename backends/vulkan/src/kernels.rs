@@ -280,15 +280,20 @@ pub(crate) fn dispatch(rec: &mut Recorder, shader: Shader, f16: bool, bufs: &[&A
         chunk.copy_from_slice(&w.to_ne_bytes());
     }
     let d = &ctx.device;
+    let t0 = std::time::Instant::now();
     rec.bind_pipeline(cb, p.pipeline);
     // SAFETY: recording into the open command buffer with objects that outlive the batch.
-    unsafe {
-        ctx.push.cmd_push_descriptor_set(cb, vk::PipelineBindPoint::COMPUTE, p.layout, 0, &writes[..bufs.len()]);
-        if !push.is_empty() {
-            d.cmd_push_constants(cb, p.layout, vk::ShaderStageFlags::COMPUTE, 0, &bytes[..push.len() * 4]);
-        }
-        d.cmd_dispatch(cb, groups[0], groups[1], groups[2]);
+    unsafe { ctx.push.cmd_push_descriptor_set(cb, vk::PipelineBindPoint::COMPUTE, p.layout, 0, &writes[..bufs.len()]) };
+    let t1 = std::time::Instant::now();
+    if !push.is_empty() {
+        // SAFETY: as above; the layout declares PUSH_BYTES of push constants.
+        unsafe { d.cmd_push_constants(cb, p.layout, vk::ShaderStageFlags::COMPUTE, 0, &bytes[..push.len() * 4]) };
     }
+    let t2 = std::time::Instant::now();
+    // SAFETY: as above.
+    unsafe { d.cmd_dispatch(cb, groups[0], groups[1], groups[2]) };
+    let t3 = std::time::Instant::now();
+    crate::queue::count_calls([t0, t1, t2, t3]);
     crate::queue::count_command(t);
     rec.recorded(shader.label())
 }

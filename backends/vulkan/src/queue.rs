@@ -116,6 +116,13 @@ pub struct QueueStats {
     /// Nanoseconds of it spent freeing finished batches after submissions (their buffers go
     /// back to the pool).
     pub reclaim_ns: u64,
+    /// Of `command_ns`, the driver's calls one by one: `vkCmdPipelineBarrier` (hazard barriers),
+    /// `vkCmdPushDescriptorSetKHR` (with `vkCmdBindPipeline` where the pipeline changes),
+    /// `vkCmdPushConstants` and `vkCmdDispatch`: which of them to cut next.
+    pub barrier_ns: u64,
+    pub descriptor_ns: u64,
+    pub push_constant_ns: u64,
+    pub cmd_dispatch_ns: u64,
 }
 
 /// The counters, as atomics: bumped on every dispatch, so no lock.
@@ -130,6 +137,10 @@ struct Counters {
     alloc_ns: AtomicU64,
     command_ns: AtomicU64,
     reclaim_ns: AtomicU64,
+    barrier_ns: AtomicU64,
+    descriptor_ns: AtomicU64,
+    push_constant_ns: AtomicU64,
+    cmd_dispatch_ns: AtomicU64,
 }
 
 static STATS: Counters = Counters {
@@ -143,6 +154,10 @@ static STATS: Counters = Counters {
     alloc_ns: AtomicU64::new(0),
     command_ns: AtomicU64::new(0),
     reclaim_ns: AtomicU64::new(0),
+    barrier_ns: AtomicU64::new(0),
+    descriptor_ns: AtomicU64::new(0),
+    push_constant_ns: AtomicU64::new(0),
+    cmd_dispatch_ns: AtomicU64::new(0),
 };
 
 fn bump(c: &AtomicUsize) {
@@ -168,6 +183,15 @@ pub(crate) fn count_command(since: std::time::Instant) {
     add_ns(&STATS.command_ns, since);
 }
 
+/// Adds the time between `stamps` (taken around a dispatch's descriptor push, push constants
+/// and dispatch) to those calls' counters.
+pub(crate) fn count_calls(stamps: [std::time::Instant; 4]) {
+    let d = |a: usize| stamps[a + 1].duration_since(stamps[a]).as_nanos() as u64;
+    STATS.descriptor_ns.fetch_add(d(0), Ordering::Relaxed);
+    STATS.push_constant_ns.fetch_add(d(1), Ordering::Relaxed);
+    STATS.cmd_dispatch_ns.fetch_add(d(2), Ordering::Relaxed);
+}
+
 /// The counters since start.
 pub fn stats() -> QueueStats {
     let u = |c: &AtomicUsize| c.load(Ordering::Relaxed);
@@ -183,6 +207,10 @@ pub fn stats() -> QueueStats {
         alloc_ns: n(&STATS.alloc_ns),
         command_ns: n(&STATS.command_ns),
         reclaim_ns: n(&STATS.reclaim_ns),
+        barrier_ns: n(&STATS.barrier_ns),
+        descriptor_ns: n(&STATS.descriptor_ns),
+        push_constant_ns: n(&STATS.push_constant_ns),
+        cmd_dispatch_ns: n(&STATS.cmd_dispatch_ns),
     }
 }
 
@@ -347,8 +375,10 @@ impl Recorder {
                 .src_access_mask(vk::AccessFlags::SHADER_WRITE | vk::AccessFlags::TRANSFER_WRITE | vk::AccessFlags::SHADER_READ)
                 .dst_access_mask(vk::AccessFlags::SHADER_READ | vk::AccessFlags::SHADER_WRITE | vk::AccessFlags::TRANSFER_READ | vk::AccessFlags::TRANSFER_WRITE);
             let stages = vk::PipelineStageFlags::COMPUTE_SHADER | vk::PipelineStageFlags::TRANSFER;
+            let t = std::time::Instant::now();
             // SAFETY: recording into the open command buffer.
             unsafe { self.ctx.device.cmd_pipeline_barrier(cb, stages, stages, vk::DependencyFlags::empty(), &[mb], &[], &[]) };
+            add_ns(&STATS.barrier_ns, t);
             self.written.clear();
             self.read.clear();
             bump(&STATS.barriers);
