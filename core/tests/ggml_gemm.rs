@@ -3,7 +3,7 @@
 //! - each output equals that level's dot kernel on the same (weight row, quantized activation
 //!   row) pair, bit for bit — the register-tiled kernels promise this, so tiling, edge tiles,
 //!   row ranges and thread counts cannot change a result (the kernels over prepared
-//!   activations, including the weight-panel GEMM from 8 rows, sum in another float order:
+//!   activations, including the weight-panel GEMM (from 8, 64 or 512 rows), sum in another float order:
 //!   they meet the dot bound instead, and are bit-identical across splits and threads);
 //! - the f64 product of the dequantized operands, within the dot bound of ggml_simd.rs.
 //!
@@ -80,6 +80,8 @@ fn quantized_gemm_matches_the_dot_kernel_at_every_level_and_thread_count() {
                 // dotprod): activation and panel tails, several passes.
                 (64, 20, 40),
                 (65, 17, 3),
+                // From 512 rows where the layout's panel only pays there (Q5_0, Q5_1, Q2_K).
+                (512, 17, 2),
             ] {
                 let k = blocks * ty.block_len();
                 let wrb = ty.row_bytes(k).unwrap();
@@ -157,7 +159,7 @@ fn quantized_gemm_matches_the_dot_kernel_at_every_level_and_thread_count() {
 /// must stay non-finite (NaN and ±Inf may trade places, as there).
 fn edge_blocks(level: Isa, ty: T, rng: &mut Rng) {
     let bt = vec_dot_type(ty).unwrap();
-    for &(m, n, blocks) in &[(1usize, 5usize, 3usize), (6, 3, 2), (9, 18, 3), (64, 18, 3)] {
+    for &(m, n, blocks) in &[(1usize, 5usize, 3usize), (6, 3, 2), (9, 18, 3), (64, 18, 3), (512, 17, 1)] {
         let k = blocks * ty.block_len();
         let (wrb, xrb) = (ty.row_bytes(k).unwrap(), bt.row_bytes(k).unwrap());
         let nblk = n * blocks;
