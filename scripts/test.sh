@@ -176,6 +176,9 @@ aarch64_has_sve_code() {
 
 # Test binaries known to run longest under qemu: started first so the pool below ends together.
 QEMU_LONG_FIRST=(ggml_gemm mlx_arm_core gemm_threads ggml_quant affine_qmm linalg)
+# Binaries whose table splits into processes (MLX_ARM_TEST_SHARD=s/n, core/tests/common/levels.rs):
+# ggml_gemm alone ran ~105 s at each qemu CPU, longer than all the others together.
+declare -A QEMU_SHARDS=([ggml_gemm]=2)
 
 # run_tests_in_parallel JOBS CRATE-DIR cargo-test-args...: builds the test binaries, then runs
 # them JOBS at a time, each in a process of its own under the aarch64 runner. qemu-user runs a
@@ -195,14 +198,23 @@ run_tests_in_parallel() {
     for b in "${bins[@]}"; do [[ "$(basename "$b")" == "$long"-* ]] && ordered+=("$b"); done
   done
   for b in "${bins[@]}"; do [[ " ${ordered[*]} " == *" $b "* ]] || ordered+=("$b"); done
-  # xargs runs each binary from the crate's directory (as cargo does) and prints its whole log
+  # One job per binary, "path|s/n" per shard of a sharded one.
+  local jobs_list=() n s
+  for b in "${ordered[@]}"; do
+    n="${QEMU_SHARDS[$(basename "$b" | sed 's/-[0-9a-f]*$//')]:-}"
+    if [ -z "$n" ]; then jobs_list+=("$b|"); continue; fi
+    for ((s = 0; s < n; s++)); do jobs_list+=("$b|$s/$n"); done
+  done
+  # xargs runs each job from the crate's directory (as cargo does) and prints its whole log
   # when it ends; the exit status says whether any failed.
-  printf '%s\n' "${ordered[@]}" | xargs -P "$jobs" -I{} bash -c '
-    b="$1"; dir="$2"; log="$3/$(basename "$b").log"; shift 3
+  printf '%s\n' "${jobs_list[@]}" | xargs -P "$jobs" -I{} bash -c '
+    b="${1%|*}"; shard="${1##*|}"; dir="$2"; shift 2
+    name="$(basename "$b")${shard:+ (shard $shard)}"; log="$(mktemp)"
     start=$SECONDS
-    if (cd "$dir" && "$@" "$b" >"$log" 2>&1); then r=ok; else r=FAILED; fi
-    { echo "--- $(basename "$b"): $r in $((SECONDS - start))s"; cat "$log"; } | grep -vE "^test .* \.\.\. ok$"
-    [ "$r" = ok ]' _ {} "$dir" "$logs" "${QEMU_USER[@]}" || failed=1
+    if (cd "$dir" && env ${shard:+MLX_ARM_TEST_SHARD=$shard} "$@" "$b" >"$log" 2>&1); then r=ok; else r=FAILED; fi
+    { echo "--- $name: $r in $((SECONDS - start))s"; cat "$log"; } | grep -vE "^test .* \.\.\. ok$"
+    rm -f "$log"
+    [ "$r" = ok ]' _ {} "$dir" "${QEMU_USER[@]}" || failed=1
   [ "$failed" -eq 0 ] || fail "test binaries failed (see '--- ...: FAILED' above)"
 }
 
