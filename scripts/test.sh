@@ -127,6 +127,10 @@ for b in "${BACKENDS[@]}"; do
   n="$(crate_name "backends/$b")"
   [ -n "$n" ] && HOST_EXCLUDES+=(--exclude "$n")
 done
+# The headers' cbindgen check runs in the C API section: in the workspace build its cbindgen would
+# change the hash of the core (see capi/header-check/Cargo.toml) and cost every other section a
+# core build of its own.
+HOST_EXCLUDES+=(--exclude mlx-arm-header-check)
 
 # --- sections --------------------------------------------------------------------------------------
 
@@ -170,6 +174,50 @@ aarch64_has_sve_code() {
   grep -rqE 'enable *= *"[^"]*sve|\b(whilelo|rdvl|ptrue|cntw)\b|arm_sve\.h' "$AARCH64_ARCH_DIR" 2>/dev/null
 }
 
+# Test binaries known to run longest under qemu: started first so the pool below ends together.
+QEMU_LONG_FIRST=(ggml_gemm mlx_arm_core gemm_threads ggml_quant affine_qmm linalg)
+# Binaries whose table splits into processes (MLX_ARM_TEST_SHARD=s/n, core/tests/common/levels.rs):
+# ggml_gemm alone ran ~105 s at each qemu CPU, longer than all the others together.
+declare -A QEMU_SHARDS=([ggml_gemm]=2)
+
+# run_tests_in_parallel JOBS CRATE-DIR cargo-test-args...: builds the test binaries, then runs
+# them JOBS at a time, each in a process of its own under the aarch64 runner. qemu-user runs a
+# test binary's (mostly one) thread on one core, and `cargo test` runs binaries one after another,
+# so a 2-core machine sat half idle; a process per binary also keeps each one's global state (the
+# forced ISA level) its own. Each binary's output is printed whole when it ends; a failure fails.
+run_tests_in_parallel() {
+  local jobs="$1" dir="$2"; shift 2
+  local logs="$STATE_DIR/par" bins=() ordered=() b long failed=0
+  mkdir -p "$logs"
+  # Built with cargo's own messages first; the JSON pass after it only lists the binaries.
+  cargo test "$@" --no-run
+  cargo test "$@" --no-run --message-format=json >"$logs/build.json"
+  mapfile -t bins < <(grep -o '"executable":"[^"]*"' "$logs/build.json" | sed 's/^"executable":"//; s/"$//')
+  [ "${#bins[@]}" -gt 0 ] || fail "no test binaries built"
+  for long in "${QEMU_LONG_FIRST[@]}"; do
+    for b in "${bins[@]}"; do [[ "$(basename "$b")" == "$long"-* ]] && ordered+=("$b"); done
+  done
+  for b in "${bins[@]}"; do [[ " ${ordered[*]} " == *" $b "* ]] || ordered+=("$b"); done
+  # One job per binary, "path|s/n" per shard of a sharded one.
+  local jobs_list=() n s
+  for b in "${ordered[@]}"; do
+    n="${QEMU_SHARDS[$(basename "$b" | sed 's/-[0-9a-f]*$//')]:-}"
+    if [ -z "$n" ]; then jobs_list+=("$b|"); continue; fi
+    for ((s = 0; s < n; s++)); do jobs_list+=("$b|$s/$n"); done
+  done
+  # xargs runs each job from the crate's directory (as cargo does) and prints its whole log
+  # when it ends; the exit status says whether any failed.
+  printf '%s\n' "${jobs_list[@]}" | xargs -P "$jobs" -I{} bash -c '
+    b="${1%|*}"; shard="${1##*|}"; dir="$2"; shift 2
+    name="$(basename "$b")${shard:+ (shard $shard)}"; log="$(mktemp)"
+    start=$SECONDS
+    if (cd "$dir" && env ${shard:+MLX_ARM_TEST_SHARD=$shard} "$@" "$b" >"$log" 2>&1); then r=ok; else r=FAILED; fi
+    { echo "--- $name: $r in $((SECONDS - start))s"; cat "$log"; } | grep -vE "^test .* \.\.\. ok$"
+    rm -f "$log"
+    [ "$r" = ok ]' _ {} "$dir" "${QEMU_USER[@]}" || failed=1
+  [ "$failed" -eq 0 ] || fail "test binaries failed (see '--- ...: FAILED' above)"
+}
+
 # sec_aarch64_run QEMU_CPU expected-VL-bits|none [kernels]
 sec_aarch64_run() {
   local cpu="$1" want="$2" scope="${3:-all}" got
@@ -202,10 +250,10 @@ sec_aarch64_run() {
       echo "NOTE: no SVE code in $AARCH64_ARCH_DIR: ggml_gemm runs at SVE 128 and on cortex-a72 only"
     fi
     echo "NOTE: kernel tests only at this vector length (${tests[*]}); full suite at SVE 128 and cortex-a72"
-    cargo test -p "$CORE_PKG" --target "$AARCH64" "${tests[@]}" --no-fail-fast "${PROFILE_ARGS[@]}"
+    run_tests_in_parallel 2 core -p "$CORE_PKG" --target "$AARCH64" "${tests[@]}" "${PROFILE_ARGS[@]}"
     return
   fi
-  cargo test -p "$CORE_PKG" --target "$AARCH64" --tests --no-fail-fast "${PROFILE_ARGS[@]}"
+  run_tests_in_parallel 2 core -p "$CORE_PKG" --target "$AARCH64" --tests "${PROFILE_ARGS[@]}"
 }
 
 sec_nostd() {
@@ -221,6 +269,8 @@ sec_nostd() {
 }
 
 sec_c_tests() {
+  # The headers against the Rust signatures (cbindgen), then the C programs.
+  cargo test -p mlx-arm-header-check --no-fail-fast "${PROFILE_ARGS[@]}"
   if [ -f tests/c/run.sh ]; then
     need_tool gcc make valgrind
     # The same C programs cross-built for aarch64 and run under qemu-user, when the tools exist.
@@ -337,18 +387,22 @@ sec_fuzz() {
   python3 fuzz/make_seeds.py "$work/seeds"
   "${fz[@]}" build --target-dir "$TARGET_DIR"
   mkdir -p "$arts"
-  for t in $("${fz[@]}" list); do
-    mkdir -p "$work/corpus/$t"
-    echo "--- fuzz $t for ${secs}s"
-    if ! "${fz[@]}" run --target-dir "$TARGET_DIR" "$t" "$work/corpus/$t" "$work/seeds/$t" -- \
-        -max_total_time="$secs" -malloc_limit_mb=512 -timeout=10 -print_final_stats=1 \
-        -artifact_prefix="$arts/$t-" >"$work/$t.log" 2>&1; then
-      tail -n 40 "$work/$t.log"
-      failed+=("$t")
+  # Each libFuzzer run is one thread: two targets at a time keep both of CI's cores busy.
+  local targets
+  targets="$("${fz[@]}" list)"
+  for t in $targets; do mkdir -p "$work/corpus/$t"; done
+  export FUZZ_WORK="$work" FUZZ_ARTS="$arts" FUZZ_SECS="$secs" FUZZ_TARGET_DIR="$TARGET_DIR"
+  # shellcheck disable=SC2016 # expanded by the inner shell
+  printf '%s\n' $targets | xargs -P 2 -I{} bash -c '
+    t="$1"; shift
+    if "$@" run --target-dir "$FUZZ_TARGET_DIR" "$t" "$FUZZ_WORK/corpus/$t" "$FUZZ_WORK/seeds/$t" -- \
+        -max_total_time="$FUZZ_SECS" -malloc_limit_mb=512 -timeout=10 -print_final_stats=1 \
+        -artifact_prefix="$FUZZ_ARTS/$t-" >"$FUZZ_WORK/$t.log" 2>&1; then
+      echo "--- fuzz $t for ${FUZZ_SECS}s: $(grep -E "^stat::number_of_executed_units" "$FUZZ_WORK/$t.log")"
     else
-      grep -E '^stat::number_of_executed_units|^Done' "$work/$t.log" || true
-    fi
-  done
+      echo "--- fuzz $t for ${FUZZ_SECS}s: FAILED"; tail -n 40 "$FUZZ_WORK/$t.log"; touch "$FUZZ_WORK/$t.failed"
+    fi' _ {} "${fz[@]}"
+  for t in $targets; do [ ! -f "$work/$t.failed" ] || failed+=("$t"); done
   [ "${#failed[@]}" -eq 0 ] || fail "fuzz target(s) crashed: ${failed[*]} (reproducers in $arts)"
 }
 

@@ -225,3 +225,57 @@ pub unsafe extern "C" fn mlx_imported_function_apply_kwargs(
         arg::set_vector_array(res, out)
     })
 }
+
+/// `mlx_arm_function_exporter_new_metadata(file, fun, shapeless, metadata)`: as
+/// `mlx_function_exporter_new`, the file also keeping the string `metadata` (MLX's
+/// `metadata=`; read back with `mlx_arm_imported_function_metadata`).
+///
+/// # Safety
+/// `file` and `metadata` NUL-terminated; `fun` live.
+#[no_mangle]
+pub unsafe extern "C" fn mlx_arm_function_exporter_new_metadata(
+    file: *const c_char,
+    fun: mlx_closure,
+    shapeless: bool,
+    metadata: *const c_char,
+) -> mlx_function_exporter {
+    guard("mlx_arm_function_exporter_new_metadata", handle::empty(), || {
+        let traces = ExportedFunction::with_metadata(arg::string(metadata, "metadata")?);
+        let x = Exporter { file: arg::string(file, "file")?.into(), fun: closure::get(fun)?, shapeless, traces };
+        Ok(handle::new(x))
+    })
+}
+
+/// `mlx_arm_imported_function_metadata(res, xfunc)`: `*res` = the metadata string the file
+/// was exported with (empty when none).
+///
+/// # Safety
+/// `res` valid; `xfunc` live.
+#[no_mangle]
+pub unsafe extern "C" fn mlx_arm_imported_function_metadata(res: *mut mlx_string, xfunc: mlx_imported_function) -> c_int {
+    status("mlx_arm_imported_function_metadata", || handle::assign(res, crate::string::cstring(handle::get(xfunc)?.metadata())))
+}
+
+/// `mlx_arm_export_listing(json, constants, fun, args, kwargs, shapeless)`: traces `fun` (a
+/// plain closure receiving the positional arrays, then the keyword arrays in name order) and
+/// describes the trace as MLX's export-to-callback does: `*json` = the events (see core's
+/// `transforms::export::listing`), `*constants` = the captured arrays they index.
+///
+/// # Safety
+/// `json` and `constants` valid; handles live (`kwargs` may be empty).
+#[no_mangle]
+pub unsafe extern "C" fn mlx_arm_export_listing(
+    json: *mut mlx_string,
+    constants: *mut mlx_vector_array,
+    fun: mlx_closure,
+    args: mlx_vector_array,
+    kwargs: mlx_map_string_to_array,
+    shapeless: bool,
+) -> c_int {
+    status("mlx_arm_export_listing", || {
+        let f = closure::get(fun)?;
+        let l = mlx_arm_core::transforms::export::listing::list(&*f, &arg::vector_array(args)?, &kwargs_arg(kwargs)?, shapeless)?;
+        handle::assign(json, crate::string::cstring(&l.json))?;
+        arg::set_vector_array(constants, l.constants)
+    })
+}

@@ -156,15 +156,27 @@ fn traces_once_per_signature() {
 
 #[test]
 fn shapeless_retraces_shape_dependent_ops() {
-    // reshape's output shape is fixed by its trace: another input shape gets its own trace.
-    let s = compile(fun(|x| Ok(vec![ops::reshape(&ops::exp(&x[0])?, &[-1])?])), true);
+    // A reshape to a shape computed from the input's: fixed by its trace, so another input
+    // shape gets its own trace.
+    let s = compile(fun(|x| Ok(vec![ops::reshape(&ops::exp(&x[0])?, &[x[0].size() as isize])?])), true);
+    // A reshape asked with -1 keeps it (as MLX): one trace re-infers the axis at every shape.
+    let m = compile(fun(|x| Ok(vec![ops::reshape(&ops::exp(&x[0])?, &[-1])?])), true);
     for (k, shape) in [[2usize, 3], [4, 3], [2, 3]].iter().enumerate() {
         let x = arr(shape, 23 + k as u64);
-        let got = s.call(&[x.clone()]).unwrap();
-        assert_eq!(got[0].shape(), &[shape[0] * shape[1]]);
-        assert_eq!(got[0].to_bytes().unwrap(), ops::exp(&x).unwrap().to_bytes().unwrap());
+        for c in [&s, &m] {
+            let got = c.call(&[x.clone()]).unwrap();
+            assert_eq!(got[0].shape(), &[shape[0] * shape[1]]);
+            assert_eq!(got[0].to_bytes().unwrap(), ops::exp(&x).unwrap().to_bytes().unwrap());
+        }
     }
     assert_eq!(s.traces(), 2, "one trace per shape, the first reused");
+    assert_eq!(m.traces(), 1, "the -1 is inferred again on replay");
+    // A size the fixed axes do not divide is reshape's error, not a new trace.
+    let r = compile(fun(|x| Ok(vec![ops::reshape(&x[0], &[6, -1])?])), true);
+    assert_eq!(r.call(&[arr(&[2, 3, 4], 31)]).unwrap()[0].shape(), &[6, 4]);
+    assert_eq!(r.call(&[arr(&[2, 3, 8], 32)]).unwrap()[0].shape(), &[6, 8]);
+    assert_eq!(r.call(&[arr(&[5, 5, 5], 33)]).unwrap_err().kind, mlx_arm_core::ErrorKind::InvalidArgument);
+    assert_eq!(r.traces(), 1);
     // An output that does not read the input (a constant of the traced shape) is shape-fixed too.
     let z = compile(fun(|x| Ok(vec![ops::zeros(x[0].shape(), DType::Float32)?])), true);
     assert_eq!(z.call(&[arr(&[1, 32], 29)]).unwrap()[0].shape(), &[1, 32]);

@@ -208,3 +208,41 @@ fn lazy_elementwise_captures_are_written_as_ops_over_the_constant() {
     let got = imported.call(&[two.clone()], &[]).unwrap();
     assert_eq!(got[0].to_bytes().unwrap(), ops::add(&constant, &two).unwrap().to_bytes().unwrap());
 }
+
+#[test]
+fn metadata_is_kept_and_version_1_files_still_read() {
+    let f = |xs: &[Array]| -> Result<Vec<Array>> { Ok(vec![ops::abs(&xs[0])?]) };
+    let x = arr(&[3], 5);
+    let mut e = ExportedFunction::with_metadata("{\"params\": 7}");
+    e.add(&f, &[x.clone()], &[], false).unwrap();
+    let bytes = e.to_bytes().unwrap();
+    let back = ExportedFunction::from_bytes(&bytes).unwrap();
+    assert_eq!(back.metadata(), "{\"params\": 7}");
+    assert_eq!(back.call(&[x.clone()], &[]).unwrap()[0].to_bytes().unwrap(), ops::abs(&x).unwrap().to_bytes().unwrap());
+    // A version-1 file is the same bytes without the metadata string (u32 length + text).
+    let mut plain = ExportedFunction::new();
+    plain.add(&f, &[x.clone()], &[], false).unwrap();
+    let v2 = plain.to_bytes().unwrap();
+    assert_eq!(&v2[12..16], &[0, 0, 0, 0], "an empty metadata string");
+    let mut v1 = v2[..12].to_vec();
+    v1[8] = 1;
+    v1.extend_from_slice(&v2[16..]);
+    let old = ExportedFunction::from_bytes(&v1).unwrap();
+    assert_eq!(old.metadata(), "");
+    assert_eq!(old.call(&[x.clone()], &[]).unwrap()[0].to_bytes().unwrap(), ops::abs(&x).unwrap().to_bytes().unwrap());
+}
+
+#[test]
+fn quantized_ops_round_trip() {
+    let w = arr(&[32, 64], 7);
+    let q = ops::quantize(&w, Some(32), Some(4), "affine", None).unwrap();
+    let (wq, s, b) = (q[0].clone(), q[1].clone(), q[2].clone());
+    let f = move |xs: &[Array]| -> Result<Vec<Array>> {
+        let y = ops::quantized_matmul(&xs[0], &wq, &s, Some(&b), true, Some(32), Some(4), "affine")?;
+        let d = ops::dequantize(&wq, &s, Some(&b), Some(32), Some(4), "affine", None, None)?;
+        Ok(vec![y, d])
+    };
+    round_trip("quantized_matmul + dequantize", &f, &[arr(&[3, 64], 8)]);
+    let g = |xs: &[Array]| -> Result<Vec<Array>> { ops::quantize(&xs[0], Some(64), Some(8), "affine", None) };
+    round_trip("quantize", &g, &[arr(&[4, 64], 9)]);
+}

@@ -3,7 +3,7 @@
 //! - each output equals that level's dot kernel on the same (weight row, quantized activation
 //!   row) pair, bit for bit — the register-tiled kernels promise this, so tiling, edge tiles,
 //!   row ranges and thread counts cannot change a result (the kernels over prepared
-//!   activations, including the weight-panel GEMM from 8 rows, sum in another float order:
+//!   activations, including the weight-panel GEMM (from 8, 64 or 512 rows), sum in another float order:
 //!   they meet the dot bound instead, and are bit-identical across splits and threads);
 //! - the f64 product of the dequantized operands, within the dot bound of ggml_simd.rs.
 //!
@@ -37,10 +37,15 @@ const TYPES: [T; 12] = [
 
 #[test]
 fn quantized_gemm_matches_the_dot_kernel_at_every_level_and_thread_count() {
-    let mut rng = Rng(0x0DDB_1A5E_5BAD_5EED);
     for level in levels::levels() {
         isa::set_isa(level).unwrap();
-        for ty in TYPES {
+        for (ti, ty) in TYPES.into_iter().enumerate() {
+            // scripts/test.sh may run this table as several processes under qemu (a shard of
+            // the types each); each type's data comes from its own seed, whichever shard runs it.
+            if !levels::in_shard(ti) {
+                continue;
+            }
+            let mut rng = Rng(0x0DDB_1A5E_5BAD_5EED ^ ((ti as u64 + 1) << 40));
             let bt = vec_dot_type(ty).unwrap();
             // m, n, blocks: every edge of the 4×2 register tile and of the 16-row activation
             // tile, one weight tile boundary (64 KiB of rows at 8 blocks of Q8_0 is 240 rows);
@@ -80,6 +85,8 @@ fn quantized_gemm_matches_the_dot_kernel_at_every_level_and_thread_count() {
                 // dotprod): activation and panel tails, several passes.
                 (64, 20, 40),
                 (65, 17, 3),
+                // From 512 rows where the layout's panel only pays there (Q5_0, Q5_1, Q2_K).
+                (512, 17, 2),
             ] {
                 let k = blocks * ty.block_len();
                 let wrb = ty.row_bytes(k).unwrap();
@@ -159,7 +166,7 @@ fn edge_blocks(level: Isa, ty: T, rng: &mut Rng) {
     let bt = vec_dot_type(ty).unwrap();
     // (1, 5, 9), (3, 6, 8): the AVX2 legacy kernels' whole groups of 8 blocks (their scales
     // loaded and converted 8 at a time) hold the edge scales, the +Inf one included.
-    for &(m, n, blocks) in &[(1usize, 5usize, 3usize), (6, 3, 2), (9, 18, 3), (64, 18, 3), (1, 5, 9), (3, 6, 8)] {
+    for &(m, n, blocks) in &[(1usize, 5usize, 3usize), (6, 3, 2), (9, 18, 3), (64, 18, 3), (512, 17, 1), (1, 5, 9), (3, 6, 8)] {
         let k = blocks * ty.block_len();
         let (wrb, xrb) = (ty.row_bytes(k).unwrap(), bt.row_bytes(k).unwrap());
         let nblk = n * blocks;

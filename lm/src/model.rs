@@ -6,6 +6,7 @@
 use alloc::sync::Arc;
 use alloc::vec::Vec;
 
+use mlx_arm_core::ops::fast::lm::{add_rms_norm, decode_heads, HeadsRope};
 use mlx_arm_core::ops::fused::{FusedOp, Step};
 use mlx_arm_core::ops::{self, BinaryOp, RopeOffset, UnaryOp};
 use mlx_arm_core::primitive::Primitive;
@@ -164,8 +165,15 @@ impl Model {
         // default device runs it (`swiglu_for`: the dtype it was decided for).
         let mut swiglu: Option<Arc<FusedOp>> = None;
         let mut swiglu_for: Option<DType> = None;
+        // The residual stream `x` and its normed form for the next block: each residual add and
+        // the RMSNorm after it are one node (`add_rms_norm`), so `h` is made by the previous
+        // block's last add (or here, for the first block).
+        let first_norm = self.layers.first().map_or(&self.norm, |l| &l.attn_norm);
+        if self.layers.is_empty() && last_only && t > 1 {
+            x = ops::slice(&x, &[0, ti - 1, 0], &[bi, ti, c.hidden as isize], &[1, 1, 1])?;
+        }
+        let mut h = ops::rms_norm(&x, Some(first_norm), c.rms_eps)?;
         for (i, l) in self.layers.iter().enumerate() {
-            let h = ops::rms_norm(&x, Some(&l.attn_norm), c.rms_eps)?;
             let [mut q, mut k, mut v] = exactly(Weight::project_all(&[&l.wq, &l.wk, &l.wv], &h)?)?;
             if let Some([bq, bk, bv]) = &l.qkv_bias {
                 q = ops::add(&q, bq)?;
@@ -180,15 +188,20 @@ impl Model {
                 let a = ops::reshape(a, &[bi, ti, n as isize, c.head_dim as isize])?;
                 ops::transpose(&a, Some(&[0, 2, 1, 3]))
             };
-            let (mut q, mut k) = (heads(&q, c.n_heads)?, heads(&k, c.n_kv_heads)?);
-            if let Some([qn, kn]) = &l.qk_norms {
-                q = ops::rms_norm(&q, Some(qn), c.rms_eps)?;
-                k = ops::rms_norm(&k, Some(kn), c.rms_eps)?;
-            }
             let local = c.is_local(i);
-            let q = self.rope(&q, &position, local)?;
-            let k = self.rope(&k, &position, local)?;
-            let v = heads(&v, c.n_kv_heads)?;
+            let [q, k, v] = if t == 1 && l.qk_norms.is_none() {
+                // One position: heads and both ropes in one node.
+                let (base, scale, freqs) = self.rope_params(local);
+                let r = HeadsRope { dims: c.rope_dims, traditional: c.rope_traditional, base, scale, offset: &position, freqs };
+                decode_heads(&q, &k, &v, c.head_dim, &r)?
+            } else {
+                let (mut q, mut k) = (heads(&q, c.n_heads)?, heads(&k, c.n_kv_heads)?);
+                if let Some([qn, kn]) = &l.qk_norms {
+                    q = ops::rms_norm(&q, Some(qn), c.rms_eps)?;
+                    k = ops::rms_norm(&k, Some(kn), c.rms_eps)?;
+                }
+                [self.rope(&q, &position, local)?, self.rope(&k, &position, local)?, heads(&v, c.n_kv_heads)?]
+            };
             let kv = cache.update(i, &k, &v)?;
             let spec = AttentionSpec {
                 scale: c.attn_scale,
@@ -204,8 +217,7 @@ impl Model {
                     None => Ok(y),
                 }
             };
-            x = ops::add(&x, &post(l.wo.project(&o)?, 0)?)?;
-            let h = ops::rms_norm(&x, Some(&l.ffn_norm), c.rms_eps)?;
+            [x, h] = add_rms_norm(&x, &post(l.wo.project(&o)?, 0)?, &l.ffn_norm, c.rms_eps)?;
             let [g, u] = exactly(Weight::project_all(&[&l.w_gate, &l.w_up], &h)?)?;
             if c.activation == FfnActivation::Silu && swiglu_for != Some(g.dtype()) {
                 let p = swiglu_program(g.dtype());
@@ -213,15 +225,22 @@ impl Model {
                 swiglu_for = Some(g.dtype());
             }
             let act = gated(c.activation, &g, &u, swiglu.as_ref())?;
-            x = ops::add(&x, &post(l.w_down.project(&act)?, 1)?)?;
+            let y = post(l.w_down.project(&act)?, 1)?;
+            match self.layers.get(i + 1) {
+                Some(next) => [x, h] = add_rms_norm(&x, &y, &next.attn_norm, c.rms_eps)?,
+                // The last block: the final norm, of the last position only where that is all
+                // the caller wants.
+                None if last_only && t > 1 => {
+                    let hd = c.hidden as isize;
+                    x = ops::slice(&ops::add(&x, &y)?, &[0, ti - 1, 0], &[bi, ti, hd], &[1, 1, 1])?;
+                    h = ops::rms_norm(&x, Some(&self.norm), c.rms_eps)?;
+                }
+                None => [x, h] = add_rms_norm(&x, &y, &self.norm, c.rms_eps)?,
+            }
         }
         cache.advance(t);
-        if last_only && t > 1 {
-            let hd = c.hidden as isize;
-            x = ops::slice(&x, &[0, ti - 1, 0], &[bi, ti, hd], &[1, 1, 1])?;
-        }
-        let x = ops::rms_norm(&x, Some(&self.norm), c.rms_eps)?;
-        let logits = self.output.project(&x)?;
+        drop(x);
+        let logits = self.output.project(&h)?;
         match c.final_softcap {
             Some(cap) => {
                 let cap = Array::scalar(cap)?;
@@ -235,17 +254,23 @@ impl Model {
     /// layer uses its own base without frequency scaling where the model has one (Gemma 3).
     fn rope(&self, x: &Array, offset: &Array, local: bool) -> Result<Array> {
         let c = &self.config;
-        let offset = RopeOffset::Array(offset);
+        let (base, scale, freqs) = self.rope_params(local);
+        ops::rope(x, c.rope_dims as isize, c.rope_traditional, base, scale, RopeOffset::Array(offset), freqs)
+    }
+
+    /// `fast.rope`'s base, scale and freqs for a layer (see [`Model::rope`]).
+    fn rope_params(&self, local: bool) -> (Option<f32>, f32, Option<&Array>) {
+        let c = &self.config;
         if let (true, Some(theta)) = (local, c.rope_local_theta) {
-            return ops::rope(x, c.rope_dims as isize, c.rope_traditional, Some(theta), 1.0, offset, None);
+            return (Some(theta), 1.0, None);
         }
-        let (base, scale) = match c.rope_scaling {
-            RopeScaling::Linear { factor } if factor > 0.0 => (Some(c.rope_theta), 1.0 / factor),
-            _ => (Some(c.rope_theta), 1.0),
+        let scale = match c.rope_scaling {
+            RopeScaling::Linear { factor } if factor > 0.0 => 1.0 / factor,
+            _ => 1.0,
         };
         match &self.rope_freqs {
-            Some(f) => ops::rope(x, c.rope_dims as isize, c.rope_traditional, None, scale, offset, Some(f)),
-            None => ops::rope(x, c.rope_dims as isize, c.rope_traditional, base, scale, offset, None),
+            Some(f) => (None, scale, Some(f)),
+            None => (Some(c.rope_theta), scale, None),
         }
     }
 }

@@ -117,6 +117,28 @@ def test_shapeless_reshape_and_broadcast_to_the_first_shape_refuse_others():
             c(mx.ones((4, 3)))
 
 
+def test_shapeless_reshape_keeps_the_inferred_axis():
+    # As real MLX 0.32.4 (checked by hand with the oracle; numpy gives the values): the traced
+    # reshape keeps its -1, so one trace serves every size the fixed 6 divides, and a size it
+    # does not divide is reshape's ValueError — not a new trace.
+    calls = []
+
+    def f(x):
+        calls.append(1)
+        return x.reshape(x.shape[0] * x.shape[1], -1) * 2
+
+    c = mx.compile(f, shapeless=True)
+    for shape in [(2, 3, 4), (2, 3, 8), (1, 6, 5), (3, 2, 2)]:
+        x = mx.arange(int(np.prod(shape)), dtype=mx.float32).reshape(shape)
+        got = np.array(c(x))
+        np.testing.assert_array_equal(got, np.array(x).reshape(6, -1) * 2)
+    assert len(calls) == 1
+    with pytest.raises(ValueError, match="size 125"):  # (MLX words it "into shape (6,20)")
+        c(mx.zeros((5, 5, 5)))
+    g = mx.compile(lambda x: x.reshape(-1, 2), shapeless=True)
+    assert g(mx.zeros((2, 2))).shape == (2, 2) and g(mx.zeros((4, 3))).shape == (6, 2)
+
+
 def test_shapeless_mean_one_trace():
     calls = []
 

@@ -2,6 +2,7 @@
 //! inputs (uploading host buffers once), allocates the output in device memory and records the
 //! dispatch. `Ok(None)` means "not covered": the caller runs the CPU kernel instead.
 
+use crate::defer;
 use crate::memory::{self, Handle, VkMemory};
 use crate::pipelines::{Shader, PUSH_BYTES};
 use crate::queue::Recorder;
@@ -252,7 +253,7 @@ pub(crate) fn output(rec: &Recorder, shape: &[usize], itemsize: usize, op: &'sta
 }
 
 /// Most storage buffers a shader binds (sdpa.comp).
-const MAX_BINDINGS: usize = 6;
+pub(crate) const MAX_BINDINGS: usize = 6;
 
 /// Records one dispatch of `shader`: `bufs[..reads]` are read, the rest written. No heap
 /// allocation: descriptors and push constants are built in fixed arrays (a decode step records
@@ -279,15 +280,20 @@ pub(crate) fn dispatch(rec: &mut Recorder, shader: Shader, f16: bool, bufs: &[&A
         chunk.copy_from_slice(&w.to_ne_bytes());
     }
     let d = &ctx.device;
+    let t0 = std::time::Instant::now();
     rec.bind_pipeline(cb, p.pipeline);
     // SAFETY: recording into the open command buffer with objects that outlive the batch.
-    unsafe {
-        ctx.push.cmd_push_descriptor_set(cb, vk::PipelineBindPoint::COMPUTE, p.layout, 0, &writes[..bufs.len()]);
-        if !push.is_empty() {
-            d.cmd_push_constants(cb, p.layout, vk::ShaderStageFlags::COMPUTE, 0, &bytes[..push.len() * 4]);
-        }
-        d.cmd_dispatch(cb, groups[0], groups[1], groups[2]);
+    unsafe { ctx.push.cmd_push_descriptor_set(cb, vk::PipelineBindPoint::COMPUTE, p.layout, 0, &writes[..bufs.len()]) };
+    let t1 = std::time::Instant::now();
+    if !push.is_empty() {
+        // SAFETY: as above; the layout declares PUSH_BYTES of push constants.
+        unsafe { d.cmd_push_constants(cb, p.layout, vk::ShaderStageFlags::COMPUTE, 0, &bytes[..push.len() * 4]) };
     }
+    let t2 = std::time::Instant::now();
+    // SAFETY: as above.
+    unsafe { d.cmd_dispatch(cb, groups[0], groups[1], groups[2]) };
+    let t3 = std::time::Instant::now();
+    crate::queue::count_calls([t0, t1, t2, t3]);
     crate::queue::count_command(t);
     rec.recorded(shader.label())
 }
@@ -344,6 +350,12 @@ fn unary_fits(x: &Data, shape: &[usize], ost: &[isize], dt: DType) -> bool {
 /// Records `f(x)` written into `out` = (memory, element offset, strides over `shape`); the
 /// caller checked [`unary_fits`] and that the window lies inside the memory.
 fn unary_into(rec: &mut Recorder, code: u32, x: &Data, shape: &[usize], dt: DType, out: (&Arc<VkMemory>, usize, &[isize])) -> Result<()> {
+    unary_into_as(rec, code, x, shape, dt, out, false)
+}
+
+/// [`unary_into`]; with `window` (a copy into a window of a donated buffer: a KV-cache write)
+/// it may be held back and paired with the next such copy (`crate::defer::window`).
+fn unary_into_as(rec: &mut Recorder, code: u32, x: &Data, shape: &[usize], dt: DType, out: (&Arc<VkMemory>, usize, &[isize]), window: bool) -> Result<()> {
     let f16 = variant(dt) == Some(true);
     let n: usize = shape.iter().product();
     let c = collapse(shape, &[&x.strides, out.2]).ok_or_else(|| Error::runtime("vulkan", "A unary view has more axes than the kernel takes."))?;
@@ -356,7 +368,23 @@ fn unary_into(rec: &mut Recorder, code: u32, x: &Data, shape: &[usize], dt: DTyp
     pad_i(&mut push, c.strides(0), MAXD);
     push.push(out.1 as u32);
     pad_i(&mut push, c.strides(1), MAXD);
-    dispatch(rec, Shader::Unary, f16, &[&a.mem, out.0], 1, &push, grid(n.div_ceil(GROUP as usize))?)
+    let groups = grid(n.div_ceil(GROUP as usize))?;
+    if !window || code != 0 {
+        return dispatch(rec, Shader::Unary, f16, &[&a.mem, out.0], 1, &push, groups);
+    }
+    // copy2.comp's job: the same view in at most WINDOW_AXES axes.
+    let job = (c.len <= defer::WINDOW_AXES).then(|| {
+        let mut j = [0u32; defer::JOB_WORDS];
+        j[..4].copy_from_slice(&[n as u32, c.len as u32, a.off as u32, out.1 as u32]);
+        for d in 0..defer::WINDOW_AXES {
+            let inside = d < c.len;
+            j[4 + d] = if inside { c.shape[d] as u32 } else { 1 };
+            j[4 + defer::WINDOW_AXES + d] = if inside { c.strides[0][d] as i32 as u32 } else { 0 };
+            j[4 + 2 * defer::WINDOW_AXES + d] = if inside { c.strides[1][d] as i32 as u32 } else { 0 };
+        }
+        j
+    });
+    defer::window(rec, f16, &a.mem, out.0, &push, groups, job)
 }
 
 /// `slice_update`: a copy of `src` (`shape`) with the window starting at `start` (steps
@@ -407,7 +435,7 @@ fn write_window(rec: &mut Recorder, mem: &Arc<VkMemory>, shape: &[usize], upd: (
     let dense = row_major(shape);
     let wst: Vec<isize> = dense.iter().zip(step).map(|(&s, &k)| s * k).collect();
     let off: isize = start.iter().zip(&dense).map(|(&a, &s)| a * s).sum();
-    unary_into(rec, 0, upd.0, upd.1, dt, (mem, off as usize, &wst))
+    unary_into_as(rec, 0, upd.0, upd.1, dt, (mem, off as usize, &wst), true)
 }
 
 /// `out = f(a, b)` with numpy broadcasting to `shape`.
@@ -573,9 +601,59 @@ pub(crate) fn norm(rec: &mut Recorder, x: (&Data, &[usize]), w: (&Data, &[usize]
         bias.is_some() as u32,
         bb.off as u32,
         b_step as u32,
+        0,
+        0,
     ];
     let sg = rec.ctx().info.subgroup.is_some();
-    dispatch(rec, Shader::Norm(sg), f16, &[&bx.mem, &bw.mem, &bb.mem, &om], 3, &push, grid(rows)?)?;
+    // No residual: y and the sum's output repeat x and the output (never touched).
+    dispatch(rec, Shader::Norm(sg), f16, &[&bx.mem, &bw.mem, &bb.mem, &bx.mem, &om, &om], 4, &push, grid(rows)?)?;
+    Ok(Some(out))
+}
+
+/// rms_norm over the last axis of `x` when `x` is the output of the residual add the recorder
+/// holds back (`crate::defer`): one dispatch reads the add's inputs, writes their sum (the
+/// add's output) and the norm of it, as the two dispatches would. `None`: not that case
+/// (nothing was recorded; the add stays held back).
+pub(crate) fn norm_after_add(rec: &mut Recorder, x: (&Data, &[usize]), w: (&Data, &[usize]), eps: f32, dt: DType) -> Result<Option<Data>> {
+    let Some(f16) = variant(dt) else { return Ok(None) };
+    let shape = x.1;
+    let dim = *shape.last().unwrap_or(&0);
+    let n: usize = shape.iter().product();
+    let Some(w_step) = feature_step(w, dim) else { return Ok(None) };
+    let Some(xm) = memory::of_buffer(&x.0.buf) else { return Ok(None) };
+    if dim == 0 || n == 0 || x.0.offset != 0 || !x.0.is_row_contiguous(shape) {
+        return Ok(None);
+    }
+    // Taken before the weight is bound: an upload of it would flush the add.
+    let Some((a, b, sum)) = defer::take_add(rec, &xm, n, f16) else { return Ok(None) };
+    let bw = bind(rec, w.0, w.1, dt.size())?;
+    let (om, out) = output(rec, shape, dt.size(), "rms_norm")?;
+    let rows = n / dim;
+    let push = [rows as u32, dim as u32, a.off as u32, bw.off as u32, w_step as u32, eps.to_bits(), 0, bw.off as u32, 0, 1, b.off as u32];
+    let sg = rec.ctx().info.subgroup.is_some();
+    dispatch(rec, Shader::Norm(sg), f16, &[&a.mem, &bw.mem, &bw.mem, &b.mem, &om, &sum], 4, &push, grid(rows)?)?;
+    Ok(Some(out))
+}
+
+/// `a + b` of two dense arrays of the output's `shape`, held back (`crate::defer`) so that an
+/// rms_norm of the sum can take it; `None`: another layout (the plain kernel runs it).
+pub(crate) fn add_deferred(rec: &mut Recorder, a: (&Data, &[usize]), b: (&Data, &[usize]), shape: &[usize], dt: DType) -> Result<Option<Data>> {
+    let Some(f16) = variant(dt) else { return Ok(None) };
+    let n: usize = shape.iter().product();
+    let dense = |d: &(&Data, &[usize])| d.1 == shape && d.0.is_row_contiguous(shape) && fits_u32(d.0.buf.len() / dt.size() + 1);
+    if n == 0 || !fits_u32(n) || !dense(&a) || !dense(&b) {
+        return Ok(None);
+    }
+    let ba = bind(rec, a.0, a.1, dt.size())?;
+    let bb = bind(rec, b.0, b.1, dt.size())?;
+    let (om, out) = output(rec, shape, dt.size(), "binary")?;
+    // binary.comp's words for a dense add: one merged axis of n elements, strides 1.
+    let mut push = words(&[n as u32, 1, ba.off as u32, bb.off as u32, 0]);
+    pad(&mut push, &[n], MAXD, 1);
+    pad_i(&mut push, &[1], MAXD);
+    pad_i(&mut push, &[1], MAXD);
+    let groups = grid(n.div_ceil(GROUP as usize))?;
+    rec.defer(defer::Deferred::new(defer::Kind::Add { n }, Shader::Binary, f16, &[&ba.mem, &bb.mem, &om], 2, &push, groups))?;
     Ok(Some(out))
 }
 
@@ -644,7 +722,7 @@ pub(crate) fn rope(
     let rows = n / dim;
     let per_row = half + (dim - rp.dims);
     let coef = rp.base.ln() / half as f32;
-    let push = [
+    let push: [u32; 19] = [
         rows as u32,
         dim as u32,
         rp.dims as u32,
@@ -661,8 +739,12 @@ pub(crate) fn rope(
         rp.scale.to_bits(),
         host_offset.is_some() as u32,
         host_offset.unwrap_or(0) as u32,
+        // No second input (the recorder may pair this rope with the next: crate::defer).
+        0,
+        1,
+        0,
     ];
-    dispatch(rec, Shader::Rope, f16, &[&bx.mem, &bo.mem, &bf.mem, &om], 3, &push, grid((rows * per_row).div_ceil(GROUP as usize))?)?;
+    defer::rope(rec, f16, [&bx.mem, &bo.mem, &bf.mem, &bx.mem, &om, &om], &push, per_row)?;
     Ok(Some(out))
 }
 

@@ -4,6 +4,7 @@
 
 mod context;
 mod coopmat;
+mod defer;
 mod fusion;
 mod kernels;
 mod memory;
@@ -14,6 +15,7 @@ mod subgroup;
 
 pub use context::{DeviceInfo, DEVICE_ENV, MEMORY_ENV};
 pub use coopmat::COOPMAT_ENV;
+pub use defer::{fusion_enabled, set_fusion, FUSE_ENV};
 pub use kernels::coopmat_dispatches;
 pub use profile::{kernel_times, KernelTime, PROFILE_ENV};
 pub use queue::{stats as queue_stats, QueueStats};
@@ -24,6 +26,7 @@ use mlx_arm_core::array::Data;
 use mlx_arm_core::backend::{self, Backend, OutMeta};
 use mlx_arm_core::ops::fast::FastOp;
 use mlx_arm_core::ops::index::IndexOp;
+use mlx_arm_core::ops::binary::BinaryOp;
 use mlx_arm_core::ops::linalg::LinalgOp;
 use mlx_arm_core::ops::quantized::QuantizedOp;
 use mlx_arm_core::quant::mlx::QuantMode;
@@ -247,6 +250,13 @@ impl Backend for VulkanBackend {
                     Some(code) => kernels::unary(r, code, &datas[0], shapes[0], dt)?,
                     None => None,
                 },
+                // A residual add is held back for the rms_norm that usually follows it.
+                Primitive::Binary(BinaryOp::Add) if *out_dt == dt && defer::fusion_enabled() => {
+                    match kernels::add_deferred(r, (&datas[0], shapes[0]), (&datas[1], shapes[1]), out_shape, dt)? {
+                        Some(d) => Some(d),
+                        None => kernels::binary(r, 0, (&datas[0], shapes[0]), (&datas[1], shapes[1]), out_shape, dt)?,
+                    }
+                }
                 Primitive::Binary(op) if *out_dt == dt => match kernels::binary_code(*op) {
                     Some(code) => kernels::binary(r, code, (&datas[0], shapes[0]), (&datas[1], shapes[1]), out_shape, dt)?,
                     None => None,
@@ -261,7 +271,11 @@ impl Backend for VulkanBackend {
                     kernels::arg_reduce(r, *max, &datas[0], shapes[0], *axis, dt)?
                 }
                 Primitive::Fast(FastOp::RmsNorm { eps }) if *out_dt == dt => {
-                    kernels::norm(r, (&datas[0], shapes[0]), (&datas[1], shapes[1]), None, eps.get() as f32, dt)?
+                    let (x, w, e) = ((&datas[0], shapes[0]), (&datas[1], shapes[1]), eps.get() as f32);
+                    match kernels::norm_after_add(r, x, w, e, dt)? {
+                        Some(d) => Some(d),
+                        None => kernels::norm(r, x, w, None, e, dt)?,
+                    }
                 }
                 Primitive::Fast(FastOp::LayerNorm { eps }) if *out_dt == dt => {
                     let b = Some((&datas[2], shapes[2]));

@@ -26,6 +26,8 @@ pub(crate) enum Shader {
     /// rms_norm / layer_norm; `true`: workgroup sums with subgroup arithmetic.
     Norm(bool),
     Rope,
+    /// Two strided copies (a layer's two KV-cache writes) in one dispatch.
+    Copy2,
     Sdpa,
     /// Attention split over chunks of keys (decode with long key sequences).
     SdpaSplit,
@@ -58,6 +60,7 @@ impl Shader {
             Shader::Norm(false) => "norm",
             Shader::Norm(true) => "norm_sg",
             Shader::Rope => "rope",
+            Shader::Copy2 => "copy2",
             Shader::Sdpa => "sdpa",
             Shader::SdpaSplit => "sdpa_split",
             Shader::Qmm => "qmm",
@@ -75,8 +78,9 @@ impl Shader {
         match self {
             Shader::Unary | Shader::Reduce | Shader::ArgReduce | Shader::GgmlDequant(_) => 2,
             Shader::Binary | Shader::Gather | Shader::ArgReduceSplit | Shader::Matmul | Shader::MatmulCoop(_) | Shader::GgmlMv(..) | Shader::GgmlMm(..) => 3,
-            Shader::Norm(_) | Shader::Rope => 4,
+            Shader::Copy2 => 4,
             Shader::Fused => 5,
+            Shader::Norm(_) | Shader::Rope => 6,
             Shader::Qmm => 5,
             Shader::Sdpa | Shader::SdpaSplit => 6,
         }
@@ -114,6 +118,7 @@ impl Shader {
             Shader::Norm(false) => spv!("norm"),
             Shader::Norm(true) => spv!("norm_sg"),
             Shader::Rope => spv!("rope"),
+            Shader::Copy2 => spv!("copy2"),
             Shader::Sdpa => spv!("sdpa"),
             Shader::SdpaSplit => spv!("sdpa_split"),
             Shader::Qmm => spv!("qmm"),

@@ -8,7 +8,7 @@
 //! graph), each next one twice the last, up to `MLX_ARM_VULKAN_BATCH` (default 32: a
 //! submission costs the host ~4 µs on an H200 with reused fences and command buffers, while
 //! the GPU sits idle until work is submitted, so small batches keep it fed and leave little
-//! for the final wait). A decode step of the default model (425 dispatches) is thus 14
+//! for the final wait). A decode step of the default model (306 dispatches) is thus 10
 //! submissions and one wait. A barrier is recorded only where a
 //! dispatch reads or overwrites a buffer written (or, for writes, read) since the last barrier;
 //! that record spans submissions until the host waits (a barrier in a later command buffer
@@ -23,6 +23,7 @@
 use crate::context::{vk_err, Context};
 use crate::memory::VkMemory;
 use crate::pipelines::{Pipeline, Shader};
+use crate::defer::Deferred;
 use crate::profile::Profiler;
 use ash::vk;
 use gpu_allocator::MemoryLocation;
@@ -71,6 +72,9 @@ pub(crate) struct Recorder {
     /// Pipelines this recorder has used, by (shader, f16): found under the recorder's lock
     /// without taking the global cache's mutex on every dispatch.
     pipelines: Vec<((Shader, bool), &'static Pipeline)>,
+    /// A dispatch held back for the next op to absorb (`crate::defer`); recorded before
+    /// anything else is recorded, submitted or waited for.
+    pending: Option<Deferred>,
 }
 
 /// Dispatches in the first batch after a wait.
@@ -112,6 +116,13 @@ pub struct QueueStats {
     /// Nanoseconds of it spent freeing finished batches after submissions (their buffers go
     /// back to the pool).
     pub reclaim_ns: u64,
+    /// Of `command_ns`, the driver's calls one by one: `vkCmdPipelineBarrier` (hazard barriers),
+    /// `vkCmdPushDescriptorSetKHR` (with `vkCmdBindPipeline` where the pipeline changes),
+    /// `vkCmdPushConstants` and `vkCmdDispatch`: which of them to cut next.
+    pub barrier_ns: u64,
+    pub descriptor_ns: u64,
+    pub push_constant_ns: u64,
+    pub cmd_dispatch_ns: u64,
 }
 
 /// The counters, as atomics: bumped on every dispatch, so no lock.
@@ -126,6 +137,10 @@ struct Counters {
     alloc_ns: AtomicU64,
     command_ns: AtomicU64,
     reclaim_ns: AtomicU64,
+    barrier_ns: AtomicU64,
+    descriptor_ns: AtomicU64,
+    push_constant_ns: AtomicU64,
+    cmd_dispatch_ns: AtomicU64,
 }
 
 static STATS: Counters = Counters {
@@ -139,6 +154,10 @@ static STATS: Counters = Counters {
     alloc_ns: AtomicU64::new(0),
     command_ns: AtomicU64::new(0),
     reclaim_ns: AtomicU64::new(0),
+    barrier_ns: AtomicU64::new(0),
+    descriptor_ns: AtomicU64::new(0),
+    push_constant_ns: AtomicU64::new(0),
+    cmd_dispatch_ns: AtomicU64::new(0),
 };
 
 fn bump(c: &AtomicUsize) {
@@ -164,6 +183,15 @@ pub(crate) fn count_command(since: std::time::Instant) {
     add_ns(&STATS.command_ns, since);
 }
 
+/// Adds the time between `stamps` (taken around a dispatch's descriptor push, push constants
+/// and dispatch) to those calls' counters.
+pub(crate) fn count_calls(stamps: [std::time::Instant; 4]) {
+    let d = |a: usize| stamps[a + 1].duration_since(stamps[a]).as_nanos() as u64;
+    STATS.descriptor_ns.fetch_add(d(0), Ordering::Relaxed);
+    STATS.push_constant_ns.fetch_add(d(1), Ordering::Relaxed);
+    STATS.cmd_dispatch_ns.fetch_add(d(2), Ordering::Relaxed);
+}
+
 /// The counters since start.
 pub fn stats() -> QueueStats {
     let u = |c: &AtomicUsize| c.load(Ordering::Relaxed);
@@ -179,6 +207,10 @@ pub fn stats() -> QueueStats {
         alloc_ns: n(&STATS.alloc_ns),
         command_ns: n(&STATS.command_ns),
         reclaim_ns: n(&STATS.reclaim_ns),
+        barrier_ns: n(&STATS.barrier_ns),
+        descriptor_ns: n(&STATS.descriptor_ns),
+        push_constant_ns: n(&STATS.push_constant_ns),
+        cmd_dispatch_ns: n(&STATS.cmd_dispatch_ns),
     }
 }
 
@@ -208,6 +240,7 @@ pub(crate) fn init(ctx: &'static Context) -> Result<()> {
         next_seq: 1,
         bound: vk::Pipeline::null(),
         pipelines: Vec::new(),
+        pending: None,
     };
     let _ = RECORDER.set(Mutex::new(rec));
     Ok(())
@@ -295,6 +328,31 @@ impl Recorder {
         Ok(p)
     }
 
+    /// Holds `d` back (recording what was held back before).
+    pub fn defer(&mut self, d: Deferred) -> Result<()> {
+        self.flush()?;
+        self.pending = Some(d);
+        Ok(())
+    }
+
+    /// The dispatch held back, if any.
+    pub fn pending(&self) -> Option<&Deferred> {
+        self.pending.as_ref()
+    }
+
+    /// Takes the dispatch held back: the caller records what it stands for.
+    pub fn take_pending(&mut self) -> Option<Deferred> {
+        self.pending.take()
+    }
+
+    /// Records the dispatch held back, if any.
+    pub fn flush(&mut self) -> Result<()> {
+        match self.pending.take() {
+            Some(d) => crate::defer::record(self, d),
+            None => Ok(()),
+        }
+    }
+
     /// Binds `pipeline` in the open command buffer `cb` unless it is bound there already.
     pub fn bind_pipeline(&mut self, cb: vk::CommandBuffer, pipeline: vk::Pipeline) {
         if self.bound != pipeline {
@@ -307,6 +365,8 @@ impl Recorder {
     /// Opens (or continues) the batch for work that reads `reads` and writes `writes`,
     /// recording a barrier first if that work depends on earlier work in the batch.
     pub fn access(&mut self, reads: &[&Arc<VkMemory>], writes: &[&Arc<VkMemory>]) -> Result<vk::CommandBuffer> {
+        // What was held back comes first (it may be what this work reads).
+        self.flush()?;
         let cb = self.begin()?;
         let raw = reads.iter().any(|m| self.written.contains(&m.buffer));
         let war_waw = writes.iter().any(|m| self.written.contains(&m.buffer) || self.read.contains(&m.buffer));
@@ -315,8 +375,10 @@ impl Recorder {
                 .src_access_mask(vk::AccessFlags::SHADER_WRITE | vk::AccessFlags::TRANSFER_WRITE | vk::AccessFlags::SHADER_READ)
                 .dst_access_mask(vk::AccessFlags::SHADER_READ | vk::AccessFlags::SHADER_WRITE | vk::AccessFlags::TRANSFER_READ | vk::AccessFlags::TRANSFER_WRITE);
             let stages = vk::PipelineStageFlags::COMPUTE_SHADER | vk::PipelineStageFlags::TRANSFER;
+            let t = std::time::Instant::now();
             // SAFETY: recording into the open command buffer.
             unsafe { self.ctx.device.cmd_pipeline_barrier(cb, stages, stages, vk::DependencyFlags::empty(), &[mb], &[], &[]) };
+            add_ns(&STATS.barrier_ns, t);
             self.written.clear();
             self.read.clear();
             bump(&STATS.barriers);
@@ -378,6 +440,7 @@ impl Recorder {
 
     /// Submits the open batch without waiting.
     pub fn submit(&mut self) -> Result<()> {
+        self.flush()?;
         let Some(cb) = self.open.take() else { return Ok(()) };
         let t = std::time::Instant::now();
         let d = &self.ctx.device;
@@ -488,6 +551,8 @@ impl Recorder {
     /// when it is that one. Later batches keep running.
     /// (While profiling, everything is waited for: timestamps are read once the queue is idle.)
     pub fn wait_for(&mut self, mem: &VkMemory) -> Result<()> {
+        // A held-back dispatch may write `mem` (its number is set when it is recorded).
+        self.flush()?;
         match mem.last_write.load(Ordering::Relaxed) {
             0 => Ok(()),
             _ if self.profiler.is_some() => self.finish(),

@@ -15,9 +15,19 @@ use crate::parallel::parallel_for;
 use alloc::borrow::Cow;
 use alloc::vec::Vec;
 
+mod lm;
+
 /// Evaluates a fast primitive.
 pub fn eval(op: &FastOp, inputs: Vec<Array>, outputs: &[OutMeta]) -> Result<Vec<Data>> {
     let name = op.name();
+    // The language models' fused ops (several outputs each).
+    match op {
+        FastOp::AddRmsNorm { eps } => return lm::add_rms_norm(&inputs, eps.get() as f32, outputs),
+        FastOp::DecodeHeads { head_dim, dims, traditional, base, scale } => {
+            return lm::decode_heads(&inputs, *head_dim, *dims, *traditional, base.get() as f32, scale.get() as f32, outputs)
+        }
+        _ => {}
+    }
     let (shape, dtype) = super::out0(outputs, name)?.clone();
     // Every kernel below writes each output element (a reused block needs no zeroing: that
     // serial pass cost as much as the kernel of a large softmax or norm).
@@ -37,6 +47,7 @@ pub fn eval(op: &FastOp, inputs: Vec<Array>, outputs: &[OutMeta]) -> Result<Vec<
         FastOp::Softmax => return Err(Error::unsupported(name, alloc::format!("the fused softmax takes float32, not {dtype}."))),
         FastOp::Sdpa { scale, causal } if dtype == DType::Float32 => sdpa_f32(&inputs, scale.get() as f32, *causal, &shape, &out)?,
         FastOp::Sdpa { scale, causal } => float!(T => sdpa::<T>(&inputs, scale.get() as f32, *causal, &shape, &out))?,
+        FastOp::AddRmsNorm { .. } | FastOp::DecodeHeads { .. } => return Err(Error::runtime(name, "handled above")),
     }
     Ok(alloc::vec![out])
 }
@@ -154,19 +165,22 @@ fn rms_norm<T: Store>(inputs: &[Array], eps: f32, shape: &[usize], out: &Data) -
     // own ops (MLX's CPU runs that composite): `mx.sum`'s order, times the f32 of 1/d.
     let inv_d = (1.0 / d as f64) as f32;
     let level = super::isa::isa();
-    rows(&xv, d, out, |_, xr, o| {
-        if let (Some(xf), Some(of)) = (as_f32(xr), as_f32_mut(o)) {
-            if super::vecmath::rms_norm_row(level, xf, &wv, eps, inv_d, of) {
-                return;
-            }
-        }
-        let ss = super::reduce::lanes_sum_map(xr, 0.0f32, |v| v.f() * v.f());
-        let inv = 1.0 / (ss * inv_d + eps).sqrt();
-        for ((y, &v), &g) in o.iter_mut().zip(xr).zip(wv.iter()) {
-            *y = T::from_f(T::round(v.f() * inv) * g);
-        }
-    });
+    rows(&xv, d, out, |_, xr, o| rms_row(level, xr, &wv, eps, inv_d, o));
     Ok(())
+}
+
+/// One row of [`rms_norm`]: `o = xr / sqrt(Σ xr² · inv_d + eps) · w`.
+fn rms_row<T: Store>(level: super::isa::Isa, xr: &[T], w: &[f32], eps: f32, inv_d: f32, o: &mut [T]) {
+    if let (Some(xf), Some(of)) = (as_f32(xr), as_f32_mut(o)) {
+        if super::vecmath::rms_norm_row(level, xf, w, eps, inv_d, of) {
+            return;
+        }
+    }
+    let ss = super::reduce::lanes_sum_map(xr, 0.0f32, |v| v.f() * v.f());
+    let inv = 1.0 / (ss * inv_d + eps).sqrt();
+    for ((y, &v), &g) in o.iter_mut().zip(xr).zip(w.iter()) {
+        *y = T::from_f(T::round(v.f() * inv) * g);
+    }
 }
 
 fn layer_norm<T: Store>(inputs: &[Array], eps: f32, shape: &[usize], out: &Data) -> Result<()> {

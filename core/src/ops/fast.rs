@@ -8,6 +8,7 @@
 //! fused == fallback tightly and both against MLX goldens.
 
 pub(crate) mod grad;
+pub mod lm;
 
 use crate::array::Array;
 use crate::dtype::{finfo, promote_types, result_type, DType};
@@ -55,6 +56,27 @@ pub enum FastOp {
         /// Causal masking (bottom-right aligned, as MLX).
         causal: bool,
     },
+    /// Language-model decode only, not MLX API ([`lm`]): inputs x, r, weight (1-D); outputs
+    /// `x + r` and `rms_norm(x + r, weight)`.
+    AddRmsNorm {
+        /// Added to the mean square.
+        eps: F64,
+    },
+    /// Language-model decode only, not MLX API ([`lm`]): inputs q, k, v `(B, 1, H·head_dim)`,
+    /// offset, optional freqs; outputs q and k rotated as [`FastOp::Rope`] does, and v, each as
+    /// heads `(B, H, 1, head_dim)`.
+    DecodeHeads {
+        /// Features per head.
+        head_dim: usize,
+        /// Leading feature dims rotated.
+        dims: usize,
+        /// Rotate adjacent pairs (true) or the two halves (false).
+        traditional: bool,
+        /// Frequency base (unused with freqs).
+        base: F64,
+        /// Position scale.
+        scale: F64,
+    },
 }
 
 impl FastOp {
@@ -66,6 +88,8 @@ impl FastOp {
             FastOp::Rope { .. } => "rope",
             FastOp::Softmax => "softmax",
             FastOp::Sdpa { .. } => "scaled_dot_product_attention",
+            FastOp::AddRmsNorm { .. } => "add_rms_norm",
+            FastOp::DecodeHeads { .. } => "decode_heads",
         }
     }
 }

@@ -152,12 +152,16 @@ pub fn infer_shape(shape: &[isize], size: usize, op: &'static str) -> Result<Vec
 
 /// `mx.reshape(a, shape)`; one dimension may be `-1`.
 pub fn reshape(a: &Array, shape: &[isize]) -> Result<Array> {
+    let requested = shape;
     let shape = infer_shape(shape, a.size(), "reshape")?;
     crate::shape::check_dims(&shape, "reshape")?;
     if shape == a.shape() && !shape_generic(a) {
         return Ok(a.clone());
     }
-    Ok(record(ShapeOp::Reshape, a, shape))
+    let out = record(ShapeOp::Reshape, a, shape);
+    // A shapeless trace keeps an inferred axis (`-1`) inferred on replay (transforms/compile).
+    crate::transforms::compile::note_reshape(a, &out, requested);
+    Ok(out)
 }
 
 /// `mx.transpose(a, axes)`; `None` reverses the axes.

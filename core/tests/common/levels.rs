@@ -16,3 +16,15 @@ pub fn levels() -> Vec<Isa> {
     assert!(!chosen.is_empty(), "MLX_ARM_TEST_ISA_FROM={name}: this CPU runs none of those levels ({all:?})");
     chosen
 }
+
+/// Whether this process runs entry `i` of a long kernel test's table: `MLX_ARM_TEST_SHARD=s/n`
+/// takes the entries with `i % n == s` (scripts/test.sh runs such a test as `n` processes at once
+/// under qemu, where one process runs on one core); unset, every entry.
+#[allow(dead_code)] // not every test that includes this module has a sharded table
+pub fn in_shard(i: usize) -> bool {
+    let Some(spec) = std::env::var_os("MLX_ARM_TEST_SHARD") else { return true };
+    let spec = spec.to_string_lossy();
+    let parsed = spec.split_once('/').and_then(|(s, n)| Some((s.parse::<usize>().ok()?, n.parse::<usize>().ok()?)));
+    let (s, n) = parsed.filter(|&(s, n)| s < n).unwrap_or_else(|| panic!("MLX_ARM_TEST_SHARD={spec}: expected s/n with s < n"));
+    i % n == s
+}

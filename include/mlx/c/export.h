@@ -14,6 +14,7 @@
 #include "mlx/c/array.h"
 #include "mlx/c/closure.h"
 #include "mlx/c/map.h"
+#include "mlx/c/string.h"
 #include "mlx/c/vector.h"
 
 #ifdef __cplusplus
@@ -69,6 +70,29 @@ int mlx_imported_function_apply_kwargs(
     const mlx_imported_function xfunc,
     const mlx_vector_array args,
     const mlx_map_string_to_array kwargs);
+
+/* mlx-arm additions. An exporter whose file also keeps the string `metadata` (MLX's
+ * `metadata=`); the empty handle on error. */
+mlx_function_exporter mlx_arm_function_exporter_new_metadata(
+    const char* file,
+    const mlx_closure fun,
+    bool shapeless,
+    const char* metadata);
+/* *res = the metadata string an imported file keeps (empty when none). */
+int mlx_arm_imported_function_metadata(
+    mlx_string* res,
+    const mlx_imported_function xfunc);
+/* Traces `fun` (positional arrays, then keyword arrays in name order) and describes the
+ * trace as MLX's export to a callback: *json = a JSON list of events (inputs,
+ * keyword_inputs, outputs, constants, then each primitive), *constants = the captured arrays
+ * the "constants" event indexes (docs/EXPORT.md). */
+int mlx_arm_export_listing(
+    mlx_string* json,
+    mlx_vector_array* constants,
+    const mlx_closure fun,
+    const mlx_vector_array args,
+    const mlx_map_string_to_array kwargs,
+    bool shapeless);
 /**@}*/
 
 #ifdef __cplusplus

@@ -8,6 +8,7 @@ a tuple of arrays. Inputs are arrays given as ``*args`` / ``**kwargs``, or one l
 arrays and/or one dict of arrays, as in MLX. Files use mlx-arm's own format: ``.mlxfn``
 files written by Apple's MLX are refused with an error.
 """
+import json
 import os
 
 from ._ffi import error, ffi, lib
@@ -58,33 +59,71 @@ class _Map:
         lib.mlx_map_string_to_array_free(self.c)
 
 
-class FunctionExporter:
-    """What ``mx.exporter(file, fun, *, shapeless=False)`` returns: a context manager; each
-    call ``exporter(*args, **kwargs)`` traces ``fun`` for that signature and rewrites ``file``
-    with every trace so far. Calling it after the ``with`` block is an error."""
+def _traced(fun, call, shapeless):
+    """The flat function the C side traces: ``call`` holds how many positional arrays come
+    first and the keyword names of the rest (the C side passes the keyword arrays after the
+    positional ones, sorted by name). A holder rather than an object with ``fun``, so the
+    closure makes no reference cycle."""
 
-    def __init__(self, file, fun, *, shapeless=False):
+    def traced(xs):
+        from ._basic_index import SHAPELESS_TRACES
+
+        n = call["n"]
+        SHAPELESS_TRACES[0] += shapeless  # (see _basic_index: keep shape-dependent no-ops)
+        try:
+            return _outputs(fun(*xs[:n], **dict(zip(call["names"], xs[n:]))))
+        finally:
+            SHAPELESS_TRACES[0] -= shapeless
+
+    return traced
+
+
+_SIGNATURES = {
+    "export_function": "export_function(file_or_callback: str | Callable, fun: Callable, *args, shapeless: bool = "
+                       "False, metadata: str | None = None, **kwargs) -> None",
+    "exporter": "exporter(file: str, fun: collections.abc.Callable, *, shapeless: bool = False, metadata: str | "
+                "None = None) -> mlx.core.FunctionExporter",
+}
+
+
+def _type_name(v):
+    t = type(v)
+    if t.__module__ == "builtins":
+        return t.__name__
+    # Our mlx.core classes live in private modules; MLX names them mlx.core.<name>.
+    return f"mlx.core.{t.__qualname__}" if t.__module__.startswith("mlx.core") else f"{t.__module__}.{t.__qualname__}"
+
+
+def _bad_call(tag, args, kwargs):
+    """MLX's (nanobind's) TypeError for arguments of the wrong types."""
+    types = ", ".join(_type_name(a) for a in args)
+    if kwargs:
+        types += ", kwargs = { " + ", ".join(f"{k}: {_type_name(v)}" for k, v in kwargs.items()) + " }"
+    return TypeError(f"{tag}(): incompatible function arguments. The following argument types are supported:\n"
+                     f"    1. {_SIGNATURES[tag]}\n\nInvoked with types: {types}")
+
+
+class FunctionExporter:
+    """What ``mx.exporter(file, fun, *, shapeless=False, metadata=None)`` returns: a context
+    manager; each call ``exporter(*args, **kwargs)`` traces ``fun`` for that signature and
+    rewrites ``file`` with every trace so far (and ``metadata``, a string kept with the
+    function). Calling it after the ``with`` block is an error."""
+
+    def __init__(self, file, fun, *, shapeless=False, metadata=None):
         from . import _transforms as tr
 
-        # The call being traced: how many positional arrays, then which keyword names (the C
-        # side passes the keyword arrays after the positional ones, sorted by name). A holder
-        # rather than ``self``, so the closure makes no reference cycle.
+        self._x = None  # (so that __del__ of a half-made exporter frees nothing)
+        if not isinstance(file, (str, os.PathLike)) or not (metadata is None or isinstance(metadata, str)):
+            kw = {"shapeless": shapeless} if shapeless else {}
+            raise _bad_call("exporter", (file, fun), dict(kw, **({} if metadata is None else {"metadata": metadata})))
         self._call = call = {"n": 0, "names": []}
-
         shapeless = bool(shapeless)
-
-        def traced(xs):
-            from ._basic_index import SHAPELESS_TRACES
-
-            n = call["n"]
-            SHAPELESS_TRACES[0] += shapeless  # (see _basic_index: keep shape-dependent no-ops)
-            try:
-                return _outputs(fun(*xs[:n], **dict(zip(call["names"], xs[n:]))))
-            finally:
-                SHAPELESS_TRACES[0] -= shapeless
-
-        self._closure = tr._Closure(traced)
-        self._x = lib.mlx_function_exporter_new(os.fspath(file).encode("utf-8"), self._closure.c, bool(shapeless))
+        self._closure = tr._Closure(_traced(fun, call, shapeless))
+        path = os.fspath(file).encode("utf-8")
+        if metadata is None:
+            self._x = lib.mlx_function_exporter_new(path, self._closure.c, shapeless)
+        else:
+            self._x = lib.mlx_arm_function_exporter_new_metadata(path, self._closure.c, shapeless, metadata.encode("utf-8"))
         if self._x.ctx == ffi.NULL:
             self._x = None
             raise error()
@@ -117,14 +156,71 @@ class FunctionExporter:
         self.close()
 
 
-def exporter(file, fun, *, shapeless=False):
-    """A ``FunctionExporter`` writing traces of ``fun`` to ``file``."""
-    return FunctionExporter(file, fun, shapeless=shapeless)
+def exporter(file, fun, *, shapeless=False, metadata=None):
+    """A ``FunctionExporter`` writing traces of ``fun`` (and the string ``metadata``) to ``file``."""
+    return FunctionExporter(file, fun, shapeless=shapeless, metadata=metadata)
 
 
-def export_function(file, fun, *args, shapeless=False, **kwargs):
-    """Traces ``fun`` on the example arrays and writes it to ``file``."""
-    with exporter(file, fun, shapeless=shapeless) as ex:
+def _arguments(v):
+    """A primitive's argument from the listing's JSON: shapes are tuples, dtypes Dtype objects."""
+    from ._dtypes import _by_name
+
+    if isinstance(v, dict) and "shape" in v:
+        return tuple(v["shape"])
+    if isinstance(v, dict) and "dtype" in v:
+        return _by_name(v["dtype"])
+    return v
+
+
+def _export_to_callback(callback, fun, args, kwargs, shapeless):
+    """Calls ``callback`` with MLX's export events for ``fun`` traced on the arrays: one dict
+    per event, ``"type"`` being ``inputs``, ``keyword_inputs``, ``outputs``, ``constants`` or
+    ``primitive`` (docs/EXPORT.md)."""
+    from . import _transforms as tr
+    from ._dtypes import _by_name
+
+    pos, kw = _split(args, kwargs, "export_function")
+    call = {"n": len(pos), "names": sorted(kw)}
+    closure = tr._Closure(_traced(fun, call, bool(shapeless)))
+    vec, m, consts = tr._Vec(pos), _Map(kw), tr._Vec()
+    st = ffi.new("mlx_string*")
+    st[0] = lib.mlx_string_new()
+    try:
+        if lib.mlx_arm_export_listing(st, consts.p, closure.c, vec.p[0], m.c, bool(shapeless)):
+            closure.failed()
+        events = json.loads(ffi.string(lib.mlx_string_data(st[0])).decode("utf-8"))
+    finally:
+        lib.mlx_string_free(st[0])
+    constants = consts.list()
+    values = lambda vs: [(n, tuple(s), _by_name(d)) for n, s, d in vs]  # noqa: E731
+    for e in events:
+        t = e["type"]
+        if t in ("inputs", "outputs"):
+            e[t] = values(e[t])
+        elif t == "keyword_inputs":
+            e["keywords"] = [tuple(k) for k in e["keywords"]]
+        elif t == "constants":
+            e["constants"] = [(n, constants[i]) for n, i in e["constants"]]
+        else:
+            e["inputs"], e["outputs"] = values(e["inputs"]), values(e["outputs"])
+            e["arguments"] = [_arguments(a) for a in e["arguments"]]
+        callback(e)
+
+
+def export_function(file_or_callback, fun, *args, shapeless=False, metadata=None, **kwargs):
+    """Traces ``fun`` on the example arrays and writes it to a file (with the string
+    ``metadata``), or hands its graph to a callback, event by event."""
+    if not (metadata is None or isinstance(metadata, str)):
+        kw = dict(kwargs, metadata=metadata, **({"shapeless": shapeless} if shapeless else {}))
+        raise _bad_call("export_function", (file_or_callback, fun) + args, kw)
+    if callable(file_or_callback) and not isinstance(file_or_callback, (str, os.PathLike)):
+        if metadata is not None:
+            raise ValueError(
+                "[export_function] The metadata argument is only supported when exporting to a file, "
+                "not when using a callback.")
+        _export_to_callback(file_or_callback, fun, args, kwargs, shapeless)
+        return
+    with exporter(file_or_callback, fun, shapeless=shapeless, metadata=metadata) as ex:
         ex(*args, **kwargs)
 
 
@@ -151,15 +247,28 @@ class _Imported:
             lib.mlx_imported_function_free(self._x)
 
 
-def import_function(file):
-    """The function exported to ``file`` by ``export_function`` / ``exporter``."""
-    return _Imported(file)
+def import_function(file, return_metadata=False):
+    """The function exported to ``file`` by ``export_function`` / ``exporter``; with
+    ``return_metadata``, the pair of it and the metadata string it was exported with."""
+    f = _Imported(file)
+    if not return_metadata:
+        return f
+    st = ffi.new("mlx_string*")
+    st[0] = lib.mlx_string_new()
+    try:
+        if lib.mlx_arm_imported_function_metadata(st, f._x):
+            raise error()
+        return f, ffi.string(lib.mlx_string_data(st[0])).decode("utf-8")
+    finally:
+        lib.mlx_string_free(st[0])
 
 
 def install(g):
     """Adds the functions to ``mlx.core`` when the library exports ``export.h``."""
     from ._transforms import _has
 
-    if _has("mlx_function_exporter_apply_kwargs") and _has("mlx_imported_function_apply_kwargs"):
+    needed = ("mlx_function_exporter_apply_kwargs", "mlx_imported_function_apply_kwargs", "mlx_arm_export_listing",
+              "mlx_arm_function_exporter_new_metadata", "mlx_arm_imported_function_metadata")
+    if all(_has(n) for n in needed):
         g.update(export_function=export_function, import_function=import_function, exporter=exporter,
                  FunctionExporter=FunctionExporter)

@@ -463,12 +463,14 @@ pub fn check_matching(pick: fn(&str) -> bool) {
             let coop_before = vkb::coopmat_dispatches();
             buffer::reset_transfer_stats();
             let got = run(&case, case.build, dt, Device::GPU);
-            let dispatched = vkb::queue_stats().dispatches - before;
             let on_tensor_cores = vkb::coopmat_dispatches() > coop_before;
             let reads_before_ask = buffer::transfer_stats().device_to_host;
             assert_eq!(got.shape(), want.shape(), "{} {dt}", case.name);
             assert_eq!(got.dtype(), want.dtype(), "{} {dt}", case.name);
             let (g, w) = (as_f64(&got), as_f64(&want));
+            // Counted once read: the recorder may hold the last dispatch back until then
+            // (src/defer.rs).
+            let dispatched = vkb::queue_stats().dispatches - before;
             let num: f64 = g.iter().zip(&w).map(|(a, b)| (a - b) * (a - b)).sum();
             let den: f64 = w.iter().map(|b| b * b).sum::<f64>().max(1e-30);
             let err = (num / den).sqrt();

@@ -347,8 +347,7 @@ pub(crate) fn permute(x: &[f32], bits: u32, lanes: usize, dst: &mut [f32]) {
 /// Checks the [`Fused::dot`] contract for `lanes` lanes, `bits` and `rows` activation rows
 /// (panics otherwise: the SIMD kernels read by pointer after this); returns the row's block
 /// count and how many of them are whole in `w`.
-#[cfg_attr(not(any(target_arch = "x86_64", target_arch = "aarch64")), allow(dead_code))]
-pub(crate) fn fused_blocks(bits: u32, rows: usize, lanes: usize, w: &[u8], sp: &[f32], xp: &[&[f32]], out: &[f32]) -> (usize, usize) {
+fn fused_blocks(bits: u32, rows: usize, lanes: usize, w: &[u8], sp: &[f32], xp: &[&[f32]], out: &[f32]) -> (usize, usize) {
     let lay = layout(bits);
     let period_bytes = 4 * lay.phases;
     assert!(fuses(bits) && w.len().is_multiple_of(period_bytes) && xp.len() >= rows && out.len() >= rows);
@@ -356,6 +355,47 @@ pub(crate) fn fused_blocks(bits: u32, rows: usize, lanes: usize, w: &[u8], sp: &
     let blocks = periods.div_ceil(lanes);
     assert!(sp.len() >= blocks * lanes && xp.iter().take(rows).all(|x| x.len() >= blocks * lay.total * lanes));
     (blocks, periods / lanes)
+}
+
+/// One weight row of a [`Fused::dot`] call at `R` activation rows, its contract checked (see
+/// [`FusedRow::new`]): what every ISA's kernel walks — the blocks of `lanes` periods, each read
+/// in place where whole and the row's last, partial one from a zero-padded copy.
+#[cfg_attr(not(any(target_arch = "x86_64", target_arch = "aarch64")), allow(dead_code))]
+pub(crate) struct FusedRow<'a, const R: usize> {
+    /// Blocks of `lanes` periods covering the row (the last may be partial).
+    pub blocks: usize,
+    /// The [`permute`]d activation rows, `blocks·total·lanes` floats each.
+    pub x: [*const f32; R],
+    w: &'a [u8],
+    block_bytes: usize,
+    whole: usize,
+    pad: [u8; MAX_PHASES * MAX_LANES * 4],
+}
+
+#[cfg_attr(not(any(target_arch = "x86_64", target_arch = "aarch64")), allow(dead_code))]
+impl<'a, const R: usize> FusedRow<'a, R> {
+    /// The row `w` of `bits`-wide codes for a kernel of `lanes` lanes; panics where the
+    /// arguments break the [`Fused::dot`] contract, since the kernels read by pointer after this.
+    pub(crate) fn new(bits: u32, lanes: usize, w: &'a [u8], sp: &[f32], xp: &[&[f32]], out: &[f32]) -> Self {
+        let (blocks, whole) = fused_blocks(bits, R, lanes, w, sp, xp, out);
+        let block_bytes = 4 * layout(bits).phases * lanes;
+        assert!(block_bytes <= MAX_PHASES * MAX_LANES * 4);
+        let x = core::array::from_fn(|r| xp[r].as_ptr());
+        FusedRow { blocks, x, w, block_bytes, whole, pad: [0; MAX_PHASES * MAX_LANES * 4] }
+    }
+
+    /// The `4·phases·lanes` bytes of block `blk` (`< blocks`): in place when the block is whole,
+    /// else the row's tail in a zero-padded copy, so a kernel loads whole vectors either way.
+    pub(crate) fn block(&mut self, blk: usize) -> &[u8] {
+        let at = blk * self.block_bytes;
+        if blk < self.whole {
+            return &self.w[at..at + self.block_bytes];
+        }
+        let rest = self.w.get(at..).unwrap_or(&[]);
+        self.pad[..rest.len()].copy_from_slice(rest);
+        self.pad[rest.len()..].iter_mut().for_each(|b| *b = 0);
+        &self.pad[..self.block_bytes]
+    }
 }
 
 /// One ISA's fused kernel body, monomorphized per width `B` and activation-row count `R`.

@@ -138,14 +138,20 @@ pub(crate) type PanelGemm = fn(w: &[u8], nw: usize, acts: &[GemvActivations], ou
 /// The GEMV for weight type `ty` at `level`, if one exists and this CPU runs it.
 #[allow(unused_variables)]
 pub(crate) fn quant_gemv(ty: GgmlType, level: Isa) -> Option<QuantGemv> {
+    // The level's threshold, raised where the layout's panel only pays later (Layout::min_rows).
+    #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
+    let layout_rows = panel::Layout::of(ty).map_or(0, panel::Layout::min_rows);
     #[cfg(target_arch = "x86_64")]
     return x86_64::gemv::gemv_for(ty, level).map(|g| {
         let rows = if x86_64::gemv::avx512_vnni(level) { PANEL_MIN_ROWS } else { PANEL_MIN_ROWS_WORDS };
-        QuantGemv { panel: x86_64::gemm_panel::panel_for(ty, level), panel_min_rows: rows, ..g }
+        QuantGemv { panel: x86_64::gemm_panel::panel_for(ty, level), panel_min_rows: rows.max(layout_rows), ..g }
     });
     #[cfg(target_arch = "aarch64")]
-    return aarch64::gemv::gemv_for(ty, level)
-        .map(|g| QuantGemv { panel: aarch64::gemm_panel::panel_for(ty, level), panel_min_rows: PANEL_MIN_ROWS_WORDS, ..g });
+    return aarch64::gemv::gemv_for(ty, level).map(|g| QuantGemv {
+        panel: aarch64::gemm_panel::panel_for(ty, level),
+        panel_min_rows: PANEL_MIN_ROWS_WORDS.max(layout_rows),
+        ..g
+    });
     #[allow(unreachable_code)]
     None
 }

@@ -25,18 +25,28 @@
 
 use alloc::vec::Vec;
 
-use super::prepared::{holds_32, holds_q8k, iq4xs_scales, q4k_scales_mins, row_bytes_if_fits, IQ4XS_BYTES};
-use super::GemvActivations as Act;
+use crate::quant::GgmlType;
+
+use super::prepared::{holds_32, holds_q8k, iq4xs_scales, q3k_scales, q4k_scales_mins, row_bytes_if_fits, Low2, IQ4XS_BYTES};
+use super::{GemvActivations as Act, PanelGemm};
 
 /// Weight rows per panel: one per i32 lane of a 512-bit register.
 pub(crate) const COLS: usize = 16;
 
-/// The weight formats a panel holds.
+/// The weight formats a panel holds (the discriminant indexes [`Layout::ALL`]).
 #[derive(Clone, Copy, PartialEq, Debug)]
+#[repr(u8)]
 pub(crate) enum Layout {
     Q4_0,
     Q4_1,
+    /// Q5_0, Q5_1: Q4_0's and Q4_1's nibbles with a fifth bit per element (a u32 before them).
+    Q5_0,
+    Q5_1,
     Q8_0,
+    /// Q2_K: 16 groups of 16 two-bit quants under 4-bit scales and mins.
+    Q2K,
+    /// Q3_K: Q2_K's two-bit quants plus a high bit each (stored 0..7, offset 4), 6-bit scales.
+    Q3K,
     Q4K,
     Q5K,
     Q6K,
@@ -47,12 +57,66 @@ pub(crate) enum Layout {
 }
 
 impl Layout {
+    /// Every layout, in discriminant order (`ALL[l as usize] == l`).
+    pub(crate) const ALL: [Layout; 12] = [
+        Layout::Q4_0,
+        Layout::Q4_1,
+        Layout::Q5_0,
+        Layout::Q5_1,
+        Layout::Q8_0,
+        Layout::Q2K,
+        Layout::Q3K,
+        Layout::Q4K,
+        Layout::Q5K,
+        Layout::Q6K,
+        Layout::Iq4Nl,
+        Layout::Iq4Xs,
+    ];
+
+    /// The layout a panel holds weights of GGUF type `ty` in (the one table of which types
+    /// have panels), None where there is none.
+    pub(crate) fn of(ty: GgmlType) -> Option<Layout> {
+        use GgmlType as T;
+        Some(match ty {
+            T::Q4_0 => Layout::Q4_0,
+            T::Q4_1 => Layout::Q4_1,
+            T::Q5_0 => Layout::Q5_0,
+            T::Q5_1 => Layout::Q5_1,
+            T::Q8_0 => Layout::Q8_0,
+            T::Q2_K => Layout::Q2K,
+            T::Q3_K => Layout::Q3K,
+            T::Q4_K => Layout::Q4K,
+            T::Q5_K => Layout::Q5K,
+            T::Q6_K => Layout::Q6K,
+            T::IQ4_NL => Layout::Iq4Nl,
+            T::IQ4_XS => Layout::Iq4Xs,
+            _ => return None,
+        })
+    }
+
+    /// Activation rows from which this layout's panel is used even where the level's own
+    /// threshold ([`super::QuantGemv::panel_min_rows`]) is lower. Q5_0, Q5_1 and Q2_K panels
+    /// measured no faster than their 4 × 2 tiles at 64 rows (0.75–0.99×, AVX2 on the device
+    /// host, docs/BENCHMARKS.md "kq22") and 1.01–1.09× at 512: Q5's fifth bits cost
+    /// the line builder a multiply per word and its i16 sums a second widening, and Q2_K's
+    /// 16-element groups each pay the float work (convert, scale, min) for 4 integer steps.
+    pub(crate) fn min_rows(self) -> usize {
+        match self {
+            Layout::Q5_0 | Layout::Q5_1 | Layout::Q2K => 512,
+            _ => 0,
+        }
+    }
+
     /// Bytes of one weight block.
     pub(crate) fn block_bytes(self) -> usize {
         match self {
             Layout::Q4_0 => 18,
             Layout::Q4_1 => 20,
+            Layout::Q5_0 => 22,
+            Layout::Q5_1 => 24,
             Layout::Q8_0 => 34,
+            Layout::Q2K => Low2::<false>::BYTES,
+            Layout::Q3K => Low2::<true>::BYTES,
             Layout::Q4K => super::prepared::Q4K_BYTES,
             Layout::Q5K => super::prepared::Q5K_BYTES,
             Layout::Q6K => super::prepared::Q6K_BYTES,
@@ -64,14 +128,14 @@ impl Layout {
     /// activation `d` (Q8_K: one per 256 elements).
     pub(crate) fn groups_per_block(self) -> usize {
         match self {
-            Layout::Q4_0 | Layout::Q4_1 | Layout::Q8_0 | Layout::Iq4Nl => 1,
+            Layout::Q4_0 | Layout::Q4_1 | Layout::Q5_0 | Layout::Q5_1 | Layout::Q8_0 | Layout::Iq4Nl => 1,
             Layout::Q4K | Layout::Q5K | Layout::Iq4Xs => 8,
-            Layout::Q6K => 16,
+            Layout::Q2K | Layout::Q3K | Layout::Q6K => 16,
         }
     }
-    /// 4-element steps per group (Q6_K's groups are 16 elements, the others 32).
+    /// 4-element steps per group (the 16-groups formats' groups are 16 elements, the others 32).
     pub(crate) fn steps(self) -> usize {
-        if self == Layout::Q6K {
+        if self.groups_per_block() == 16 {
             4
         } else {
             8
@@ -82,9 +146,11 @@ impl Layout {
     pub(crate) fn offset(self) -> i32 {
         match self {
             Layout::Q4_0 => 8,
+            Layout::Q5_0 => 16,
+            Layout::Q3K => 4,
             Layout::Q8_0 | Layout::Iq4Nl | Layout::Iq4Xs => 128,
             Layout::Q6K => 32,
-            Layout::Q4_1 | Layout::Q4K | Layout::Q5K => 0,
+            Layout::Q4_1 | Layout::Q5_1 | Layout::Q2K | Layout::Q4K | Layout::Q5K => 0,
         }
     }
     /// Whether the panel may hold this format's elements as signed bytes instead (`signed`
@@ -102,9 +168,9 @@ impl Layout {
     }
     fn holds(self, act: &Act, nb: usize) -> bool {
         match self {
-            Layout::Q4_0 | Layout::Q4_1 | Layout::Q8_0 | Layout::Iq4Nl => holds_32(act, nb),
+            Layout::Q4_0 | Layout::Q4_1 | Layout::Q5_0 | Layout::Q5_1 | Layout::Q8_0 | Layout::Iq4Nl => holds_32(act, nb),
             Layout::Q4K | Layout::Q5K | Layout::Iq4Xs => holds_q8k(act, nb, 8),
-            Layout::Q6K => holds_q8k(act, nb, 16),
+            Layout::Q2K | Layout::Q3K | Layout::Q6K => holds_q8k(act, nb, 16),
         }
     }
 }
@@ -150,8 +216,26 @@ impl Panel {
                 let blk = &w[r * wrb + b * bb..][..bb];
                 let g0 = b * gpb;
                 match layout {
-                    Layout::Q4_0 | Layout::Q8_0 | Layout::Iq4Nl => self.scales(g0, r, f16_at(blk, 0), 0.0),
-                    Layout::Q4_1 => self.scales(g0, r, f16_at(blk, 0), f16_at(blk, 2)),
+                    Layout::Q4_0 | Layout::Q5_0 | Layout::Q8_0 | Layout::Iq4Nl => self.scales(g0, r, f16_at(blk, 0), 0.0),
+                    Layout::Q4_1 | Layout::Q5_1 => self.scales(g0, r, f16_at(blk, 0), f16_at(blk, 2)),
+                    Layout::Q2K => {
+                        // Per group a 4-bit scale (low nibble) and min (high nibble) byte.
+                        let (d, dmin) = (f16_at(blk, Low2::<false>::D), f16_at(blk, Low2::<false>::D + 2));
+                        for s in 0..16 {
+                            let sc = blk[s];
+                            self.scales(g0 + s, r, d * (sc & 15) as f32, -dmin * (sc >> 4) as f32);
+                        }
+                    }
+                    Layout::Q3K => {
+                        let d = f16_at(blk, Low2::<true>::D);
+                        let mut sc = [0u8; 12];
+                        sc.copy_from_slice(&blk[Low2::<true>::D - 12..Low2::<true>::D]);
+                        let words = q3k_scales(sc);
+                        for s in 0..16 {
+                            let v = (words[s / 4] >> (8 * (s % 4))) as u8 as i32 - 32;
+                            self.scales(g0 + s, r, d * v as f32, 0.0);
+                        }
+                    }
                     Layout::Q4K | Layout::Q5K => {
                         let (d, dmin) = (f16_at(blk, 0), f16_at(blk, 2));
                         let mut sc = [0u8; 12];
@@ -188,12 +272,12 @@ impl Panel {
 /// sub-blocks of [`super::prepared::prepare_q8k_pairs`], so every group has a partner).
 fn offsets(layout: Layout, nb: usize, pairs: bool) -> Vec<Offsets> {
     let groups = nb * layout.groups_per_block();
-    let paired = pairs && matches!(layout, Layout::Q4_0 | Layout::Q4_1 | Layout::Iq4Nl);
+    let paired = pairs && matches!(layout, Layout::Q4_0 | Layout::Q4_1 | Layout::Q5_0 | Layout::Q5_1 | Layout::Iq4Nl);
     let all_paired = pairs && layout == Layout::Iq4Xs;
     (0..groups)
         .map(|g| {
             let g32 = g as u32;
-            if layout == Layout::Q6K {
+            if layout.steps() == 4 {
                 [16 * g32, 16 * g32]
             } else if all_paired || (paired && g < nb - nb % 2) {
                 let lo = 64 * (g32 / 2) + 16 * (g32 % 2);
@@ -304,6 +388,36 @@ pub(crate) fn run(
     }
 }
 
+/// One ISA level's half of the panel GEMM: its line builder, its micro-kernel and how the
+/// activations of the level's GEMV (whose preparation the panel reads) are laid out.
+pub(crate) trait PanelLevel {
+    const LINES: PanelLines;
+    const KERNEL: PanelKernel;
+    /// The GEMV prepares the 32-element nibble formats in [`super::prepared::Order::NibblePairs`].
+    const PAIRS: bool;
+    /// The panel holds Q8_0 and the IQ4 levels as signed bytes ([`PassInputs::signed`]).
+    const SIGNED: bool;
+}
+
+/// [`run`] at level `P` for the layout of discriminant `L`.
+fn gemm<P: PanelLevel, const L: u8>(w: &[u8], nw: usize, acts: &[Act], out: &mut [f32], ldo: usize) {
+    run(P::LINES, P::KERNEL, Layout::ALL[L as usize], P::PAIRS, P::SIGNED, w, nw, acts, out, ldo)
+}
+
+/// The panel GEMM of GGUF type `ty` at level `P` (every type [`Layout::of`] has), None for the
+/// others. Only an architecture's `panel_for` calls this, after checking that the CPU has
+/// `P`'s features and the level allows them: the returned kernel runs `P`'s code.
+pub(crate) fn gemm_for<P: PanelLevel>(ty: GgmlType) -> Option<PanelGemm> {
+    macro_rules! at {
+        ($($l:ident),*) => {
+            match Layout::of(ty)? {
+                $(Layout::$l => gemm::<P, { Layout::$l as u8 }> as PanelGemm,)*
+            }
+        };
+    }
+    Some(at!(Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q2K, Q3K, Q4K, Q5K, Q6K, Iq4Nl, Iq4Xs))
+}
+
 /// The [`PanelLines`] of a level without a vector unpacker (x86-64 AVX2, aarch64 NEON and
 /// dotprod): the same 32-bit word operations as the AVX-512 gathers, one row at a time (the
 /// compiler vectorises the byte masks). `SIGNED`: Q8_0's bytes and the IQ4 levels as signed
@@ -347,6 +461,30 @@ pub(crate) unsafe fn lines_words<const SIGNED: bool>(layout: Layout, w: *const u
                         let v = word(qs + 4 * t);
                         put(g0, t, v & LOW4);
                         put(g0, t + 4, (v >> 4) & LOW4);
+                    }
+                }
+                Layout::Q5_0 | Layout::Q5_1 => {
+                    let qs = if layout == Layout::Q5_1 { 8 } else { 6 };
+                    let high = word(qs - 4);
+                    for t in 0..4 {
+                        let v = word(qs + 4 * t);
+                        put(g0, t, (v & LOW4) | fifth_bits(high >> (4 * t)));
+                        put(g0, t + 4, ((v >> 4) & LOW4) | fifth_bits(high >> (16 + 4 * t)));
+                    }
+                }
+                Layout::Q2K | Layout::Q3K => {
+                    let high = layout == Layout::Q3K;
+                    let qs = if high { Low2::<true>::QS } else { Low2::<false>::QS };
+                    for h in 0..2 {
+                        for l in (0..32).step_by(4) {
+                            let v = word(qs + 32 * h + l);
+                            let hm = if high { word(l) } else { 0 };
+                            for j in 0..4 {
+                                let e = 128 * h + 32 * j + l;
+                                let hb = ((hm >> (4 * h + j)) & 0x0101_0101) << 2;
+                                put(g0 + e / 16, (e % 16) / 4, ((v >> (2 * j)) & 0x0303_0303) | hb);
+                            }
+                        }
                     }
                 }
                 Layout::Iq4Nl => {
@@ -399,6 +537,39 @@ pub(crate) unsafe fn lines_words<const SIGNED: bool>(layout: Layout, w: *const u
                     }
                 }
             }
+        }
+    }
+}
+
+/// Bits 0..4 of `bits` as the value 16 in bytes 0..4 (Q5_0 and Q5_1's fifth bits of 4
+/// consecutive elements): the multiply puts a copy of the nibble at bits 0, 7, 14 and 21, whose
+/// bit i lands on bit 8i (the copies do not overlap, so nothing carries).
+pub(crate) fn fifth_bits(bits: u32) -> u32 {
+    (((bits & 0xF).wrapping_mul(0x0020_4081)) & 0x0101_0101) << 4
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn all_is_in_discriminant_order_and_of_covers_it() {
+        for (i, l) in Layout::ALL.iter().enumerate() {
+            assert_eq!(*l as usize, i);
+        }
+        // Each layout is the panel of exactly one type, whose blocks it reads whole.
+        for l in Layout::ALL {
+            let types: Vec<GgmlType> = GgmlType::ALL.iter().copied().filter(|&t| Layout::of(t) == Some(l)).collect();
+            assert_eq!(types.len(), 1, "{l:?}: {types:?}");
+            assert_eq!(l.block_bytes(), types[0].block_bytes(), "{l:?}");
+        }
+    }
+
+    #[test]
+    fn fifth_bits_spread_each_bit_to_its_byte() {
+        for v in 0u32..16 {
+            let want = u32::from_le_bytes([0, 1, 2, 3].map(|i| if v >> i & 1 == 1 { 16 } else { 0 }));
+            assert_eq!(fifth_bits(v | 0xABC0), want, "{v:04b}");
         }
     }
 }

@@ -94,6 +94,24 @@ fn fallback(op: &FastOp) -> Fallback {
             )
         }
         FastOp::Softmax => (alloc::boxed::Box::new(|v: &[Array]| Ok(vec![softmax_rows_fallback(&v[0])?])), vec![0]),
+        // Several outputs: the transforms refuse these before asking here; the composed ops
+        // should that change.
+        FastOp::AddRmsNorm { eps } => {
+            let eps = eps.get() as f32;
+            (alloc::boxed::Box::new(move |v: &[Array]| Ok(super::lm::add_rms_norm_fallback(&v[0], &v[1], &v[2], eps)?.to_vec())), vec![0, 1, 2])
+        }
+        FastOp::DecodeHeads { head_dim, dims, traditional, base, scale } => {
+            let (head_dim, dims, traditional, base, scale) = (*head_dim, *dims, *traditional, base.get() as f32, scale.get() as f32);
+            (
+                alloc::boxed::Box::new(move |v: &[Array]| {
+                    let freqs = v.get(4);
+                    let base = if freqs.is_some() { None } else { Some(base) };
+                    let r = super::lm::HeadsRope { dims, traditional, base, scale, offset: &v[3], freqs };
+                    Ok(super::lm::decode_heads_fallback(&v[0], &v[1], &v[2], head_dim, &r)?.to_vec())
+                }),
+                vec![0, 1, 2],
+            )
+        }
         FastOp::Sdpa { scale, causal } => {
             let (scale, causal) = (scale.get() as f32, *causal);
             (

@@ -52,7 +52,7 @@ pub(crate) fn fuse(t: &Tape) -> Tape {
         if m.len() < 2 {
             let node = &t.nodes[k];
             let inputs = node.inputs.iter().map(|&r| renumber(r, &new_ref)).collect();
-            out.nodes.push(TNode { prim: node.prim.clone(), inputs, metas: node.metas.clone() });
+            out.nodes.push(TNode { prim: node.prim.clone(), inputs, metas: node.metas.clone(), reshape_to: node.reshape_to.clone() });
             new_ref[k] = Some(out.nodes.len() - 1);
         } else if group[k] == k {
             out.nodes.push(fused_node(t, m, &new_ref));
@@ -90,7 +90,7 @@ fn fused_node(t: &Tape, members: &[usize], new_ref: &[Option<usize>]) -> TNode {
         .map(|r| renumber(r, new_ref))
         .collect();
     let root = &t.nodes[members[members.len() - 1]];
-    TNode { prim: Primitive::Fused(Arc::new(FusedOp { n_inputs, steps })), inputs, metas: root.metas.clone() }
+    TNode { prim: Primitive::Fused(Arc::new(FusedOp { n_inputs, steps })), inputs, metas: root.metas.clone(), reshape_to: None }
 }
 
 /// `r` in the new tape. Every node read is emitted before its readers (an external input

@@ -52,6 +52,26 @@ pub(crate) fn shape_generic(a: &Array) -> bool {
     SHAPELESS_TRACES.load(Ordering::Acquire) > 0 && a.is_tracer()
 }
 
+/// The targets asked of reshapes in shapeless traces that hold an inferred axis (`-1`), with
+/// the reshape's output: the tape keeps the `-1` so that a replay on other shapes infers that
+/// axis again, as MLX's shapeless compile does (`x.reshape(n, -1)` serves every size that `n`
+/// divides, and any other is an error rather than a new trace). Emptied when the last
+/// shapeless trace ends.
+static RESHAPE_REQUESTS: spin::Mutex<Vec<(Array, Vec<isize>)>> = spin::Mutex::new(Vec::new());
+
+/// Notes that the reshape `out` of `a` was asked for `requested` (kept only in a shapeless
+/// trace, and only when an axis is inferred).
+pub(crate) fn note_reshape(a: &Array, out: &Array, requested: &[isize]) {
+    if requested.contains(&-1) && shape_generic(a) {
+        RESHAPE_REQUESTS.lock().push((out.clone(), requested.to_vec()));
+    }
+}
+
+/// The target noted for the reshape whose output node is `key`.
+pub(crate) fn reshape_request(key: usize) -> Option<Vec<isize>> {
+    RESHAPE_REQUESTS.lock().iter().find(|(a, _)| crate::transforms::node_key(a) == key).map(|(_, r)| r.clone())
+}
+
 /// Holds [`SHAPELESS_TRACES`] up for one shapeless trace (released on every exit path).
 struct ShapelessGuard;
 
@@ -64,7 +84,9 @@ impl ShapelessGuard {
 
 impl Drop for ShapelessGuard {
     fn drop(&mut self) {
-        SHAPELESS_TRACES.fetch_sub(1, Ordering::AcqRel);
+        if SHAPELESS_TRACES.fetch_sub(1, Ordering::AcqRel) == 1 {
+            RESHAPE_REQUESTS.lock().clear();
+        }
     }
 }
 

@@ -33,6 +33,9 @@ pub(crate) struct TNode {
     pub(crate) inputs: Vec<Ref>,
     /// Shapes and dtypes at trace time (elementwise and fused nodes recompute their shape).
     pub(crate) metas: Vec<OutMeta>,
+    /// For a reshape of a shapeless trace asked with an inferred axis: the target as asked
+    /// (with its `-1`), so a replay on other shapes infers the axis again.
+    pub(crate) reshape_to: Option<Vec<isize>>,
 }
 
 /// A traced function.
@@ -101,7 +104,11 @@ impl Tape {
                 }
             }
             let inputs = args.iter().map(|a| t.resolve(&mut refs, a)).collect();
-            t.nodes.push(TNode { prim: op.prim.clone(), inputs, metas: op.metas.clone() });
+            let reshape_to = match op.prim {
+                Primitive::Shape(ShapeOp::Reshape) => op.outputs.lock().first().and_then(|w| super::reshape_request(w.as_ptr() as usize)),
+                _ => None,
+            };
+            t.nodes.push(TNode { prim: op.prim.clone(), inputs, metas: op.metas.clone(), reshape_to });
             for (j, w) in op.outputs.lock().iter().enumerate() {
                 refs.insert(w.as_ptr() as usize, Ref::Node(k, j));
             }
@@ -134,7 +141,7 @@ impl Tape {
             let bucket = seen.entry(h).or_default();
             let same = bucket.iter().copied().find(|&e| {
                 let (a, b) = (&self.nodes[e], &self.nodes[k]);
-                a.prim == b.prim && a.inputs == b.inputs && a.metas == b.metas
+                a.prim == b.prim && a.inputs == b.inputs && a.metas == b.metas && a.reshape_to == b.reshape_to
             });
             match same {
                 Some(e) => {
@@ -195,7 +202,7 @@ impl Tape {
     /// reductions, matmul, sorts … are rebuilt by their op builders), or an output that is a
     /// constant (such as `zeros_like(x)`, which does not read `x`).
     pub(crate) fn fixes_shapes(&self) -> bool {
-        self.nodes.iter().any(|n| !(is_elementwise(&n.prim) || matches!(n.prim, Primitive::Fused(_)) || rebuild::infers_shapes(&n.prim)))
+        self.nodes.iter().any(|n| !(is_elementwise(&n.prim) || matches!(n.prim, Primitive::Fused(_)) || rebuild::infers_shapes(&n.prim) || n.reshape_to.is_some()))
             || self.outputs.iter().any(|r| matches!(r, Ref::Const(_)))
     }
 
@@ -240,6 +247,9 @@ impl Tape {
                     let changed = node.inputs.iter().zip(&args).any(|(&r, a)| self.traced_shape(r) != Some(a.shape()));
                     if !changed {
                         Array::from_op_multi(p.clone(), args, node.metas.clone())
+                    } else if let (true, Some(to), [a]) = (shapeless, &node.reshape_to, &args[..]) {
+                        // MLX's error for a size the fixed axes do not divide.
+                        alloc::vec![crate::ops::reshape(a, to)?]
                     } else if shapeless && rebuild::infers_shapes(p) {
                         let outs = rebuild::build(p, &args, &node.metas)?;
                         rebuild::check(p.name(), &outs, &node.metas, true)?;

@@ -26,13 +26,14 @@ use alloc::vec::Vec;
 
 /// The first bytes of every file we write.
 pub const MAGIC: &[u8; 8] = b"MLXARMFN";
-/// The format version this build reads and writes.
-pub const VERSION: u32 = 1;
+/// The format version this build writes (version 2 added the metadata string; version 1
+/// files, which have none, are still read).
+pub const VERSION: u32 = 2;
 const OP: &str = "import_function";
 
 /// The bytes of a file holding `traces`. Constants are written once however many traces
 /// captured them (an exporter's traces usually share the model's weights).
-pub(super) fn write(traces: &[Trace]) -> Result<Vec<u8>> {
+pub(super) fn write(traces: &[Trace], metadata: &str) -> Result<Vec<u8>> {
     let mut pool: Vec<&Array> = Vec::new();
     let mut index: BTreeMap<usize, usize> = BTreeMap::new();
     let locals: Vec<Vec<usize>> = traces
@@ -47,6 +48,7 @@ pub(super) fn write(traces: &[Trace]) -> Result<Vec<u8>> {
     let mut w = Writer::default();
     w.buf.extend_from_slice(MAGIC);
     w.u32(VERSION);
+    w.str(metadata);
     w.count(pool.len());
     for c in pool {
         write_meta(&mut w, c.shape(), c.dtype());
@@ -122,8 +124,8 @@ fn apple_version(bytes: &[u8]) -> Option<&str> {
     }
 }
 
-/// The traces of a file written by [`write`].
-pub(super) fn read(bytes: &[u8]) -> Result<Vec<Trace>> {
+/// The traces and the metadata string of a file written by [`write`].
+pub(super) fn read(bytes: &[u8]) -> Result<(Vec<Trace>, alloc::string::String)> {
     if let Some(v) = apple_version(bytes) {
         return Err(Error::unsupported(
             OP,
@@ -137,9 +139,10 @@ pub(super) fn read(bytes: &[u8]) -> Result<Vec<Trace>> {
         return Err(c.err("not an exported function file (bad magic)"));
     }
     let version = c.u32("version")?;
-    if version != VERSION {
-        return Err(c.err(format!("format version {version} is not supported (this build reads version {VERSION})")));
+    if version != VERSION && version != 1 {
+        return Err(c.err(format!("format version {version} is not supported (this build reads versions 1 to {VERSION})")));
     }
+    let metadata = if version >= 2 { read_str(&mut c)? } else { alloc::string::String::new() };
     let n_consts = count(&mut c, "constant count", 13)?;
     let mut pool = Vec::with_capacity(n_consts);
     for _ in 0..n_consts {
@@ -156,7 +159,7 @@ pub(super) fn read(bytes: &[u8]) -> Result<Vec<Trace>> {
     if traces.is_empty() {
         return Err(c.err("the file holds no function"));
     }
-    Ok(traces)
+    Ok((traces, metadata))
 }
 
 /// A `u32` count of items that take at least `min_bytes` each: larger than the bytes left
@@ -225,7 +228,7 @@ fn read_trace(c: &mut Cursor, pool: &[Array]) -> Result<Trace> {
             return Err(c.err(format!("node '{}' has no outputs", p.name())));
         }
         let metas = (0..n_out).map(|_| read_meta(c)).collect::<Result<Vec<_>>>()?;
-        nodes.push(TNode { prim: p, inputs, metas });
+        nodes.push(TNode { prim: p, inputs, metas, reshape_to: None });
     }
     let n_out = count(c, "output count", 5)?;
     let outputs = (0..n_out).map(|_| read_ref(c, n_inputs, n_consts, &nodes)).collect::<Result<Vec<_>>>()?;

@@ -10,6 +10,7 @@
 //! after the positional ones, sorted by name.
 
 mod format;
+pub mod listing;
 mod prim;
 pub(crate) mod rebuild;
 mod wire;
@@ -74,6 +75,8 @@ fn sorted_kwargs(kwargs: &[(String, Array)], op: &'static str) -> Result<Vec<(St
 #[derive(Default)]
 pub struct ExportedFunction {
     traces: Vec<Trace>,
+    /// A string kept with the file (MLX's `metadata=`, e.g. a JSON model configuration).
+    metadata: String,
 }
 
 impl core::fmt::Debug for ExportedFunction {
@@ -86,6 +89,16 @@ impl ExportedFunction {
     /// No traces yet.
     pub fn new() -> Self {
         Self::default()
+    }
+
+    /// No traces yet; the file will keep `metadata`.
+    pub fn with_metadata(metadata: &str) -> Self {
+        ExportedFunction { traces: Vec::new(), metadata: String::from(metadata) }
+    }
+
+    /// The string stored with the function (empty when none was given).
+    pub fn metadata(&self) -> &str {
+        &self.metadata
     }
 
     /// How many call signatures the file holds.
@@ -126,12 +139,13 @@ impl ExportedFunction {
 
     /// The file's bytes (evaluates the captured constants).
     pub fn to_bytes(&self) -> Result<Vec<u8>> {
-        format::write(&self.traces)
+        format::write(&self.traces, &self.metadata)
     }
 
     /// Reads a file written by [`ExportedFunction::to_bytes`]; any defect is an error.
     pub fn from_bytes(bytes: &[u8]) -> Result<Self> {
-        Ok(ExportedFunction { traces: format::read(bytes)? })
+        let (traces, metadata) = format::read(bytes)?;
+        Ok(ExportedFunction { traces, metadata })
     }
 
     /// Calls the function: the outputs of the trace whose signature fits `args` and `kwargs`.

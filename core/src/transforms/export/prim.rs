@@ -12,6 +12,9 @@ use crate::ops::creation::CreationOp;
 use crate::ops::fast::FastOp;
 use crate::ops::index::{IndexOp, ScatterMode};
 use crate::ops::linalg::{ConvParams, LinalgOp};
+use crate::ops::quantized::QuantizedOp;
+use crate::quant::mlx::QuantMode;
+use crate::quant::GgmlType;
 use crate::ops::reduce::{ReduceKind, ReduceOp, ScanKind};
 use crate::ops::shape::ShapeOp;
 use crate::ops::sort::SortOp;
@@ -149,14 +152,68 @@ pub(super) fn encode(w: &mut Writer, prim: &Primitive) -> Result<()> {
         }
         // The CPU's fused softmax (`mx.softmax` over the last axis of float32 rows).
         Primitive::Fast(FastOp::Softmax) => w.u8(11),
+        Primitive::Quantized(op) => {
+            w.u8(12);
+            encode_quantized(w, op);
+        }
         Primitive::Random(_)
         | Primitive::Fast(_)
-        | Primitive::Quantized(_)
         | Primitive::Fft(_)
         | Primitive::Custom(_)
         | Primitive::Fused(_) => return Err(not_exportable(prim)),
     }
     Ok(())
+}
+
+/// A quantized op: a tag, then its parameters (modes by MLX name, GGUF types by ggml id).
+fn encode_quantized(w: &mut Writer, op: &QuantizedOp) {
+    let params = |w: &mut Writer, mode: &QuantMode, group_size: usize, bits: u32| {
+        w.str(mode.name());
+        w.usize(group_size);
+        w.u32(bits);
+    };
+    match op {
+        QuantizedOp::Quantize { mode, group_size, bits } => {
+            w.u8(0);
+            params(w, mode, *group_size, *bits);
+        }
+        QuantizedOp::Dequantize { mode, group_size, bits } => {
+            w.u8(1);
+            params(w, mode, *group_size, *bits);
+        }
+        QuantizedOp::QuantizedMatmul { mode, group_size, bits, transpose } => {
+            w.u8(2);
+            params(w, mode, *group_size, *bits);
+            w.bool(*transpose);
+        }
+        QuantizedOp::GatherQmm { mode, group_size, bits, transpose } => {
+            w.u8(3);
+            params(w, mode, *group_size, *bits);
+            w.bool(*transpose);
+        }
+        QuantizedOp::ToFp8 => w.u8(4),
+        QuantizedOp::FromFp8 => w.u8(5),
+        QuantizedOp::GgmlMatmul { ty, k } => {
+            w.u8(6);
+            w.u32(ty.id());
+            w.usize(*k);
+        }
+        QuantizedOp::GgmlMatmulMany { tys, k } => {
+            w.u8(7);
+            w.count(tys.len());
+            tys.iter().for_each(|t| w.u32(t.id()));
+            w.usize(*k);
+        }
+        QuantizedOp::GgmlDequantize { ty, k } => {
+            w.u8(8);
+            w.u32(ty.id());
+            w.usize(*k);
+        }
+        QuantizedOp::GgmlQuantize { ty } => {
+            w.u8(9);
+            w.u32(ty.id());
+        }
+    }
 }
 
 fn encode_shape(w: &mut Writer, prim: &Primitive, op: &ShapeOp) -> Result<()> {
@@ -250,7 +307,52 @@ pub(super) fn decode(c: &mut Cursor) -> Result<Primitive> {
         }),
         10 => Primitive::Creation(CreationOp::Arange { start: F64(c.u64("start")?), step: F64(c.u64("step")?) }),
         11 => Primitive::Fast(FastOp::Softmax),
+        12 => Primitive::Quantized(decode_quantized(c)?),
         t => return Err(c.err(format!("unknown primitive family tag {t}"))),
+    })
+}
+
+fn decode_quantized(c: &mut Cursor) -> Result<QuantizedOp> {
+    let params = |c: &mut Cursor| -> Result<(QuantMode, usize, u32)> {
+        let name = read_str(c)?;
+        let mode = QuantMode::parse(&name, "import_function").map_err(|_| c.err(format!("unknown quantization mode '{name}'")))?;
+        Ok((mode, c.u64_usize("group size")?, c.u32("bits")?))
+    };
+    let ggml = |c: &mut Cursor| -> Result<GgmlType> {
+        let id = c.u32("GGML type")?;
+        GgmlType::from_id(id).ok_or_else(|| c.err(format!("unknown GGML type {id}")))
+    };
+    Ok(match c.u8("quantized op")? {
+        0 => {
+            let (mode, group_size, bits) = params(c)?;
+            QuantizedOp::Quantize { mode, group_size, bits }
+        }
+        1 => {
+            let (mode, group_size, bits) = params(c)?;
+            QuantizedOp::Dequantize { mode, group_size, bits }
+        }
+        2 => {
+            let (mode, group_size, bits) = params(c)?;
+            QuantizedOp::QuantizedMatmul { mode, group_size, bits, transpose: read_bool(c)? }
+        }
+        3 => {
+            let (mode, group_size, bits) = params(c)?;
+            QuantizedOp::GatherQmm { mode, group_size, bits, transpose: read_bool(c)? }
+        }
+        4 => QuantizedOp::ToFp8,
+        5 => QuantizedOp::FromFp8,
+        6 => QuantizedOp::GgmlMatmul { ty: ggml(c)?, k: c.u64_usize("k")? },
+        7 => {
+            let n = c.u32("type count")? as usize;
+            if n > c.remaining() / 4 {
+                return Err(c.err(format!("a list of {n} GGML types is longer than the {} bytes left", c.remaining())));
+            }
+            let tys = (0..n).map(|_| ggml(c)).collect::<Result<Vec<_>>>()?;
+            QuantizedOp::GgmlMatmulMany { tys, k: c.u64_usize("k")? }
+        }
+        8 => QuantizedOp::GgmlDequantize { ty: ggml(c)?, k: c.u64_usize("k")? },
+        9 => QuantizedOp::GgmlQuantize { ty: ggml(c)? },
+        t => return Err(c.err(format!("unknown quantized op tag {t}"))),
     })
 }
 

@@ -11,7 +11,7 @@ use crate::array::Array;
 use crate::backend::OutMeta;
 use crate::error::{Error, Result};
 use crate::ops::{
-    self, cast::CastOp, creation::CreationOp, index::IndexOp, linalg::LinalgOp, reduce::ReduceOp,
+    self, cast::CastOp, creation::CreationOp, index::IndexOp, linalg::LinalgOp, quantized::QuantizedOp, reduce::ReduceOp,
     reduce::ScanKind, shape::ShapeOp, sort::SortOp,
 };
 use crate::primitive::Primitive;
@@ -191,10 +191,60 @@ pub(crate) fn build(prim: &Primitive, args: &[Array], metas: &[OutMeta]) -> Resu
             let a = exactly(prim, args, 1)?;
             one(ops::fast::softmax_rows(&a[0]))
         }
+        Primitive::Quantized(op) => build_quantized(prim, op, args, *dtype),
         // No wire form (the encoder refuses them), so a decoded file cannot hold them.
-        Primitive::Linalg(_) | Primitive::Random(_) | Primitive::Fast(_) | Primitive::Quantized(_) | Primitive::Fft(_) | Primitive::Custom(_) | Primitive::Fused(_) => {
+        Primitive::Linalg(_) | Primitive::Random(_) | Primitive::Fast(_) | Primitive::Fft(_) | Primitive::Custom(_) | Primitive::Fused(_) => {
             Err(Error::unsupported(OP, format!("'{}' cannot be replayed from a file.", prim.name())))
         }
+    }
+}
+
+/// A quantized node through its public builder. The recorded inputs are already in the
+/// builder's canonical form (cast to the output dtype, batch-broadcast), so the builder adds
+/// no node of its own; `dtype` is the recorded output dtype (dequantize's target).
+fn build_quantized(prim: &Primitive, op: &QuantizedOp, args: &[Array], dtype: crate::dtype::DType) -> Result<Vec<Array>> {
+    let one = |a: Result<Array>| a.map(|a| vec![a]);
+    let gb = |g: usize, b: u32| (Some(g as i64), Some(i64::from(b)));
+    match op {
+        QuantizedOp::Quantize { mode, group_size, bits } => {
+            let (g, b) = gb(*group_size, *bits);
+            let (w, rest) = args.split_first().ok_or_else(|| Error::invalid(OP, "quantize without inputs"))?;
+            ops::quantize(w, g, b, mode.name(), rest.first())
+        }
+        QuantizedOp::Dequantize { mode, group_size, bits } => {
+            let (g, b) = gb(*group_size, *bits);
+            if args.len() < 2 || args.len() > 4 {
+                return Err(Error::invalid(OP, "The imported graph gives 'dequantize' a wrong number of inputs."));
+            }
+            let (biases, global) = if mode.is_fp() { (None, args.get(2)) } else { (args.get(2), args.get(3)) };
+            one(ops::dequantize(&args[0], &args[1], biases, g, b, mode.name(), global, Some(dtype)))
+        }
+        QuantizedOp::QuantizedMatmul { mode, group_size, bits, transpose } => {
+            let (g, b) = gb(*group_size, *bits);
+            let n = if mode.is_fp() { 3 } else { 4 };
+            let a = exactly(prim, args, n)?;
+            one(ops::quantized_matmul(&a[0], &a[1], &a[2], a.get(3), *transpose, g, b, mode.name()))
+        }
+        QuantizedOp::GatherQmm { mode, group_size, bits, transpose } => {
+            let (g, b) = gb(*group_size, *bits);
+            let n = if mode.is_fp() { 5 } else { 6 };
+            let a = exactly(prim, args, n)?;
+            let biases = if mode.is_fp() { None } else { Some(&a[3]) };
+            one(ops::gather_qmm(&a[0], &a[1], &a[2], biases, Some(&a[n - 2]), Some(&a[n - 1]), *transpose, g, b, mode.name(), false))
+        }
+        QuantizedOp::ToFp8 => one(ops::to_fp8(&exactly(prim, args, 1)?[0])),
+        QuantizedOp::FromFp8 => one(ops::from_fp8(&exactly(prim, args, 1)?[0], dtype)),
+        QuantizedOp::GgmlMatmul { ty, k } => {
+            let a = exactly(prim, args, 2)?;
+            one(ops::ggml_matmul(&a[0], &a[1], *ty, *k))
+        }
+        QuantizedOp::GgmlMatmulMany { tys, k } => {
+            let a = exactly(prim, args, tys.len() + 1)?;
+            let weights: Vec<(&Array, crate::quant::GgmlType)> = a[1..].iter().zip(tys.iter().copied()).collect();
+            ops::ggml_matmul_many(&a[0], &weights, *k)
+        }
+        QuantizedOp::GgmlDequantize { ty, k } => one(ops::ggml_dequantize(&exactly(prim, args, 1)?[0], *ty, *k)),
+        QuantizedOp::GgmlQuantize { ty } => one(ops::ggml_quantize(&exactly(prim, args, 1)?[0], *ty)),
     }
 }
 

@@ -129,3 +129,104 @@ def error_write_after_close(mx, d):
     with mx.exporter(os.path.join(d, "c.mlxfn"), lambda a: a) as ex:
         ex(mx.array(1.0))
     return ex(mx.array(1.0))
+
+
+def _quantized(mx, seed, n=64, k=128, **kw):
+    """A quantized weight (fixed values) as mx.quantize gives it: (wq, scales, biases?)."""
+    w = _x(mx, n, k, seed=seed)
+    return mx.quantize(w, **kw)
+
+
+@case
+def quantized_matmul_affine(mx, d):
+    wq, s, b = _quantized(mx, 6)
+    x = _x(mx, 3, 128, seed=7)
+    f = _round_trip(mx, d, lambda a: mx.quantized_matmul(a, wq, s, b, transpose=True) + 1, x)
+    return [f(x), f(_x(mx, 3, 128, seed=8))]
+
+
+@case
+def quantized_matmul_shapeless_bits8(mx, d):
+    wq, s, b = _quantized(mx, 6, n=128, k=64, bits=8, group_size=32)
+    f = _round_trip(mx, d, lambda a: mx.quantized_matmul(a, wq, s, b, transpose=False, bits=8, group_size=32),
+                    _x(mx, 2, 128), shapeless=True)
+    return f(_x(mx, 5, 128, seed=9))
+
+
+@case
+def quantized_mxfp4_and_dequantize(mx, d):
+    wq, s = _quantized(mx, 10, mode="mxfp4", group_size=32)
+    x = _x(mx, 2, 128, seed=11)
+    f = _round_trip(mx, d, lambda a: (mx.quantized_matmul(a, wq, s, mode="mxfp4", group_size=32),
+                                      mx.dequantize(wq, s, mode="mxfp4", group_size=32, dtype=mx.float32) * 2), x)
+    return f(x)
+
+
+@case
+def quantized_gather_qmm(mx, d):
+    w = _x(mx, 3, 32, 64, seed=12)
+    wq, s, b = mx.quantize(w, group_size=32)
+    x = _x(mx, 2, 1, 64, seed=13)
+    idx = mx.array([2, 0])
+    f = _round_trip(mx, d, lambda a, i: mx.gather_qmm(a, wq, s, b, rhs_indices=i, group_size=32), x, idx)
+    return f(x, mx.array([1, 1]))
+
+
+@case
+def quantize_inside(mx, d):
+    f = _round_trip(mx, d, lambda a: mx.quantize(a, group_size=32, bits=4), _x(mx, 4, 64, seed=14))
+    return f(_x(mx, 4, 64, seed=15))
+
+
+@case
+def metadata_round_trip(mx, d):
+    path = os.path.join(d, "m.mlxfn")
+    meta = '{"name": "model", "params": 7000000000, "lr": 0.1, "note": "ünïcode \\" quote"}'
+    x = mx.array([1.0, -2.0, 3.0])
+    mx.export_function(path, mx.abs, x, metadata=meta)
+    f, m = mx.import_function(path, return_metadata=True)
+    plain = mx.import_function(path)
+    mx.export_function(path, mx.abs, x)
+    _, none = mx.import_function(path, return_metadata=True)
+    with mx.exporter(path, lambda a: a * 2, metadata="two traces") as ex:
+        ex(mx.array([1.0]))
+        ex(mx.array([1.0, 2.0]))
+    g, m2 = mx.import_function(path, return_metadata=True)
+    return [f(x), plain(x), m, none, g(mx.array([3.0, 4.0])), m2]
+
+
+@case
+def error_metadata_not_a_string(mx, d):
+    return mx.export_function(os.path.join(d, "m.mlxfn"), lambda a: a, mx.array(1.0), metadata={"a": 1})
+
+
+@case
+def error_metadata_with_callback(mx, d):
+    return mx.export_function(lambda e: None, mx.abs, mx.array(1.0), metadata="m")
+
+
+def _events(mx, fun, *args, **kwargs):
+    events = []
+    mx.export_function(events.append, fun, *args, **kwargs)
+    return events
+
+
+@case
+def callback_events(mx, d):
+    return _events(mx, lambda x, y: mx.log(mx.abs(x - y)).astype(mx.int32), mx.array(1.0), y=mx.array(1.0))
+
+
+@case
+def callback_constants_reduce_transpose(mx, d):
+    c = _x(mx, 3, 2, seed=16)
+
+    def fun(x, *, y):
+        return (mx.log2(mx.exp(x @ c)).T.astype(mx.float16), mx.sum(x, axis=1, keepdims=True) * y,
+                mx.reshape(x, (3, 2)))
+
+    return _events(mx, fun, _x(mx, 2, 3), y=_x(mx, 2, 1, seed=17))
+
+
+@case
+def error_exporter_metadata_not_a_string(mx, d):
+    return mx.exporter(os.path.join(d, "m.mlxfn"), lambda a: a, metadata=3)

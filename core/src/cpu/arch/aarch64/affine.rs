@@ -8,7 +8,7 @@
 //! lanes by one `tbl`. NEON is part of every aarch64 target, so these need no feature check.
 
 use crate::cpu::arch::affine::{
-    fused_blocks, fused_dispatch, safe_steps, unroll, AffineKernels, Fused, FusedKernel, FusedWidth, Lay, MAX_PHASES, MAX_ROWS, SPANS,
+    fused_dispatch, safe_steps, unroll, AffineKernels, Fused, FusedKernel, FusedRow, FusedWidth, Lay, MAX_PHASES, MAX_ROWS, SPANS,
 };
 use crate::cpu::isa::Isa;
 use core::arch::aarch64::*;
@@ -156,37 +156,26 @@ fn fused_neon(width: FusedWidth, w: &[u8], sp: &[f32], xp: &[&[f32]], out: &mut 
 
 fn fused_neon_rows<const B: u32, const R: usize>(w: &[u8], sp: &[f32], xp: &[&[f32]], out: &mut [f32]) {
     const L: usize = 4;
-    let (blocks, whole) = fused_blocks(B, R, L, w, sp, xp, out);
+    let mut row = FusedRow::<R>::new(B, L, w, sp, xp, out);
+    let x = row.x;
     let lay = &Lay::<B, L>::LAYOUT;
     let p = lay.phases;
-    let mut x = [core::ptr::null::<f32>(); R];
-    for r in 0..R {
-        x[r] = xp[r].as_ptr();
-    }
     // Byte indices of each phase's per-lane period scale (`tbl` over the block's 4 scales).
     let mut sidx = [[0u8; 16]; MAX_PHASES];
-    for (t, row) in sidx.iter_mut().enumerate().take(p) {
-        for (i, b) in row.iter_mut().enumerate() {
+    for (t, idx) in sidx.iter_mut().enumerate().take(p) {
+        for (i, b) in idx.iter_mut().enumerate() {
             *b = 4 * Lay::<B, L>::PERIOD[t][i / 4] as u8 + (i % 4) as u8;
         }
     }
-    // The row's last block may be partial: it is read from a zero-padded copy.
-    let mut pad = [0u8; MAX_PHASES * L * 4];
-    let block_bytes = 4 * p * L;
     let mut xo = 0;
-    // SAFETY: NEON is baseline; block blk reads block_bytes bytes at blk·block_bytes (whole
-    // blocks, blk < whole) or from pad, sp[4·blk..4·blk + 4] and xp[r][xo..xo + 4] with
-    // xo < blocks·total·4, all inside the lengths fused_blocks checked.
+    // SAFETY: NEON is baseline; block blk reads the 16·p bytes `row.block` hands out,
+    // sp[4·blk..4·blk + 4] and xp[r][xo..xo + 4] with xo < blocks·total·4, all inside the
+    // lengths FusedRow::new checked.
     unsafe {
         let mut total = [vdupq_n_f32(0.0); R];
-        for blk in 0..blocks {
-            let src = if blk < whole {
-                w.as_ptr().add(blk * block_bytes)
-            } else {
-                let rest = &w[blk * block_bytes..];
-                pad[..rest.len()].copy_from_slice(rest);
-                pad.as_ptr()
-            };
+        for blk in 0..row.blocks {
+            // Whole blocks in place, the row's partial last one from a zero-padded copy.
+            let src = row.block(blk).as_ptr();
             let mut v = [vdupq_n_u32(0); MAX_PHASES];
             unroll!(S in [0, 1, 2, 3, 4] {
                 if S < p {

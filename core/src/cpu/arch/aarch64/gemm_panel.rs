@@ -20,7 +20,7 @@ use core::arch::aarch64::*;
 use crate::cpu::isa::Isa;
 use crate::quant::GgmlType;
 
-use super::super::panel::{lines_words, Layout, Panel, PassInputs};
+use super::super::panel::{gemm_for, lines_words, Layout, Panel, PanelKernel, PanelLevel, PanelLines, PassInputs};
 use super::super::{GemvActivations as Act, PanelGemm};
 
 /// Activation rows per register tile: 8 i32 dots, 8 group partials, 8 accumulators, two half
@@ -159,12 +159,24 @@ macro_rules! panel_kernels {
                 return rows::<8, NONE>(inp, p, acts, cols, out, ldo);
             }
             match inp.layout {
-                Layout::Q6K => rows::<4, OFFSET>(inp, p, acts, cols, out, ldo),
-                Layout::Q4_1 | Layout::Q4K | Layout::Q5K => rows::<8, MIN>(inp, p, acts, cols, out, ldo),
-                Layout::Q4_0 => rows::<8, OFFSET>(inp, p, acts, cols, out, ldo),
-                // `byte + 128` panels are never built here (panel_for asks for signed ones).
+                Layout::Q3K | Layout::Q6K => rows::<4, OFFSET>(inp, p, acts, cols, out, ldo),
+                Layout::Q2K => rows::<4, MIN>(inp, p, acts, cols, out, ldo),
+                Layout::Q4_1 | Layout::Q5_1 | Layout::Q4K | Layout::Q5K => rows::<8, MIN>(inp, p, acts, cols, out, ldo),
+                Layout::Q4_0 | Layout::Q5_0 => rows::<8, OFFSET>(inp, p, acts, cols, out, ldo),
+                // `byte + 128` panels are never built here (the levels ask for signed ones).
                 Layout::Q8_0 | Layout::Iq4Nl | Layout::Iq4Xs => {}
             }
+        }
+
+        /// This level of the panel GEMM: word-built lines with signed Q8_0/IQ4 bytes, the
+        /// activations in natural order (the NEON/dotprod GEMV's preparation).
+        pub(super) struct Level;
+
+        impl PanelLevel for Level {
+            const LINES: PanelLines = lines_words::<true>;
+            const KERNEL: PanelKernel = kernel;
+            const PAIRS: bool = false;
+            const SIGNED: bool = true;
         }
     };
 }
@@ -180,34 +192,12 @@ mod dotprod {
 /// The panel GEMM of weight type `ty` at `level` (NEON from level neon, `sdot` from dotprod),
 /// over the activations the NEON/dotprod GEMV prepares (natural order).
 pub(crate) fn panel_for(ty: GgmlType, level: Isa) -> Option<PanelGemm> {
-    use GgmlType as T;
     if level == Isa::Portable || !level.allows(Isa::Neon) || !Isa::Neon.is_available() {
         return None;
     }
-    let sdot = level.allows(Isa::Dotprod) && Isa::Dotprod.is_available();
-    macro_rules! panel {
-        ($module:ident, $layout:expr) => {
-            Some(|w, nw, acts, out, ldo| super::super::panel::run(lines_words::<true>, $module::kernel, $layout, false, true, w, nw, acts, out, ldo))
-        };
-    }
-    macro_rules! pick {
-        ($layout:expr) => {
-            if sdot {
-                panel!(dotprod, $layout)
-            } else {
-                panel!(neon, $layout)
-            }
-        };
-    }
-    match ty {
-        T::Q4_0 => pick!(Layout::Q4_0),
-        T::Q4_1 => pick!(Layout::Q4_1),
-        T::Q8_0 => pick!(Layout::Q8_0),
-        T::Q4_K => pick!(Layout::Q4K),
-        T::Q5_K => pick!(Layout::Q5K),
-        T::Q6_K => pick!(Layout::Q6K),
-        T::IQ4_NL => pick!(Layout::Iq4Nl),
-        T::IQ4_XS => pick!(Layout::Iq4Xs),
-        _ => None,
+    if level.allows(Isa::Dotprod) && Isa::Dotprod.is_available() {
+        gemm_for::<dotprod::Level>(ty)
+    } else {
+        gemm_for::<neon::Level>(ty)
     }
 }

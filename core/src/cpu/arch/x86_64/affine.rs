@@ -12,7 +12,7 @@
 //! table out only when the active level allows it — what makes calling them sound.
 
 use super::quant::hsum_ps;
-use crate::cpu::arch::affine::{fused_blocks, fused_dispatch, safe_steps, unroll, AffineKernels, Fused, FusedKernel, FusedWidth, Lay, MAX_PHASES, MAX_ROWS, SPANS};
+use crate::cpu::arch::affine::{fused_dispatch, safe_steps, unroll, AffineKernels, Fused, FusedKernel, FusedRow, FusedWidth, Lay, MAX_PHASES, MAX_ROWS, SPANS};
 use crate::cpu::isa::Isa;
 use core::arch::x86_64::*;
 
@@ -283,26 +283,15 @@ fn fused_avx2(width: FusedWidth, w: &[u8], sp: &[f32], xp: &[&[f32]], out: &mut 
 #[target_feature(enable = "avx2,fma")]
 unsafe fn fused_avx2_impl<const B: u32, const R: usize>(w: &[u8], sp: &[f32], xp: &[&[f32]], out: &mut [f32]) {
     const L: usize = 8;
-    let (blocks, whole) = fused_blocks(B, R, L, w, sp, xp, out);
+    let mut row = FusedRow::<R>::new(B, L, w, sp, xp, out);
+    let x = row.x;
     let lay = &Lay::<B, L>::LAYOUT;
     let p = lay.phases;
-    let mut x = [core::ptr::null::<f32>(); R];
-    for r in 0..R {
-        x[r] = xp[r].as_ptr();
-    }
     let mut total = [_mm256_setzero_ps(); R];
-    // The row's last block may be partial: it is read from a zero-padded copy.
-    let mut pad = [0u8; MAX_PHASES * L * 4];
-    let block_bytes = 4 * p * L;
     let mut xo = 0;
-    for blk in 0..blocks {
-        let src = if blk < whole {
-            w.as_ptr().add(blk * block_bytes)
-        } else {
-            let rest = &w[blk * block_bytes..];
-            pad[..rest.len()].copy_from_slice(rest);
-            pad.as_ptr()
-        };
+    for blk in 0..row.blocks {
+        // Whole blocks in place, the row's partial last one from a zero-padded copy.
+        let src = row.block(blk).as_ptr();
         let mut v = [_mm256_setzero_si256(); MAX_PHASES];
         unroll!(S in [0, 1, 2, 3, 4] {
             if S < p {
@@ -361,25 +350,15 @@ fn fused_avx512(width: FusedWidth, w: &[u8], sp: &[f32], xp: &[&[f32]], out: &mu
 #[target_feature(enable = "avx512f,avx2,fma")]
 unsafe fn fused_avx512_impl<const B: u32, const R: usize>(w: &[u8], sp: &[f32], xp: &[&[f32]], out: &mut [f32]) {
     const L: usize = 16;
-    let (blocks, whole) = fused_blocks(B, R, L, w, sp, xp, out);
+    let mut row = FusedRow::<R>::new(B, L, w, sp, xp, out);
+    let x = row.x;
     let lay = &Lay::<B, L>::LAYOUT;
     let p = lay.phases;
-    let mut x = [core::ptr::null::<f32>(); R];
-    for r in 0..R {
-        x[r] = xp[r].as_ptr();
-    }
     let mut total = [_mm512_setzero_ps(); R];
-    let mut pad = [0u8; MAX_PHASES * L * 4];
-    let block_bytes = 4 * p * L;
     let mut xo = 0;
-    for blk in 0..blocks {
-        let src = if blk < whole {
-            w.as_ptr().add(blk * block_bytes)
-        } else {
-            let rest = &w[blk * block_bytes..];
-            pad[..rest.len()].copy_from_slice(rest);
-            pad.as_ptr()
-        };
+    for blk in 0..row.blocks {
+        // Whole blocks in place, the row's partial last one from a zero-padded copy.
+        let src = row.block(blk).as_ptr();
         let mut v = [_mm512_setzero_si512(); MAX_PHASES];
         unroll!(S in [0, 1, 2, 3, 4] {
             if S < p {

@@ -7,7 +7,8 @@
 
 use core::arch::x86_64::*;
 
-use super::super::panel::{Layout, Panel, PassInputs};
+use super::super::panel::{gemm_for, Layout, Panel, PanelKernel, PanelLevel, PanelLines, PassInputs};
+use super::super::prepared::Low2;
 use super::super::GemvActivations as Act;
 
 /// Activation rows per register tile: 8 weight lines + 2·ROWS accumulators + broadcasts fit
@@ -128,6 +129,37 @@ pub(crate) unsafe fn lines(layout: Layout, w: *const u8, wrb: usize, rows: usize
                     put(g0, t + 4, nib(v, 4));
                 }
             }
+            Layout::Q5_0 | Layout::Q5_1 => {
+                let qs = x + if layout == Layout::Q5_1 { 8 } else { 6 };
+                let high = gather(qs - 4);
+                // `panel::fifth_bits` per lane: bits 4t..4t + 4 of the word to the value 16 in bytes 0..4.
+                let spread = |shift: u32| {
+                    let nib = _mm512_and_si512(_mm512_srl_epi32(high, _mm_cvtsi32_si128(shift as i32)), _mm512_set1_epi32(0xF));
+                    let one = _mm512_and_si512(_mm512_mullo_epi32(nib, _mm512_set1_epi32(0x0020_4081)), _mm512_set1_epi32(0x0101_0101));
+                    _mm512_slli_epi32::<4>(one)
+                };
+                for t in 0..4 {
+                    let v = gather(qs + 4 * t);
+                    put(g0, t, _mm512_or_si512(nib(v, 0), spread(4 * t as u32)));
+                    put(g0, t + 4, _mm512_or_si512(nib(v, 4), spread(16 + 4 * t as u32)));
+                }
+            }
+            Layout::Q2K | Layout::Q3K => {
+                let hi = layout == Layout::Q3K;
+                let qs = x + if hi { Low2::<true>::QS } else { Low2::<false>::QS };
+                for h in 0..2 {
+                    for l in (0..32).step_by(4) {
+                        let v = gather(qs + 32 * h + l);
+                        let hm = if hi { gather(x + l) } else { _mm512_setzero_si512() };
+                        for j in 0..4 {
+                            let e = 128 * h + 32 * j + l;
+                            let low = _mm512_and_si512(_mm512_srl_epi32(v, _mm_cvtsi32_si128(2 * j as i32)), _mm512_set1_epi8(3));
+                            let bit = _mm512_and_si512(_mm512_srl_epi32(hm, _mm_cvtsi32_si128((4 * h + j) as i32)), _mm512_set1_epi8(1));
+                            put(g0 + e / 16, (e % 16) / 4, _mm512_or_si512(low, _mm512_slli_epi32::<2>(bit)));
+                        }
+                    }
+                }
+            }
             Layout::Iq4Nl => {
                 for t in 0..4 {
                     let v = gather(x + 2 + 4 * t);
@@ -185,27 +217,23 @@ pub(crate) unsafe fn lines(layout: Layout, w: *const u8, wrb: usize, rows: usize
     }
 }
 
-/// The panel GEMM of weight type `ty` at `level`, where the AVX-512 VNNI GEMV runs (its
-/// activation preparation, Q4_0 and Q4_1 in nibble-pair order, is the one read here).
+/// The AVX-512 VNNI level of the panel GEMM: gathered lines, unsigned bytes throughout,
+/// activations as the AVX-512 VNNI GEMV prepares them (32-element nibble formats in
+/// nibble-pair order).
+struct Avx512Vnni;
+
+impl PanelLevel for Avx512Vnni {
+    const LINES: PanelLines = lines;
+    const KERNEL: PanelKernel = kernel;
+    const PAIRS: bool = true;
+    const SIGNED: bool = false;
+}
+
+/// The panel GEMM of weight type `ty` at `level`: AVX-512 VNNI where the AVX-512 VNNI GEMV
+/// runs, else the AVX2 one.
 pub(crate) fn panel_for(ty: crate::quant::GgmlType, level: crate::cpu::isa::Isa) -> Option<super::super::PanelGemm> {
-    use crate::quant::GgmlType as T;
     if !super::gemv::avx512_vnni(level) {
         return super::gemm_panel_avx2::panel_for(ty, level);
     }
-    macro_rules! panel {
-        ($layout:expr) => {
-            Some(|w, nw, acts, out, ldo| super::super::panel::run(lines, kernel, $layout, true, false, w, nw, acts, out, ldo))
-        };
-    }
-    match ty {
-        T::Q4_0 => panel!(Layout::Q4_0),
-        T::Q4_1 => panel!(Layout::Q4_1),
-        T::Q8_0 => panel!(Layout::Q8_0),
-        T::Q4_K => panel!(Layout::Q4K),
-        T::Q5_K => panel!(Layout::Q5K),
-        T::Q6_K => panel!(Layout::Q6K),
-        T::IQ4_NL => panel!(Layout::Iq4Nl),
-        T::IQ4_XS => panel!(Layout::Iq4Xs),
-        _ => None,
-    }
+    gemm_for::<Avx512Vnni>(ty)
 }

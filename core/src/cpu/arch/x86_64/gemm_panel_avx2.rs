@@ -8,8 +8,8 @@
 //! activation bytes (signed), giving per row two i16 sums of 2 products. Those are summed in
 //! i16 over as many steps as cannot overflow — |a| ≤ 127 (our activation quantizers clamp to
 //! ±127), so a step's i16 is at most 2·127·w_max: a whole 32-element group for the nibble
-//! formats (8 steps · 2·15·127 = 30 480), 4 steps for Q5_K (31 < 2⁵), 2 for Q6_K (63) — and
-//! only then widened by one `vpmaddwd` by 1. So a step costs one multiply and one add per 32
+//! formats (8 steps · 2·15·127 = 30 480), 4 steps for Q5_0, Q5_1, Q5_K (31 < 2⁵) and for the
+//! 16-element groups of Q2_K (3) and Q3_K (7), 2 for Q6_K (63) — and only then widened by one `vpmaddwd` by 1. So a step costs one multiply and one add per 32
 //! multiply-adds, against ~4 instructions in the tile kernels (`gemv_avx2*.rs`), which also
 //! convert and scale every block of every output.
 //!
@@ -26,7 +26,7 @@
 
 use core::arch::x86_64::*;
 
-use super::super::panel::{lines_words, Layout, Panel, PassInputs};
+use super::super::panel::{gemm_for, lines_words, Layout, Panel, PanelKernel, PanelLevel, PanelLines, PassInputs};
 use super::super::GemvActivations as Act;
 
 /// Activation rows per register tile: 4 i16 sums, 4 i32 dots, 4 group partials and 4
@@ -164,7 +164,10 @@ unsafe fn kernel(inp: &PassInputs, p: &Panel, acts: &[Act], cols: usize, out: *m
     }
     match l {
         Layout::Q6K => rows::<4, 2, false, OFFSET>(inp, p, acts, cols, out, ldo),
-        Layout::Q5K => rows::<8, 4, false, MIN>(inp, p, acts, cols, out, ldo),
+        Layout::Q3K => rows::<4, 4, false, OFFSET>(inp, p, acts, cols, out, ldo),
+        Layout::Q2K => rows::<4, 4, false, MIN>(inp, p, acts, cols, out, ldo),
+        Layout::Q5_1 | Layout::Q5K => rows::<8, 4, false, MIN>(inp, p, acts, cols, out, ldo),
+        Layout::Q5_0 => rows::<8, 4, false, OFFSET>(inp, p, acts, cols, out, ldo),
         Layout::Q4_1 | Layout::Q4K => rows::<8, 8, false, MIN>(inp, p, acts, cols, out, ldo),
         Layout::Q4_0 => rows::<8, 8, false, OFFSET>(inp, p, acts, cols, out, ldo),
         // Unsigned `byte + 128` never reaches this level (panel_for builds them signed).
@@ -172,28 +175,22 @@ unsafe fn kernel(inp: &PassInputs, p: &Panel, acts: &[Act], cols: usize, out: *m
     }
 }
 
-/// The AVX2 panel GEMM of weight type `ty`, where `level` allows AVX2 and the CPU has it
-/// (with the AVX2 GEMV's activation preparation: natural order).
+/// The AVX2 level of the panel GEMM: word-built lines with signed Q8_0/IQ4 bytes, activations
+/// in natural order (the AVX2 GEMV's preparation).
+struct Avx2;
+
+impl PanelLevel for Avx2 {
+    const LINES: PanelLines = lines_words::<true>;
+    const KERNEL: PanelKernel = kernel;
+    const PAIRS: bool = false;
+    const SIGNED: bool = true;
+}
+
+/// The AVX2 panel GEMM of weight type `ty`, where `level` allows AVX2 and the CPU has it.
 pub(crate) fn panel_for(ty: crate::quant::GgmlType, level: crate::cpu::isa::Isa) -> Option<super::super::PanelGemm> {
     use crate::cpu::isa::Isa;
-    use crate::quant::GgmlType as T;
     if level == Isa::Portable || !level.allows(Isa::Avx2) || !Isa::Avx2.is_available() {
         return None;
     }
-    macro_rules! panel {
-        ($layout:expr) => {
-            Some(|w, nw, acts, out, ldo| super::super::panel::run(lines_words::<true>, kernel, $layout, false, true, w, nw, acts, out, ldo))
-        };
-    }
-    match ty {
-        T::Q4_0 => panel!(Layout::Q4_0),
-        T::Q4_1 => panel!(Layout::Q4_1),
-        T::Q8_0 => panel!(Layout::Q8_0),
-        T::Q4_K => panel!(Layout::Q4K),
-        T::Q5_K => panel!(Layout::Q5K),
-        T::Q6_K => panel!(Layout::Q6K),
-        T::IQ4_NL => panel!(Layout::Iq4Nl),
-        T::IQ4_XS => panel!(Layout::Iq4Xs),
-        _ => None,
-    }
+    gemm_for::<Avx2>(ty)
 }

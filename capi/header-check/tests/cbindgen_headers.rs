@@ -148,7 +148,8 @@ fn raw_prototypes(text: &str) -> Protos {
 
 #[test]
 fn hand_written_and_generated_headers_match_the_rust_signatures() {
-    let crate_dir = Path::new(env!("CARGO_MANIFEST_DIR"));
+    // This crate sits in capi/: its parent is the crate cbindgen reads.
+    let crate_dir = &Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
     // Typedef style (`mlx_array`, not `struct mlx_array`), as mlx-c's headers spell handles.
     let config = cbindgen::Config { language: cbindgen::Language::C, style: cbindgen::Style::Type, ..Default::default() };
     let bindings = cbindgen::Builder::new()

@@ -1,0 +1,199 @@
+//! Dispatches held back one step so that the next op can absorb them: a decode step records,
+//! per layer, a residual add followed by the rms_norm of its sum (twice), the ropes of the
+//! queries and of the keys back to back, and the two KV-cache writes back to back. Each such
+//! dispatch is kept as a [`Deferred`] in the recorder instead of being recorded; the next op
+//! either takes it and records one dispatch doing both (the norm reads the add's inputs, adds
+//! and writes the sum too; two ropes or two window copies run as one grid), or anything else
+//! the recorder does first records it unchanged ([`crate::queue::Recorder::flush`]: every
+//! recording, submission and host wait flushes it, so nobody sees its output unwritten).
+//! A fused dispatch computes exactly what the two plain ones compute, element for element.
+//! A decode step of the default model: 426 dispatches → 306.
+
+use crate::kernels::{dispatch, grid, Bound, GROUP, MAX_BINDINGS};
+use crate::memory::VkMemory;
+use crate::pipelines::{Shader, PUSH_BYTES};
+use crate::queue::Recorder;
+use mlx_arm_core::Result;
+use std::sync::atomic::{AtomicU8, Ordering};
+use std::sync::Arc;
+
+/// `off` records every dispatch as it comes (comparisons, tests); anything else (default) holds
+/// them back to fuse.
+pub const FUSE_ENV: &str = "MLX_ARM_VULKAN_FUSE";
+
+/// 0: not yet read from the environment, 1: on, 2: off.
+static STATE: AtomicU8 = AtomicU8::new(0);
+
+/// Whether dispatches are held back to fuse ([`FUSE_ENV`], [`set_fusion`]).
+pub fn fusion_enabled() -> bool {
+    match STATE.load(Ordering::Relaxed) {
+        0 => {
+            let on = std::env::var(FUSE_ENV).map_or(true, |v| v != "off");
+            STATE.store(if on { 1 } else { 2 }, Ordering::Relaxed);
+            on
+        }
+        s => s == 1,
+    }
+}
+
+/// Turns the fusion of held-back dispatches on or off for the ops recorded from now on (the
+/// results are the same either way; tests compare them).
+pub fn set_fusion(on: bool) {
+    STATE.store(if on { 1 } else { 2 }, Ordering::Relaxed);
+}
+
+/// What a held-back dispatch is, for the op that may absorb it.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(crate) enum Kind {
+    /// A dense `a + b` of `n` elements (binary.comp): bindings a, b, out.
+    Add { n: usize },
+    /// One rope (rope.comp with `rows2` = 0).
+    Rope,
+    /// A strided copy of an input into a window of an output (unary.comp's copy), with its
+    /// job words for copy2.comp.
+    Window { job: [u32; JOB_WORDS] },
+}
+
+/// copy2.comp's words for one job: n, ndim, input offset, output offset, then shape, input
+/// strides and output strides over `WINDOW_AXES` axes.
+pub(crate) const JOB_WORDS: usize = 4 + 3 * WINDOW_AXES;
+/// The axes copy2.comp takes per job (two jobs fill the 128 bytes of push constants).
+pub(crate) const WINDOW_AXES: usize = 4;
+
+const PUSH_WORDS: usize = PUSH_BYTES as usize / 4;
+
+/// A dispatch not yet recorded: everything `kernels::dispatch` needs, held by value.
+pub(crate) struct Deferred {
+    pub kind: Kind,
+    shader: Shader,
+    f16: bool,
+    /// Bindings (unused slots repeat the first).
+    bufs: [Arc<VkMemory>; MAX_BINDINGS],
+    nbufs: usize,
+    reads: usize,
+    push: [u32; PUSH_WORDS],
+    npush: usize,
+    groups: [u32; 3],
+}
+
+impl Deferred {
+    /// `bufs[..reads]` are read, the rest written (as `kernels::dispatch`); `bufs` is not empty.
+    pub fn new(kind: Kind, shader: Shader, f16: bool, bufs: &[&Arc<VkMemory>], reads: usize, push: &[u32], groups: [u32; 3]) -> Deferred {
+        let mut p = [0u32; PUSH_WORDS];
+        let npush = push.len().min(PUSH_WORDS);
+        p[..npush].copy_from_slice(&push[..npush]);
+        let nbufs = bufs.len().min(MAX_BINDINGS);
+        Deferred {
+            kind,
+            shader,
+            f16,
+            bufs: std::array::from_fn(|i| bufs[i.min(nbufs - 1)].clone()),
+            nbufs,
+            reads,
+            push: p,
+            npush,
+            groups,
+        }
+    }
+
+    fn mem(&self, i: usize) -> &Arc<VkMemory> {
+        &self.bufs[i]
+    }
+
+    /// Whether this dispatch writes `m`.
+    fn writes(&self, m: &Arc<VkMemory>) -> bool {
+        self.bufs[self.reads..self.nbufs].iter().any(|w| Arc::ptr_eq(w, m))
+    }
+
+    /// Whether this dispatch reads `m`.
+    fn reads(&self, m: &Arc<VkMemory>) -> bool {
+        self.bufs[..self.reads].iter().any(|r| Arc::ptr_eq(r, m))
+    }
+}
+
+/// Records `d` as the plain dispatch it stands for.
+pub(crate) fn record(rec: &mut Recorder, d: Deferred) -> Result<()> {
+    let refs: [&Arc<VkMemory>; MAX_BINDINGS] = std::array::from_fn(|i| &d.bufs[i]);
+    dispatch(rec, d.shader, d.f16, &refs[..d.nbufs], d.reads, &d.push[..d.npush], d.groups)
+}
+
+/// The held-back add whose output is `x` (`n` elements from element 0 of `mem`), taken out of
+/// the recorder: its inputs (a, b), bound, and its output memory. `None`: no such add (it
+/// stays held back).
+pub(crate) fn take_add(rec: &mut Recorder, mem: &Arc<VkMemory>, n: usize, f16: bool) -> Option<(Bound, Bound, Arc<VkMemory>)> {
+    let p = rec.pending()?;
+    let ok = p.kind == (Kind::Add { n }) && p.f16 == f16 && Arc::ptr_eq(p.mem(2), mem);
+    if !ok {
+        return None;
+    }
+    let p = rec.take_pending()?;
+    let a = Bound { mem: p.mem(0).clone(), off: p.push[2] as usize };
+    let b = Bound { mem: p.mem(1).clone(), off: p.push[3] as usize };
+    Some((a, b, p.mem(2).clone()))
+}
+
+/// rope.comp's push words that two ropes in one dispatch must share (all but rows, per_batch,
+/// the input offset and the second job's words).
+const ROPE_SHARED: [usize; 13] = [1, 2, 3, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15];
+/// rope.comp's words of the second job: rows2, per_batch2, off_x2.
+const ROPE_SECOND: usize = 16;
+
+/// A rope (bindings x, offsets, freqs, x again, out, out again; `push` with rows2 = 0) of
+/// `rows` rows of `per_row` invocations: one dispatch with the held-back rope when that one
+/// rotates with the same parameters and does not write this one's input; otherwise held back.
+pub(crate) fn rope(rec: &mut Recorder, f16: bool, bufs: [&Arc<VkMemory>; 6], push: &[u32; 19], per_row: usize) -> Result<()> {
+    let pairs = rec.pending().is_some_and(|p| {
+        let same_offsets = p.push[14] != 0 || Arc::ptr_eq(p.mem(1), bufs[1]);
+        let same_freqs = p.push[11] == 0 || Arc::ptr_eq(p.mem(2), bufs[2]);
+        p.kind == Kind::Rope
+            && p.f16 == f16
+            && p.push[ROPE_SECOND] == 0
+            && ROPE_SHARED.iter().all(|&i| p.push[i] == push[i])
+            && same_offsets
+            && same_freqs
+            && !p.writes(bufs[0])
+    });
+    let rows = push[0] as usize;
+    if !fusion_enabled() {
+        return dispatch(rec, Shader::Rope, f16, &bufs, 4, push, grid((rows * per_row).div_ceil(GROUP as usize))?);
+    }
+    if pairs {
+        if let Some(p) = rec.take_pending() {
+            let mut words = [0u32; 19];
+            words.copy_from_slice(&p.push[..19]);
+            words[ROPE_SECOND..].copy_from_slice(&[push[0], push[4], push[5]]);
+            let all = (p.push[0] as usize + rows) * per_row;
+            let b = [p.mem(0), p.mem(1), p.mem(2), bufs[0], p.mem(4), bufs[4]];
+            return dispatch(rec, Shader::Rope, f16, &b, 4, &words, grid(all.div_ceil(GROUP as usize))?);
+        }
+    }
+    let groups = grid((rows * per_row).div_ceil(GROUP as usize))?;
+    rec.defer(Deferred::new(Kind::Rope, Shader::Rope, f16, &bufs, 4, push, groups))
+}
+
+/// A window copy `input` → `out` given as unary.comp's plain dispatch (`push`, `groups`) and,
+/// where it has at most `WINDOW_AXES` axes, as a copy2.comp `job`: one dispatch with the
+/// held-back window copy when neither depends on the other; otherwise held back (or, without
+/// a job, recorded at once).
+pub(crate) fn window(rec: &mut Recorder, f16: bool, input: &Arc<VkMemory>, out: &Arc<VkMemory>, push: &[u32], groups: [u32; 3], job: Option<[u32; JOB_WORDS]>) -> Result<()> {
+    let Some(job) = job.filter(|_| fusion_enabled()) else {
+        return dispatch(rec, Shader::Unary, f16, &[input, out], 1, push, groups);
+    };
+    let first = rec.pending().and_then(|p| match p.kind {
+        // Independent: this one neither reads nor writes what the first writes, nor writes
+        // what it reads.
+        Kind::Window { job: j } if p.f16 == f16 && !p.writes(input) && !p.writes(out) && !p.reads(out) => Some(j),
+        _ => None,
+    });
+    if let Some(j) = first {
+        if let Some(p) = rec.take_pending() {
+            let mut words = [0u32; 2 * JOB_WORDS];
+            words[..JOB_WORDS].copy_from_slice(&j);
+            words[JOB_WORDS..].copy_from_slice(&job);
+            let all = j[0] as usize + job[0] as usize;
+            let b = [p.mem(0), input, p.mem(1), out];
+            return dispatch(rec, Shader::Copy2, f16, &b, 2, &words, grid(all.div_ceil(GROUP as usize))?);
+        }
+    }
+    rec.defer(Deferred::new(Kind::Window { job }, Shader::Unary, f16, &[input, out], 1, push, groups))
+}

@@ -1,0 +1,113 @@
+//! CPU kernels of the language models' fused decode ops (`ops/fast/lm.rs`). Each runs the
+//! kernels of the ops it stands for on the same values — the sum as `add` computes it, then
+//! [`rms_row`](super::rms_row); each head as [`rope`](super::rope) rotates it — so the results
+//! are bit-identical to the composed graph's.
+
+use super::{as_f32, as_f32_mut, per_feature, rms_row, Store};
+use crate::array::{Array, Data};
+use crate::backend::OutMeta;
+use crate::cpu::elementwise::{OutPtr, GRAIN};
+use crate::error::{Error, Result};
+use crate::parallel::parallel_for;
+use crate::shape::row_major_strides;
+use alloc::vec::Vec;
+
+/// `add_rms_norm`: inputs x, r, weight; outputs `x + r` and its RMSNorm.
+pub(super) fn add_rms_norm(inputs: &[Array], eps: f32, outputs: &[OutMeta]) -> Result<Vec<Data>> {
+    const OP: &str = "add_rms_norm";
+    let (shape, dtype) = crate::cpu::out0(outputs, OP)?.clone();
+    if outputs.len() != 2 || inputs.len() != 3 {
+        return Err(Error::runtime(OP, "takes three inputs and gives two outputs"));
+    }
+    let sum = Data::alloc_for_overwrite(&shape, dtype, OP)?;
+    let normed = Data::alloc_for_overwrite(&shape, dtype, OP)?;
+    crate::dispatch_float!(dtype, T => add_norm::<T>(inputs, eps, &shape, &sum, &normed),
+        else Err(Error::unsupported(OP, alloc::format!("{OP} does not support {dtype}."))))?;
+    Ok(alloc::vec![sum, normed])
+}
+
+fn add_norm<T: Store>(inputs: &[Array], eps: f32, shape: &[usize], sum: &Data, normed: &Data) -> Result<()> {
+    const OP: &str = "add_rms_norm";
+    let d = shape.last().copied().unwrap_or(1);
+    let (x, r, w) = (crate::cpu::input(inputs, 0, OP)?, crate::cpu::input(inputs, 1, OP)?, crate::cpu::input(inputs, 2, OP)?);
+    let (xd, rd, wd) = (x.data()?, r.data()?, w.data()?);
+    let (xv, rv) = (xd.read::<T>(shape)?, rd.read::<T>(shape)?);
+    let wv = per_feature::<T>(&wd, w.ndim(), d)?;
+    let n = xv.len();
+    if d == 0 || n == 0 || rv.len() != n {
+        return Ok(());
+    }
+    // As `rms_norm`'s kernel: the f32 of 1/d.
+    let inv_d = (1.0 / d as f64) as f32;
+    let level = crate::cpu::isa::isa();
+    let (ps, py) = (OutPtr(sum.buf.as_mut_ptr() as *mut T), OutPtr(normed.buf.as_mut_ptr() as *mut T));
+    parallel_for(n / d, (GRAIN / d).max(1), &|rows| {
+        let (ps, py) = (&ps, &py);
+        for i in rows {
+            let row = i * d..(i + 1) * d;
+            // SAFETY: row i of each fresh output buffer, written by this chunk only.
+            let (s, y) = unsafe { (ps.chunk(&row), py.chunk(&row)) };
+            let (a, b) = (&xv[row.clone()], &rv[row.clone()]);
+            if let (Some(a), Some(b), Some(s)) = (as_f32(a), as_f32(b), as_f32_mut(&mut *s)) {
+                s.iter_mut().zip(a).zip(b).for_each(|((s, &a), &b)| *s = a + b);
+            } else {
+                // `add` of two halves: the f32 sum rounded once to the dtype.
+                s.iter_mut().zip(a).zip(b).for_each(|((s, &a), &b)| *s = T::from_f(a.f() + b.f()));
+            }
+            rms_row(level, s, &wv, eps, inv_d, y);
+        }
+    });
+    Ok(())
+}
+
+/// `decode_heads`: inputs q, k, v `(B, 1, H·D)`, offset, optional freqs; outputs q and k
+/// rotated, and v, as `(B, H, 1, D)`.
+pub(super) fn decode_heads(
+    inputs: &[Array],
+    _head_dim: usize,
+    dims: usize,
+    traditional: bool,
+    base: f32,
+    scale: f32,
+    outputs: &[OutMeta],
+) -> Result<Vec<Data>> {
+    const OP: &str = "decode_heads";
+    if outputs.len() != 3 || inputs.len() < 4 {
+        return Err(Error::runtime(OP, "takes q, k, v and an offset and gives three outputs"));
+    }
+    let mut out = Vec::with_capacity(3);
+    for (i, (shape, dtype)) in outputs.iter().enumerate().take(2) {
+        // `(B, 1, H·D)` and `(B, H, 1, D)` are the same row-major memory: rope reads the
+        // projection's output in place, as it would read the reshape's view.
+        let mut ins = alloc::vec![heads_view(&inputs[i], shape)?];
+        ins.extend(inputs[3..].iter().cloned());
+        let o = Data::alloc_for_overwrite(shape, *dtype, OP)?;
+        crate::dispatch_float!(*dtype, T => super::rope::<T>(&ins, dims, traditional, base, scale, shape, &o),
+            else Err(Error::unsupported(OP, alloc::format!("{OP} does not support {dtype}."))))?;
+        out.push(o);
+    }
+    out.push(heads_view(&inputs[2], &outputs[2].0)?.data()?);
+    Ok(out)
+}
+
+/// `a` `(B, 1, H·D)` seen as `shape` `(B, H, 1, D)`: a view of its buffer when it is dense
+/// (what `reshape` gives), else a dense copy.
+fn heads_view(a: &Array, shape: &[usize]) -> Result<Array> {
+    const OP: &str = "decode_heads";
+    if a.size() != shape.iter().product::<usize>() {
+        return Err(Error::runtime(OP, "the heads do not hold the projection's elements"));
+    }
+    let d = a.data()?;
+    let data = if d.is_row_contiguous(a.shape()) {
+        Data { buf: d.buf.clone(), offset: d.offset, strides: row_major_strides(shape) }
+    } else {
+        let dense = Data::alloc_for_overwrite(shape, a.dtype(), OP)?;
+        crate::dispatch_all!(a.dtype(), T => {
+            let v = d.read::<T>(a.shape())?;
+            // SAFETY: a fresh buffer of exactly `a.size()` elements of T, held only here.
+            unsafe { dense.slice_mut::<T>(v.len()) }.copy_from_slice(&v);
+        });
+        dense
+    };
+    Ok(Array::from_data(shape.to_vec(), a.dtype(), data))
+}
