@@ -42,8 +42,9 @@ impl NodeNamer {
     }
 }
 
-/// The `n`-th (1-based) name of the sequence A … Z, AA, AB, …
-fn letters(mut n: usize) -> String {
+/// The `n`-th (1-based) name of the sequence A … Z, AA, AB, … (MLX's names for a graph's
+/// values, in `export_to_dot` and in an export's listing).
+pub(crate) fn letters(mut n: usize) -> String {
     let mut rev = Vec::new();
     while n > 0 {
         rev.push(b'A' + ((n - 1) % 26) as u8);

@@ -15,6 +15,7 @@
 use super::Trace;
 use crate::array::Array;
 use crate::dtype::DType;
+use crate::graph_utils::letters;
 use crate::error::Result;
 use crate::ops::binary::BinaryOp;
 use crate::ops::cast::CastOp;
@@ -42,16 +43,7 @@ pub struct Listing {
 /// Traces `fun` on `args` and sorted `kwargs` (as [`super::ExportedFunction::add`] does,
 /// without requiring a file form for every primitive) and lists the trace.
 pub fn list(fun: Fun<'_>, args: &[Array], kwargs: &[(String, Array)], shapeless: bool) -> Result<Listing> {
-    let kw = super::sorted_kwargs(kwargs, "export_function")?;
-    let inputs: Vec<Array> = args.iter().cloned().chain(kw.iter().map(|(_, a)| a.clone())).collect();
-    let tape = crate::transforms::compile::record(fun, &inputs, shapeless)?;
-    let trace = Trace {
-        n_args: args.len(),
-        kwarg_names: kw.into_iter().map(|(k, _)| k).collect(),
-        shapeless,
-        input_dtypes: inputs.iter().map(Array::dtype).collect(),
-        tape,
-    };
+    let trace = Trace::record(fun, args, kwargs, shapeless)?;
     Ok(Listing { json: events(&trace), constants: trace.tape.consts.clone() })
 }
 
@@ -64,15 +56,6 @@ impl Names {
         let next = self.0.len() + 1;
         self.0.entry(r).or_insert_with(|| letters(next)).clone()
     }
-}
-
-fn letters(mut n: usize) -> String {
-    let mut rev = Vec::new();
-    while n > 0 {
-        rev.push(b'A' + ((n - 1) % 26) as u8);
-        n = (n - 1) / 26;
-    }
-    rev.iter().rev().map(|&c| c as char).collect()
 }
 
 /// A JSON string literal.

@@ -38,6 +38,21 @@ pub(crate) struct Trace {
 }
 
 impl Trace {
+    /// Traces `fun` on the positional `args` then the keyword arrays sorted by name, as every
+    /// exported (or listed) function is traced.
+    fn record(fun: Fun<'_>, args: &[Array], kwargs: &[(String, Array)], shapeless: bool) -> Result<Trace> {
+        let kw = sorted_kwargs(kwargs, "export_function")?;
+        let inputs: Vec<Array> = args.iter().cloned().chain(kw.iter().map(|(_, a)| a.clone())).collect();
+        let tape = crate::transforms::compile::record(fun, &inputs, shapeless)?;
+        Ok(Trace {
+            n_args: args.len(),
+            kwarg_names: kw.into_iter().map(|(k, _)| k).collect(),
+            shapeless,
+            input_dtypes: inputs.iter().map(Array::dtype).collect(),
+            tape,
+        })
+    }
+
     /// Whether a call with `args` and sorted `kwargs` fits this trace.
     fn matches(&self, args: &[Array], kwargs: &[(String, Array)]) -> bool {
         let names_match = kwargs.len() == self.kwarg_names.len() && kwargs.iter().zip(&self.kwarg_names).all(|((k, _), n)| k == n);
@@ -119,16 +134,7 @@ impl ExportedFunction {
         if self.traces.first().is_some_and(|t| t.shapeless != shapeless) {
             return Err(Error::invalid(OP, "Every function of one file must be exported with the same shapeless setting."));
         }
-        let kw = sorted_kwargs(kwargs, OP)?;
-        let inputs: Vec<Array> = args.iter().cloned().chain(kw.iter().map(|(_, a)| a.clone())).collect();
-        let tape = crate::transforms::compile::record(fun, &inputs, shapeless)?;
-        let trace = Trace {
-            n_args: args.len(),
-            kwarg_names: kw.into_iter().map(|(k, _)| k).collect(),
-            shapeless,
-            input_dtypes: inputs.iter().map(Array::dtype).collect(),
-            tape,
-        };
+        let trace = Trace::record(fun, args, kwargs, shapeless)?;
         // An op without a file form is reported now, before the trace is kept.
         for n in &trace.tape.nodes {
             prim::encode(&mut wire::Writer::default(), &n.prim)?;
