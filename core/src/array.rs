@@ -97,6 +97,8 @@ impl Data {
     /// # Safety
     /// Nobody else may read or write the buffer while the slice lives, and `T` must match
     /// the dtype the buffer was allocated for.
+    // The buffer is shared memory behind a raw pointer; uniqueness is the caller's promise above.
+    #[allow(clippy::mut_from_ref)]
     pub unsafe fn slice_mut<T: Element>(&self, n: usize) -> &mut [T] {
         core::slice::from_raw_parts_mut(self.buf.as_mut_ptr().add(self.offset) as *mut T, n)
     }

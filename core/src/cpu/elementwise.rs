@@ -38,6 +38,8 @@ impl<T> OutPtr<T> {
     /// # Safety
     /// `r` must be in bounds and disjoint from every other live sub-slice.
     #[inline]
+    // A raw output pointer split across threads; disjointness is the caller's promise above.
+    #[allow(clippy::mut_from_ref)]
     pub unsafe fn chunk(self, r: &core::ops::Range<usize>) -> &mut [T] {
         core::slice::from_raw_parts_mut(self.0.add(r.start), r.end - r.start)
     }
