@@ -9,51 +9,68 @@
 
 #[path = "common/mod.rs"]
 mod common;
-use mlx_arm_core::cpu::isa::{self, Isa};
+use mlx_arm_core::cpu::isa;
 use mlx_arm_core::parallel::set_num_threads;
 use mlx_arm_core::quant::ggml::{qmatmul_rows_quantized, quantize_activations, quantize_row};
 use mlx_arm_core::quant::GgmlType as T;
 use mlx_arm_core::{ops, Array, DType};
 
-fn ty_of(s: &str) -> T {
-    [T::Q4_0, T::Q4_1, T::Q8_0, T::Q4_K, T::Q5_K, T::Q6_K].into_iter().find(|t| t.name().eq_ignore_ascii_case(s)).expect("type")
+type Res<V> = Result<V, Box<dyn std::error::Error>>;
+
+fn ty_of(s: &str) -> Res<T> {
+    let types = [T::Q4_0, T::Q4_1, T::Q8_0, T::Q4_K, T::Q5_K, T::Q6_K];
+    types.into_iter().find(|t| t.name().eq_ignore_ascii_case(s)).ok_or_else(|| format!("unknown type {s:?} (one of q4_0 q4_1 q8_0 q4_k q5_k q6_k)").into())
 }
 
-fn main() {
+/// `NxK` (weight rows × row length).
+fn shape_of(s: &str) -> Res<(usize, usize)> {
+    let bad = || format!("shape {s:?}: expected NxK, e.g. 576x576");
+    let (n, k) = s.split_once('x').ok_or_else(bad)?;
+    Ok((n.parse().map_err(|_| bad())?, k.parse().map_err(|_| bad())?))
+}
+
+fn main() -> Res<()> {
     let mut args: Vec<String> = std::env::args().skip(1).collect();
     if let Some(i) = args.iter().position(|a| a == "--isa") {
-        let name = args.remove(i + 1);
-        args.remove(i);
-        let level = isa::available().into_iter().find(|l| l.name() == name).expect("level");
-        isa::set_isa(level).unwrap();
+        let name = args.get(i + 1).cloned().ok_or("--isa needs a level name")?;
+        args.drain(i..i + 2);
+        let level = isa::available().into_iter().find(|l| l.name() == name).ok_or_else(|| format!("this CPU has no ISA level {name:?}"))?;
+        isa::set_isa(level)?;
     }
     if args.is_empty() {
         args = ["q4_1", "576x576", "q4_1", "1536x576", "q4_1", "576x1536", "q8_0", "49152x576"].map(String::from).to_vec();
     }
+    if args.len() % 2 != 0 {
+        return Err("arguments come in pairs: TYPE NxK ...".into());
+    }
     set_num_threads(1);
     println!("isa {} (1 thread); µs: whole op | quantize+prepare | kernel | rest", isa::isa().name());
     for pair in args.chunks(2) {
-        let ty = ty_of(&pair[0]);
-        let (n, k) = pair[1].split_once('x').map(|(n, k)| (n.parse::<usize>().unwrap(), k.parse::<usize>().unwrap())).unwrap();
-        let rb = ty.row_bytes(k).unwrap();
+        let ty = ty_of(&pair[0])?;
+        let (n, k) = shape_of(&pair[1])?;
+        let rb = ty.row_bytes(k).ok_or_else(|| format!("{}: K = {k} is not a whole number of blocks", ty.name()))?;
         let mut w = vec![0u8; n * rb];
         for (r, dst) in w.chunks_exact_mut(rb).enumerate().take(16) {
-            quantize_row(ty, &common::fill(k, 11 + r as u32), dst).unwrap();
+            quantize_row(ty, &common::fill(k, 11 + r as u32), dst)?;
         }
         for r in 16..n {
             w.copy_within((r % 16) * rb..(r % 16 + 1) * rb, r * rb);
         }
         let x = common::fill(k, 5);
-        let wa = Array::from_bytes(&w, &[n, rb], DType::Uint8).unwrap();
-        let xa = Array::from_slice(&x, &[1, k]).unwrap();
-        wa.eval().unwrap();
-        xa.eval().unwrap();
-        let runs = (20_000_000 / (n * rb)).clamp(11, 2001);
-        let whole = common::median_seconds(3, runs, || ops::ggml_matmul(&xa, &wa, ty, k).unwrap().eval().unwrap());
-        let quant = common::median_seconds(3, runs, || drop(quantize_activations(ty, &x, 1, k).unwrap()));
-        let xq = quantize_activations(ty, &x, 1, k).unwrap();
+        let wa = Array::from_bytes(&w, &[n, rb], DType::Uint8)?;
+        let xa = Array::from_slice(&x, &[1, k])?;
+        wa.eval()?;
+        xa.eval()?;
+        // Each timed call runs once here first, so its errors surface before the loops below
+        // (which then time the same successful calls).
+        ops::ggml_matmul(&xa, &wa, ty, k)?.eval()?;
+        let xq = quantize_activations(ty, &x, 1, k)?;
         let mut out = vec![0f32; n];
-        let kern = common::median_seconds(3, runs, || qmatmul_rows_quantized(ty, &w, n, &xq, &mut out, 0..n).unwrap());
+        qmatmul_rows_quantized(ty, &w, n, &xq, &mut out, 0..n)?;
+        let runs = (20_000_000 / (n * rb)).clamp(11, 2001);
+        let whole = common::median_seconds(3, runs, || drop(ops::ggml_matmul(&xa, &wa, ty, k).and_then(|y| y.eval())));
+        let quant = common::median_seconds(3, runs, || drop(quantize_activations(ty, &x, 1, k)));
+        let kern = common::median_seconds(3, runs, || drop(qmatmul_rows_quantized(ty, &w, n, &xq, &mut out, 0..n)));
         let us = |s: f64| s * 1e6;
         println!(
             "{:<5} {:>10} | {:8.2} | {:8.2} | {:8.2} | {:8.2}   kernel {:.1} GB/s",
@@ -66,5 +83,5 @@ fn main() {
             (n * rb) as f64 / kern / 1e9
         );
     }
-    let _ = Isa::Portable;
+    Ok(())
 }
