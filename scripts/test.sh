@@ -177,8 +177,9 @@ aarch64_has_sve_code() {
 # Test binaries known to run longest under qemu: started first so the pool below ends together.
 QEMU_LONG_FIRST=(ggml_gemm mlx_arm_core gemm_threads ggml_quant affine_qmm linalg)
 # Binaries whose table splits into processes (MLX_ARM_TEST_SHARD=s/n, core/tests/common/levels.rs):
-# ggml_gemm alone ran ~105 s at each qemu CPU, longer than all the others together.
-declare -A QEMU_SHARDS=([ggml_gemm]=2)
+# ggml_gemm alone ran ~200 s at each qemu CPU, longer than all the others together; as two
+# processes one half still ran ~130 s while the other ended at ~80 s, so it runs as three.
+declare -A QEMU_SHARDS=([ggml_gemm]=3)
 
 # run_tests_in_parallel JOBS CRATE-DIR cargo-test-args...: builds the test binaries, then runs
 # them JOBS at a time, each in a process of its own under the aarch64 runner. qemu-user runs a
@@ -381,9 +382,10 @@ sec_fuzz() {
   local secs="${FUZZ_SECONDS:-10}" work="$STATE_DIR/fuzz" arts="$TARGET_DIR/fuzz-artifacts" t failed=()
   # Built at opt-level 1 here: the instrumented build is one of CI's longest compiles, and -O1
   # takes ~20% less CPU for it (measured cold: 249 vs 308 s) while running 40-85% of -O3's
-  # executions per second, enough for a bounded 10-second smoke run. Long runs outside CI keep
-  # fuzz/Cargo.toml's release profile.
-  local fz=(env CARGO_PROFILE_RELEASE_OPT_LEVEL=1 cargo +nightly fuzz)
+  # executions per second, enough for a bounded 10-second smoke run. No debug info either: a crash
+  # report still names the functions, and its reproducer replays with full line info outside CI.
+  # Long runs outside CI keep fuzz/Cargo.toml's release profile.
+  local fz=(env CARGO_PROFILE_RELEASE_OPT_LEVEL=1 CARGO_PROFILE_RELEASE_DEBUG=0 cargo +nightly fuzz)
   python3 fuzz/make_seeds.py "$work/seeds"
   "${fz[@]}" build --target-dir "$TARGET_DIR"
   mkdir -p "$arts"
