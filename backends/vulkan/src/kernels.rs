@@ -1048,6 +1048,9 @@ fn coopmat_layout(rows: usize, cols: usize, (rs, cs): (isize, isize)) -> Option<
 /// Rows of x per workgroup of ggml_mm.comp (ggml_mv.comp takes one).
 const GGML_TILE_ROWS: usize = 8;
 
+/// Outputs (invocations) per workgroup of ggml_mv_cpu.comp.
+const GGML_MV_CPU_GROUP: usize = 64;
+
 /// GGUF block types ggml_matmul.comp dequantizes (it switches on the GGUF type number).
 pub(crate) fn ggml_covered(ty: GgmlType) -> bool {
     matches!(ty, GgmlType::Q4_0 | GgmlType::Q4_1 | GgmlType::Q8_0 | GgmlType::Q4_K | GgmlType::Q6_K)
@@ -1083,13 +1086,18 @@ pub(crate) fn ggml_gemv(rec: &mut Recorder, x: (&Data, &[usize]), w: &Bound, n: 
     }
     let m: usize = sx[..sx.len() - 1].iter().product();
     let lanes = rec.ctx().ggml_lanes as usize;
-    let n_cols = n.div_ceil(256 / lanes);
     // Several rows share each dequantized block in the tiled kernel; CPU drivers (lavapipe)
     // spill its per-row registers and run per-row GEMVs faster unless rows are many.
     let tiled = m >= if rec.ctx().info.kind == "cpu" { 64 } else { 4 };
     // Subgroup sums where an output's invocations are whole subgroups.
     let sg = rec.ctx().info.subgroup.is_some_and(|s| lanes % s as usize == 0);
-    let (shader, tile) = if tiled { (Shader::GgmlMm(ty.id(), sg), GGML_TILE_ROWS) } else { (Shader::GgmlMv(ty.id(), sg), 1) };
+    let (shader, tile, n_cols) = if tiled {
+        (Shader::GgmlMm(ty.id(), sg), GGML_TILE_ROWS, n.div_ceil(256 / lanes))
+    } else if rec.ctx().ggml_mv_cpu {
+        (Shader::GgmlMvCpu(ty.id()), 1, n.div_ceil(GGML_MV_CPU_GROUP))
+    } else {
+        (Shader::GgmlMv(ty.id(), sg), 1, n.div_ceil(256 / lanes))
+    };
     let groups = m.div_ceil(tile) * n_cols;
     // The weight's own bytes, not its buffer's: a tensor of a mapped file larger than 4 GiB
     // is bound (uploaded) alone, at offset 0.

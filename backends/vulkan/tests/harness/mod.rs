@@ -238,6 +238,11 @@ fn cases() -> Vec<Case> {
         case!("ggml_matmul q8_0 prefill, 19 rows", &[&[19, 320], &[66, 320]], oracle |x| ggml_dense(x, GgmlType::Q8_0, false), |x| ggml_mm(x, GgmlType::Q8_0, false)),
         case!("ggml_matmul q4_0 130 blocks per row", &[&[3, 4160], &[5, 4160]], oracle |x| ggml_dense(x, GgmlType::Q4_0, false), |x| ggml_mm(x, GgmlType::Q4_0, false)),
         case!("ggml_matmul q4_1 576 (SmolLM2 width)", &[&[1, 1, 576], &[67, 576]], oracle |x| ggml_dense(x, GgmlType::Q4_1, false), |x| ggml_mm(x, GgmlType::Q4_1, false)),
+        // Q4_1 blocks (20 bytes) starting in the middle of a word: every block of the row is
+        // then unaligned (Q4_0 and Q8_0 rows alternate by themselves).
+        case!("ggml_matmul q4_1 weight at byte 2", &[&[1, 1, 576], &[13, 576]], oracle |x| ggml_dense(x, GgmlType::Q4_1, false), |x| {
+            ggml_mm_at_byte_2(x, GgmlType::Q4_1)
+        }),
         // K-quants: 256-weight blocks of 8 chunks; 1280 = 5 blocks, 40 chunks (lanes left idle).
         case!("ggml_matmul q4_K GEMV, odd n", &[&[1, 1280], &[23, 1280]], oracle |x| ggml_dense(x, GgmlType::Q4_K, false), |x| ggml_mm(x, GgmlType::Q4_K, false)),
         case!("ggml_matmul q6_K GEMV, odd n", &[&[1, 1280], &[23, 1280]], oracle |x| ggml_dense(x, GgmlType::Q6_K, false), |x| ggml_mm(x, GgmlType::Q6_K, false)),
@@ -329,6 +334,17 @@ fn ggml_mm(x: &[Array], ty: GgmlType, t: bool) -> Result<Array> {
     let k = x[1].shape()[1];
     let a = if t { ops::transpose(&x[0], None)? } else { x[0].clone() };
     ops::ggml_matmul(&a, &ops::ggml_quantize(&x[1], ty)?, ty, k)
+}
+
+/// [`ggml_mm`] with the blocks a view that starts 2 bytes into its buffer.
+fn ggml_mm_at_byte_2(x: &[Array], ty: GgmlType) -> Result<Array> {
+    let k = x[1].shape()[1];
+    let blocks = ops::ggml_quantize(&x[1], ty)?;
+    let (n, row_bytes) = (blocks.shape()[0], blocks.shape()[1]);
+    let flat = ops::concatenate(&[ops::zeros(&[2], DType::Uint8)?, ops::reshape(&blocks, &[-1])?], Some(0))?;
+    let end = (2 + n * row_bytes) as isize;
+    let w = ops::reshape(&ops::slice(&flat, &[2], &[end], &[1])?, &[n as isize, row_bytes as isize])?;
+    ops::ggml_matmul(&x[0], &w, ty, k)
 }
 
 /// Output `pick` of one `ggml_matmul_many` of `x[0]` by `Wᵢ = x[i + 1]` quantized to `tys[i]`.
