@@ -743,7 +743,8 @@ pub(crate) fn rope_job(
         None => Bound { mem: bx.mem.clone(), off: 0 },
     };
     let (om, out) = output(rec, shape, dt.size(), "rope")?;
-    let rows = if dim == 0 { 0 } else { n / dim };
+    // dim ≥ dims > 0 (checked above).
+    let rows = n / dim;
     let per_row = half + (dim - rp.dims);
     let coef = rp.base.ln() / half as f32;
     let push: [u32; 19] = [
