@@ -52,6 +52,8 @@ pub(crate) struct Context {
     /// Invocations that share one weight row in the GGUF matmul shaders
     /// ([`subgroup::ggml_lanes`]).
     pub ggml_lanes: u32,
+    /// Whether one-row GGUF GEMVs take ggml_mv_cpu.comp ([`subgroup::ggml_mv_cpu`]).
+    pub ggml_mv_cpu: bool,
     /// Nanoseconds per timestamp tick, or `None` where the queue writes no timestamps (then
     /// `MLX_ARM_VULKAN_PROFILE` measures nothing).
     pub timestamp_ns: Option<f64>,
@@ -168,6 +170,7 @@ impl Context {
         let coopmat = coopmat::choose(&entry, &instance, chosen.pdev, &exts, f16)?;
         let subgroup = subgroup::choose(&instance, chosen.pdev)?;
         let ggml_lanes = subgroup::ggml_lanes(subgroup)?;
+        let ggml_mv_cpu = subgroup::ggml_mv_cpu(chosen.kind == vk::PhysicalDeviceType::CPU, subgroup::broadcasts_8(&instance, chosen.pdev))?;
         let mut coop_on = coopmat::Features::on();
         let prio = [1.0f32];
         let qci = [vk::DeviceQueueCreateInfo::default().queue_family_index(chosen.family).queue_priorities(&prio)];
@@ -211,6 +214,7 @@ impl Context {
             allocator: Mutex::new(allocator),
             info,
             ggml_lanes,
+            ggml_mv_cpu,
             timestamp_ns: chosen.timestamp_ns,
         })
     }

@@ -544,7 +544,7 @@ fn axis_setup(rec: &mut Recorder, kernel: (Shader, u32, usize, &'static str), x:
 }
 
 /// A dense (row-major) version of `x`: itself when it already is, else a GPU copy.
-fn dense(rec: &mut Recorder, x: &Data, shape: &[usize], dt: DType) -> Result<Option<Data>> {
+pub(crate) fn dense(rec: &mut Recorder, x: &Data, shape: &[usize], dt: DType) -> Result<Option<Data>> {
     if x.is_row_contiguous(shape) {
         return Ok(Some(x.clone()));
     }
@@ -553,7 +553,7 @@ fn dense(rec: &mut Recorder, x: &Data, shape: &[usize], dt: DType) -> Result<Opt
 
 /// Step through a per-feature parameter of the last axis (`dim` long): its stride for a
 /// vector, 0 for a scalar; `None` for any other shape.
-fn feature_step(p: (&Data, &[usize]), dim: usize) -> Option<isize> {
+pub(crate) fn feature_step(p: (&Data, &[usize]), dim: usize) -> Option<isize> {
     match p.1 {
         [] | [1] => Some(0),
         [m] if *m == dim => Some(p.0.strides[0]),
@@ -665,6 +665,15 @@ pub(crate) struct RopeParams {
     pub scale: f32,
 }
 
+/// One rope.comp job, bound and with its output made: push words (no second job), the
+/// bindings x, offsets, freqs, x again, out, out again, invocations per row, and the output.
+pub(crate) struct RopeJob {
+    pub push: [u32; 19],
+    pub bufs: [Arc<VkMemory>; 6],
+    pub per_row: usize,
+    pub out: Data,
+}
+
 /// `mx.fast.rope` of `x` (`[B, ..., T, D]`) with int32 `offset` (a scalar or one per batch
 /// item) and optional float32 `freqs` (`dims / 2`).
 pub(crate) fn rope(
@@ -676,9 +685,27 @@ pub(crate) fn rope(
     dt: DType,
 ) -> Result<Option<Data>> {
     let Some(f16) = variant(dt) else { return Ok(None) };
+    let Some(job) = rope_job(rec, x, offset, freqs, rp, dt)? else { return Ok(None) };
+    if job.push[0] > 0 {
+        let b = &job.bufs;
+        defer::rope(rec, f16, [&b[0], &b[1], &b[2], &b[3], &b[4], &b[5]], &job.push, job.per_row)?;
+    }
+    Ok(Some(job.out))
+}
+
+/// [`rope`]'s job, not recorded (`push[0]`, its rows, is 0 for an empty `x`); `None` where
+/// rope.comp does not take these arrays.
+pub(crate) fn rope_job(
+    rec: &mut Recorder,
+    x: (&Data, &[usize]),
+    offset: (&Data, &[usize]),
+    freqs: Option<(&Data, &[usize])>,
+    rp: &RopeParams,
+    dt: DType,
+) -> Result<Option<RopeJob>> {
     let shape = x.1;
     let nd = shape.len();
-    if nd < 3 || rp.dims == 0 || rp.dims % 2 != 0 || rp.dims > shape[nd - 1] {
+    if variant(dt).is_none() || nd < 3 || rp.dims == 0 || rp.dims % 2 != 0 || rp.dims > shape[nd - 1] {
         return Ok(None);
     }
     let (dim, t_len) = (shape[nd - 1], shape[nd - 2]);
@@ -716,9 +743,7 @@ pub(crate) fn rope(
         None => Bound { mem: bx.mem.clone(), off: 0 },
     };
     let (om, out) = output(rec, shape, dt.size(), "rope")?;
-    if n == 0 {
-        return Ok(Some(out));
-    }
+    // dim ≥ dims > 0 (checked above).
     let rows = n / dim;
     let per_row = half + (dim - rp.dims);
     let coef = rp.base.ln() / half as f32;
@@ -744,8 +769,8 @@ pub(crate) fn rope(
         1,
         0,
     ];
-    defer::rope(rec, f16, [&bx.mem, &bo.mem, &bf.mem, &bx.mem, &om, &om], &push, per_row)?;
-    Ok(Some(out))
+    let bufs = [bx.mem.clone(), bo.mem, bf.mem, bx.mem, om.clone(), om];
+    Ok(Some(RopeJob { push, bufs, per_row, out }))
 }
 
 /// Keys one workgroup of the split attention kernel (sdpa_split.comp) takes.
@@ -1048,6 +1073,9 @@ fn coopmat_layout(rows: usize, cols: usize, (rs, cs): (isize, isize)) -> Option<
 /// Rows of x per workgroup of ggml_mm.comp (ggml_mv.comp takes one).
 const GGML_TILE_ROWS: usize = 8;
 
+/// Outputs (invocations) per workgroup of ggml_mv_cpu.comp.
+const GGML_MV_CPU_GROUP: usize = 64;
+
 /// GGUF block types ggml_matmul.comp dequantizes (it switches on the GGUF type number).
 pub(crate) fn ggml_covered(ty: GgmlType) -> bool {
     matches!(ty, GgmlType::Q4_0 | GgmlType::Q4_1 | GgmlType::Q8_0 | GgmlType::Q4_K | GgmlType::Q6_K)
@@ -1083,13 +1111,18 @@ pub(crate) fn ggml_gemv(rec: &mut Recorder, x: (&Data, &[usize]), w: &Bound, n: 
     }
     let m: usize = sx[..sx.len() - 1].iter().product();
     let lanes = rec.ctx().ggml_lanes as usize;
-    let n_cols = n.div_ceil(256 / lanes);
     // Several rows share each dequantized block in the tiled kernel; CPU drivers (lavapipe)
     // spill its per-row registers and run per-row GEMVs faster unless rows are many.
     let tiled = m >= if rec.ctx().info.kind == "cpu" { 64 } else { 4 };
     // Subgroup sums where an output's invocations are whole subgroups.
     let sg = rec.ctx().info.subgroup.is_some_and(|s| lanes % s as usize == 0);
-    let (shader, tile) = if tiled { (Shader::GgmlMm(ty.id(), sg), GGML_TILE_ROWS) } else { (Shader::GgmlMv(ty.id(), sg), 1) };
+    let (shader, tile, n_cols) = if tiled {
+        (Shader::GgmlMm(ty.id(), sg), GGML_TILE_ROWS, n.div_ceil(256 / lanes))
+    } else if rec.ctx().ggml_mv_cpu {
+        (Shader::GgmlMvCpu(ty.id()), 1, n.div_ceil(GGML_MV_CPU_GROUP))
+    } else {
+        (Shader::GgmlMv(ty.id(), sg), 1, n.div_ceil(256 / lanes))
+    };
     let groups = m.div_ceil(tile) * n_cols;
     // The weight's own bytes, not its buffer's: a tensor of a mapped file larger than 4 GiB
     // is bound (uploaded) alone, at offset 0.

@@ -7,6 +7,7 @@ mod coopmat;
 mod defer;
 mod fusion;
 mod kernels;
+mod lm_ops;
 mod memory;
 mod pipelines;
 mod profile;
@@ -19,7 +20,7 @@ pub use defer::{fusion_enabled, set_fusion, FUSE_ENV};
 pub use kernels::coopmat_dispatches;
 pub use profile::{kernel_times, KernelTime, PROFILE_ENV};
 pub use queue::{stats as queue_stats, QueueStats};
-pub use subgroup::{GGML_LANES_ENV, SUBGROUP_ENV};
+pub use subgroup::{GGML_LANES_ENV, GGML_MV_ENV, SUBGROUP_ENV};
 
 use context::Context;
 use mlx_arm_core::array::Data;
@@ -166,6 +167,13 @@ impl Backend for VulkanBackend {
                 [x, DType::Int32, DType::Float32] => self.float_ok(&[*x]),
                 _ => false,
             },
+            // x, r, weight.
+            Primitive::Fast(FastOp::AddRmsNorm { .. }) => inputs.len() == 3 && self.float_ok(inputs),
+            // q, k, v, int32 offset [, float32 freqs].
+            Primitive::Fast(FastOp::DecodeHeads { .. }) => match inputs {
+                [q, k, v, DType::Int32] | [q, k, v, DType::Int32, DType::Float32] => self.float_ok(&[*q, *k, *v]),
+                _ => false,
+            },
             // q, k, v [, an additive mask]; a boolean mask runs on the CPU.
             Primitive::Fast(FastOp::Sdpa { .. }) => (inputs.len() == 3 || inputs.len() == 4) && self.float_ok(inputs),
             // Affine x @ wᵀ: x, uint32 w, scales, biases.
@@ -216,7 +224,25 @@ impl Backend for VulkanBackend {
                 return Ok(vec![v]);
             }
         }
-        // The one op with several outputs.
+        // The decode step's fused ops (two and three outputs).
+        let lm = match prim {
+            Primitive::Fast(FastOp::AddRmsNorm { eps }) if *out_dt == dt && datas.len() == 3 => {
+                let arg = |i: usize| (&datas[i], shapes[i]);
+                lm_ops::add_rms_norm(&mut *queue::recorder()?, arg(0), arg(1), arg(2), eps.get() as f32, dt)?.map(Vec::from)
+            }
+            Primitive::Fast(FastOp::DecodeHeads { head_dim, dims, traditional, base, scale }) if *out_dt == dt && datas.len() >= 4 => {
+                let arg = |i: usize| (&datas[i], shapes[i]);
+                let rp = kernels::RopeParams { dims: *dims, traditional: *traditional, base: base.get() as f32, scale: scale.get() as f32 };
+                let freqs = datas.get(4).map(|f| (f, shapes[4]));
+                lm_ops::decode_heads(&mut *queue::recorder()?, [arg(0), arg(1), arg(2)], arg(3), freqs, *head_dim, &rp, dt)?.map(Vec::from)
+            }
+            _ => None,
+        };
+        if let Some(outs) = lm {
+            queue::count_record(t);
+            return Ok(outs);
+        }
+        // The other op with several outputs.
         if let Primitive::Quantized(QuantizedOp::GgmlMatmulMany { tys, k }) = prim {
             let ws: Vec<(&Data, &[usize])> = datas[1..].iter().zip(&shapes[1..]).map(|(d, s)| (d, *s)).collect();
             let done = {

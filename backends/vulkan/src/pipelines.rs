@@ -38,6 +38,8 @@ pub(crate) enum Shader {
     GgmlMv(u32, bool),
     /// The same, 8 rows per workgroup.
     GgmlMm(u32, bool),
+    /// GGUF GEMV with one invocation per output (CPU drivers), for the GGUF type number.
+    GgmlMvCpu(u32),
     /// GGUF blocks to float32, for the GGUF type number.
     GgmlDequant(u32),
     Matmul,
@@ -68,6 +70,7 @@ impl Shader {
             Shader::GgmlMv(_, true) => "ggml_mv_sg",
             Shader::GgmlMm(_, false) => "ggml_mm",
             Shader::GgmlMm(_, true) => "ggml_mm_sg",
+            Shader::GgmlMvCpu(_) => "ggml_mv_cpu",
             Shader::GgmlDequant(_) => "ggml_dequant",
             Shader::Matmul => "matmul",
             Shader::MatmulCoop(_) => "matmul_coopmat",
@@ -77,7 +80,7 @@ impl Shader {
     fn bindings(self) -> u32 {
         match self {
             Shader::Unary | Shader::Reduce | Shader::ArgReduce | Shader::GgmlDequant(_) => 2,
-            Shader::Binary | Shader::Gather | Shader::ArgReduceSplit | Shader::Matmul | Shader::MatmulCoop(_) | Shader::GgmlMv(..) | Shader::GgmlMm(..) => 3,
+            Shader::Binary | Shader::Gather | Shader::ArgReduceSplit | Shader::Matmul | Shader::MatmulCoop(_) | Shader::GgmlMv(..) | Shader::GgmlMm(..) | Shader::GgmlMvCpu(_) => 3,
             Shader::Copy2 => 4,
             Shader::Fused => 5,
             Shader::Norm(_) | Shader::Rope => 6,
@@ -89,7 +92,7 @@ impl Shader {
     fn specialization(self, ctx: &Context) -> Vec<u32> {
         match self {
             Shader::GgmlMv(ty, _) | Shader::GgmlMm(ty, _) => vec![ty, ctx.ggml_lanes],
-            Shader::GgmlDequant(ty) => vec![ty],
+            Shader::GgmlDequant(ty) | Shader::GgmlMvCpu(ty) => vec![ty],
             Shader::MatmulCoop(shape) => shape.to_vec(),
             _ => Vec::new(),
         }
@@ -126,6 +129,7 @@ impl Shader {
             Shader::GgmlMv(_, true) => spv!("ggml_mv_sg"),
             Shader::GgmlMm(_, false) => spv!("ggml_mm"),
             Shader::GgmlMm(_, true) => spv!("ggml_mm_sg"),
+            Shader::GgmlMvCpu(_) => spv!("ggml_mv_cpu"),
             Shader::GgmlDequant(_) => spv!("ggml_dequant"),
             Shader::Matmul => spv!("matmul"),
             Shader::MatmulCoop(_) => spv!("matmul_coopmat", f16),

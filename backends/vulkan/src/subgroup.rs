@@ -1,7 +1,8 @@
 //! Subgroup arithmetic for the GGUF matmul shaders' sums (`ggml_mv_sg.comp`, `ggml_mm_sg.comp`):
 //! whether the chosen device adds values across a subgroup in compute shaders, and its subgroup
 //! size. Where it does not (or [`SUBGROUP_ENV`] says `off`), the shaders add through shared memory.
-//! Also how many invocations share a weight row in those shaders ([`ggml_lanes`]).
+//! Also how many invocations share a weight row in those shaders ([`ggml_lanes`]), and whether a
+//! one-row GEMV takes them at all or the CPU drivers' layout, `ggml_mv_cpu.comp` ([`ggml_mv_cpu`]).
 
 use ash::vk;
 use mlx_arm_core::{Error, Result};
@@ -21,11 +22,28 @@ pub(crate) fn choose(instance: &ash::Instance, pdev: vk::PhysicalDevice) -> Resu
         Ok("" | "auto") | Err(_) => {}
         Ok(other) => return Err(Error::invalid("vulkan", format!("{SUBGROUP_ENV}={other}: expected `off` or `auto`."))),
     }
+    let sub = properties(instance, pdev);
+    Ok(usable(sub.subgroup_size, sub.supported_stages, sub.supported_operations).then_some(sub.subgroup_size))
+}
+
+/// The device's subgroup size, stages and operations.
+fn properties(instance: &ash::Instance, pdev: vk::PhysicalDevice) -> vk::PhysicalDeviceSubgroupProperties<'static> {
     let mut sub = vk::PhysicalDeviceSubgroupProperties::default();
     let mut p2 = vk::PhysicalDeviceProperties2::default().push_next(&mut sub);
     // SAFETY: a plain query on a live instance (Vulkan 1.1, checked when the device was picked).
     unsafe { instance.get_physical_device_properties2(pdev, &mut p2) };
-    Ok(usable(sub.subgroup_size, sub.supported_stages, sub.supported_operations).then_some(sub.subgroup_size))
+    vk::PhysicalDeviceSubgroupProperties { p_next: std::ptr::null_mut(), ..sub }
+}
+
+/// Whether ggml_mv_cpu.comp runs on the device: compute-shader subgroups of at least 8 with
+/// broadcasts (its lanes 0..7 hand out 8 elements of x).
+pub(crate) fn broadcasts_8(instance: &ash::Instance, pdev: vk::PhysicalDevice) -> bool {
+    let sub = properties(instance, pdev);
+    broadcast_ok(sub.subgroup_size, sub.supported_stages, sub.supported_operations)
+}
+
+fn broadcast_ok(size: u32, stages: vk::ShaderStageFlags, ops: vk::SubgroupFeatureFlags) -> bool {
+    size >= 8 && stages.contains(vk::ShaderStageFlags::COMPUTE) && ops.contains(vk::SubgroupFeatureFlags::BASIC | vk::SubgroupFeatureFlags::BALLOT)
 }
 
 /// Environment variable that sets the invocations sharing one weight row in the GGUF matmul
@@ -51,6 +69,33 @@ fn lanes_for(env: Option<&str>, subgroup: Option<u32>) -> Result<u32> {
     }
 }
 
+/// Environment variable that picks the GEMV layout of the GGUF matmuls: `split` (a weight row
+/// over [`GGML_LANES_ENV`] invocations, ggml_mv.comp), `row` (one invocation per output,
+/// ggml_mv_cpu.comp); unset (or `auto`): `row` on CPU devices (lavapipe), `split` elsewhere.
+pub const GGML_MV_ENV: &str = "MLX_ARM_VULKAN_GGML_MV";
+
+/// Whether one-row GGUF GEMVs take ggml_mv_cpu.comp, per [`GGML_MV_ENV`], on a device that is
+/// (`cpu_device`) or is not a CPU implementation; `broadcasts`: [`broadcasts_8`] (without it
+/// `auto` picks `split` and `row` is an error).
+pub(crate) fn ggml_mv_cpu(cpu_device: bool, broadcasts: bool) -> Result<bool> {
+    let env = std::env::var(GGML_MV_ENV).ok();
+    let row = mv_cpu_for(env.as_deref(), cpu_device && broadcasts)?;
+    if row && !broadcasts {
+        return Err(Error::invalid("vulkan", format!("{GGML_MV_ENV}=row needs subgroups of at least 8 with broadcasts in compute shaders.")));
+    }
+    Ok(row)
+}
+
+/// [`ggml_mv_cpu`] for the variable's value `env`.
+fn mv_cpu_for(env: Option<&str>, cpu_device: bool) -> Result<bool> {
+    match env {
+        None | Some("" | "auto") => Ok(cpu_device),
+        Some("row") => Ok(true),
+        Some("split") => Ok(false),
+        Some(v) => Err(Error::invalid("vulkan", format!("{GGML_MV_ENV}={v}: expected `split`, `row` or `auto`."))),
+    }
+}
+
 /// Whether subgroups of `size` with these stages and operations run the reduction variants.
 fn usable(size: u32, stages: vk::ShaderStageFlags, ops: vk::SubgroupFeatureFlags) -> bool {
     let ops_ok = ops.contains(vk::SubgroupFeatureFlags::BASIC | vk::SubgroupFeatureFlags::ARITHMETIC);
@@ -59,7 +104,7 @@ fn usable(size: u32, stages: vk::ShaderStageFlags, ops: vk::SubgroupFeatureFlags
 
 #[cfg(test)]
 mod tests {
-    use super::{lanes_for, usable};
+    use super::{broadcast_ok, lanes_for, mv_cpu_for, usable};
     use ash::vk::{ShaderStageFlags as S, SubgroupFeatureFlags as F};
 
     #[test]
@@ -87,5 +132,22 @@ mod tests {
             let e = lanes_for(Some(bad), None).unwrap_err().to_string();
             assert!(e.contains("expected 8, 16, 32 or 64"), "{bad}: {e}");
         }
+    }
+
+    #[test]
+    fn gemv_layout_is_one_output_per_invocation_on_cpu_devices_only() {
+        assert!(mv_cpu_for(None, true).unwrap());
+        assert!(!mv_cpu_for(None, false).unwrap());
+        assert!(mv_cpu_for(Some("auto"), true).unwrap());
+        assert!(mv_cpu_for(Some("row"), false).unwrap());
+        assert!(!mv_cpu_for(Some("split"), true).unwrap());
+        let bc = F::BASIC | F::BALLOT;
+        assert!(broadcast_ok(8, S::COMPUTE, bc), "lavapipe, AVX2");
+        assert!(broadcast_ok(32, S::COMPUTE, bc | F::ARITHMETIC));
+        assert!(!broadcast_ok(4, S::COMPUTE, bc), "lavapipe, 128-bit vectors");
+        assert!(!broadcast_ok(8, S::COMPUTE, F::BASIC | F::ARITHMETIC), "no broadcasts");
+        assert!(!broadcast_ok(8, S::FRAGMENT, bc));
+        let e = mv_cpu_for(Some("fast"), true).unwrap_err().to_string();
+        assert!(e.contains("expected `split`, `row` or `auto`"), "{e}");
     }
 }

@@ -64,9 +64,9 @@ fn default_model_greedy_tokens_match_the_cpu() {
     let Origin::Gguf { metadata, .. } = &loaded.origin else { panic!("a GGUF model") };
     let tok = Tokenizer::from_gguf(metadata).unwrap();
     // Five tokens per prompt (the prefill's and four decode steps) check prefill and decoding
-    // (synchronous and pipelined). Lavapipe runs each step's shaders on one CPU thread, a few
-    // seconds a step on CI's cores (perf: 97 % of the test in JIT-compiled shader code), and the
-    // first prompt decodes three times: more steps only cost CI time.
+    // (synchronous and pipelined). Lavapipe runs each step's shaders on one CPU thread, about a
+    // second a step on a loaded 2-core VM (a few seconds before ggml_mv_cpu.comp; the GEMVs were
+    // ~94 % of the test), and the first prompt decodes three times: more steps only cost CI time.
     const N: usize = 5;
     const MARGIN: f32 = 0.5;
     const ERR: f64 = 0.15;

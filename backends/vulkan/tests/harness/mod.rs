@@ -154,6 +154,22 @@ fn cases() -> Vec<Case> {
         case!("rope 3-D, odd rows", &[&[6, 37, 24]], (-2.0, 2.0), true, slack 10.0, |x| {
             ops::fast::rope(&x[0], 24, false, Some(10000.0), 1.0, ops::RopeOffset::Int(2), None)
         }),
+        // The decode step's fused ops (core's fast::lm; backends/vulkan/src/lm_ops.rs), each
+        // output against the CPU kernel of the same fused node.
+        case!("add_rms_norm sum", &[&[1, 1, 576], &[1, 1, 576], &[576]], (-2.0, 2.0), true, |x| lm_out(add_rms(x), 0)),
+        case!("add_rms_norm normed", &[&[1, 1, 576], &[1, 1, 576], &[576]], (-2.0, 2.0), true, |x| lm_out(add_rms(x), 1)),
+        case!("add_rms_norm normed, 5 rows", &[&[5, 96], &[5, 96], &[96]], (-2.0, 2.0), true, |x| lm_out(add_rms(x), 1)),
+        case!("decode_heads queries", &[&[1, 1, 192], &[1, 1, 64], &[1, 1, 64]], (-2.0, 2.0), true, slack 10.0, |x| lm_out(heads(x, false), 0)),
+        case!("decode_heads keys", &[&[1, 1, 192], &[1, 1, 64], &[1, 1, 64]], (-2.0, 2.0), true, slack 10.0, |x| lm_out(heads(x, false), 1)),
+        case!("decode_heads values", &[&[1, 1, 192], &[1, 1, 64], &[1, 1, 64]], (-2.0, 2.0), true, |x| lm_out(heads(x, false), 2)),
+        // Two batch items at their own positions, adjacent pairs, 24 of 32 features rotated
+        // by given frequencies.
+        case!("decode_heads keys, per-item offsets, freqs", &[&[2, 1, 128], &[2, 1, 64], &[2, 1, 64]], (-2.0, 2.0), true, slack 10.0, |x| {
+            lm_out(heads(x, true), 1)
+        }),
+        case!("decode_heads queries, per-item offsets, freqs", &[&[2, 1, 128], &[2, 1, 64], &[2, 1, 64]], (-2.0, 2.0), true, slack 10.0, |x| {
+            lm_out(heads(x, true), 0)
+        }),
         case!("sdpa decode, GQA 4:1", &[&[1, 8, 1, 64], &[1, 2, 37, 64], &[1, 2, 37, 64]], (-1.0, 1.0), true, |x| {
             ops::scaled_dot_product_attention(&x[0], &x[1], &x[2], 0.125, ops::SdpaMask::None)
         }),
@@ -238,6 +254,11 @@ fn cases() -> Vec<Case> {
         case!("ggml_matmul q8_0 prefill, 19 rows", &[&[19, 320], &[66, 320]], oracle |x| ggml_dense(x, GgmlType::Q8_0, false), |x| ggml_mm(x, GgmlType::Q8_0, false)),
         case!("ggml_matmul q4_0 130 blocks per row", &[&[3, 4160], &[5, 4160]], oracle |x| ggml_dense(x, GgmlType::Q4_0, false), |x| ggml_mm(x, GgmlType::Q4_0, false)),
         case!("ggml_matmul q4_1 576 (SmolLM2 width)", &[&[1, 1, 576], &[67, 576]], oracle |x| ggml_dense(x, GgmlType::Q4_1, false), |x| ggml_mm(x, GgmlType::Q4_1, false)),
+        // Q4_1 blocks (20 bytes) starting in the middle of a word: every block of the row is
+        // then unaligned (Q4_0 and Q8_0 rows alternate by themselves).
+        case!("ggml_matmul q4_1 weight at byte 2", &[&[1, 1, 576], &[13, 576]], oracle |x| ggml_dense(x, GgmlType::Q4_1, false), |x| {
+            ggml_mm_at_byte_2(x, GgmlType::Q4_1)
+        }),
         // K-quants: 256-weight blocks of 8 chunks; 1280 = 5 blocks, 40 chunks (lanes left idle).
         case!("ggml_matmul q4_K GEMV, odd n", &[&[1, 1280], &[23, 1280]], oracle |x| ggml_dense(x, GgmlType::Q4_K, false), |x| ggml_mm(x, GgmlType::Q4_K, false)),
         case!("ggml_matmul q6_K GEMV, odd n", &[&[1, 1280], &[23, 1280]], oracle |x| ggml_dense(x, GgmlType::Q6_K, false), |x| ggml_mm(x, GgmlType::Q6_K, false)),
@@ -329,6 +350,43 @@ fn ggml_mm(x: &[Array], ty: GgmlType, t: bool) -> Result<Array> {
     let k = x[1].shape()[1];
     let a = if t { ops::transpose(&x[0], None)? } else { x[0].clone() };
     ops::ggml_matmul(&a, &ops::ggml_quantize(&x[1], ty)?, ty, k)
+}
+
+/// `fast::lm::add_rms_norm(x[0], x[1], x[2])`.
+fn add_rms(x: &[Array]) -> Result<Vec<Array>> {
+    Ok(ops::fast::lm::add_rms_norm(&x[0], &x[1], &x[2], 1e-5)?.to_vec())
+}
+
+/// `fast::lm::decode_heads` of x[0..3] (head_dim 64, at position 9; `varied`: head_dim 32, a
+/// position per batch item, traditional, 24 dims rotated by given frequencies).
+fn heads(x: &[Array], varied: bool) -> Result<Vec<Array>> {
+    use ops::fast::lm::{decode_heads, HeadsRope};
+    let pos = Array::scalar(9i32)?;
+    if !varied {
+        let r = HeadsRope { dims: 64, traditional: false, base: Some(10000.0), scale: 1.0, offset: &pos, freqs: None };
+        return Ok(decode_heads(&x[0], &x[1], &x[2], 64, &r)?.to_vec());
+    }
+    let per_item = Array::from_slice(&[4i32, 21], &[2])?;
+    let f: Vec<f32> = (0..12).map(|j| 1.0 + 2.3 * j as f32).collect();
+    let freqs = Array::from_slice(&f, &[12])?;
+    let r = HeadsRope { dims: 24, traditional: true, base: None, scale: 0.5, offset: &per_item, freqs: Some(&freqs) };
+    Ok(decode_heads(&x[0], &x[1], &x[2], 32, &r)?.to_vec())
+}
+
+/// Output `i` of a fused op (tests/lm_ops.rs checks that the GPU runs it as one node).
+fn lm_out(outs: Result<Vec<Array>>, i: usize) -> Result<Array> {
+    Ok(outs?.swap_remove(i))
+}
+
+/// [`ggml_mm`] with the blocks a view that starts 2 bytes into its buffer.
+fn ggml_mm_at_byte_2(x: &[Array], ty: GgmlType) -> Result<Array> {
+    let k = x[1].shape()[1];
+    let blocks = ops::ggml_quantize(&x[1], ty)?;
+    let (n, row_bytes) = (blocks.shape()[0], blocks.shape()[1]);
+    let flat = ops::concatenate(&[ops::zeros(&[2], DType::Uint8)?, ops::reshape(&blocks, &[-1])?], Some(0))?;
+    let end = (2 + n * row_bytes) as isize;
+    let w = ops::reshape(&ops::slice(&flat, &[2], &[end], &[1])?, &[n as isize, row_bytes as isize])?;
+    ops::ggml_matmul(&x[0], &w, ty, k)
 }
 
 /// Output `pick` of one `ggml_matmul_many` of `x[0]` by `Wᵢ = x[i + 1]` quantized to `tys[i]`.

@@ -10,8 +10,9 @@
 //!   to queries and keys (five nodes at one position: three reshapes, two ropes).
 //!
 //! Each records its fused node where the op is recorded on the CPU (kernels in
-//! `cpu/fast/lm.rs`) and is otherwise exactly its `*_fallback` twin, the ordinary ops it
-//! stands for, so a GPU backend without these primitives runs what it ran before. The fused
+//! `cpu/fast/lm.rs`) or on a device whose backend supports it (the Vulkan backend's
+//! `lm_ops.rs`), and is otherwise exactly its `*_fallback` twin, the ordinary ops it stands
+//! for, so a GPU backend without these primitives runs what it ran before. The fused
 //! kernels compute what the fallbacks compute, bit for bit (tests in `core/tests/fast_lm.rs`).
 //! Not differentiable or vmappable: the transforms refuse primitives of several outputs with
 //! an error (the models never transform them; a user function can call the fallbacks).
@@ -24,9 +25,12 @@ use crate::ops::{add, reshape};
 use crate::primitive::{Primitive, F64};
 use alloc::vec::Vec;
 
-/// Whether ops recorded now go to the CPU (where the fused kernels live).
-fn on_cpu() -> bool {
-    crate::device::default_stream_now().device.kind == crate::device::DeviceType::Cpu
+/// Whether the fused node `prim` (inputs of `dtypes`) is recorded for the default device: on
+/// the CPU (kernels in `cpu/fast/lm.rs`), and elsewhere where the device's backend runs it
+/// (the Vulkan backend does); otherwise the ops it stands for are recorded.
+fn fused_here(prim: &Primitive, dtypes: &[DType]) -> bool {
+    let device = crate::device::default_stream_now().device;
+    device.kind == crate::device::DeviceType::Cpu || crate::backend::for_device(device).is_some_and(|b| b.supports(prim, dtypes))
 }
 
 /// `[x + r, rms_norm(x + r, weight, eps)]` for `x`, `r` of one shape and float dtype and a 1-D
@@ -42,10 +46,10 @@ pub fn add_rms_norm(x: &Array, r: &Array, weight: &Array, eps: f32) -> Result<[A
     if x.ndim() == 0 || !dt.is_float() || weight.ndim() != 1 || Some(weight.size()) != last {
         return Err(Error::invalid(OP, "takes float arrays of at least one dimension and a 1-D weight of their last one"));
     }
-    if weight.dtype() != dt || !on_cpu() {
+    let op = FastOp::AddRmsNorm { eps: F64::new(eps as f64) };
+    if weight.dtype() != dt || !fused_here(&Primitive::Fast(op.clone()), &[dt, dt, dt]) {
         return add_rms_norm_fallback(x, r, weight, eps);
     }
-    let op = FastOp::AddRmsNorm { eps: F64::new(eps as f64) };
     let shape = x.shape().to_vec();
     let outs = Array::from_op_multi(Primitive::Fast(op), alloc::vec![x.clone(), r.clone(), weight.clone()], alloc::vec![(shape.clone(), dt), (shape, dt)]);
     pair(outs)
@@ -84,9 +88,6 @@ pub struct HeadsRope<'a> {
 /// one node on the CPU, else [`decode_heads_fallback`].
 pub fn decode_heads(q: &Array, k: &Array, v: &Array, head_dim: usize, rope_: &HeadsRope<'_>) -> Result<[Array; 3]> {
     let shapes = heads_shapes(q, k, v, head_dim, rope_.dims)?;
-    if !on_cpu() {
-        return decode_heads_fallback(q, k, v, head_dim, rope_);
-    }
     let (offset, freqs) = rope_args(q, rope_.dims as isize, rope_.base, &RopeOffset::Array(rope_.offset), rope_.freqs)?;
     let op = FastOp::DecodeHeads {
         head_dim,
@@ -97,6 +98,10 @@ pub fn decode_heads(q: &Array, k: &Array, v: &Array, head_dim: usize, rope_: &He
     };
     let mut inputs = alloc::vec![q.clone(), k.clone(), v.clone(), offset];
     inputs.extend(freqs);
+    let dtypes: Vec<DType> = inputs.iter().map(|a| a.dtype()).collect();
+    if !fused_here(&Primitive::Fast(op.clone()), &dtypes) {
+        return decode_heads_fallback(q, k, v, head_dim, rope_);
+    }
     let dt = q.dtype();
     let outs = Array::from_op_multi(Primitive::Fast(op), inputs, shapes.into_iter().map(|s| (s, dt)).collect());
     outs.try_into().map_err(|_| Error::runtime("decode_heads", "wrong number of outputs"))

@@ -1,0 +1,88 @@
+//! The language models' fused decode-step primitives (core's `fast::lm`): `add_rms_norm` (the
+//! residual add and the next RMSNorm, two outputs) and `decode_heads` (queries, keys and values
+//! as heads, queries and keys rotated). Each is one dispatch of a shader the unfused ops already
+//! use: norm.comp in its residual mode (reads both summands, writes the sum and its norm) and
+//! rope.comp with two jobs (the queries' and the keys'); the values' heads are a view. So they
+//! compute exactly what the GPU computes for the unfused ops (which `crate::defer` folds into
+//! the same two dispatches), with one graph node and one backend call where those take two
+//! and five. Layouts these do not take return `None` (the CPU kernels run them).
+
+use crate::kernels::{self, bind, dispatch, feature_step, fits_u32, grid, output, row_major, variant, RopeParams};
+use crate::pipelines::Shader;
+use crate::queue::Recorder;
+use mlx_arm_core::array::Data;
+use mlx_arm_core::{DType, Result};
+
+/// `[x + r, rms_norm(x + r, w, eps)]` over the last axis, `x` and `r` dense of one shape, `w`
+/// a vector of the last axis (or a scalar).
+pub(crate) fn add_rms_norm(rec: &mut Recorder, x: (&Data, &[usize]), r: (&Data, &[usize]), w: (&Data, &[usize]), eps: f32, dt: DType) -> Result<Option<[Data; 2]>> {
+    let Some(f16) = variant(dt) else { return Ok(None) };
+    let shape = x.1;
+    let dim = *shape.last().unwrap_or(&0);
+    let n: usize = shape.iter().product();
+    let Some(w_step) = feature_step(w, dim) else { return Ok(None) };
+    let dense = |d: &(&Data, &[usize])| d.1 == shape && d.0.is_row_contiguous(shape) && fits_u32(d.0.buf.len() / dt.size() + 1);
+    if dim == 0 || !fits_u32(n) || !dense(&x) || !dense(&r) {
+        return Ok(None);
+    }
+    let (a, b) = (bind(rec, x.0, x.1, dt.size())?, bind(rec, r.0, r.1, dt.size())?);
+    let bw = bind(rec, w.0, w.1, dt.size())?;
+    let (sm, sum) = output(rec, shape, dt.size(), "add_rms_norm")?;
+    let (om, normed) = output(rec, shape, dt.size(), "add_rms_norm")?;
+    if n > 0 {
+        let rows = n / dim;
+        // norm.comp's words with the residual flag (word 9) and the second summand's offset.
+        let push = [rows as u32, dim as u32, a.off as u32, bw.off as u32, w_step as u32, eps.to_bits(), 0, bw.off as u32, 0, 1, b.off as u32];
+        let sg = rec.ctx().info.subgroup.is_some();
+        dispatch(rec, Shader::Norm(sg), f16, &[&a.mem, &bw.mem, &bw.mem, &b.mem, &om, &sm], 4, &push, grid(rows)?)?;
+    }
+    Ok(Some([sum, normed]))
+}
+
+/// `q`, `k`, `v` (`(B, 1, H·head_dim)` each) as heads `(B, H, 1, head_dim)`, `q` and `k`
+/// rotated by rope.comp in one dispatch (int32 `offset`, optional float32 `freqs`).
+pub(crate) fn decode_heads(
+    rec: &mut Recorder,
+    qkv: [(&Data, &[usize]); 3],
+    offset: (&Data, &[usize]),
+    freqs: Option<(&Data, &[usize])>,
+    head_dim: usize,
+    rp: &RopeParams,
+    dt: DType,
+) -> Result<Option<[Data; 3]>> {
+    let Some(f16) = variant(dt) else { return Ok(None) };
+    let mut heads: [Vec<usize>; 3] = Default::default();
+    for (h, (_, s)) in heads.iter_mut().zip(qkv) {
+        let [b, 1, f] = *s else { return Ok(None) };
+        if head_dim == 0 || f % head_dim != 0 {
+            return Ok(None);
+        }
+        *h = vec![b, f / head_dim, 1, head_dim];
+    }
+    // The values' heads: a view of a dense input, else a dense copy viewed so.
+    let v = match kernels::dense(rec, qkv[2].0, qkv[2].1, dt)? {
+        Some(d) => Data { strides: row_major(&heads[2]), ..d },
+        None => return Ok(None),
+    };
+    let mut jobs = Vec::with_capacity(2);
+    for (x, h) in qkv[..2].iter().zip(&heads) {
+        // A dense (B, 1, H·d) array is its (B, H, 1, d) heads in row-major order.
+        let Some(xd) = kernels::dense(rec, x.0, x.1, dt)? else { return Ok(None) };
+        let xd = Data { strides: row_major(h), ..xd };
+        match kernels::rope_job(rec, (&xd, h), offset, freqs, rp, dt)? {
+            Some(j) => jobs.push(j),
+            None => return Ok(None),
+        }
+    }
+    let (Some(kj), Some(qj)) = (jobs.pop(), jobs.pop()) else { return Ok(None) };
+    // One dispatch: the keys are the queries' second job (every other word is shared: one
+    // offset, one set of frequencies, rows of one length).
+    let mut push = qj.push;
+    push[16..].copy_from_slice(&[kj.push[0], kj.push[4], kj.push[5]]);
+    let all = (qj.push[0] as usize + kj.push[0] as usize) * qj.per_row;
+    if all > 0 {
+        let b = [&qj.bufs[0], &qj.bufs[1], &qj.bufs[2], &kj.bufs[0], &qj.bufs[4], &kj.bufs[4]];
+        dispatch(rec, Shader::Rope, f16, &b, 4, &push, grid(all.div_ceil(kernels::GROUP as usize))?)?;
+    }
+    Ok(Some([qj.out, kj.out, v]))
+}
