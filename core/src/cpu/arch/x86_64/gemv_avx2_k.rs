@@ -166,10 +166,10 @@ impl Kernel for Q4K {
 }
 
 /// Q5_K: Q4_K's layout with fifth bits, bits 2j and 2j + 1 of its 32 fifth-bit bytes for
-/// chunk j. One weight row at a time through a super-block (its scales, mins and fifth bits
-/// live only while it is worked on): with all R rows' state first, as [`Q4K`] has it, the
-/// kernel kept that state on the stack and tested the fifth bits with per-chunk masks built at
-/// run time. The fifth bits are moved into place by constant shifts of a register that is
+/// chunk j. One weight row at a time, start to end (one stream of weights, as ggml reads it;
+/// a super-block's scales, mins and fifth bits live only while it is worked on): with all R
+/// rows' state first, as [`Q4K`] has it, the kernel kept that state on the stack and tested the
+/// fifth bits with per-chunk masks built at run time. The fifth bits are moved into place by constant shifts of a register that is
 /// shifted right by 2 per chunk (bit 2j of a byte reaches bit 0; the bits that cross in from
 /// the byte above land in bits 6, 7, never read). 1.18× faster than that kernel (96×4096, one
 /// thread, L2-resident).
@@ -190,8 +190,8 @@ impl Kernel for Q5K {
         // Shuffle controls broadcasting i16 lane k.
         let pick: [__m256i; 8] = core::array::from_fn(|k| _mm256_set1_epi16(((2 * k) | ((2 * k + 1) << 8)) as i16));
         let mut acc = [[_mm256_setzero_ps(); R]; M];
-        for b in 0..nb {
-            for r in 0..R {
+        for r in 0..R {
+            for b in 0..nb {
                 let xb = x.add(r * wrb + b * wb);
                 let (scales, mins) = q4k_scales_mins((xb.add(4) as *const [u8; 12]).read_unaligned());
                 // The 8 scales as i16, in both 128-bit lanes.
