@@ -61,6 +61,10 @@ fn quantized_gemm_matches_the_dot_kernel_at_every_level_and_thread_count() {
                 (1, 11, 18),
                 (1, 5, 7),
                 (1, 6, 17),
+                // A decode row of 4096 for the K-quants (16 super-blocks: the AVX2 kernels'
+                // exact i32 sums per super-block, 16 of them per output), all tile edges.
+                (1, 7, 16),
+                (3, 5, 16),
                 (2, 3, 2),
                 (3, 5, 5),
                 (4, 6, 4),

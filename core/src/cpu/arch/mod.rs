@@ -101,6 +101,10 @@ pub(crate) struct GemvActivations {
     pub(crate) q: alloc::vec::Vec<u8>,
     pub(crate) d: alloc::vec::Vec<f32>,
     pub(crate) s: alloc::vec::Vec<f32>,
+    /// Per super-block, the 16 sums of 16 quants as i16 (Q8_K rows the AVX2 Q6_K kernel
+    /// prepares, which removes the quants' offset in integers); empty for every other kernel.
+    #[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
+    pub(crate) sums: alloc::vec::Vec<i16>,
     /// Blocks in the row.
     pub(crate) nb: usize,
 }

@@ -201,7 +201,7 @@ pub(crate) fn prepare(f: Format, order: Order, x: &[u8]) -> Act {
     }
     d.resize(padded, 0.0);
     s.resize(padded, 0.0);
-    Act { q, d, s, nb }
+    Act { q, d, s, sums: Vec::new(), nb }
 }
 
 /// A Q8_K row `x` prepared: quants in natural order, `d` per super-block, and `s` per group
@@ -220,7 +220,7 @@ pub(crate) fn prepare_q8k(x: &[u8], group: usize) -> Act {
         let per_sum = group / 16;
         s.extend((0..per_block).map(|k| da * (0..per_sum).map(|i| bsum(per_sum * k + i)).sum::<i32>() as f32));
     }
-    Act { q, d, s, nb }
+    Act { q, d, s, sums: Vec::new(), nb }
 }
 
 /// The eight 6-bit scales and the eight mins of a Q4_K super-block's 12 scale bytes `sc`

@@ -230,7 +230,7 @@ pub(crate) fn gemv_for(ty: GgmlType, level: Isa) -> Option<QuantGemv> {
         GgmlType::Q3_K => k::Q3_K,
         GgmlType::Q4_K => k::Q4_K,
         GgmlType::Q5_K => k::Q5_K,
-        GgmlType::Q6_K => k::Q6_K,
+        GgmlType::Q6_K => super::gemv_avx2_q6k::Q6_K,
         _ => return None,
     })
 }

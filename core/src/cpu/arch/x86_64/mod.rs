@@ -8,4 +8,5 @@ pub mod gemv_k;
 pub mod gemv_k23;
 pub mod gemv_avx2;
 pub mod gemv_avx2_k;
+pub mod gemv_avx2_q6k;
 pub mod affine;
