@@ -1,9 +1,11 @@
 //! The language models' fused decode ops (`ops::fast::lm`, internal, not MLX API): each fused
 //! node against the ordinary ops it stands for, bit for bit, over dtypes, shapes, strided
-//! inputs and rope variants; the sum and norm also against a hand computation in f64; bad
-//! arguments are errors; gradients and vmap are refused with an error.
+//! inputs and rope variants; the sum and norm also against a hand computation in f64; the
+//! KV-cache write in place where it may and never where it may not; bad arguments are errors; gradients and vmap are refused with an error.
 
-use mlx_arm_core::ops::fast::lm::{add_rms_norm, add_rms_norm_fallback, decode_heads, decode_heads_fallback, HeadsRope};
+use mlx_arm_core::ops::fast::lm::{
+    add_rms_norm, add_rms_norm_fallback, decode_heads, decode_heads_fallback, kv_write, kv_write_fallback, HeadsRope,
+};
 use mlx_arm_core::{ops, transforms, Array, DType};
 
 /// Deterministic values in about [-2, 2).
@@ -187,4 +189,83 @@ fn transforms_refuse_the_fused_nodes_with_an_error() {
     let g = |v: &[Array]| -> mlx_arm_core::Result<Vec<Array>> { Ok(add_rms_norm(&v[0], &v[1], &v[2], 1e-5)?.to_vec()) };
     let (x, r, w) = (arr(&[3, 2, 8], 4, DType::Float32), arr(&[3, 2, 8], 5, DType::Float32), arr(&[8], 6, DType::Float32));
     assert!(transforms::vmap(&g, &[x, r, w], &[0, 0, -1], &[]).is_err());
+}
+
+/// The address of an evaluated array's buffer.
+fn buf_addr(a: &Array) -> usize {
+    a.data().unwrap().buf.as_ptr() as usize
+}
+
+#[test]
+fn kv_write_equals_slice_update_and_slice_bitwise() {
+    // (batch, heads, capacity, head_dim of keys, of values, rows written, at, dtype)
+    let cases = [
+        (1, 3, 16, 64, 64, 1, 0, DType::Float32), // the default model's first decode position
+        (1, 3, 16, 64, 64, 1, 15, DType::Float32), // the last row of the buffer
+        (2, 2, 9, 8, 4, 3, 4, DType::Float32),    // a chunk; values narrower than keys
+        (1, 4, 8, 16, 16, 8, 0, DType::Float16),  // the whole buffer
+        (2, 1, 5, 8, 8, 2, 1, DType::Bfloat16),
+    ];
+    for (ci, &(b, h, cap, dk, dv, t, at, dt)) in cases.iter().enumerate() {
+        let (kb, vb) = (arr(&[b, h, cap, dk], 31, dt), arr(&[b, h, cap, dv], 32, dt));
+        let (k, v) = (arr(&[b, h, t, dk], 33, dt), arr(&[b, h, t, dv], 34, dt));
+        let fused = kv_write(&kb, &vb, &k, &v, at).unwrap();
+        let plain = kv_write_fallback(&kb, &vb, &k, &v, at).unwrap();
+        for (i, (f, p)) in fused.iter().zip(&plain).enumerate() {
+            assert_eq!(bits(f), bits(p), "case {ci}, output {i}");
+        }
+        assert_eq!(fused[2].shape(), &[b, h, at + t, dk]);
+        assert_eq!(fused[3].shape(), &[b, h, at + t, dv]);
+        // By hand: rows at..at+t are k's, the others the buffer's (which the caller still
+        // holds, so it was copied, not written).
+        let (kbv, kv, out) = (bits(&kb).1, bits(&k).1, bits(&fused[0]).1);
+        for bh in 0..b * h {
+            for r in 0..cap {
+                for j in 0..dk {
+                    let want = if (at..at + t).contains(&r) { kv[(bh * t + r - at) * dk + j] } else { kbv[(bh * cap + r) * dk + j] };
+                    assert_eq!(out[(bh * cap + r) * dk + j], want, "case {ci} ({bh}, {r}, {j})");
+                }
+            }
+        }
+        assert_eq!(bits(&kb).1, kbv, "case {ci}: a buffer its caller holds is not written");
+        // Each view is its buffer's memory, not a copy.
+        assert!(Array::ptr_eq_data(&fused[0], &fused[2]) && Array::ptr_eq_data(&fused[1], &fused[3]));
+    }
+}
+
+#[test]
+fn kv_write_writes_in_place_only_into_buffers_it_holds_alone() {
+    // Dense, evaluated buffers of the kernels' allocator (sums, as a cache's first write is).
+    let (kb, vb) = (arr(&[1, 2, 8, 4], 41, DType::Float32), arr(&[1, 2, 8, 4], 42, DType::Float32));
+    let (kb, vb) = (ops::add(&kb, &kb).unwrap(), ops::add(&vb, &vb).unwrap());
+    mlx_arm_core::eval(&[kb.clone(), vb.clone()]).unwrap();
+    let (ka, va, vb_bits) = (buf_addr(&kb), buf_addr(&vb), bits(&vb));
+    let (k, v) = (arr(&[1, 2, 1, 4], 43, DType::Float32), arr(&[1, 2, 1, 4], 44, DType::Float32));
+    let want = kv_write_fallback(&kb, &vb, &k, &v, 3).unwrap();
+    mlx_arm_core::eval(&want).unwrap();
+    let want: Vec<_> = want.iter().map(bits).collect();
+    // The key buffer is given up; the value buffer stays held here.
+    let outs = kv_write(&kb, &vb, &k, &v, 3).unwrap();
+    drop(kb);
+    mlx_arm_core::eval(&outs).unwrap();
+    assert_eq!(buf_addr(&outs[0]), ka, "the keys' buffer was written in place");
+    assert_ne!(buf_addr(&outs[1]), va, "the values' buffer, still held, was copied");
+    for (o, w) in outs.iter().zip(&want) {
+        assert_eq!(&bits(o), w);
+    }
+    assert_eq!(bits(&vb), vb_bits, "the held buffer is unchanged");
+}
+
+#[test]
+fn kv_write_rejects_bad_arguments() {
+    let a = |s: &[usize]| arr(s, 1, DType::Float32);
+    let (kb, vb, k) = (a(&[1, 2, 8, 4]), a(&[1, 2, 8, 4]), a(&[1, 2, 1, 4]));
+    assert!(kv_write(&kb, &vb, &k, &k, 8).is_err(), "past the end");
+    assert!(kv_write(&kb, &vb, &a(&[1, 2, 2, 4]), &a(&[1, 2, 2, 4]), 7).is_err(), "runs past the end");
+    assert!(kv_write(&kb, &vb, &k, &a(&[1, 2, 2, 4]), 0).is_err(), "keys and values of different lengths");
+    assert!(kv_write(&kb, &vb, &a(&[1, 3, 1, 4]), &k, 0).is_err(), "other heads");
+    assert!(kv_write(&kb, &vb, &a(&[1, 2, 1, 5]), &k, 0).is_err(), "another head_dim");
+    assert!(kv_write(&a(&[2, 8, 4]), &vb, &k, &k, 0).is_err(), "a 3-D buffer");
+    assert!(kv_write(&kb, &vb, &arr(&[1, 2, 1, 4], 1, DType::Float16), &k, 0).is_err(), "another dtype");
+    assert!(kv_write(&kb, &vb, &k, &k, usize::MAX).is_err(), "an overflowing row");
 }

@@ -1,7 +1,8 @@
 //! The key/value cache: per layer, one buffer for keys and one for values of shape
-//! `(B, kv_heads, capacity, head_dim)`. New positions are written in place with
-//! `slice_update` (the core donates the old buffer when the cache holds the only reference,
-//! so a decode step copies nothing), and the buffer grows `step` positions at a time, so the
+//! `(B, kv_heads, capacity, head_dim)`. New positions are written in place by one
+//! `kv_write` node per layer for both buffers (`slice_update` and `slice` of each, fused; the
+//! core writes into the old buffer when the op holds the only reference, so a decode step
+//! copies nothing), and the buffer grows `step` positions at a time, so the
 //! one copy that growing costs happens once per `step` tokens, not per token.
 //!
 //! A grown-out buffer is freed when the step that copied it has run; the core's buffer cache
@@ -16,6 +17,7 @@
 
 use alloc::vec::Vec;
 
+use mlx_arm_core::ops::fast::lm::kv_write;
 use mlx_arm_core::{ops, Array, Error, Result};
 
 /// Positions added to a layer's buffers each time they fill up (mlx-lm uses 256 too).
@@ -154,12 +156,21 @@ impl KvCache {
         let wanted = l.window.map_or(wanted, |w| wanted.min(w + step));
         let capacity = (offset + t - first).div_ceil(step) * step;
         let plan = Plan { old_first: l.first, first, offset, end: offset + t, capacity: capacity.max(wanted) };
-        let (keys, moved_k) = write(&mut l.keys, k, &plan)?;
-        let (values, moved_v) = write(&mut l.values, v, &plan)?;
-        if moved_k || moved_v {
+        // Both buffers move together (they hold the same rows), so one row offset serves both.
+        let fits = fits(&l.keys, k, &plan) && fits(&l.values, v, &plan);
+        let moved = !fits && (l.keys.is_some() || l.values.is_some());
+        let (kbuf, vbuf) = (buffer(&mut l.keys, k, &plan, fits)?, buffer(&mut l.values, v, &plan, fits)?);
+        if !fits {
             l.first = first;
         }
-        self.growths += u64::from(moved_k) + u64::from(moved_v);
+        let as_buf = |x: &Array, buf: &Array| if x.dtype() == buf.dtype() { Ok(x.clone()) } else { ops::astype(x, buf.dtype()) };
+        let (kx, vx) = (as_buf(k, &kbuf)?, as_buf(v, &vbuf)?);
+        // One node writes both (in place: the cache's handles are given up here, so the op
+        // holds each buffer alone once the previous step has run).
+        let [kb, vb, keys, values] = kv_write(&kbuf, &vbuf, &kx, &vx, offset - l.first)?;
+        drop((kbuf, vbuf));
+        (l.keys, l.values) = (Some(kb), Some(vb));
+        self.growths += 2 * u64::from(moved);
         Ok(LayerKv { keys, values, first: l.first })
     }
 }
@@ -176,41 +187,35 @@ struct Plan {
     end: usize,
 }
 
-/// Writes `x` into `slot` at `plan.offset`, moving to a new buffer if the old one lacks room;
-/// returns the rows up to `plan.end` and whether an existing buffer was replaced.
-fn write(slot: &mut Option<Array>, x: &Array, plan: &Plan) -> Result<(Array, bool)> {
+/// Whether `slot`'s buffer holds `x`'s heads and dtype and has room up to `plan.end`.
+fn fits(slot: &Option<Array>, x: &Array, plan: &Plan) -> bool {
     let (b, h, d) = (x.shape()[0], x.shape()[1], x.shape()[3]);
-    let fits = slot.as_ref().is_some_and(|a| {
+    slot.as_ref().is_some_and(|a| {
         a.shape()[2] >= plan.end - plan.old_first
             && a.shape()[0] == b
             && a.shape()[1] == h
             && a.shape()[3] == d
             && a.dtype() == x.dtype()
-    });
-    let replaced = !fits && slot.is_some();
-    let row0 = if fits { plan.old_first } else { plan.first };
-    if !fits {
-        let fresh = ops::zeros(&[b, h, plan.capacity, d], x.dtype())?;
-        let kept_rows = plan.offset - plan.first;
-        let moved = match slot.take() {
-            // Keep the stored positions from `first`; everything past `offset` is about to be
-            // overwritten.
-            Some(old) if kept_rows > 0 && old.shape()[2] >= plan.offset - plan.old_first && old.dtype() == x.dtype() => {
-                let from = (plan.first - plan.old_first) as isize;
-                let kept = ops::slice(&old, &[0, 0, from, 0], &[b as isize, h as isize, from + kept_rows as isize, d as isize], &[1, 1, 1, 1])?;
-                ops::slice_update(&fresh, &kept, &[0, 0, 0, 0], &[b as isize, h as isize, kept_rows as isize, d as isize], &[1, 1, 1, 1])?
-            }
-            _ => fresh,
-        };
-        *slot = Some(moved);
+    })
+}
+
+/// Takes `slot`'s buffer to write `x` into: the buffer itself where it `fits`, else a new one
+/// of the plan's capacity from `plan.first` holding the stored positions from there.
+fn buffer(slot: &mut Option<Array>, x: &Array, plan: &Plan, fits: bool) -> Result<Array> {
+    if fits {
+        return slot.take().ok_or_else(|| Error::runtime("kv_cache", "cache buffer missing"));
     }
-    let buf = slot.take().ok_or_else(|| Error::runtime("kv_cache", "cache buffer missing"))?;
-    let dt = if x.dtype() == buf.dtype() { x.clone() } else { ops::astype(x, buf.dtype())? };
-    let (b, h, d) = (b as isize, h as isize, d as isize);
-    let (at, end) = ((plan.offset - row0) as isize, (plan.end - row0) as isize);
-    let updated = ops::slice_update(&buf, &dt, &[0, 0, at, 0], &[b, h, end, d], &[1, 1, 1, 1])?;
-    drop(buf);
-    let filled = ops::slice(&updated, &[0, 0, 0, 0], &[b, h, end, d], &[1, 1, 1, 1])?;
-    *slot = Some(updated);
-    Ok((filled, replaced))
+    let (b, h, d) = (x.shape()[0], x.shape()[1], x.shape()[3]);
+    let fresh = ops::zeros(&[b, h, plan.capacity, d], x.dtype())?;
+    let kept_rows = plan.offset - plan.first;
+    Ok(match slot.take() {
+        // Keep the stored positions from `first`; everything past `offset` is about to be
+        // overwritten.
+        Some(old) if kept_rows > 0 && old.shape()[2] >= plan.offset - plan.old_first && old.dtype() == x.dtype() => {
+            let from = (plan.first - plan.old_first) as isize;
+            let kept = ops::slice(&old, &[0, 0, from, 0], &[b as isize, h as isize, from + kept_rows as isize, d as isize], &[1, 1, 1, 1])?;
+            ops::slice_update(&fresh, &kept, &[0, 0, 0, 0], &[b as isize, h as isize, kept_rows as isize, d as isize], &[1, 1, 1, 1])?
+        }
+        _ => fresh,
+    })
 }

@@ -26,6 +26,7 @@ pub fn eval(op: &FastOp, inputs: Vec<Array>, outputs: &[OutMeta]) -> Result<Vec<
         FastOp::DecodeHeads { head_dim, dims, traditional, base, scale } => {
             return lm::decode_heads(&inputs, *head_dim, *dims, *traditional, base.get() as f32, scale.get() as f32, outputs)
         }
+        FastOp::KvWrite { at } => return lm::kv_write(inputs, *at, outputs),
         _ => {}
     }
     let (shape, dtype) = super::out0(outputs, name)?.clone();
@@ -47,7 +48,7 @@ pub fn eval(op: &FastOp, inputs: Vec<Array>, outputs: &[OutMeta]) -> Result<Vec<
         FastOp::Softmax => return Err(Error::unsupported(name, alloc::format!("the fused softmax takes float32, not {dtype}."))),
         FastOp::Sdpa { scale, causal } if dtype == DType::Float32 => sdpa_f32(&inputs, scale.get() as f32, *causal, &shape, &out)?,
         FastOp::Sdpa { scale, causal } => float!(T => sdpa::<T>(&inputs, scale.get() as f32, *causal, &shape, &out))?,
-        FastOp::AddRmsNorm { .. } | FastOp::DecodeHeads { .. } => return Err(Error::runtime(name, "handled above")),
+        FastOp::AddRmsNorm { .. } | FastOp::DecodeHeads { .. } | FastOp::KvWrite { .. } => return Err(Error::runtime(name, "handled above")),
     }
     Ok(alloc::vec![out])
 }

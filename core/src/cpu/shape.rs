@@ -187,7 +187,7 @@ pub(crate) fn writable_copy(a: Array, op: &'static str) -> Result<Data> {
 }
 
 /// Copy of input 0 with input 1 written over the window `start`/`step`.
-fn slice_update(mut inputs: Vec<Array>, start: &[isize], step: &[isize], op: &'static str) -> Result<Data> {
+pub(crate) fn slice_update(mut inputs: Vec<Array>, start: &[isize], step: &[isize], op: &'static str) -> Result<Data> {
     if inputs.len() != 2 {
         return Err(Error::runtime(op, "Expected two inputs."));
     }

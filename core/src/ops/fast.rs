@@ -77,6 +77,13 @@ pub enum FastOp {
         /// Position scale.
         scale: F64,
     },
+    /// Language-model decode only, not MLX API ([`lm`]): inputs the key and value cache buffers
+    /// `(B, H, capacity, D)` and the new keys and values `(B, H, T, D)`; outputs both buffers
+    /// with rows `at..at + T` written, and their rows `..at + T`.
+    KvWrite {
+        /// The first row written.
+        at: usize,
+    },
 }
 
 impl FastOp {
@@ -90,6 +97,7 @@ impl FastOp {
             FastOp::Sdpa { .. } => "scaled_dot_product_attention",
             FastOp::AddRmsNorm { .. } => "add_rms_norm",
             FastOp::DecodeHeads { .. } => "decode_heads",
+            FastOp::KvWrite { .. } => "kv_write",
         }
     }
 }

@@ -111,3 +111,32 @@ fn heads_view(a: &Array, shape: &[usize]) -> Result<Array> {
     };
     Ok(Array::from_data(shape.to_vec(), a.dtype(), data))
 }
+
+/// `kv_write`: inputs the key and value buffers `(B, H, C, D)` and the new keys and values
+/// `(B, H, T, D)`; outputs both buffers with rows `at..at + T` written — by `slice_update`'s
+/// own kernel, so in place where the op holds a buffer alone — and views of their rows
+/// `..at + T` over the same memory (what `slice` gives).
+pub(super) fn kv_write(mut inputs: Vec<Array>, at: usize, outputs: &[OutMeta]) -> Result<Vec<Data>> {
+    const OP: &str = "kv_write";
+    if outputs.len() != 4 || inputs.len() != 4 {
+        return Err(Error::runtime(OP, "takes two buffers, keys and values and gives four outputs"));
+    }
+    let (v, k) = (inputs.pop(), inputs.pop());
+    let (vbuf, kbuf) = (inputs.pop(), inputs.pop());
+    let mut out = Vec::with_capacity(4);
+    for (buf, x) in [(kbuf, k), (vbuf, v)] {
+        let (buf, x) = buf.zip(x).ok_or_else(|| Error::runtime(OP, "missing input"))?;
+        let start = [0, 0, at as isize, 0];
+        // Each input handle is moved into the kernel: the op's only reference to the buffer.
+        out.push(crate::cpu::shape::slice_update(alloc::vec![buf, x], &start, &[1; 4], OP)?);
+    }
+    for i in 0..2 {
+        // Rows `..end` of a row-major buffer: the same first element and strides.
+        let d = out[i].clone();
+        if outputs[i + 2].0.len() != d.strides.len() {
+            return Err(Error::runtime(OP, "the views do not match their buffers"));
+        }
+        out.push(d);
+    }
+    Ok(out)
+}

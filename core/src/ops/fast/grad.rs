@@ -112,6 +112,10 @@ fn fallback(op: &FastOp) -> Fallback {
                 vec![0, 1, 2],
             )
         }
+        FastOp::KvWrite { at } => {
+            let at = *at;
+            (alloc::boxed::Box::new(move |v: &[Array]| Ok(super::lm::kv_write_fallback(&v[0], &v[1], &v[2], &v[3], at)?.to_vec())), vec![0, 1, 2, 3])
+        }
         FastOp::Sdpa { scale, causal } => {
             let (scale, causal) = (scale.get() as f32, *causal);
             (

@@ -7,7 +7,10 @@
 //! - [`add_rms_norm`]: the residual add and the next RMSNorm (two outputs: the sum, which the
 //!   residual stream goes on with, and the normed sum);
 //! - [`decode_heads`]: the query, key and value projections viewed as heads, with RoPE applied
-//!   to queries and keys (five nodes at one position: three reshapes, two ropes).
+//!   to queries and keys (five nodes at one position: three reshapes, two ropes);
+//! - [`kv_write`]: a layer's new keys and values written into its KV-cache buffers, and the
+//!   filled rows of each as views (four nodes: a `slice_update` and a `slice` of each buffer),
+//!   in place where a buffer's only holder is the op, as `slice_update` writes.
 //!
 //! Each records its fused node where the op is recorded on the CPU (kernels in
 //! `cpu/fast/lm.rs`) or on a device whose backend supports it (the Vulkan backend's
@@ -21,7 +24,7 @@ use super::{rms_norm, rope, rope_args, FastOp, RopeOffset};
 use crate::array::Array;
 use crate::dtype::DType;
 use crate::error::{Error, Result};
-use crate::ops::{add, reshape};
+use crate::ops::{add, reshape, slice, slice_update};
 use crate::primitive::{Primitive, F64};
 use alloc::vec::Vec;
 
@@ -135,4 +138,58 @@ fn heads_shapes(q: &Array, k: &Array, v: &Array, head_dim: usize, dims: usize) -
         return Err(Error::invalid(OP, "dims must not exceed head_dim"));
     }
     Ok(out)
+}
+
+/// `[keys', values', keys'[.., ..end, ..], values'[.., ..end, ..]]` with `end = at + T`:
+/// `k`, `v` `(B, H, T, D)` written over rows `at..end` of the cache buffers `kbuf`, `vbuf`
+/// `(B, H, capacity, D)` of their dtypes, then each buffer's rows `..end` (what attention
+/// reads). One node where [`fused_here`] says so (on the CPU a buffer the op alone holds is
+/// written in place), else [`kv_write_fallback`].
+pub fn kv_write(kbuf: &Array, vbuf: &Array, k: &Array, v: &Array, at: usize) -> Result<[Array; 4]> {
+    let end = kv_check(kbuf, vbuf, k, v, at)?;
+    let op = FastOp::KvWrite { at };
+    if !fused_here(&Primitive::Fast(op.clone()), &[kbuf.dtype(), vbuf.dtype(), k.dtype(), v.dtype()]) {
+        return kv_write_fallback(kbuf, vbuf, k, v, at);
+    }
+    let filled = |b: &Array| {
+        let mut s = b.shape().to_vec();
+        s[2] = end;
+        (s, b.dtype())
+    };
+    let metas = alloc::vec![(kbuf.shape().to_vec(), kbuf.dtype()), (vbuf.shape().to_vec(), vbuf.dtype()), filled(kbuf), filled(vbuf)];
+    let outs = Array::from_op_multi(Primitive::Fast(op), alloc::vec![kbuf.clone(), vbuf.clone(), k.clone(), v.clone()], metas);
+    outs.try_into().map_err(|_| Error::runtime("kv_write", "wrong number of outputs"))
+}
+
+/// The ops [`kv_write`] stands for: `slice_update` of each buffer at row `at`, then the
+/// `slice` of its rows `..at + T`.
+pub fn kv_write_fallback(kbuf: &Array, vbuf: &Array, k: &Array, v: &Array, at: usize) -> Result<[Array; 4]> {
+    let end = kv_check(kbuf, vbuf, k, v, at)? as isize;
+    let write = |buf: &Array, x: &Array| -> Result<[Array; 2]> {
+        let (b, h, d) = (buf.shape()[0] as isize, buf.shape()[1] as isize, buf.shape()[3] as isize);
+        let updated = slice_update(buf, x, &[0, 0, at as isize, 0], &[b, h, end, d], &[1, 1, 1, 1])?;
+        let filled = slice(&updated, &[0, 0, 0, 0], &[b, h, end, d], &[1, 1, 1, 1])?;
+        Ok([updated, filled])
+    };
+    let ([ku, kf], [vu, vf]) = (write(kbuf, k)?, write(vbuf, v)?);
+    Ok([ku, vu, kf, vf])
+}
+
+/// Checks [`kv_write`]'s arguments; the end of the written rows.
+fn kv_check(kbuf: &Array, vbuf: &Array, k: &Array, v: &Array, at: usize) -> Result<usize> {
+    const OP: &str = "kv_write";
+    let t = k.shape().get(2).copied().unwrap_or(0);
+    for (buf, x) in [(kbuf, k), (vbuf, v)] {
+        let (bs, xs) = (buf.shape(), x.shape());
+        if buf.ndim() != 4 || x.ndim() != 4 || bs[0] != xs[0] || bs[1] != xs[1] || bs[3] != xs[3] || xs[2] != t {
+            return Err(Error::invalid(OP, "takes (B, H, capacity, D) buffers and (B, H, T, D) keys and values of one T"));
+        }
+        if buf.dtype() != x.dtype() {
+            return Err(Error::invalid(OP, "the keys and values must have their buffers' dtypes"));
+        }
+        if at.checked_add(t).is_none_or(|e| e > bs[2]) {
+            return Err(Error::invalid(OP, alloc::format!("rows {at}..{} lie outside a buffer of {}", at.saturating_add(t), bs[2])));
+        }
+    }
+    Ok(at + t)
 }
