@@ -900,3 +900,28 @@ def vmap_of_grad_of_broadcast_matmul_in_shapeless_compile(mx):
     # One call: real MLX refuses the same trace on a second shape ("[broadcast_shapes] ...").
     g = mx.vmap(mx.grad(lambda x, y: mx.matmul(x, y).sum()), in_axes=(0, None))
     return _traced_calls(mx, g, [(_x(mx, 3, 2, 1, 3, 4), _x(mx, 5, 4, 2, seed=1))])
+
+
+@case
+def compile_export_to_dot_fused_labels(mx):
+    # export_to_dot labels a fused node as MLX names its Compiled primitive (upstream
+    # test_shared_broadcast). Not here: a lone elementwise op with a broadcast operand, which
+    # MLX fuses with its Broadcast node (`CompiledBroadcastMultiply`) and mlx-arm leaves unfused.
+    import re
+    from io import StringIO
+
+    def labels(fun, *args):
+        out = mx.compile(fun)(*args)
+        outs = out if isinstance(out, tuple) else (out,)
+        s = StringIO()
+        mx.export_to_dot(s, *outs)
+        return [sorted(x for x in re.findall(r'label ?="([^"]+)"', s.getvalue()) if x.startswith("Compiled")), list(outs)]
+
+    def shared(x, y, z):
+        yy = mx.broadcast_to(y, z.shape)
+        return (x + yy * z), yy.sum()
+
+    x, y, z = _x(mx, 2, 3), _x(mx, 3, seed=1), _x(mx, seed=2)
+    mx.eval(x, y, z)
+    return [labels(shared, x, z, x), labels(lambda x, y: mx.exp(x * 2.0) + y, x, y),
+            labels(lambda x, y, z: mx.maximum(x - y, z) * x, x, y, z), labels(lambda x: mx.sqrt(mx.abs(x)) - 1, x)]
