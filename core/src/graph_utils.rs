@@ -69,7 +69,7 @@ fn quoted(name: &str) -> String {
 
 /// Writes the graph computing `outputs` as Graphviz dot to `out`. Each operation (visited
 /// once, inputs before the operations reading them) is a rectangle `P<k>` labelled with its
-/// primitive's name; arrays are nodes named by `namer`.
+/// primitive's MLX class name; arrays are nodes named by `namer`.
 pub fn export_to_dot(out: &mut impl Write, namer: &mut NodeNamer, outputs: &[Array]) -> core::fmt::Result {
     let sinks: Vec<usize> = outputs.iter().map(key).collect();
     let mut seen_arrays: BTreeMap<usize, ()> = BTreeMap::new();
@@ -107,7 +107,10 @@ pub fn export_to_dot(out: &mut impl Write, namer: &mut NodeNamer, outputs: &[Arr
 
 /// One operation: its box, edges from its inputs, and its outputs (siblings included).
 fn write_op(out: &mut impl Write, namer: &mut NodeNamer, op: &Op, id: usize, inputs: &[Array], reached: &Array, sinks: &[usize]) -> core::fmt::Result {
-    writeln!(out, "{{ P{id} [label={}, shape=rectangle]; }}", quoted(op.prim.name()))?;
+    // MLX's class names (`Multiply`, `CompiledBroadcastMultiplyAdd`), as its export_to_dot.
+    let in_shapes: Vec<&[usize]> = inputs.iter().map(Array::shape).collect();
+    let label = crate::transforms::export::listing::class_name(&op.prim, &in_shapes, reached.shape());
+    writeln!(out, "{{ P{id} [label={}, shape=rectangle]; }}", quoted(&label))?;
     for i in inputs {
         writeln!(out, "{} -> P{id}", quoted(namer.get_name(i)))?;
     }

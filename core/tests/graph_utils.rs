@@ -21,12 +21,12 @@ fn small_graph_has_the_expected_nodes_and_edges() {
     let want = "digraph {\n\
         { rank=source; \"a\"; }\n\
         { rank=source; \"b\"; }\n\
-        { P0 [label=\"multiply\", shape=rectangle]; }\n\
+        { P0 [label=\"Multiply\", shape=rectangle]; }\n\
         \"a\" -> P0\n\
         \"b\" -> P0\n\
         { \"C\"; }\n\
         P0 -> \"C\"\n\
-        { P1 [label=\"add\", shape=rectangle]; }\n\
+        { P1 [label=\"Add\", shape=rectangle]; }\n\
         \"C\" -> P1\n\
         \"a\" -> P1\n\
         { rank=sink; \"D\"; }\n\

@@ -209,12 +209,12 @@ def test_export_to_dot(tmp_path):
         "digraph {\n"
         '{ rank=source; "a"; }\n'
         '{ rank=source; "b"; }\n'
-        '{ P0 [label="multiply", shape=rectangle]; }\n'
+        '{ P0 [label="Multiply", shape=rectangle]; }\n'
         '"a" -> P0\n'
         '"b" -> P0\n'
         '{ "D"; }\n'  # three names are set: the next generated one is the 4th letter
         'P0 -> "D"\n'
-        '{ P1 [label="add", shape=rectangle]; }\n'
+        '{ P1 [label="Add", shape=rectangle]; }\n'
         '"D" -> P1\n'
         '"a" -> P1\n'
         '{ rank=sink; "out"; }\n'

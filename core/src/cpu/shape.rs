@@ -32,7 +32,8 @@ pub fn eval(op: &ShapeOp, inputs: Vec<Array>, outputs: &[OutMeta]) -> Result<Vec
             }
         }
         ShapeOp::Transpose(perm) => Data { strides: perm.iter().map(|&p| d.strides[p]).collect(), ..d },
-        ShapeOp::Broadcast => {
+        // BroadcastAxes reads input 0 only (the others gave their shapes).
+        ShapeOp::Broadcast | ShapeOp::BroadcastAxes(_) => {
             let lead = shape.len() - a.ndim();
             let mut strides = alloc::vec![0isize; shape.len()];
             for (i, (&n, &s)) in a.shape().iter().zip(&d.strides).enumerate() {

@@ -213,6 +213,18 @@ fn broadcast_batch(x: &Array, y: &Array) -> Result<(Array, Array)> {
         return Ok((x.clone(), y.clone()));
     }
     let batch = broadcast_shapes(&x.shape()[..nx - 2], &y.shape()[..ny - 2], "broadcast_shapes")?;
+    if crate::transforms::compile::shape_generic(x) || crate::transforms::compile::shape_generic(y) {
+        // A shapeless trace (MLX's dynamic tracing): each operand is broadcast against the
+        // other, so a replay on other batch shapes infers them again (a vmapped matmul).
+        let fit = |a: &Array, other: &Array| -> Result<Array> {
+            let nd = a.ndim();
+            if a.shape()[..nd - 2] == batch[..] {
+                return Ok(a.clone());
+            }
+            crate::ops::shape::broadcast_axes(a, core::slice::from_ref(other), &[-2, -1])
+        };
+        return Ok((fit(x, y)?, fit(y, x)?));
+    }
     let mut sx = batch.clone();
     sx.extend_from_slice(&x.shape()[nx - 2..]);
     let mut sy = batch;

@@ -78,6 +78,11 @@ pub enum ShapeOp {
     Depends(usize),
     /// `mx.stop_gradient`: the input unchanged (a view) through which no gradient flows.
     StopGradient,
+    /// MLX's `BroadcastAxes`: input 0 broadcast (a view, as [`ShapeOp::Broadcast`]) against
+    /// every input on all axes but the given trailing ones (negative, increasing), which keep
+    /// input 0's sizes. The other inputs only give their shapes, so a shapeless compiled
+    /// replay infers the output shape again (matmul's batch axes in a shapeless trace).
+    BroadcastAxes(Vec<isize>),
 }
 
 impl ShapeOp {
@@ -97,6 +102,7 @@ impl ShapeOp {
             ShapeOp::DynamicSliceUpdate { .. } => "slice_update",
             ShapeOp::Depends(_) => "depends",
             ShapeOp::StopGradient => "stop_gradient",
+            ShapeOp::BroadcastAxes(_) => "broadcast_axes",
         }
     }
 }
@@ -247,6 +253,45 @@ pub(crate) fn broadcast_operand(a: &Array, shape: &[usize]) -> Result<Array> {
     Ok(record(ShapeOp::Broadcast, a, shape.to_vec()))
 }
 
+/// The output shape of [`ShapeOp::BroadcastAxes`] (MLX's `BroadcastAxes::output_shape`): the
+/// inputs' shapes without the `ignore` axes broadcast together, then `first`'s sizes on those
+/// axes. `ignore` must be negative, strictly increasing and within every input's rank.
+pub(crate) fn broadcast_axes_shape(first: &Array, others: &[Array], ignore: &[isize]) -> Result<Vec<usize>> {
+    const OP: &str = "broadcast_arrays";
+    let bad = || Error::invalid(OP, "Received invalid axes to ignore.");
+    if ignore.windows(2).any(|w| w[0] >= w[1]) || ignore.last().is_some_and(|&a| a >= 0) {
+        return Err(bad());
+    }
+    let mut shape: Vec<usize> = Vec::new();
+    for a in core::iter::once(first).chain(others) {
+        let nd = a.ndim() as isize;
+        if ignore.first().is_some_and(|&f| f + nd < 0) {
+            return Err(bad());
+        }
+        let mut s = a.shape().to_vec();
+        for &ax in ignore.iter().rev() {
+            s.remove((nd + ax) as usize);
+        }
+        shape = broadcast_shapes(&shape, &s, OP)?;
+    }
+    let (nd, dims) = (first.ndim() as isize, (shape.len() + ignore.len()) as isize);
+    for &ax in ignore {
+        shape.insert((dims + ax) as usize, first.shape()[(nd + ax) as usize]);
+    }
+    checked_size(&shape, OP)?;
+    Ok(shape)
+}
+
+/// `first` broadcast against `others` on all axes but `ignore` (a [`ShapeOp::BroadcastAxes`]
+/// node, which a shapeless compiled replay rebuilds for new shapes). Used where a shapeless
+/// trace would otherwise record a broadcast to a fixed shape.
+pub(crate) fn broadcast_axes(first: &Array, others: &[Array], ignore: &[isize]) -> Result<Array> {
+    let shape = broadcast_axes_shape(first, others, ignore)?;
+    let mut inputs = alloc::vec![first.clone()];
+    inputs.extend(others.iter().cloned());
+    Ok(Array::from_op(Primitive::Shape(ShapeOp::BroadcastAxes(ignore.to_vec())), inputs, shape, first.dtype()))
+}
+
 /// `mx.broadcast_arrays(*arrays)`.
 pub fn broadcast_arrays(arrays: &[Array]) -> Result<Vec<Array>> {
     let mut shape: Vec<usize> = Vec::new();
@@ -265,7 +310,10 @@ pub fn expand_dims(a: &Array, axes: &[isize]) -> Result<Array> {
         shape.insert(i, 1);
     }
     let s: Vec<isize> = shape.iter().map(|&d| d as isize).collect();
-    reshape(a, &s)
+    let out = reshape(a, &s)?;
+    // A shapeless trace inserts the axes again on other shapes (MLX's `ExpandDims`).
+    crate::transforms::compile::note_expand_dims(a, &out, axes);
+    Ok(out)
 }
 
 /// `mx.squeeze(a, axes)`: removes size-1 axes (all of them when `axes` is `None`).

@@ -28,7 +28,7 @@ pub const RULES: &[(&str, &str)] = &[
     ("reduce: sum, prod, max, min, all, any, argmax, argmin, scans (cumsum …)", "yes"),
     ("matmul, addmm", "yes"),
     ("conv (conv1d, conv2d, conv3d, conv_general)", "yes (a mapped weight: one grouped convolution)"),
-    ("shape: reshape, transpose, broadcast_to, slice, slice_update, concatenate, diagonal, copy, stop_gradient", "yes"),
+    ("shape: reshape, transpose, broadcast_to, broadcast_axes, slice, slice_update, concatenate, diagonal, copy, stop_gradient", "yes"),
     ("shape: dynamic slice / slice update", "yes when the start indices are not mapped"),
     ("index: gather (take, indexing), scatter family (put_along_axis, .at[] updates)", "yes"),
     ("sort, argsort, partition, argpartition", "yes"),
@@ -363,6 +363,23 @@ fn shape_rule(
             let mut shape = vec![n];
             shape.extend_from_slice(target);
             Ok(vec![ops::broadcast_to(&ops::reshape(&x, &s)?, &shape)?])
+        }
+        ShapeOp::BroadcastAxes(ignore) => {
+            // As MLX's rule, with the batch axis first: batched inputs get size-1 axes behind
+            // it up to the largest example rank, so every example axis lines up on the right
+            // behind the batch axis; unbatched inputs stay as they are (right-aligned, they
+            // never reach the batch axis). The node stays shape-generic in a shapeless trace.
+            let rank = inputs.iter().map(Array::ndim).max().unwrap_or(0);
+            let mut ins = Vec::with_capacity(inputs.len());
+            for (x, bx) in inputs.iter().zip(b) {
+                ins.push(match bx {
+                    Some(bx) if x.ndim() < rank => ops::expand_dims(bx, &(1..=(rank - x.ndim()) as isize).collect::<Vec<_>>())?,
+                    Some(bx) => bx.clone(),
+                    None => x.clone(),
+                });
+            }
+            let (first, others) = ins.split_first().ok_or_else(|| unsupported(prim.name()))?;
+            Ok(vec![ops::shape::broadcast_axes(first, others, ignore)?])
         }
         ShapeOp::Slice { start, step } => with(ShapeOp::Slice { start: prepend(start, 0), step: prepend(step, 1) }),
         ShapeOp::SliceUpdate { start, step } => with(ShapeOp::SliceUpdate { start: prepend(start, 0), step: prepend(step, 1) }),

@@ -66,7 +66,7 @@ def _body_direct(op, v, names, tag="", alias=None):
     if not v.single:
         return None
     alias = alias or {}
-    lines = []
+    lines = _fast_case(op, v, names, tag, alias)
     if len(op.weak) == 2:
         # The common mixed case, an array and a Python int/float (``mx.add(a, 1)``): the
         # scalar's cached weak constant (``weak_scalar``, as the operators use), not the
@@ -114,6 +114,37 @@ def _body_direct(op, v, names, tag="", alias=None):
     lines += ["_p = _newp(_PTR)", f"if _fn{tag}(_p, {', '.join(cargs)}): raise _error()",
               "_r = _obj_new(_array)", "_r._p = _p", "_r._s = _r._d = None", "return _r"]
     return lines
+
+
+def _fast_case(op, v, names, tag, alias):
+    """The lines of the common call first, when every C parameter is an array, int or dtype
+    (``_INLINE``), a bool or the stream: one test of the argument types (and of ``stream`` being None),
+    then the call with the arguments read inline, skipping the weak-typing tests, the keep
+    list and the per-argument conditionals of the general body below. Empty when an argument
+    needs a converter or a default check."""
+    if op._unused[v.cname]:
+        return []
+    conds, cargs = [], []
+    for cn, conv, paired in v.steps:
+        if conv is None:
+            if "stream" in names:
+                conds.append("stream is None")
+            cargs.append("_Ctx.stream")
+            continue
+        n = alias.get(cn, cn)
+        if conv is B._conv_bool and n in names:
+            cargs.append(f"_bool({n})")
+            continue
+        inline = _INLINE.get(conv)
+        if inline is None or paired or n not in names:
+            return []
+        test, value = inline
+        conds.append(test.format(n))
+        cargs.append(value.format(n))
+    if not conds:
+        return []
+    return [f"if {' and '.join(conds)}:", "    _p = _newp(_PTR)", f"    if _fn{tag}(_p, {', '.join(cargs)}): raise _error()",
+            "    _r = _obj_new(_array)", "    _r._p = _p", "    _r._s = _r._d = None", "    return _r"]
 
 
 def _axis_dispatch(op, names, used):

@@ -16,6 +16,7 @@ pub(crate) const STATUS: &[(&str, &str)] = &[
     ("reshape (squeeze, expand_dims, flatten …)", "yes"),
     ("transpose (swapaxes, moveaxis …)", "yes"),
     ("broadcast_to", "yes (sums over broadcast axes)"),
+    ("broadcast_axes (matmul's batch axes in a shapeless trace)", "yes (to its first input; the others give shapes only)"),
     ("slice (static and dynamic)", "yes"),
     ("slice_update (static and dynamic)", "yes"),
     ("concatenate (stack, split …)", "yes"),
@@ -43,6 +44,12 @@ pub(crate) fn vjp(op: &ShapeOp, inputs: &[Array], out: &Array, g: &Array, needs:
             one(transpose(g, Some(&inv))?)
         }
         ShapeOp::Broadcast => one(unbroadcast(g, x.shape())?),
+        // The inputs after the first only give their shapes (MLX stops their gradients).
+        ShapeOp::BroadcastAxes(_) => {
+            let mut grads = vec![Some(unbroadcast(g, x.shape())?)];
+            grads.resize(inputs.len(), None);
+            Ok(grads)
+        }
         ShapeOp::Slice { start, step } => {
             let z = zeros_like(x)?;
             let op = ShapeOp::SliceUpdate { start: start.clone(), step: step.clone() };

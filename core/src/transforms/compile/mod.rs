@@ -52,23 +52,49 @@ pub(crate) fn shape_generic(a: &Array) -> bool {
     SHAPELESS_TRACES.load(Ordering::Acquire) > 0 && a.is_tracer()
 }
 
-/// The targets asked of reshapes in shapeless traces that hold an inferred axis (`-1`), with
-/// the reshape's output: the tape keeps the `-1` so that a replay on other shapes infers that
-/// axis again, as MLX's shapeless compile does (`x.reshape(n, -1)` serves every size that `n`
-/// divides, and any other is an error rather than a new trace). Emptied when the last
-/// shapeless trace ends.
-static RESHAPE_REQUESTS: spin::Mutex<Vec<(Array, Vec<isize>)>> = spin::Mutex::new(Vec::new());
+/// How a reshape recorded in a shapeless trace is asked again on other shapes.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) enum ReshapeRequest {
+    /// A target with an inferred axis (`-1`), inferred again (as MLX's `Reshape`).
+    Infer(Vec<isize>),
+    /// Size-1 axes inserted at these output positions (as MLX's `ExpandDims` primitive).
+    ExpandDims(Vec<isize>),
+}
+
+impl ReshapeRequest {
+    /// The reshape asked of `a`.
+    pub(crate) fn apply(&self, a: &Array) -> Result<Array> {
+        match self {
+            ReshapeRequest::Infer(to) => crate::ops::reshape(a, to),
+            ReshapeRequest::ExpandDims(axes) => crate::ops::expand_dims(a, axes),
+        }
+    }
+}
+
+/// The reshapes of shapeless traces that a replay on other shapes can ask again, with the
+/// reshape's output: a target holding an inferred axis (`-1`: `x.reshape(n, -1)` serves every
+/// size that `n` divides, and any other is an error rather than a new trace, as in MLX), or an
+/// `expand_dims`. Emptied when the last shapeless trace ends.
+static RESHAPE_REQUESTS: spin::Mutex<Vec<(Array, ReshapeRequest)>> = spin::Mutex::new(Vec::new());
 
 /// Notes that the reshape `out` of `a` was asked for `requested` (kept only in a shapeless
 /// trace, and only when an axis is inferred).
 pub(crate) fn note_reshape(a: &Array, out: &Array, requested: &[isize]) {
     if requested.contains(&-1) && shape_generic(a) {
-        RESHAPE_REQUESTS.lock().push((out.clone(), requested.to_vec()));
+        RESHAPE_REQUESTS.lock().push((out.clone(), ReshapeRequest::Infer(requested.to_vec())));
     }
 }
 
-/// The target noted for the reshape whose output node is `key`.
-pub(crate) fn reshape_request(key: usize) -> Option<Vec<isize>> {
+/// Notes that the reshape `out` of `a` is `expand_dims(a, axes)` (kept only in a shapeless
+/// trace).
+pub(crate) fn note_expand_dims(a: &Array, out: &Array, axes: &[isize]) {
+    if shape_generic(a) {
+        RESHAPE_REQUESTS.lock().push((out.clone(), ReshapeRequest::ExpandDims(axes.to_vec())));
+    }
+}
+
+/// The request noted for the reshape whose output node is `key`.
+pub(crate) fn reshape_request(key: usize) -> Option<ReshapeRequest> {
     RESHAPE_REQUESTS.lock().iter().find(|(a, _)| crate::transforms::node_key(a) == key).map(|(_, r)| r.clone())
 }
 

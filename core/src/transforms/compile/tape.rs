@@ -33,9 +33,9 @@ pub(crate) struct TNode {
     pub(crate) inputs: Vec<Ref>,
     /// Shapes and dtypes at trace time (elementwise and fused nodes recompute their shape).
     pub(crate) metas: Vec<OutMeta>,
-    /// For a reshape of a shapeless trace asked with an inferred axis: the target as asked
-    /// (with its `-1`), so a replay on other shapes infers the axis again.
-    pub(crate) reshape_to: Option<Vec<isize>>,
+    /// For a reshape of a shapeless trace asked with an inferred axis or made by
+    /// `expand_dims`: how it was asked, so a replay on other shapes asks it again.
+    pub(crate) reshape_to: Option<super::ReshapeRequest>,
 }
 
 /// A traced function.
@@ -249,7 +249,7 @@ impl Tape {
                         Array::from_op_multi(p.clone(), args, node.metas.clone())
                     } else if let (true, Some(to), [a]) = (shapeless, &node.reshape_to, &args[..]) {
                         // MLX's error for a size the fixed axes do not divide.
-                        alloc::vec![crate::ops::reshape(a, to)?]
+                        alloc::vec![to.apply(a)?]
                     } else if shapeless && rebuild::infers_shapes(p) {
                         let outs = rebuild::build(p, &args, &node.metas)?;
                         rebuild::check(p.name(), &outs, &node.metas, true)?;

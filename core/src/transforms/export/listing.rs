@@ -150,6 +150,31 @@ fn camel(name: &str) -> String {
 
 use alloc::string::ToString;
 
+/// MLX's class name of the node computing `out_shape` from inputs of `in_shapes` with `prim`
+/// (what `export_to_dot` labels it with). A fused node is named as MLX names its `Compiled`
+/// primitive: `Compiled` then the class names of the ops it computes in order, each input the
+/// kernel broadcasts counted as a `Broadcast` where it is first read (MLX fuses the
+/// broadcast node there), so `x + broadcast_to(y, s) * z` is `CompiledBroadcastMultiplyAdd`.
+pub(crate) fn class_name(prim: &Primitive, in_shapes: &[&[usize]], out_shape: &[usize]) -> String {
+    let Primitive::Fused(op) = prim else {
+        return mlx_name(prim, out_shape, DType::Float32).0;
+    };
+    let mut name = String::from("Compiled");
+    let mut seen = alloc::vec![false; op.n_inputs];
+    for step in &op.steps {
+        for &r in &step.args {
+            if r < op.n_inputs && !seen[r] {
+                seen[r] = true;
+                if in_shapes.get(r).is_some_and(|s| *s != out_shape) {
+                    name.push_str("Broadcast");
+                }
+            }
+        }
+        name.push_str(&mlx_name(&step.prim, out_shape, step.dtype).0);
+    }
+    name
+}
+
 /// MLX's class name of `prim` and the arguments its `state()` gives, where we know them.
 fn mlx_name(prim: &Primitive, out_shape: &[usize], out_dtype: DType) -> (String, Vec<Arg>) {
     let named = |s: &str| (String::from(s), Vec::new());
@@ -192,6 +217,7 @@ fn mlx_name(prim: &Primitive, out_shape: &[usize], out_dtype: DType) -> (String,
             ShapeOp::Broadcast => (String::from("Broadcast"), alloc::vec![Arg::Shape(out_shape.to_vec())]),
             ShapeOp::Transpose(perm) => (String::from("Transpose"), alloc::vec![Arg::List(perm.iter().map(|&a| a as i64).collect())]),
             ShapeOp::Concatenate(axis) => (String::from("Concatenate"), alloc::vec![Arg::Int(*axis as i64)]),
+            ShapeOp::BroadcastAxes(ignore) => (String::from("BroadcastAxes"), alloc::vec![Arg::List(ignore.iter().map(|&a| a as i64).collect())]),
             ShapeOp::Copy => named("Copy"),
             ShapeOp::AsStrided { .. } => named("AsStrided"),
             ShapeOp::SliceUpdate { .. } => named("SliceUpdate"),

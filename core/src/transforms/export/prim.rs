@@ -246,6 +246,10 @@ fn encode_shape(w: &mut Writer, prim: &Primitive, op: &ShapeOp) -> Result<()> {
             w.usize(*axis2);
         }
         ShapeOp::StopGradient => w.u8(8),
+        ShapeOp::BroadcastAxes(ignore) => {
+            w.u8(9);
+            w.isizes(ignore);
+        }
         ShapeOp::SliceUpdate { .. } | ShapeOp::DynamicSlice { .. } | ShapeOp::DynamicSliceUpdate { .. } | ShapeOp::Depends(_) => {
             return Err(not_exportable(prim))
         }
@@ -367,6 +371,7 @@ fn decode_shape(c: &mut Cursor) -> Result<ShapeOp> {
         6 => ShapeOp::Concatenate(c.u64_usize("axis")?),
         7 => ShapeOp::Diagonal { offset: read_isize(c)?, axis1: c.u64_usize("axis1")?, axis2: c.u64_usize("axis2")? },
         8 => ShapeOp::StopGradient,
+        9 => ShapeOp::BroadcastAxes(read_isizes(c)?),
         t => return Err(c.err(format!("unknown shape op tag {t}"))),
     })
 }

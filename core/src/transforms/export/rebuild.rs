@@ -96,7 +96,7 @@ pub(crate) fn infers_shapes(prim: &Primitive) -> bool {
             | Primitive::Index(IndexOp::Scatter { .. })
             | Primitive::Linalg(LinalgOp::Matmul | LinalgOp::AddMM { .. } | LinalgOp::Conv(_))
             | Primitive::Fast(ops::fast::FastOp::Softmax)
-            | Primitive::Shape(ShapeOp::Transpose(_) | ShapeOp::Copy | ShapeOp::Concatenate(_) | ShapeOp::Diagonal { .. } | ShapeOp::StopGradient)
+            | Primitive::Shape(ShapeOp::Transpose(_) | ShapeOp::Copy | ShapeOp::Concatenate(_) | ShapeOp::Diagonal { .. } | ShapeOp::StopGradient | ShapeOp::BroadcastAxes(_))
     )
 }
 
@@ -297,6 +297,10 @@ fn build_shape(prim: &Primitive, op: &ShapeOp, args: &[Array], shape: &[usize]) 
         ShapeOp::Concatenate(axis) => ops::concatenate(args, Some(*axis as isize)),
         ShapeOp::Diagonal { offset, axis1, axis2 } => ops::diagonal(&exactly(prim, args, 1)?[0], *offset, *axis1 as isize, *axis2 as isize),
         ShapeOp::StopGradient => ops::stop_gradient(&exactly(prim, args, 1)?[0]),
+        ShapeOp::BroadcastAxes(ignore) => {
+            let (a, others) = args.split_first().ok_or_else(|| Error::invalid(OP, "broadcast_axes without inputs"))?;
+            crate::ops::shape::broadcast_axes(a, others, ignore)
+        }
         ShapeOp::SliceUpdate { .. } | ShapeOp::DynamicSlice { .. } | ShapeOp::DynamicSliceUpdate { .. } | ShapeOp::Depends(_) => {
             Err(Error::unsupported(OP, format!("'{}' cannot be replayed from a file.", prim.name())))
         }

@@ -836,3 +836,92 @@ def integer_where_vjp_and_extremes_jvp(mx):
     v = mx.vjp(lambda x, y: mx.where(c, x, y), [mx.array([1, 2, 3]), mx.array([4, 5, 6])], [mx.array([7, 8, 9])])
     a, t = mx.arange(4), mx.array([3, 2, 1, 0])
     return v, [mx.jvp(f, (a,), (t,))[1][0] for f in (mx.min, mx.max)]
+
+
+# --- shapeless compile of broadcasting matmuls (MLX's BroadcastAxes) ------------------------
+# Each returns the outputs and the number of traces after each call: a shapeless trace of a
+# matmul whose batch axes broadcast serves every shape of the same ranks.
+
+
+def _traced_calls(mx, fun, calls, shapeless=True):
+    # Real MLX traces the first compiled function of a process once more on its second call
+    # (whatever the shapes: its cache entry's stream differs then); a compiled call first
+    # keeps that out of the counts.
+    mx.eval(mx.compile(lambda a: a + 1)(mx.array(1.0)))
+    count = [0]
+
+    def counted(*a):
+        count[0] += 1
+        return fun(*a)
+
+    c = mx.compile(counted, shapeless=shapeless)
+    outs, traces = [], []
+    for args in calls:
+        outs.append(c(*args))
+        traces.append(count[0])
+    return outs, traces
+
+
+@case
+def shapeless_compile_vmap_matmul_mapped_both(mx):
+    f = mx.vmap(lambda x, y: mx.matmul(x, y), in_axes=(0, 1))
+    calls = [(_x(mx, 2, 3, 1, 4, 5), _x(mx, 1, 2, 5, 6, seed=1)), (_x(mx, 3, 2, 1, 4, 5, seed=2), _x(mx, 2, 3, 5, 6, seed=3)),
+             (_x(mx, 4, 1, 2, 3, 2, seed=4), _x(mx, 2, 4, 2, 3, seed=5))]
+    return _traced_calls(mx, f, calls)
+
+
+@case
+def shapeless_compile_vmap_matmul_unmapped_operand(mx):
+    f = mx.vmap(lambda x, y: mx.matmul(x, y), in_axes=(0, None))
+    calls = [(_x(mx, 2, 3, 1, 4, 5), _x(mx, 1, 2, 5, 6, seed=1)), (_x(mx, 2, 3, 1, 7, 2, seed=2), _x(mx, 1, 2, 2, 3, seed=3)),
+             (_x(mx, 3, 1, 4, 2, 2, seed=4), _x(mx, 5, 1, 2, 3, seed=5))]
+    return _traced_calls(mx, f, calls)
+
+
+@case
+def shapeless_compile_broadcast_matmul(mx):
+    f = lambda x, y: mx.matmul(x, y) * 2  # noqa: E731
+    calls = [(_x(mx, 2, 1, 3, 4), _x(mx, 5, 4, 2, seed=1)), (_x(mx, 1, 3, 2, 4, seed=2), _x(mx, 3, 4, 3, seed=3)),
+             (_x(mx, 4, 2, 3, 4, seed=4), _x(mx, 1, 4, 1, seed=5))]
+    return _traced_calls(mx, f, calls)
+
+
+@case
+def shapeless_compile_grad_of_broadcast_matmul(mx):
+    # Values only: here the gradient's unbroadcast (a sum, then a reshape to the traced
+    # shape) makes a second shape trace again, where MLX reuses the trace.
+    g = mx.grad(lambda x, y: (mx.matmul(x, y) ** 2).sum(), argnums=(0, 1))
+    calls = [(_x(mx, 2, 1, 3, 4), _x(mx, 5, 4, 2, seed=1)), (_x(mx, 3, 1, 2, 3, seed=2), _x(mx, 4, 3, 1, seed=3))]
+    return _traced_calls(mx, g, calls)[0]
+
+
+@case
+def vmap_of_grad_of_broadcast_matmul_in_shapeless_compile(mx):
+    # One call: real MLX refuses the same trace on a second shape ("[broadcast_shapes] ...").
+    g = mx.vmap(mx.grad(lambda x, y: mx.matmul(x, y).sum()), in_axes=(0, None))
+    return _traced_calls(mx, g, [(_x(mx, 3, 2, 1, 3, 4), _x(mx, 5, 4, 2, seed=1))])
+
+
+@case
+def compile_export_to_dot_fused_labels(mx):
+    # export_to_dot labels a fused node as MLX names its Compiled primitive (upstream
+    # test_shared_broadcast). Not here: a lone elementwise op with a broadcast operand, which
+    # MLX fuses with its Broadcast node (`CompiledBroadcastMultiply`) and mlx-arm leaves unfused.
+    import re
+    from io import StringIO
+
+    def labels(fun, *args):
+        out = mx.compile(fun)(*args)
+        outs = out if isinstance(out, tuple) else (out,)
+        s = StringIO()
+        mx.export_to_dot(s, *outs)
+        return [sorted(x for x in re.findall(r'label ?="([^"]+)"', s.getvalue()) if x.startswith("Compiled")), list(outs)]
+
+    def shared(x, y, z):
+        yy = mx.broadcast_to(y, z.shape)
+        return (x + yy * z), yy.sum()
+
+    x, y, z = _x(mx, 2, 3), _x(mx, 3, seed=1), _x(mx, seed=2)
+    mx.eval(x, y, z)
+    return [labels(shared, x, z, x), labels(lambda x, y: mx.exp(x * 2.0) + y, x, y),
+            labels(lambda x, y, z: mx.maximum(x - y, z) * x, x, y, z), labels(lambda x: mx.sqrt(mx.abs(x)) - 1, x)]
