@@ -418,6 +418,37 @@ pub(crate) fn gemm_for<P: PanelLevel>(ty: GgmlType) -> Option<PanelGemm> {
     Some(at!(Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q2K, Q3K, Q4K, Q5K, Q6K, Iq4Nl, Iq4Xs))
 }
 
+/// Activation rows per register tile of every level's micro-kernel (each level's file says
+/// why its registers hold that many); [`with_tile_rows`] dispatches 1..=TILE_ROWS.
+pub(crate) const TILE_ROWS: usize = 4;
+
+/// Runs `$body` with `$m` a `const usize` equal to `$rows` (1..=[`TILE_ROWS`], the activation
+/// rows of a micro-kernel tile), so that the body instantiates its tile at that compile-time row count:
+/// the one row-count dispatch of every level's panel kernel.
+macro_rules! with_tile_rows {
+    ($rows:expr, $m:ident => $body:block) => {
+        match $rows {
+            4 => {
+                const $m: usize = 4;
+                $body
+            }
+            3 => {
+                const $m: usize = 3;
+                $body
+            }
+            2 => {
+                const $m: usize = 2;
+                $body
+            }
+            _ => {
+                const $m: usize = 1;
+                $body
+            }
+        }
+    };
+}
+pub(crate) use with_tile_rows;
+
 /// The [`PanelLines`] of a level without a vector unpacker (x86-64 AVX2, aarch64 NEON and
 /// dotprod): the same 32-bit word operations as the AVX-512 gathers, one row at a time (the
 /// compiler vectorises the byte masks). `SIGNED`: Q8_0's bytes and the IQ4 levels as signed

@@ -26,12 +26,12 @@
 
 use core::arch::x86_64::*;
 
-use super::super::panel::{gemm_for, lines_words, Layout, Panel, PanelKernel, PanelLevel, PanelLines, PassInputs};
+use super::super::panel::{gemm_for, lines_words, with_tile_rows, Layout, Panel, PanelKernel, PanelLevel, PanelLines, PassInputs};
 use super::super::GemvActivations as Act;
 
 /// Activation rows per register tile: 4 i16 sums, 4 i32 dots, 4 group partials and 4
 /// accumulators, a half line and a broadcast (the widening by 1 may be a memory operand).
-const ROWS: usize = 4;
+const ROWS: usize = super::super::panel::TILE_ROWS;
 
 /// What the weight format adds beside `A·Σ q·a`.
 const OFFSET: u8 = 0;
@@ -130,21 +130,13 @@ unsafe fn rows<const STEPS: usize, const CHUNK: usize, const SIGNED: bool, const
                 let live = (cols - 8 * h).min(8) as i32;
                 let mask = _mm256_cmpgt_epi32(_mm256_set1_epi32(live), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
                 let at = |i: usize| out.add((i0 + i) * ldo + 8 * h);
-                macro_rules! put {
-                    ($m:literal) => {{
-                        let acc = core::array::from_fn(|i| if c0 == 0 { _mm256_setzero_ps() } else { _mm256_maskload_ps(at(i), mask) });
-                        let t = tile::<$m, STEPS, CHUNK, SIGNED, MODE>(inp, p, i0, h, core::array::from_fn(|i| &a[i]), c0..c1, acc);
-                        for (i, v) in t.iter().enumerate() {
-                            _mm256_maskstore_ps(at(i), mask, *v);
-                        }
-                    }};
-                }
-                match rm {
-                    4 => put!(4),
-                    3 => put!(3),
-                    2 => put!(2),
-                    _ => put!(1),
-                }
+                with_tile_rows!(rm, M => {
+                    let acc = core::array::from_fn(|i| if c0 == 0 { _mm256_setzero_ps() } else { _mm256_maskload_ps(at(i), mask) });
+                    let t = tile::<M, STEPS, CHUNK, SIGNED, MODE>(inp, p, i0, h, core::array::from_fn(|i| &a[i]), c0..c1, acc);
+                    for (i, v) in t.iter().enumerate() {
+                        _mm256_maskstore_ps(at(i), mask, *v);
+                    }
+                });
             }
             i0 += rm;
         }
