@@ -169,6 +169,7 @@ macro_rules! panel_kernels {
             const KERNEL: PanelKernel = kernel;
             const PAIRS: bool = false;
             const SIGNED: bool = true;
+            const INT_SCALES: bool = false;
         }
     };
 }

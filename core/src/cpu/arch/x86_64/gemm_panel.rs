@@ -219,6 +219,7 @@ impl PanelLevel for Avx512Vnni {
     const KERNEL: PanelKernel = kernel;
     const PAIRS: bool = true;
     const SIGNED: bool = false;
+    const INT_SCALES: bool = false;
 }
 
 /// The panel GEMM of weight type `ty` at `level`: AVX-512 VNNI where the AVX-512 VNNI GEMV
