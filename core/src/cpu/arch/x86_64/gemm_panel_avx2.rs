@@ -21,6 +21,13 @@
 //! multiply-add by the weight's `A`; K-quant groups of a super-block summed before the one
 //! multiply by the activation's `d`.
 //!
+//! Q2_K and Q3_K (16-element groups under small integer scales, [`Layout::has_int_scales`])
+//! keep the scales in the integer domain: the group's i16 pair sums are widened by
+//! `vpmaddwd` against the group's scale instead of 1 (Q3_K's offset `−4·Σa` put into the i16
+//! sums first), summed exactly over the super-block, and only then converted and
+//! multiplied by the weight's and the activation's `d` — one convert and multiply-add per
+//! 16 groups instead of per group. Q2_K's min term stays a float multiply-add per group.
+//!
 //! The lines are built by the word-level unpacker of the neutral half
 //! ([`super::super::panel::lines_words`]; no gather: Zen's `vpgatherdd` is slow).
 
