@@ -99,7 +99,8 @@ impl Layout {
     /// measured no faster than their 4 × 2 tiles at 64 rows (0.75–0.99×, AVX2 on the device
     /// host, docs/BENCHMARKS.md "kq22") and 1.01–1.09× at 512: Q5's fifth bits cost
     /// the line builder a multiply per word and its i16 sums a second widening, and Q2_K's
-    /// 16-element groups each pay the float work (convert, scale, min) for 4 integer steps.
+    /// 16-element groups each paid the float work (convert, scale, min) for 4 integer steps
+    /// (AVX2 has applied the scales in integers since kq23, not re-measured at 64 rows).
     pub(crate) fn min_rows(self) -> usize {
         match self {
             Layout::Q5_0 | Layout::Q5_1 | Layout::Q2K => 512,
