@@ -68,7 +68,7 @@ unsafe fn tile<const M: usize, const STEPS: usize, const CHUNK: usize, const SIG
     let mut g0 = groups.start;
     while g0 < groups.end {
         let mut part = [_mm256_setzero_ps(); M];
-        // INT: the block's Σ scale·dot, exact in i32 (|Σ| ≤ 16 · 63 · 16·7·127).
+        // INT: the block's Σ scale·dot, exact in i32 (|Σ| ≤ 16 groups · 32 · 16·4·127, Q3_K).
         let mut idot = [_mm256_setzero_si256(); M];
         for g in g0..g0 + run {
             let [lo, hi] = *inp.offs.get_unchecked(g);
@@ -196,7 +196,8 @@ unsafe fn rows<const STEPS: usize, const CHUNK: usize, const SIGNED: bool, const
 /// The [`super::super::panel::PanelKernel`] of this level.
 ///
 /// # Safety
-/// As [`super::super::panel::PanelKernel`]; the CPU has AVX2 and FMA.
+/// As [`super::super::panel::PanelKernel`]; the CPU has AVX2 and FMA; Q2_K and Q3_K panels
+/// and inputs hold the integer scales (`panel::run` builds them for this level's `INT_SCALES`).
 unsafe fn kernel(inp: &PassInputs, p: &Panel, acts: &[Act], cols: usize, out: *mut f32, ldo: usize) {
     let l = inp.layout;
     if inp.signed {
