@@ -99,7 +99,8 @@ impl Layout {
     /// measured no faster than their 4 × 2 tiles at 64 rows (0.75–0.99×, AVX2 on the device
     /// host, docs/BENCHMARKS.md "kq22") and 1.01–1.09× at 512: Q5's fifth bits cost
     /// the line builder a multiply per word and its i16 sums a second widening, and Q2_K's
-    /// 16-element groups each pay the float work (convert, scale, min) for 4 integer steps.
+    /// 16-element groups each paid the float work (convert, scale, min) for 4 integer steps
+    /// (AVX2 has applied the scales in integers since kq23, not re-measured at 64 rows).
     pub(crate) fn min_rows(self) -> usize {
         match self {
             Layout::Q5_0 | Layout::Q5_1 | Layout::Q2K => 512,
@@ -166,6 +167,13 @@ impl Layout {
             self.offset()
         }
     }
+    /// Whether the format's group scales are small integers under one float `d` per block
+    /// (Q2_K's 4-bit, Q3_K's 6-bit), which a level may apply in the integer domain
+    /// ([`PanelLevel::INT_SCALES`]): the groups' integer dots, each times its scale, summed
+    /// exactly, then one convert and float multiply per super-block instead of per group.
+    pub(crate) fn has_int_scales(self) -> bool {
+        matches!(self, Layout::Q2K | Layout::Q3K)
+    }
     fn holds(self, act: &Act, nb: usize) -> bool {
         match self {
             Layout::Q4_0 | Layout::Q4_1 | Layout::Q5_0 | Layout::Q5_1 | Layout::Q8_0 | Layout::Iq4Nl => holds_32(act, nb),
@@ -178,9 +186,17 @@ impl Layout {
 /// 16 weight rows unpacked: line `g·steps + t` (16 words, 64 bytes) holds elements `4t..4t + 4`
 /// of group g of every row (row r in word r, little-endian bytes); `ab[32g..32g + 16]` the rows' `A`, then their
 /// `B` (zero for formats without a min).
+///
+/// With integer scales ([`Layout::has_int_scales`] at a level with [`PanelLevel::INT_SCALES`]):
+/// `isc[16g + r]` is row r's integer scale of group g as an i16 in both halves of the word
+/// (a `vpmaddwd` operand that scales a pair of i16 sums at once), and `d[16b + r]` row r's
+/// float `d` of block b; `A` is then `d·scale` as before (unused by such a kernel) and `B`
+/// the min's term as before. Both are empty otherwise.
 pub(crate) struct Panel {
     pub(crate) q: Vec<u32>,
     pub(crate) ab: Vec<f32>,
+    pub(crate) isc: Vec<u32>,
+    pub(crate) d: Vec<f32>,
     pub(crate) groups: usize,
 }
 
@@ -193,14 +209,25 @@ fn f16_at(p: &[u8], at: usize) -> f32 {
 }
 
 impl Panel {
-    fn new(layout: Layout, nb: usize) -> Panel {
+    fn new(layout: Layout, nb: usize, int_scales: bool) -> Panel {
         let groups = nb * layout.groups_per_block();
-        Panel { q: alloc::vec![0; groups * layout.steps() * COLS], ab: alloc::vec![0.0; groups * 32], groups }
+        let (isc, d) = if int_scales { (alloc::vec![0; groups * COLS], alloc::vec![0.0; nb * COLS]) } else { (Vec::new(), Vec::new()) };
+        Panel { q: alloc::vec![0; groups * layout.steps() * COLS], ab: alloc::vec![0.0; groups * 32], isc, d, groups }
     }
 
     fn scales(&mut self, g: usize, r: usize, a: f32, b: f32) {
         self.ab[32 * g + r] = a;
         self.ab[32 * g + 16 + r] = b;
+    }
+
+    /// Row r's integer scale `v` of group g and float `d` of block b, where the panel keeps
+    /// integer scales.
+    fn int_scale(&mut self, g: usize, b: usize, r: usize, v: i32, d: f32) {
+        if !self.isc.is_empty() {
+            let h = v as i16 as u16 as u32;
+            self.isc[COLS * g + r] = h | (h << 16);
+            self.d[COLS * b + r] = d;
+        }
     }
 
     /// The per-group `A` and `B` of `rows` (≤ 16) weight rows of `nb` blocks each, `wrb`
@@ -209,6 +236,8 @@ impl Panel {
     fn pack_scales(&mut self, layout: Layout, w: &[u8], wrb: usize, rows: usize, nb: usize) {
         if rows < COLS {
             self.ab.iter_mut().for_each(|v| *v = 0.0);
+            self.isc.iter_mut().for_each(|v| *v = 0);
+            self.d.iter_mut().for_each(|v| *v = 0.0);
         }
         let (bb, gpb) = (layout.block_bytes(), layout.groups_per_block());
         for r in 0..rows {
@@ -224,6 +253,7 @@ impl Panel {
                         for s in 0..16 {
                             let sc = blk[s];
                             self.scales(g0 + s, r, d * (sc & 15) as f32, -dmin * (sc >> 4) as f32);
+                            self.int_scale(g0 + s, b, r, (sc & 15) as i32, d);
                         }
                     }
                     Layout::Q3K => {
@@ -234,6 +264,7 @@ impl Panel {
                         for s in 0..16 {
                             let v = (words[s / 4] >> (8 * (s % 4))) as u8 as i32 - 32;
                             self.scales(g0 + s, r, d * v as f32, 0.0);
+                            self.int_scale(g0 + s, b, r, v, d);
                         }
                     }
                     Layout::Q4K | Layout::Q5K => {
@@ -308,6 +339,13 @@ fn offset_sums(layout: Layout, o: i32, offs: &[Offsets], acts: &[Act]) -> Vec<i3
         .collect()
 }
 
+/// [`offset_sums`] as the i16 `−o·Σa` in the low half of a word (high half zero) for the
+/// integer-scale kernels, which subtract it from a group's i16 pair sums before scaling them
+/// (|o·Σa| ≤ 4·16·127 for Q3_K, the one such format with an offset).
+fn offset_sums16(sums: &[i32]) -> Vec<u32> {
+    sums.iter().map(|&s| (s.wrapping_neg() as i16 as u16) as u32).collect()
+}
+
 /// What a micro-kernel pass reads beside the panel: per group the activation offsets, per
 /// activation row and group the `o·Σa` ([`offset_sums`]).
 pub(crate) struct PassInputs<'a> {
@@ -318,6 +356,11 @@ pub(crate) struct PassInputs<'a> {
     pub(crate) signed: bool,
     pub(crate) offs: &'a [Offsets],
     pub(crate) sums: &'a [i32],
+    /// Where the panel holds integer scales ([`Panel::isc`]): [`offset_sums16`] of `sums`
+    /// (empty where there is no offset, or no integer scales). Only x86-64's AVX2 level has
+    /// integer scales so far.
+    #[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
+    pub(crate) sums16: &'a [u32],
 }
 
 /// Unpacks the quants of `rows` (≤ 16) weight rows at `w`, `wrb` bytes apart, `nb` blocks
@@ -341,36 +384,23 @@ pub(crate) type PanelLines = unsafe fn(layout: Layout, w: *const u8, wrb: usize,
 pub(crate) type PanelKernel = unsafe fn(inp: &PassInputs, panel: &Panel, acts: &[Act], cols: usize, out: *mut f32, ldo: usize);
 
 /// `out[i·ldo + j] = W_j · act_i` for the `nw` weight rows in `w` (file layout) and the
-/// prepared rows `acts`, panel by panel. Sizes that do not fit write nothing (the callers
-/// check them first). `kernel` must come from an architecture's table, which hands it out only
-/// where the CPU has its features.
-///
-/// `signed`: the panel holds Q8_0 and the IQ4 levels as signed bytes (`lines` must write them
-/// so), with no offset term.
-#[allow(clippy::too_many_arguments)]
-pub(crate) fn run(
-    lines: PanelLines,
-    kernel: PanelKernel,
-    layout: Layout,
-    pairs: bool,
-    signed: bool,
-    w: &[u8],
-    nw: usize,
-    acts: &[Act],
-    out: &mut [f32],
-    ldo: usize,
-) {
+/// prepared rows `acts`, panel by panel, at level `P`. Sizes that do not fit write nothing
+/// (the callers check them first). `P` must come from an architecture's `panel_for`, which
+/// hands it out only where the CPU has its features.
+pub(crate) fn run<P: PanelLevel>(layout: Layout, w: &[u8], nw: usize, acts: &[Act], out: &mut [f32], ldo: usize) {
     let nx = acts.len();
     let Some(wrb) = row_bytes_if_fits(w, nw, nx, out, ldo) else { return };
     let nb = wrb / layout.block_bytes();
     if nb == 0 || !acts.iter().all(|a| layout.holds(a, nb)) {
         return;
     }
-    let offs = offsets(layout, nb, pairs);
-    let signed = signed && layout.has_signed_bytes();
+    let offs = offsets(layout, nb, P::PAIRS);
+    let signed = P::SIGNED && layout.has_signed_bytes();
+    let int_scales = P::INT_SCALES && layout.has_int_scales();
     let sums = offset_sums(layout, layout.offset_in(signed), &offs, acts);
-    let inp = PassInputs { layout, signed, offs: &offs, sums: &sums };
-    let mut panel = Panel::new(layout, nb);
+    let sums16 = if int_scales { offset_sums16(&sums) } else { Vec::new() };
+    let inp = PassInputs { layout, signed, offs: &offs, sums: &sums, sums16: &sums16 };
+    let mut panel = Panel::new(layout, nb, int_scales);
     let mut j0 = 0;
     while j0 < nw {
         let cols = (nw - j0).min(COLS);
@@ -381,8 +411,8 @@ pub(crate) fn run(
         // panel, offsets and sums were built for `layout` over `nb` blocks, which every
         // activation row holds (checked above); out[(nx − 1)·ldo + j0 + cols − 1] is in bounds.
         unsafe {
-            lines(layout, rows.as_ptr(), wrb, cols, nb, panel.q.as_mut_ptr());
-            kernel(&inp, &panel, acts, cols, out.as_mut_ptr().add(j0), ldo);
+            (P::LINES)(layout, rows.as_ptr(), wrb, cols, nb, panel.q.as_mut_ptr());
+            (P::KERNEL)(&inp, &panel, acts, cols, out.as_mut_ptr().add(j0), ldo);
         }
         j0 += cols;
     }
@@ -397,11 +427,14 @@ pub(crate) trait PanelLevel {
     const PAIRS: bool;
     /// The panel holds Q8_0 and the IQ4 levels as signed bytes ([`PassInputs::signed`]).
     const SIGNED: bool;
+    /// The kernel applies integer group scales ([`Layout::has_int_scales`]) in the integer
+    /// domain, from [`Panel::isc`], [`Panel::d`] and [`PassInputs::sums16`].
+    const INT_SCALES: bool;
 }
 
 /// [`run`] at level `P` for the layout of discriminant `L`.
 fn gemm<P: PanelLevel, const L: u8>(w: &[u8], nw: usize, acts: &[Act], out: &mut [f32], ldo: usize) {
-    run(P::LINES, P::KERNEL, Layout::ALL[L as usize], P::PAIRS, P::SIGNED, w, nw, acts, out, ldo)
+    run::<P>(Layout::ALL[L as usize], w, nw, acts, out, ldo)
 }
 
 /// The panel GEMM of GGUF type `ty` at level `P` (every type [`Layout::of`] has), None for the
@@ -417,6 +450,37 @@ pub(crate) fn gemm_for<P: PanelLevel>(ty: GgmlType) -> Option<PanelGemm> {
     }
     Some(at!(Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q2K, Q3K, Q4K, Q5K, Q6K, Iq4Nl, Iq4Xs))
 }
+
+/// Activation rows per register tile of every level's micro-kernel (each level's file says
+/// why its registers hold that many); [`with_tile_rows`] dispatches 1..=TILE_ROWS.
+pub(crate) const TILE_ROWS: usize = 4;
+
+/// Runs `$body` with `$m` a `const usize` equal to `$rows` (1..=[`TILE_ROWS`], the activation
+/// rows of a micro-kernel tile), so that the body instantiates its tile at that compile-time row count:
+/// the one row-count dispatch of every level's panel kernel.
+macro_rules! with_tile_rows {
+    ($rows:expr, $m:ident => $body:block) => {
+        match $rows {
+            4 => {
+                const $m: usize = 4;
+                $body
+            }
+            3 => {
+                const $m: usize = 3;
+                $body
+            }
+            2 => {
+                const $m: usize = 2;
+                $body
+            }
+            _ => {
+                const $m: usize = 1;
+                $body
+            }
+        }
+    };
+}
+pub(crate) use with_tile_rows;
 
 /// The [`PanelLines`] of a level without a vector unpacker (x86-64 AVX2, aarch64 NEON and
 /// dotprod): the same 32-bit word operations as the AVX-512 gathers, one row at a time (the

@@ -20,12 +20,12 @@ use core::arch::aarch64::*;
 use crate::cpu::isa::Isa;
 use crate::quant::GgmlType;
 
-use super::super::panel::{gemm_for, lines_words, Layout, Panel, PanelKernel, PanelLevel, PanelLines, PassInputs};
+use super::super::panel::{gemm_for, lines_words, with_tile_rows, Layout, Panel, PanelKernel, PanelLevel, PanelLines, PassInputs};
 use super::super::{GemvActivations as Act, PanelGemm};
 
 /// Activation rows per register tile: 8 i32 dots, 8 group partials, 8 accumulators, two half
 /// lines and a broadcast fit the 32 registers.
-const ROWS: usize = 4;
+const ROWS: usize = super::super::panel::TILE_ROWS;
 /// Elements per pass over the panel (see the module comment).
 const PASS_ELEMENTS: usize = 512;
 
@@ -127,21 +127,13 @@ macro_rules! panel_kernels {
                             vst1q_f32(v.as_mut_ptr().add(4), s[1]);
                             core::ptr::copy_nonoverlapping(v.as_ptr(), at(i), live);
                         };
-                        macro_rules! put {
-                            ($m:literal) => {{
-                                let acc = core::array::from_fn(|i| load(i));
-                                let t = tile::<$m, STEPS, MODE>(inp, p, i0, h, core::array::from_fn(|i| &a[i]), c0..c1, acc);
-                                for (i, s) in t.into_iter().enumerate() {
-                                    store(i, s);
-                                }
-                            }};
-                        }
-                        match rm {
-                            4 => put!(4),
-                            3 => put!(3),
-                            2 => put!(2),
-                            _ => put!(1),
-                        }
+                        with_tile_rows!(rm, M => {
+                            let acc = core::array::from_fn(|i| load(i));
+                            let t = tile::<M, STEPS, MODE>(inp, p, i0, h, core::array::from_fn(|i| &a[i]), c0..c1, acc);
+                            for (i, s) in t.into_iter().enumerate() {
+                                store(i, s);
+                            }
+                        });
                     }
                     i0 += rm;
                 }
@@ -177,6 +169,7 @@ macro_rules! panel_kernels {
             const KERNEL: PanelKernel = kernel;
             const PAIRS: bool = false;
             const SIGNED: bool = true;
+            const INT_SCALES: bool = false;
         }
     };
 }

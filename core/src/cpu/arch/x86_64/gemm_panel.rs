@@ -7,13 +7,13 @@
 
 use core::arch::x86_64::*;
 
-use super::super::panel::{gemm_for, Layout, Panel, PanelKernel, PanelLevel, PanelLines, PassInputs};
+use super::super::panel::{gemm_for, with_tile_rows, Layout, Panel, PanelKernel, PanelLevel, PanelLines, PassInputs};
 use super::super::prepared::Low2;
 use super::super::GemvActivations as Act;
 
 /// Activation rows per register tile: 8 weight lines + 2·ROWS accumulators + broadcasts fit
 /// the 32 registers.
-const ROWS: usize = 4;
+const ROWS: usize = super::super::panel::TILE_ROWS;
 
 /// `M`-row tile of activations `acts` (rows `i0..i0 + M` of the pass) against the panel: the
 /// 16 lanes of `out[i]` are the outputs of activation row i. `MIN`: the format has a min
@@ -69,20 +69,12 @@ unsafe fn rows<const STEPS: usize, const MIN: bool>(inp: &PassInputs, p: &Panel,
     while i0 < acts.len() {
         let rm = (acts.len() - i0).min(ROWS);
         let a = &acts[i0..i0 + rm];
-        macro_rules! put {
-            ($m:literal) => {{
-                let t = tile::<$m, STEPS, MIN>(inp, p, i0, core::array::from_fn(|i| &a[i]));
-                for (i, v) in t.iter().enumerate() {
-                    _mm512_mask_storeu_ps(out.add((i0 + i) * ldo), mask, *v);
-                }
-            }};
-        }
-        match rm {
-            4 => put!(4),
-            3 => put!(3),
-            2 => put!(2),
-            _ => put!(1),
-        }
+        with_tile_rows!(rm, M => {
+            let t = tile::<M, STEPS, MIN>(inp, p, i0, core::array::from_fn(|i| &a[i]));
+            for (i, v) in t.iter().enumerate() {
+                _mm512_mask_storeu_ps(out.add((i0 + i) * ldo), mask, *v);
+            }
+        });
         i0 += rm;
     }
 }
@@ -227,6 +219,7 @@ impl PanelLevel for Avx512Vnni {
     const KERNEL: PanelKernel = kernel;
     const PAIRS: bool = true;
     const SIGNED: bool = false;
+    const INT_SCALES: bool = false;
 }
 
 /// The panel GEMM of weight type `ty` at `level`: AVX-512 VNNI where the AVX-512 VNNI GEMV

@@ -21,17 +21,24 @@
 //! multiply-add by the weight's `A`; K-quant groups of a super-block summed before the one
 //! multiply by the activation's `d`.
 //!
+//! Q2_K and Q3_K (16-element groups under small integer scales, [`Layout::has_int_scales`])
+//! keep the scales in the integer domain: the group's i16 pair sums are widened by
+//! `vpmaddwd` against the group's scale instead of 1 (Q3_K's offset `−4·Σa` put into the i16
+//! sums first), summed exactly over the super-block, and only then converted and
+//! multiplied by the weight's and the activation's `d` — one convert and multiply-add per
+//! 16 groups instead of per group. Q2_K's min term stays a float multiply-add per group.
+//!
 //! The lines are built by the word-level unpacker of the neutral half
 //! ([`super::super::panel::lines_words`]; no gather: Zen's `vpgatherdd` is slow).
 
 use core::arch::x86_64::*;
 
-use super::super::panel::{gemm_for, lines_words, Layout, Panel, PanelKernel, PanelLevel, PanelLines, PassInputs};
+use super::super::panel::{gemm_for, lines_words, with_tile_rows, Layout, Panel, PanelKernel, PanelLevel, PanelLines, PassInputs};
 use super::super::GemvActivations as Act;
 
 /// Activation rows per register tile: 4 i16 sums, 4 i32 dots, 4 group partials and 4
 /// accumulators, a half line and a broadcast (the widening by 1 may be a memory operand).
-const ROWS: usize = 4;
+const ROWS: usize = super::super::panel::TILE_ROWS;
 
 /// What the weight format adds beside `A·Σ q·a`.
 const OFFSET: u8 = 0;
@@ -42,10 +49,11 @@ const NONE: u8 = 2;
 /// the panel's `groups` (whole super-blocks), added to `acc`: lane r of `acc[i]` sums weight
 /// row `8h + r` · activation row i. `STEPS` per group,
 /// `CHUNK` steps summed in i16 before widening (see the module comment), `SIGNED` weights
-/// (`CHUNK` = 1), `MODE` the second term.
+/// (`CHUNK` = 1), `MODE` the second term; `INT`: integer group scales (`CHUNK` = `STEPS`, see
+/// [`Layout::has_int_scales`]).
 #[target_feature(enable = "avx2,fma")]
 #[inline]
-unsafe fn tile<const M: usize, const STEPS: usize, const CHUNK: usize, const SIGNED: bool, const MODE: u8>(
+unsafe fn tile<const M: usize, const STEPS: usize, const CHUNK: usize, const SIGNED: bool, const MODE: u8, const INT: bool>(
     inp: &PassInputs,
     p: &Panel,
     i0: usize,
@@ -60,12 +68,24 @@ unsafe fn tile<const M: usize, const STEPS: usize, const CHUNK: usize, const SIG
     let mut g0 = groups.start;
     while g0 < groups.end {
         let mut part = [_mm256_setzero_ps(); M];
+        // INT: the block's Σ scale·dot, exact in i32 (|Σ| ≤ 16 groups · 32 · 16·4·127, Q3_K).
+        let mut idot = [_mm256_setzero_si256(); M];
         for g in g0..g0 + run {
             let [lo, hi] = *inp.offs.get_unchecked(g);
             let at = |t: usize| if t < 4 { lo as usize + 4 * t } else { hi as usize + 4 * (t - 4) };
-            let mut dot = [_mm256_setzero_si256(); M];
+            let mut dot = if INT { idot } else { [_mm256_setzero_si256(); M] };
+            // INT: the group's scales, which the widening multiplies the pair sums by.
+            let widen = if INT { _mm256_loadu_si256(p.isc.as_ptr().add(16 * g + 8 * h) as *const __m256i) } else { ones };
             for c in (0..STEPS).step_by(CHUNK) {
-                let mut s16 = [_mm256_setzero_si256(); M];
+                // INT with an offset: the i16 sums start at −o·Σa (low half of each pair), so
+                // the scale multiplies the group's offset dot.
+                let mut s16: [__m256i; M] = core::array::from_fn(|i| {
+                    if INT && MODE == OFFSET {
+                        _mm256_set1_epi32(*inp.sums16.get_unchecked((i0 + i) * p.groups + g) as i32)
+                    } else {
+                        _mm256_setzero_si256()
+                    }
+                });
                 for t in c..c + CHUNK {
                     let line = _mm256_loadu_si256(q.add((g * STEPS + t) * 16) as *const __m256i);
                     let wu = if SIGNED { _mm256_abs_epi8(line) } else { line };
@@ -76,8 +96,18 @@ unsafe fn tile<const M: usize, const STEPS: usize, const CHUNK: usize, const SIG
                     }
                 }
                 for i in 0..M {
-                    dot[i] = _mm256_add_epi32(dot[i], _mm256_madd_epi16(s16[i], ones));
+                    dot[i] = _mm256_add_epi32(dot[i], _mm256_madd_epi16(s16[i], widen));
                 }
+            }
+            if INT {
+                idot = dot;
+                if MODE == MIN {
+                    let bw = _mm256_loadu_ps(ab.add(32 * g + 16));
+                    for i in 0..M {
+                        acc[i] = _mm256_fmadd_ps(bw, _mm256_set1_ps(*acts[i].s.get_unchecked(g)), acc[i]);
+                    }
+                }
+                continue;
             }
             let aw = _mm256_loadu_ps(ab.add(32 * g));
             for i in 0..M {
@@ -93,8 +123,17 @@ unsafe fn tile<const M: usize, const STEPS: usize, const CHUNK: usize, const SIG
             }
         }
         let dg = g0 / run;
-        for i in 0..M {
-            acc[i] = _mm256_fmadd_ps(part[i], _mm256_set1_ps(*acts[i].d.get_unchecked(dg)), acc[i]);
+        if INT {
+            // One convert and multiply-add by the weight's `d` times the activation's per block.
+            let dw = _mm256_loadu_ps(p.d.as_ptr().add(16 * dg + 8 * h));
+            for i in 0..M {
+                let s = _mm256_mul_ps(dw, _mm256_set1_ps(*acts[i].d.get_unchecked(dg)));
+                acc[i] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(idot[i]), s, acc[i]);
+            }
+        } else {
+            for i in 0..M {
+                acc[i] = _mm256_fmadd_ps(part[i], _mm256_set1_ps(*acts[i].d.get_unchecked(dg)), acc[i]);
+            }
         }
         g0 += run;
     }
@@ -109,7 +148,7 @@ unsafe fn tile<const M: usize, const STEPS: usize, const CHUNK: usize, const SIG
 const PASS_ELEMENTS: usize = 512;
 
 #[target_feature(enable = "avx2,fma")]
-unsafe fn rows<const STEPS: usize, const CHUNK: usize, const SIGNED: bool, const MODE: u8>(
+unsafe fn rows<const STEPS: usize, const CHUNK: usize, const SIGNED: bool, const MODE: u8, const INT: bool>(
     inp: &PassInputs,
     p: &Panel,
     acts: &[Act],
@@ -130,21 +169,23 @@ unsafe fn rows<const STEPS: usize, const CHUNK: usize, const SIGNED: bool, const
                 let live = (cols - 8 * h).min(8) as i32;
                 let mask = _mm256_cmpgt_epi32(_mm256_set1_epi32(live), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
                 let at = |i: usize| out.add((i0 + i) * ldo + 8 * h);
-                macro_rules! put {
-                    ($m:literal) => {{
-                        let acc = core::array::from_fn(|i| if c0 == 0 { _mm256_setzero_ps() } else { _mm256_maskload_ps(at(i), mask) });
-                        let t = tile::<$m, STEPS, CHUNK, SIGNED, MODE>(inp, p, i0, h, core::array::from_fn(|i| &a[i]), c0..c1, acc);
-                        for (i, v) in t.iter().enumerate() {
+                with_tile_rows!(rm, M => {
+                    // Whole halves by plain loads and stores (a masked store is microcoded on Zen).
+                    let full = live == 8;
+                    let acc = core::array::from_fn(|i| match (c0 == 0, full) {
+                        (true, _) => _mm256_setzero_ps(),
+                        (false, true) => _mm256_loadu_ps(at(i)),
+                        (false, false) => _mm256_maskload_ps(at(i), mask),
+                    });
+                    let t = tile::<M, STEPS, CHUNK, SIGNED, MODE, INT>(inp, p, i0, h, core::array::from_fn(|i| &a[i]), c0..c1, acc);
+                    for (i, v) in t.iter().enumerate() {
+                        if full {
+                            _mm256_storeu_ps(at(i), *v);
+                        } else {
                             _mm256_maskstore_ps(at(i), mask, *v);
                         }
-                    }};
-                }
-                match rm {
-                    4 => put!(4),
-                    3 => put!(3),
-                    2 => put!(2),
-                    _ => put!(1),
-                }
+                    }
+                });
             }
             i0 += rm;
         }
@@ -155,21 +196,23 @@ unsafe fn rows<const STEPS: usize, const CHUNK: usize, const SIGNED: bool, const
 /// The [`super::super::panel::PanelKernel`] of this level.
 ///
 /// # Safety
-/// As [`super::super::panel::PanelKernel`]; the CPU has AVX2 and FMA.
+/// As [`super::super::panel::PanelKernel`]; the CPU has AVX2 and FMA; Q2_K and Q3_K panels
+/// and inputs hold the integer scales (`panel::run` builds them for this level's `INT_SCALES`).
 unsafe fn kernel(inp: &PassInputs, p: &Panel, acts: &[Act], cols: usize, out: *mut f32, ldo: usize) {
     let l = inp.layout;
     if inp.signed {
         // Q8_0, IQ4_NL, IQ4_XS: no second term.
-        return rows::<8, 1, true, NONE>(inp, p, acts, cols, out, ldo);
+        return rows::<8, 1, true, NONE, false>(inp, p, acts, cols, out, ldo);
     }
     match l {
-        Layout::Q6K => rows::<4, 2, false, OFFSET>(inp, p, acts, cols, out, ldo),
-        Layout::Q3K => rows::<4, 4, false, OFFSET>(inp, p, acts, cols, out, ldo),
-        Layout::Q2K => rows::<4, 4, false, MIN>(inp, p, acts, cols, out, ldo),
-        Layout::Q5_1 | Layout::Q5K => rows::<8, 4, false, MIN>(inp, p, acts, cols, out, ldo),
-        Layout::Q5_0 => rows::<8, 4, false, OFFSET>(inp, p, acts, cols, out, ldo),
-        Layout::Q4_1 | Layout::Q4K => rows::<8, 8, false, MIN>(inp, p, acts, cols, out, ldo),
-        Layout::Q4_0 => rows::<8, 8, false, OFFSET>(inp, p, acts, cols, out, ldo),
+        Layout::Q6K => rows::<4, 2, false, OFFSET, false>(inp, p, acts, cols, out, ldo),
+        // Integer scales (the level's INT_SCALES): the run builds them for these two.
+        Layout::Q3K => rows::<4, 4, false, OFFSET, true>(inp, p, acts, cols, out, ldo),
+        Layout::Q2K => rows::<4, 4, false, MIN, true>(inp, p, acts, cols, out, ldo),
+        Layout::Q5_1 | Layout::Q5K => rows::<8, 4, false, MIN, false>(inp, p, acts, cols, out, ldo),
+        Layout::Q5_0 => rows::<8, 4, false, OFFSET, false>(inp, p, acts, cols, out, ldo),
+        Layout::Q4_1 | Layout::Q4K => rows::<8, 8, false, MIN, false>(inp, p, acts, cols, out, ldo),
+        Layout::Q4_0 => rows::<8, 8, false, OFFSET, false>(inp, p, acts, cols, out, ldo),
         // Unsigned `byte + 128` never reaches this level (panel_for builds them signed).
         Layout::Q8_0 | Layout::Iq4Nl | Layout::Iq4Xs => {}
     }
@@ -184,6 +227,7 @@ impl PanelLevel for Avx2 {
     const KERNEL: PanelKernel = kernel;
     const PAIRS: bool = false;
     const SIGNED: bool = true;
+    const INT_SCALES: bool = true;
 }
 
 /// The AVX2 panel GEMM of weight type `ty`, where `level` allows AVX2 and the CPU has it.
