@@ -111,9 +111,13 @@ def _body_direct(op, v, names, tag="", alias=None):
     for n, _ in op._unused[v.cname]:
         j = names.index(n)
         lines.append(f"if {n} is not _D{j}: _op.only_default({n!r}, {n}, _D{j})")
-    lines += ["_p = _newp(_PTR)", f"if _fn{tag}(_p, {', '.join(cargs)}): raise _error()",
-              "_r = _obj_new(_array)", "_r._p = _p", "_r._s = _r._d = None", "return _r"]
-    return lines
+    return lines + _call_and_wrap(tag, cargs)
+
+
+def _call_and_wrap(tag, cargs):
+    """The lines that call the C function into a fresh handle and return it as an array."""
+    return ["_p = _newp(_PTR)", f"if _fn{tag}(_p, {', '.join(cargs)}): raise _error()",
+            "_r = _obj_new(_array)", "_r._p = _p", "_r._s = _r._d = None", "return _r"]
 
 
 def _fast_case(op, v, names, tag, alias):
@@ -143,8 +147,7 @@ def _fast_case(op, v, names, tag, alias):
         cargs.append(value.format(n))
     if not conds:
         return []
-    return [f"if {' and '.join(conds)}:", "    _p = _newp(_PTR)", f"    if _fn{tag}(_p, {', '.join(cargs)}): raise _error()",
-            "    _r = _obj_new(_array)", "    _r._p = _p", "    _r._s = _r._d = None", "    return _r"]
+    return [f"if {' and '.join(conds)}:"] + ["    " + line for line in _call_and_wrap(tag, cargs)]
 
 
 def _axis_dispatch(op, names, used):
