@@ -343,13 +343,13 @@ pub(crate) fn unary(rec: &mut Recorder, code: u32, x: &Data, shape: &[usize], dt
 }
 
 /// Whether unary.comp covers `x` (a view of `shape`) written through output strides `ost`.
-fn unary_fits(x: &Data, shape: &[usize], ost: &[isize], dt: DType) -> bool {
+pub(crate) fn unary_fits(x: &Data, shape: &[usize], ost: &[isize], dt: DType) -> bool {
     collapse(shape, &[&x.strides, ost]).is_some() && fits_u32(x.buf.len() / dt.size() + 1)
 }
 
 /// Records `f(x)` written into `out` = (memory, element offset, strides over `shape`); the
 /// caller checked [`unary_fits`] and that the window lies inside the memory.
-fn unary_into(rec: &mut Recorder, code: u32, x: &Data, shape: &[usize], dt: DType, out: (&Arc<VkMemory>, usize, &[isize])) -> Result<()> {
+pub(crate) fn unary_into(rec: &mut Recorder, code: u32, x: &Data, shape: &[usize], dt: DType, out: (&Arc<VkMemory>, usize, &[isize])) -> Result<()> {
     unary_into_as(rec, code, x, shape, dt, out, false)
 }
 

@@ -174,6 +174,8 @@ impl Backend for VulkanBackend {
                 [q, k, v, DType::Int32] | [q, k, v, DType::Int32, DType::Float32] => self.float_ok(&[*q, *k, *v]),
                 _ => false,
             },
+            // Key and value buffers, keys and values of their buffers' dtypes.
+            Primitive::Fast(FastOp::KvWrite { .. }) => matches!(inputs, [kb, vb, k, v] if kb == k && vb == v) && self.float_ok(inputs),
             // q, k, v [, an additive mask]; a boolean mask runs on the CPU.
             Primitive::Fast(FastOp::Sdpa { .. }) => (inputs.len() == 3 || inputs.len() == 4) && self.float_ok(inputs),
             // Affine x @ wᵀ: x, uint32 w, scales, biases.
@@ -210,6 +212,12 @@ impl Backend for VulkanBackend {
             if let Some(d) = slice_update_in_place(&mut inputs, start, step)? {
                 queue::count_record(t);
                 return Ok(vec![d]);
+            }
+        }
+        if let Primitive::Fast(FastOp::KvWrite { at }) = prim {
+            if let Some(outs) = lm_ops::kv_write(&mut inputs, *at, outputs)? {
+                queue::count_record(t);
+                return Ok(outs);
             }
         }
         // Input views first: never call into core while holding the recorder (a CPU read of a

@@ -5,13 +5,21 @@
 //! rope.comp with two jobs (the queries' and the keys'); the values' heads are a view. So they
 //! compute exactly what the GPU computes for the unfused ops (which `crate::defer` folds into
 //! the same two dispatches), with one graph node and one backend call where those take two
-//! and five. Layouts these do not take return `None` (the CPU kernels run them).
+//! and five. `kv_write` (a layer's keys and values written into its two KV-cache buffers, and
+//! the filled rows of each as views) writes each buffer in place where the op holds it alone
+//! (the cache hands its buffers over every step), as `slice_update` does: one copy2.comp
+//! dispatch for both windows (the two window copies pair up in `crate::defer`), one node
+//! where the unfused ops take four. Layouts these do not take return `None` (the CPU kernels
+//! run them).
 
 use crate::kernels::{self, bind, dispatch, feature_step, fits_u32, grid, output, row_major, variant, RopeParams};
+use crate::memory::{self, VkMemory};
 use crate::pipelines::Shader;
-use crate::queue::Recorder;
+use crate::queue::{self, Recorder};
 use mlx_arm_core::array::Data;
-use mlx_arm_core::{DType, Result};
+use mlx_arm_core::backend::OutMeta;
+use mlx_arm_core::{Array, DType, Error, Result};
+use std::sync::Arc;
 
 /// `[x + r, rms_norm(x + r, w, eps)]` over the last axis, `x` and `r` dense of one shape, `w`
 /// a vector of the last axis (or a scalar).
@@ -85,4 +93,65 @@ pub(crate) fn decode_heads(
         dispatch(rec, Shader::Rope, f16, &b, 4, &push, grid(all.div_ceil(kernels::GROUP as usize))?)?;
     }
     Ok(Some([qj.out, kj.out, v]))
+}
+
+/// `kv_write` on `inputs` = key buffer, value buffer `(B, H, C, D)`, keys, values `(B, H, T, D)`
+/// (core checked the shapes and that each pair shares a dtype): each buffer with rows
+/// `at..at + T` written, then views of its rows `..at + T` over the same memory (the CPU
+/// kernel's outputs). A buffer held by the op alone is written in place; another one is copied
+/// first. `None` (inputs untouched): a layout the shaders do not take, for the CPU kernel.
+pub(crate) fn kv_write(inputs: &mut Vec<Array>, at: usize, outputs: &[OutMeta]) -> Result<Option<Vec<Data>>> {
+    const OP: &str = "kv_write";
+    let ([kb, vb, k, v], 4) = (inputs.as_slice(), outputs.len()) else { return Ok(None) };
+    let start = [0, 0, at as isize, 0];
+    let step = [1isize; 4];
+    let upd = [(k.data_on_device()?, k.shape().to_vec()), (v.data_on_device()?, v.shape().to_vec())];
+    // Every check before the first donation: once a buffer is given up, the op must finish here.
+    for ((buf, x), (u, us)) in [(kb, k), (vb, v)].into_iter().zip(&upd) {
+        let (shape, dt) = (buf.shape(), buf.dtype());
+        let src = buf.data_on_device()?;
+        let ok = buf.ndim() == 4 && x.dtype() == dt && kernels::unary_fits(&src, shape, &row_major(shape), dt);
+        if !ok || !kernels::slice_update_fits(shape, (u, us), &start, &step, dt) {
+            return Ok(None);
+        }
+    }
+    // The buffers' memory: donated where the op holds the buffer alone, else a dense copy
+    // (recorded below, before the windows, so that the two window writes stay adjacent).
+    enum Target {
+        Mine(Arc<VkMemory>),
+        Copy(Data),
+    }
+    let mut targets = Vec::with_capacity(2);
+    for buf in inputs.drain(..2) {
+        let (shape, dt) = (buf.shape().to_vec(), buf.dtype());
+        let ours = buf.data_on_device()?.buf.device_memory().is_some_and(|m| m.as_any().is::<memory::Handle>());
+        let donated = if ours { buf.donate_device(shape.iter().product::<usize>() * dt.size()) } else { Err(buf) };
+        let t = match donated {
+            Ok(d) => Target::Mine(memory::of_buffer(&d.buf).ok_or_else(|| Error::runtime("vulkan", "A donated GPU buffer lost its memory."))?),
+            Err(buf) => Target::Copy(buf.data_on_device()?),
+        };
+        targets.push((t, shape, dt));
+    }
+    let mut rec = queue::recorder()?;
+    let mut mems = Vec::with_capacity(2);
+    for (t, shape, dt) in targets {
+        let mem = match t {
+            Target::Mine(mem) => mem,
+            Target::Copy(src) => {
+                let (om, _) = output(&rec, &shape, dt.size(), OP)?;
+                kernels::unary_into(&mut rec, 0, &src, &shape, dt, (&om, 0, &row_major(&shape)))?;
+                om
+            }
+        };
+        mems.push((mem, shape, dt));
+    }
+    let mut outs = Vec::with_capacity(4);
+    for ((mem, shape, dt), (u, us)) in mems.iter().zip(&upd) {
+        outs.push(kernels::slice_update_into(&mut rec, mem, shape, (u, us), &start, &step, *dt)?);
+    }
+    // Rows `..at + T` of a dense buffer: its first element and strides.
+    for i in 0..2 {
+        outs.push(outs[i].clone());
+    }
+    Ok(Some(outs))
 }

@@ -3,9 +3,12 @@
 //! (with the recorder's own fusion off, `MLX_ARM_VULKAN_FUSE=off`), with results equal bit for
 //! bit to those ops' (the same shaders). tests/harness compares them with the CPU kernels.
 
-use mlx_arm_core::ops::fast::lm::{add_rms_norm, add_rms_norm_fallback, decode_heads, decode_heads_fallback, HeadsRope};
+use mlx_arm_core::ops::fast::lm::{add_rms_norm, add_rms_norm_fallback, decode_heads, decode_heads_fallback, kv_write, kv_write_fallback, HeadsRope};
 use mlx_arm_core::{device, ops, Array, DType, Device};
 use mlx_arm_vulkan as vkb;
+
+/// The tests here count the process's dispatches and set its fusion: one at a time.
+static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
 fn values(shape: &[usize], seed: u32) -> Array {
     let n: usize = shape.iter().product();
@@ -28,6 +31,7 @@ fn on_gpu(f: impl FnOnce() -> Vec<Array>) -> (usize, Vec<Vec<f32>>) {
 
 #[test]
 fn fused_decode_ops_run_as_one_dispatch_each_and_match_their_unfused_ops() {
+    let _one = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     vkb::init().expect("a Vulkan device (CI: Mesa lavapipe)");
     vkb::set_fusion(false);
     for dt in [DType::Float32, DType::Float16] {
@@ -47,4 +51,58 @@ fn fused_decode_ops_run_as_one_dispatch_each_and_match_their_unfused_ops() {
         assert_eq!(fused, unfused, "{dt}: decode_heads");
     }
     vkb::set_fusion(true);
+}
+
+/// A GPU result (device memory of the backend's own, which `kv_write` may write in place).
+fn on_device(a: &Array) -> Array {
+    device::set_default_device(Device::GPU).unwrap();
+    let zero = ops::astype(&Array::scalar(0.0f32).unwrap(), a.dtype()).unwrap();
+    let d = ops::add(a, &zero).unwrap();
+    d.eval().unwrap();
+    device::set_default_device(Device::CPU).unwrap();
+    d
+}
+
+fn f32s(a: &Array) -> Vec<f32> {
+    ops::astype(a, DType::Float32).unwrap().to_vec::<f32>().unwrap()
+}
+
+#[test]
+fn kv_write_writes_both_buffers_in_one_dispatch_and_matches_the_cpu() {
+    let _one = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    vkb::init().expect("a Vulkan device (CI: Mesa lavapipe)");
+    vkb::set_fusion(true);
+    // (batch, heads, capacity, key width, value width, rows written, at, dtype, keys transposed)
+    let cases = [
+        (1, 3, 16, 64, 64, 1, 5, DType::Float32, false), // the default model's decode write
+        (1, 3, 16, 64, 64, 1, 15, DType::Float16, false), // the last row
+        (2, 2, 9, 8, 4, 3, 4, DType::Float32, true),      // a chunk of strided keys
+    ];
+    for (ci, &(b, h, cap, dk, dv, t, at, dt, strided)) in cases.iter().enumerate() {
+        let f = |shape: &[usize], seed| ops::astype(&values(shape, seed), dt).unwrap();
+        let (kb, vb) = (f(&[b, h, cap, dk], 11), f(&[b, h, cap, dv], 12));
+        let k = if strided { ops::transpose(&f(&[b, t, h, dk], 13), Some(&[0, 2, 1, 3])).unwrap() } else { f(&[b, h, t, dk], 13) };
+        let v = f(&[b, h, t, dv], 14);
+        // The oracle: the unfused ops on the CPU.
+        let want: Vec<Vec<f32>> = kv_write_fallback(&kb, &vb, &k, &v, at).unwrap().iter().map(f32s).collect();
+
+        // Buffers the op holds alone: written in place, both windows in one dispatch.
+        let (gk, gv) = (on_device(&kb), on_device(&vb));
+        let (n, got) = on_gpu(move || kv_write(&gk, &gv, &k, &v, at).unwrap().to_vec());
+        assert_eq!(got, want, "case {ci}: donated buffers");
+        assert_eq!(n, 1, "case {ci}: dispatches (both windows in one)");
+
+        // Buffers the caller still holds: each copied (one dispatch each), then both windows in
+        // one; the unfused ops take a fourth (the first window is recorded before the second
+        // copy). The held buffers keep their values.
+        let (gk, gv) = (on_device(&kb), on_device(&vb));
+        let k = if strided { ops::transpose(&f(&[b, t, h, dk], 13), Some(&[0, 2, 1, 3])).unwrap() } else { f(&[b, h, t, dk], 13) };
+        let v = f(&[b, h, t, dv], 14);
+        let (n, got) = on_gpu(|| kv_write(&gk, &gv, &k, &v, at).unwrap().to_vec());
+        let (n_ops, unfused) = on_gpu(|| kv_write_fallback(&gk, &gv, &k, &v, at).unwrap().to_vec());
+        assert_eq!((n, n_ops), (3, 4), "case {ci}: dispatches with held buffers (fused, unfused)");
+        assert_eq!(got, want, "case {ci}: held buffers");
+        assert_eq!(unfused, want, "case {ci}: the unfused ops");
+        assert_eq!((f32s(&gk), f32s(&gv)), (f32s(&kb), f32s(&vb)), "case {ci}: held buffers unchanged");
+    }
 }
