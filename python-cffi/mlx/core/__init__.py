@@ -437,3 +437,9 @@ def __getattr__(name):
     if name in _binder.SIGNATURES or _names.is_mlx_name(f"mx.{name}"):
         raise _NotProvidedError(f"mlx.core.{name} is not implemented yet in mlx-arm")
     raise AttributeError(f"module 'mlx.core' has no attribute '{name}'")
+
+
+# Last: the C array type's operator slots (setting an operator method later would reset them).
+from . import _fastpath as _fastpath  # noqa: E402
+
+_fastpath.install_operators(array, _operators._BIN, _operators._BITWISE)

@@ -432,6 +432,7 @@ def _plain_as_array(name, value):
 
 
 from . import _callgen  # noqa: E402  (needs the names above)
+from . import _fastpath  # noqa: E402
 
 compile_op = _callgen.compile_op
 
@@ -471,4 +472,4 @@ def make_op(pyname):
     f.__qualname__ = f.__name__
     f.__doc__ = f"mx.{pyname}: bound to {', '.join(v.cname for v in vs)} (signature as in MLX)."
     f._op = op
-    return f
+    return _fastpath.fast_op(op, f)
