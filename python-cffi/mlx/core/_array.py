@@ -539,6 +539,8 @@ class array(BufferBase):
         p = _newp(_ARR_PTR)
         if _transpose(p, self._p[0], _Ctx.stream):
             raise error()
+        if _C is not None:  # (the C array type: one call)
+            return wrap(p)
         a = _obj_new(array)
         a._p = p
         a._s = a._d = None

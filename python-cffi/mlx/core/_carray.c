@@ -23,6 +23,7 @@
 #include <math.h>
 #include <pythread.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <string.h>
 #include <structmember.h>
 
@@ -214,17 +215,52 @@ static PyMemberDef carray_members[] = {
 
 /* ---- fast calls ----------------------------------------------------------------------- */
 
+/* Scalar operands are constants: as _array.weak_scalar's cache, the 0-d array made for a
+ * (dtype, value) is kept and reused (`a * 2.0` in a loop makes one constant). Arrays are
+ * immutable graph nodes, so sharing one is safe. Direct-mapped: a clash replaces the entry. */
+#define SCALAR_SLOTS 64
+static struct {
+    mlx_array h;
+    uint32_t bits;
+    int code; /* 0: empty, 1: float32, 2: int32 */
+} scalars[SCALAR_SLOTS];
+
+static mlx_array cached_scalar(int code, uint32_t bits) {
+    unsigned i = (bits * 2654435761u >> 26) ^ (unsigned)code;
+    i &= SCALAR_SLOTS - 1;
+    if (scalars[i].code == code && scalars[i].bits == bits) return scalars[i].h;
+    mlx_array h;
+    if (code == 1) {
+        float f;
+        memcpy(&f, &bits, sizeof f);
+        h = mlx_array_new_float32(f);
+    } else {
+        h = mlx_array_new_int((int)(int32_t)bits);
+    }
+    if (h.ctx == NULL) return h;
+    if (scalars[i].code != 0) mlx_array_free(scalars[i].h);
+    scalars[i].h = h, scalars[i].bits = bits, scalars[i].code = code;
+    return h;
+}
+
+static mlx_array f32_scalar(float f) {
+    uint32_t bits;
+    memcpy(&bits, &f, sizeof bits);
+    return cached_scalar(1, bits);
+}
+
 /* The Python int/float v as an operand next to an array of the given dtype, as _array.weak_scalar
  * makes it, for the cases that need no range error or half-precision packing: next to float32
  * a float or an int of at most 2^24 (exact in float32); next to int32 an int in int32's range,
- * or a float (float32). 1 with *out set, 0 when not such a case (the Python path decides). */
+ * or a float (float32). 1 with *out set (a cached constant: not to be freed), 0 when not such
+ * a case (the Python path decides). */
 static int weak_scalar(PyObject *v, mlx_dtype dt, mlx_array *out) {
     PyTypeObject *t = Py_TYPE(v);
     if (t == &PyFloat_Type) {
         if (dt != MLX_FLOAT32 && dt != MLX_INT32) return 0;
         double x = PyFloat_AS_DOUBLE(v);
         if (!(fabs(x) <= FLT_MAX) && !isinf(x) && !isnan(x)) return 0;  /* (overflow: Python's rule) */
-        *out = mlx_array_new_float32((float)x);
+        *out = f32_scalar((float)x);
         return out->ctx != NULL;
     }
     if (t != &PyLong_Type) return 0; /* (bool is its own type: the Python path) */
@@ -235,9 +271,9 @@ static int weak_scalar(PyObject *v, mlx_dtype dt, mlx_array *out) {
         return 0;
     }
     if (dt == MLX_FLOAT32 && x >= -(1LL << 24) && x <= (1LL << 24)) {
-        *out = mlx_array_new_float32((float)x);
+        *out = f32_scalar((float)x);
     } else if (dt == MLX_INT32 && x >= INT32_MIN && x <= INT32_MAX) {
-        *out = mlx_array_new_int((int)x);
+        *out = cached_scalar(2, (uint32_t)(int32_t)x);
     } else {
         return 0;
     }
@@ -257,7 +293,7 @@ static PyObject *call_result(int rc, mlx_array r) {
 /* fn(x, y) when both are arrays, or one an array and `weak` allows a Python scalar beside it;
  * NULL without an exception set: not a fast case. */
 static PyObject *binary_fast(binary_fn fn, PyObject *x, PyObject *y, int weak) {
-    mlx_array hx, hy, tmp = {NULL}, r = {NULL};
+    mlx_array hx, hy, tmp, r = {NULL};
     if (!on_main_thread()) return NULL;
     if (Py_TYPE(x) == array_type) {
         hx = ((CArray *)x)->h;
@@ -277,9 +313,7 @@ static PyObject *binary_fast(binary_fn fn, PyObject *x, PyObject *y, int weak) {
     } else {
         return NULL;
     }
-    int rc = fn(&r, hx, hy, main_stream);
-    if (tmp.ctx != NULL) mlx_array_free(tmp);
-    return call_result(rc, r);
+    return call_result(fn(&r, hx, hy, main_stream), r);
 }
 
 /* ---- fast ops (mx.add, mx.exp, ...) ------------------------------------------------------ */
@@ -391,15 +425,17 @@ static PyObject *m_fast_op(PyObject *m, PyObject *args) {
 typedef struct {
     binary_fn fn;
     PyObject *op, *rop;
+    int weak;
 } Binop;
 
-enum { B_ADD, B_SUB, B_MUL, B_TRUEDIV, B_FLOORDIV, B_MOD, B_POW, B_COUNT };
-static const char *const binop_names[B_COUNT] = {"add", "sub", "mul", "truediv", "floordiv", "mod", "pow"};
+enum { B_ADD, B_SUB, B_MUL, B_TRUEDIV, B_FLOORDIV, B_MOD, B_POW, B_MATMUL, B_COUNT };
+static const char *const binop_names[B_COUNT] = {"add", "sub", "mul", "truediv", "floordiv", "mod", "pow",
+                                                 "matmul"};
 static Binop binops[B_COUNT];
 
 static PyObject *binop_slot(int i, PyObject *x, PyObject *y) {
     Binop *b = &binops[i];
-    PyObject *r = binary_fast(b->fn, x, y, 1);
+    PyObject *r = binary_fast(b->fn, x, y, b->weak);
     if (r != NULL || PyErr_Occurred()) return r;
     if (PyObject_TypeCheck(x, array_type)) return PyObject_CallFunctionObjArgs(b->op, x, y, NULL);
     if (b->rop != NULL && PyObject_TypeCheck(y, array_type)) return PyObject_CallFunctionObjArgs(b->rop, y, x, NULL);
@@ -414,6 +450,7 @@ BINOP_SLOT(mul, B_MUL)
 BINOP_SLOT(truediv, B_TRUEDIV)
 BINOP_SLOT(floordiv, B_FLOORDIV)
 BINOP_SLOT(mod, B_MOD)
+BINOP_SLOT(matmul, B_MATMUL)
 
 static PyObject *slot_pow(PyObject *x, PyObject *y, PyObject *z) {
     if (z == Py_None) return binop_slot(B_POW, x, y);
@@ -421,13 +458,15 @@ static PyObject *slot_pow(PyObject *x, PyObject *y, PyObject *z) {
     Py_RETURN_NOTIMPLEMENTED;
 }
 
-/* install_binop(name, fn_address, op, rop): array's slot for operator `name` (add, sub, mul,
- * truediv, floordiv, mod, pow) becomes the fast one. Called after every Python-level operator
+/* install_binop(name, fn_address, op, rop, weak): array's slot for operator `name` (add, sub,
+ * mul, truediv, floordiv, mod, pow, matmul) becomes the fast one (with a Python scalar operand
+ * too when `weak`). Called after every Python-level operator
  * is set on the type (setting one later resets its slot to the Python method). */
 static PyObject *m_install_binop(PyObject *m, PyObject *args) {
     const char *name;
     PyObject *addr, *op, *rop;
-    if (!PyArg_ParseTuple(args, "sOOO", &name, &addr, &op, &rop)) return NULL;
+    int weak;
+    if (!PyArg_ParseTuple(args, "sOOOp", &name, &addr, &op, &rop, &weak)) return NULL;
     if (!ready) {
         PyErr_SetString(PyExc_ValueError, "install_binop: setup() first");
         return NULL;
@@ -443,6 +482,7 @@ static PyObject *m_install_binop(PyObject *m, PyObject *args) {
     Py_XSETREF(binops[i].op, (Py_INCREF(op), op));
     Py_XSETREF(binops[i].rop, rop == Py_None ? NULL : (Py_INCREF(rop), rop));
     binops[i].fn = (binary_fn)fn;
+    binops[i].weak = weak;
     PyNumberMethods *nb = &((PyHeapTypeObject *)array_type)->as_number;
     switch (i) {
     case B_ADD: nb->nb_add = slot_add; break;
@@ -452,6 +492,7 @@ static PyObject *m_install_binop(PyObject *m, PyObject *args) {
     case B_FLOORDIV: nb->nb_floor_divide = slot_floordiv; break;
     case B_MOD: nb->nb_remainder = slot_mod; break;
     case B_POW: nb->nb_power = slot_pow; break;
+    case B_MATMUL: nb->nb_matrix_multiply = slot_matmul; break;
     }
     PyType_Modified(array_type);
     Py_RETURN_NONE;
@@ -531,7 +572,7 @@ static PyMethodDef methods[] = {
     {"set_stream", m_set_stream, METH_O, "set_stream(stream): the importing thread's stream"},
     {"wrap", m_wrap, METH_O, "wrap(ptr) -> an array owning the handle at ptr"},
     {"fast_op", m_fast_op, METH_VARARGS, "fast_op(fallback, arity, fn_address, weak)"},
-    {"install_binop", m_install_binop, METH_VARARGS, "install_binop(name, fn_address, op, rop)"},
+    {"install_binop", m_install_binop, METH_VARARGS, "install_binop(name, fn_address, op, rop, weak)"},
     {NULL},
 };
 
@@ -552,7 +593,8 @@ PyMODINIT_FUNC PyInit__mlx_carray(void) {
     PyObject *mod = PyModule_Create(&module);
     if (mod == NULL) return NULL;
     if (PyModule_AddIntConstant(mod, "MLX_ARM_CDEF_STAMP", (long)MLX_ARM_CDEF_STAMP) < 0 ||
-        PyModule_AddIntConstant(mod, "VERSION", CARRAY_VERSION) < 0) {
+        PyModule_AddIntConstant(mod, "VERSION", CARRAY_VERSION) < 0 ||
+        PyModule_AddObjectRef(mod, "FastOp", (PyObject *)fastop_type) < 0) {
         Py_DECREF(mod);
         return NULL;
     }

@@ -53,13 +53,16 @@ def fast_op(op, f):
     return _C.fast_op(f, len(arrays), addr, weak)
 
 
-def install_operators(array, table, bitwise):
+def install_operators(array, table, bitwise, matmul):
     """The C slots for ``array``'s arithmetic operators: ``table`` maps the operator's name (add,
-    sub...) to its C function's name, as ``_operators`` binds them."""
+    sub...) to its C function's name, as ``_operators`` binds them (with weakly typed Python
+    scalars); ``@`` calls ``matmul`` (``mx.matmul``), whose C function the binder chose."""
     if _C is None:
         return
-    for name, cname in table.items():
+    ops = [(name, cname, True) for name, cname in table.items() if cname not in bitwise]
+    if isinstance(matmul, _C.FastOp) and matmul._op.fixed is not None:
+        ops.append(("matmul", matmul._op.fixed.cname, False))
+    for name, cname, weak in ops:
         addr = _address(cname, _BINARY)
-        if cname in bitwise or addr is None:
-            continue
-        _C.install_binop(name, addr, getattr(array, f"__{name}__"), getattr(array, f"__r{name}__", None))
+        if addr is not None:
+            _C.install_binop(name, addr, getattr(array, f"__{name}__"), getattr(array, f"__r{name}__", None), weak)
