@@ -231,3 +231,26 @@ def test_matmul_operator():
     c = mx.array(x)
     c @= mx.ones((3, 3))
     np.testing.assert_allclose(np.array(c), x @ np.ones((3, 3), dtype=np.float32))
+
+
+@pytest.mark.parametrize("idx", [0, -1, (1, 2), (slice(None), 1), (Ellipsis, slice(1, 3)), (None, 0),
+                                 (slice(None, None, -1),), (0, Ellipsis, None, slice(0, 4, 2)), (1, -2, 3),
+                                 (slice(5, None),), (slice(-100, 100, 3),)])
+def test_basic_index(idx):
+    """``a[idx]`` for ints, slices, None and ... (the C slot when in use) against numpy."""
+    x = np.arange(24, dtype=np.float32).reshape(2, 3, 4)
+    np.testing.assert_array_equal(np.array(mx.array(x)[idx]), x[idx])
+
+
+def test_other_indices_take_the_python_path():
+    """Array, list and numpy indices, and MLX's errors for a bad index, come from Python."""
+    x = np.arange(24, dtype=np.float32).reshape(2, 3, 4)
+    a = mx.array(x)
+    np.testing.assert_array_equal(np.array(a[mx.array([1, 0])]), x[[1, 0]])
+    np.testing.assert_array_equal(np.array(a[np.int64(1), 2]), x[1, 2])
+    with pytest.raises(IndexError):
+        a[5]
+    with pytest.raises(ValueError):
+        a[0, 0, 0, 0]
+    with pytest.raises(ValueError):
+        a[2 ** 70]

@@ -34,7 +34,7 @@
 #endif
 /* Bumped with every change of this file's Python-facing behaviour: _array.py refuses a build
  * of another version (a stale build then means the pure-Python array, not a wrong one). */
-#define CARRAY_VERSION 1
+#define CARRAY_VERSION 2
 
 typedef int (*unary_fn)(mlx_array *, const mlx_array, const mlx_stream);
 typedef int (*binary_fn)(mlx_array *, const mlx_array, const mlx_array, const mlx_stream);
@@ -498,6 +498,97 @@ static PyObject *m_install_binop(PyObject *m, PyObject *args) {
     Py_RETURN_NONE;
 }
 
+/* ---- basic indexing ------------------------------------------------------------------------ */
+
+/* a[idx] for an index of Python ints, int slices, None and ... (_basic_index.encode's form, one
+ * mlx_arm_index_basic call); any other index, or one the C call refuses (out of range...), goes
+ * to the Python __getitem__, which gives the other results and MLX's errors. */
+#define INDEX_MAX 64
+static PyObject *py_getitem;
+
+/* Appends the int v to spec; 0 when it is not a Python int of int64's range. */
+static int spec_int(PyObject *v, int64_t *out) {
+    if (Py_TYPE(v) != &PyLong_Type) return 0;
+    int overflow = 0;
+    long long x = PyLong_AsLongLongAndOverflow(v, &overflow);
+    if (overflow || (x == -1 && PyErr_Occurred())) {
+        PyErr_Clear();
+        return 0;
+    }
+    *out = x;
+    return 1;
+}
+
+/* One index item into spec at *n; 0 when not encodable. */
+static int spec_item(PyObject *i, int64_t *spec, size_t *n) {
+    if (*n + 4 > INDEX_MAX) return 0;
+    if (Py_TYPE(i) == &PyLong_Type) {
+        spec[(*n)++] = 0;
+        return spec_int(i, &spec[(*n)++]);
+    }
+    if (i == Py_None) {
+        spec[(*n)++] = 1;
+        return 1;
+    }
+    if (i == Py_Ellipsis) {
+        spec[(*n)++] = 2;
+        return 1;
+    }
+    if (Py_TYPE(i) == &PySlice_Type) {
+        PySliceObject *sl = (PySliceObject *)i;
+        PyObject *parts[3] = {sl->start, sl->stop, sl->step};
+        int64_t flags = 8;
+        size_t at = (*n)++;
+        for (int k = 0; k < 3; k++) {
+            int64_t v = 0;
+            if (parts[k] != Py_None) {
+                if (!spec_int(parts[k], &v)) return 0;
+                flags |= (int64_t)1 << k;
+            }
+            spec[(*n)++] = v;
+        }
+        spec[at] = flags;
+        return 1;
+    }
+    return 0;
+}
+
+static PyObject *slot_getitem(PyObject *self, PyObject *idx) {
+    CArray *a = (CArray *)self;
+    if (Py_TYPE(self) == array_type && a->h.ctx != NULL && on_main_thread()) {
+        int64_t spec[INDEX_MAX];
+        size_t n = 0;
+        int ok;
+        if (PyTuple_CheckExact(idx)) {
+            ok = 1;
+            for (Py_ssize_t k = 0; ok && k < PyTuple_GET_SIZE(idx); k++) ok = spec_item(PyTuple_GET_ITEM(idx, k), spec, &n);
+        } else {
+            ok = spec_item(idx, spec, &n);
+        }
+        if (ok) {
+            mlx_array r = {NULL};
+            if (mlx_arm_index_basic(&r, a->h, spec, n, main_stream) == 0) return new_array(r);
+            if (r.ctx != NULL) mlx_array_free(r);
+            mlx_arm_clear_last_error();
+        }
+    }
+    return PyObject_CallFunctionObjArgs(py_getitem, self, idx, NULL);
+}
+
+/* install_getitem(py_getitem): array's `a[idx]` slot becomes slot_getitem (after __getitem__ is
+ * set on the type: setting it later resets the slot). */
+static PyObject *m_install_getitem(PyObject *m, PyObject *fn) {
+    if (!ready || !PyCallable_Check(fn)) {
+        PyErr_SetString(PyExc_ValueError, "install_getitem: setup() first, a callable");
+        return NULL;
+    }
+    Py_INCREF(fn);
+    Py_XSETREF(py_getitem, fn);
+    ((PyHeapTypeObject *)array_type)->as_mapping.mp_subscript = slot_getitem;
+    PyType_Modified(array_type);
+    Py_RETURN_NONE;
+}
+
 /* ---- module functions --------------------------------------------------------------------- */
 
 static PyType_Slot carray_slots[] = {
@@ -573,6 +664,7 @@ static PyMethodDef methods[] = {
     {"wrap", m_wrap, METH_O, "wrap(ptr) -> an array owning the handle at ptr"},
     {"fast_op", m_fast_op, METH_VARARGS, "fast_op(fallback, arity, fn_address, weak)"},
     {"install_binop", m_install_binop, METH_VARARGS, "install_binop(name, fn_address, op, rop, weak)"},
+    {"install_getitem", m_install_getitem, METH_O, "install_getitem(py_getitem)"},
     {NULL},
 };
 

@@ -7,7 +7,8 @@ tables (the op signatures of ``_signatures.json`` and the C declarations), not f
   arrays (or, for ops the binder types weakly, one array and a Python int/float) goes straight
   to the C function; any other call to the compiled Python function, which stays the reference.
 - the arithmetic operators (``install_operators``): ``_operators``' table of operator → C op,
-  less the bitwise ones (their float check is in Python).
+  less the bitwise ones (their float check is in Python), ``@`` as ``mx.matmul``, and ``a[idx]``
+  for an index of ints, int slices, None and ``...`` (``_basic_index``'s one-call form).
 
 Nothing here runs without the C type (``_array._C`` None).
 """
@@ -66,3 +67,13 @@ def install_operators(array, table, bitwise, matmul):
         addr = _address(cname, _BINARY)
         if addr is not None:
             _C.install_binop(name, addr, getattr(array, f"__{name}__"), getattr(array, f"__r{name}__", None), weak)
+    if _basic_index_in_library():
+        _C.install_getitem(array.__getitem__)
+
+
+def _basic_index_in_library():
+    """``a[idx]``'s C slot calls ``mlx_arm_index_basic`` (the form of ``_basic_index.encode``):
+    only when this library has it (the extension then resolved it too)."""
+    from ._ffi import exported
+
+    return exported("mlx_arm_index_basic")
