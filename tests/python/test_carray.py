@@ -254,3 +254,15 @@ def test_other_indices_take_the_python_path():
         a[0, 0, 0, 0]
     with pytest.raises(ValueError):
         a[2 ** 70]
+
+
+def test_null_handle_pointers_are_refused():
+    """``wrap`` / ``._p =`` of a null pointer raise instead of reading through it."""
+    if _array._C is None:
+        pytest.skip("pure-Python array class")
+    with pytest.raises(TypeError):
+        _array.wrap(ffi.NULL)
+    a = mx.array([1.0])
+    with pytest.raises(TypeError):
+        a._p = ffi.NULL
+    assert a.item() == 1.0

@@ -34,7 +34,7 @@
 #endif
 /* Bumped with every change of this file's Python-facing behaviour: _array.py refuses a build
  * of another version (a stale build then means the pure-Python array, not a wrong one). */
-#define CARRAY_VERSION 2
+#define CARRAY_VERSION 3
 
 typedef int (*unary_fn)(mlx_array *, const mlx_array, const mlx_stream);
 typedef int (*binary_fn)(mlx_array *, const mlx_array, const mlx_array, const mlx_stream);
@@ -95,6 +95,12 @@ static void carray_dealloc(CArray *a) {
     Py_DECREF(tp); /* instances of a heap type hold a reference to it */
 }
 
+/* -1 with an exception: a NULL 'mlx_array *' (cffi turns None / ffi.NULL into one). */
+static int null_pointer(void) {
+    if (!PyErr_Occurred()) PyErr_SetString(PyExc_TypeError, "mlx.core.array: a null 'mlx_array *'");
+    return -1;
+}
+
 static int has_handle(CArray *a) {
     if (a->h.ctx != NULL) return 1;
     PyErr_SetString(PyExc_AttributeError, "mlx.core.array: this array holds no data");
@@ -126,7 +132,7 @@ static int set_p(CArray *a, PyObject *v, void *c) {
         return 0;
     }
     char *ptr = cffi_to_c_pointer(v, arr_ptr_ct);
-    if (ptr == NULL) return -1;
+    if (ptr == NULL) return null_pointer();
     if (ptr == (char *)&a->h) return 0;
     mlx_array old = a->h;
     memcpy(&a->h, ptr, sizeof(mlx_array));
@@ -651,7 +657,7 @@ static PyObject *m_set_stream(PyObject *m, PyObject *stream) {
 /* wrap(ptr): a new array taking over the handle at the cffi 'mlx_array *' ptr. */
 static PyObject *m_wrap(PyObject *m, PyObject *ptr) {
     char *p = cffi_to_c_pointer(ptr, arr_ptr_ct);
-    if (p == NULL) return NULL;
+    if (p == NULL) return null_pointer(), NULL;
     mlx_array h;
     memcpy(&h, p, sizeof h);
     return new_array(h);
