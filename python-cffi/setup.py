@@ -7,6 +7,8 @@ in the repository, then puts into the package:
 - _mlx_api.<abi>.so, those declarations compiled by cffi in API mode (mlx/core/_api_module.py:
   much cheaper C calls); only when a C compiler works: without it the package uses cffi's ABI
   mode (no compiler needed) and the wheel stays py3-none-<platform>;
+- _mlx_carray.<abi>.so, the C array type (mlx/core/_carray.c, built by _carray_build.py), only
+  with the API-mode module: without it mlx.core.array is the pure-Python class;
 - _mlx_api_names.txt, a copy of docs/mlx_api_names.txt (real MLX's names, see mlx/core/_names.py).
 
 Environment: CARGO (cargo binary), CARGO_TARGET_DIR (as cargo), MLX_ARM_CARGO_PROFILE
@@ -66,8 +68,8 @@ class BuildWithCargo(build_py):
 
 def _build_api_module(cdef, include, build_lib):
     """The API-mode module, or a note that the package will use ABI mode."""
-    for stale in _api_modules(build_lib):  # (a copy from a source-tree build must not ship)
-        os.remove(stale)
+    for stale in _api_modules(build_lib) + _load_helper("_carray_build").built(build_lib):
+        os.remove(stale)  # (a copy from a source-tree build must not ship)
     api = _load_helper("_api_module")
     if os.environ.get(api.ENV_MODE, "").lower() == "abi":
         print("mlx-arm: MLX_ARM_CFFI=abi: the cffi API-mode module is not built", file=sys.stderr)
@@ -76,6 +78,12 @@ def _build_api_module(cdef, include, build_lib):
         print("mlx-arm: built " + api.build(cdef, include, build_lib))
     except Exception as e:  # no (working) C compiler: ABI mode needs none
         print(f"mlx-arm: the cffi API-mode module was not built ({e}); the package uses ABI mode", file=sys.stderr)
+        return
+    carray = _load_helper("_carray_build")
+    try:
+        print("mlx-arm: built " + carray.build(cdef, include, build_lib))
+    except Exception as e:  # the pure-Python array class needs no compiler
+        print(f"mlx-arm: the C array type was not built ({e}); mlx.core.array is the Python class", file=sys.stderr)
 
 
 def _api_modules(build_lib):

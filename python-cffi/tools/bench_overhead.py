@@ -11,15 +11,19 @@ figure. Graph cases work on tiny arrays, so what is measured is the binding, not
   ``a.reshape(4)``, ``a.T``, ``mx.transpose(a)``, ``mx.matmul(a, b)`` on (2, 2) float32 arrays;
   ``mx.array([1.0, 2.0, 3.0])``; ``mx.sum(x, axis=-1)``, ``x[..., i:i+1, :]`` and
   ``x[..., i:i+1, :] = u`` on a (1, 2, 16, 4) array (a KV cache's read and write);
+- ``mx.multiply(a, 2.0)``, ``a * 2.0``, ``mx.exp(a)`` on a (2, 2) float32 array; one forward of
+  a small MLP (``maximum(x @ w1 + b1, 0.0) @ w2 + b2``, 16 → 32 → 8, batch 1: 5 ops per call);
 - no graph: ``mx.eval`` of a 2-node graph (built outside the timing), ``a.item()``,
-  ``a.dtype``, ``a.shape``.
+  ``a.dtype``, ``a.shape``, ``a.ndim``.
 
     PYTHONPATH=python-cffi MLX_ARM_LIBRARY=target/release/libmlx_arm.so \\
         .venv/bin/python python-cffi/tools/bench_overhead.py [--ref-python PY | --no-ref] [--clock cpu]
 
 ``--ref-python`` is real MLX's interpreter (default: /work/oracle-venv/bin/python, else
 /opt/oracle/bin/python). ``--single`` measures only the running interpreter's mlx.core and
-prints one JSON line; the script calls itself that way for the reference. ``--clock cpu`` times
+prints one JSON line; the script calls itself that way for the reference and for each
+``--before`` variant (another source tree as ``PYTHONPATH``, or this one under ``ENV=VALUE``, e.g.
+``--before MLX_ARM_CARRAY=0`` for the pure-Python array class), shown in columns before ours. ``--clock cpu`` times
 with the process's CPU time instead of the wall clock: on a machine loaded by other work it
 counts only this process's time (a multi-threaded eval counts every thread's, so read the
 "+eval" figures of real MLX, whose eval uses a thread pool, with care).
@@ -115,6 +119,20 @@ def slice_write(mx):
     return n, t_build, t_total
 
 
+def _mlp(mx):
+    """A small MLP's weights: 16 → 32 → 8, batch 1."""
+    x = mx.ones((1, 16))
+    w1, b1 = mx.full((16, 32), 0.01), mx.zeros((32,))
+    w2, b2 = mx.full((32, 8), 0.02), mx.zeros((8,))
+    mx.eval(x, w1, b1, w2, b2)
+    return x, w1, b1, w2, b2
+
+
+def _mlp_forward(mx, x, w1, b1, w2, b2):
+    """One forward: matmul, bias, ReLU (``mx.maximum`` with a scalar), matmul, bias: 5 ops."""
+    return mx.maximum(x @ w1 + b1, 0.0) @ w2 + b2
+
+
 def eval_tiny(mx):
     """mx.eval of a fresh 2-node graph per call; only the eval is timed."""
     a, b = _pair(mx)
@@ -131,6 +149,10 @@ CASES = [
     ("mx.add(a, 1) (chain)", lambda mx: _chain(mx, lambda a: mx.add(a, 1))),
     ("a * b", _each(_pair, lambda mx, a, b: a * b)),
     ("mx.add(a, b)", _each(_pair, lambda mx, a, b: mx.add(a, b))),
+    ("mx.multiply(a, 2.0)", _each(_one, lambda mx, a: mx.multiply(a, 2.0))),
+    ("a * 2.0", _each(_one, lambda mx, a: a * 2.0)),
+    ("mx.exp(a)", _each(_one, lambda mx, a: mx.exp(a))),
+    ("MLP forward (5 ops)", _each(_mlp, _mlp_forward)),
     ("a[0]", _each(_one, lambda mx, a: a[0])),
     ("a[:, 1]", _each(_one, lambda mx, a: a[:, 1])),
     ("a.reshape(4)", _each(_one, lambda mx, a: a.reshape(4))),
@@ -145,6 +167,7 @@ CASES = [
     ("a.item()", _no_graph(lambda mx: (mx.array(1.5),), lambda mx, a: a.item())),
     ("a.dtype", _no_graph(_one, lambda mx, a: a.dtype)),
     ("a.shape", _no_graph(_one, lambda mx, a: a.shape)),
+    ("a.ndim", _no_graph(_one, lambda mx, a: a.ndim)),
 ]
 
 
@@ -168,30 +191,55 @@ def _reference(ref_python, clock_name):
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
+def _before(spec, clock_name):
+    """The "before" package: this interpreter and library with ``spec`` = ``PYTHONPATH`` (another
+    source tree) or ``ENV=VALUE`` (this tree under that variable, e.g. ``MLX_ARM_CARRAY=0``)."""
+    env = dict(os.environ)
+    if "=" in spec and not os.path.isdir(spec):
+        k, v = spec.split("=", 1)
+        env[k] = v
+    else:
+        env["PYTHONPATH"] = spec
+    out = subprocess.run([sys.executable, os.path.abspath(__file__), "--single", "--clock", clock_name], env=env,
+                         check=True, capture_output=True, text=True, cwd="/")
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--ref-python", default=next((p for p in REF_PYTHONS if os.path.exists(p)), REF_PYTHONS[0]))
     ap.add_argument("--no-ref", action="store_true")
     ap.add_argument("--single", action="store_true")
     ap.add_argument("--clock", choices=("wall", "cpu"), default="wall")
+    ap.add_argument("--before", action="append", default=[], metavar="PATH|ENV=VALUE",
+                    help="also measure this package variant (a PYTHONPATH, or this tree with ENV=VALUE); repeatable")
     args = ap.parse_args()
     global clock
     clock = time.process_time if args.clock == "cpu" else time.perf_counter
     if args.single:
         print(json.dumps(measure()))
         return
+    befores = [_before(b, args.clock) for b in args.before]
     ours = measure()
     ref = None if args.no_ref or not os.path.exists(args.ref_python) else _reference(args.ref_python, args.clock)
     print(f"µs per call ({args.clock} clock), best of {RUNS}; mlx-arm: {ours['module']}")
+    for i, b in enumerate(args.before):
+        print(f"before{i + 1}: {b}")
     if ref:
         print(f"real MLX {ref['version']}: {ref['module']}")
-    head = f"{'case':24s} {'mlx-arm':>9s} {'(+eval)':>9s}"
+    head = f"{'case':24s}" + "".join(f" {f'before{i + 1}':>9s}" for i in range(len(befores)))
+    head += f" {'mlx-arm':>9s} {'(+eval)':>9s}"
+    if befores:
+        head += f" {'/before1':>9s}"
     if ref:
         head += f" {'real MLX':>9s} {'(+eval)':>9s} {'ratio':>7s} {'(+eval)':>8s}"
     print(head)
     for name, _ in CASES:
         o = ours["cases"][name]
-        row = f"{name:24s} {o['build_us']:9.2f} {o['total_us']:9.2f}"
+        row = f"{name:24s}" + "".join(f" {b['cases'][name]['build_us']:9.2f}" for b in befores)
+        row += f" {o['build_us']:9.2f} {o['total_us']:9.2f}"
+        if befores:
+            row += f" {o['build_us'] / befores[0]['cases'][name]['build_us']:8.2f}x"
         if ref:
             r = ref["cases"][name]
             row += (f" {r['build_us']:9.2f} {r['total_us']:9.2f} {o['build_us'] / r['build_us']:6.2f}x"

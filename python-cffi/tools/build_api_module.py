@@ -1,4 +1,5 @@
-"""Compiles cffi's API-mode module (``mlx/core/_mlx_api*.so``) into this source tree, from the
+"""Compiles cffi's API-mode module (``mlx/core/_mlx_api*.so``) and the C array type
+(``mlx/core/_mlx_carray*.so``) into this source tree, from the
 headers under ``<repo>/include``: what ``pip install ./python-cffi`` does at install time, for
 running the package from source (``PYTHONPATH=python-cffi``). Rerun it after a header change
 (a stale module is ignored: the package falls back to ABI mode). Needs a C compiler.
@@ -25,6 +26,8 @@ def main():
     include = os.path.join(REPO, "include")
     api = _load("_cdef").cdef_from_headers(include)
     print(_load("_api_module").build(api, include, PKG))
+    # The C array type (mlx/core/_carray.c), under the same stamp.
+    print(_load("_carray_build").build(api, include, PKG))
 
 
 if __name__ == "__main__":

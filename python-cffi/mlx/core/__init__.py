@@ -15,7 +15,7 @@ import sys as _sys
 import types as _types
 
 from . import _binder, _composite, _dtypes, _extra, _names, _operators, _random  # noqa: F401  (_operators installs array operators)
-from ._array import _ARR_PTR, _Ctx, _newp, ArrayIterator, ArrayLike, array, hinted_scalar as _hinted_scalar, to_array, wrap
+from ._array import _ARR_PTR, _C as _CARRAY, _Ctx, _newp, ArrayIterator, ArrayLike, array, hinted_scalar as _hinted_scalar, to_array, wrap
 from ._device import (Device, DeviceType, Stream, StreamContext, async_eval, clear_cache,
                       clear_streams, cpu, default_device, default_stream, device_count, eval,
                       get_active_memory, get_cache_memory, get_memory_limit, get_peak_memory, gpu,
@@ -422,6 +422,8 @@ def _reshape_method(self, *args, **kwargs):
                 p = _newp(_ARR_PTR)
                 if _lib.mlx_reshape(p, self._p[0], buf, len(shape), _Ctx.stream):
                     raise _ffi_error()
+                if _CARRAY is not None:  # (the C array type: one call)
+                    return wrap(p)
                 a = _obj_new(array)
                 a._p = p
                 a._s = a._d = None
@@ -437,3 +439,9 @@ def __getattr__(name):
     if name in _binder.SIGNATURES or _names.is_mlx_name(f"mx.{name}"):
         raise _NotProvidedError(f"mlx.core.{name} is not implemented yet in mlx-arm")
     raise AttributeError(f"module 'mlx.core' has no attribute '{name}'")
+
+
+# Last: the C array type's operator slots (setting an operator method later would reset them).
+from . import _fastpath as _fastpath  # noqa: E402
+
+_fastpath.install_operators(array, _operators._BIN, _operators._BITWISE, globals().get("matmul"))

@@ -8,13 +8,15 @@ Conversions follow real MLX (checked against it in tests/python):
   can hold its kind (``array(f16) + 1.0`` stays float16, ``int8 array + 300`` is an
   overflow error, ``int array + 1.5`` is float32).
 """
+import os
 import struct
 import threading
 
+from . import _carray_build
 from . import _dtypes as D
 from . import _thread_streams
 from ._buffer import BufferBase
-from ._ffi import check, error, exported, ffi, lib
+from ._ffi import API, MODE, check, error, exported, ffi, lib
 
 try:  # cffi's C-level allocator for a ctype object (not a str): skips FFI.new's Python wrapper
     from _cffi_backend import newp as _newp
@@ -537,6 +539,8 @@ class array(BufferBase):
         p = _newp(_ARR_PTR)
         if _transpose(p, self._p[0], _Ctx.stream):
             raise error()
+        if _C is not None:  # (the C array type: one call)
+            return wrap(p)
         a = _obj_new(array)
         a._p = p
         a._s = a._d = None
@@ -705,6 +709,9 @@ class array(BufferBase):
         if dtype is None:
             raise ValueError(f"Invalid pickle state: unknown dtype code {code}")
         a = _view(array(nd, D.uint16), D.bfloat16) if dtype == D.bfloat16 else array(nd, dtype)
+        if _C is not None:  # (the C type's ._p setter frees the handle it replaces)
+            self._p, a._p = a._p, None
+            return
         old = getattr(self, "_p", None)
         self._p, a._p = a._p, None
         self._s = self._d = None
@@ -714,6 +721,52 @@ class array(BufferBase):
     def __deepcopy__(self, memo):
         return array(self)
 
+
+
+def _load_carray():
+    """``mlx.core._mlx_carray`` (the C array type, ``_carray.c``) when it was built for these
+    declarations and this package version and the calls go through the API-mode module; else
+    None (``MLX_ARM_CARRAY=0`` forces None: the pure-Python class, for comparisons)."""
+    if MODE != "api" or os.environ.get("MLX_ARM_CARRAY", "") == "0":
+        return None
+    try:  # (its symbols resolve against _ffi's global load of the library, as the API module's)
+        from . import _mlx_carray as c
+    except ImportError:
+        return None
+    if c.VERSION != _carray_build.VERSION or c.MLX_ARM_CDEF_STAMP != _carray_build.stamp(API):
+        return None
+    return c
+
+
+# What the C type defines itself (the handle, its caches, the metadata getters) or Python
+# class machinery: not copied from the class body.
+_NOT_COPIED = frozenset({"_p", "_s", "_d", "shape", "dtype", "ndim", "size", "__del__", "__slots__",
+                         "__dict__", "__weakref__", "__module__", "__qualname__"})
+
+
+def _c_array_type(py_class):
+    """``mlx.core.array`` as the C type, with the methods of the Python class body."""
+    t = _C.make_type(py_class.__bases__)
+    for name, value in py_class.__dict__.items():
+        if name not in _NOT_COPIED:
+            setattr(t, name, value)
+    codes = max(D.BY_CODE) + 1
+    _C.setup(_ARR_PTR, ffi.typeof("mlx_stream"), tuple(D.BY_CODE.get(i) for i in range(codes)), error,
+             _IMPORTING_THREAD_STREAM)
+    return t
+
+
+_C = _load_carray()
+if _C is not None:
+    array = _c_array_type(array)
+    wrap = _C.wrap  # noqa: F811 (the C type's: takes over the handle, no Python object setup)
+
+
+def sync_stream():
+    """Tells the C type the importing thread's stream after ``_Ctx.stream`` changed (its fast
+    calls use it; other threads always take the Python path)."""
+    if _C is not None and threading.get_ident() == _IMPORTING_THREAD:
+        _C.set_stream(_Ctx.stream)
 
 
 def _view(a, dtype):

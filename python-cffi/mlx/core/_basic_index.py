@@ -9,7 +9,7 @@ resolution below (``basic_window``, one ``mlx_slice`` / ``mlx_slice_update``) ru
 An index neither recognises (arrays, bools, numpy scalars …) or that is out of range gives
 None, and the caller uses the general code in ``_indexing``, which raises MLX's errors.
 """
-from ._array import _ARR_PTR, _INTS, _Ctx, _newp, array
+from ._array import _ARR_PTR, _C, _INTS, _Ctx, _newp, array, wrap
 from ._ffi import exported, ffi, lib
 from ._indexing import _I32, _c, _reshape, _weak
 
@@ -93,6 +93,8 @@ def getitem(a, idx):
     if _index(p, a._p[0], sp, len(sp), _Ctx.stream):
         _clear_error()
         return None
+    if _C is not None:  # (the C array type: one call)
+        return wrap(p)
     r = _obj_new(array)
     r._p = p
     r._s = r._d = None

@@ -21,8 +21,10 @@ import keyword
 
 from . import _binder as B
 from . import _dtypes as D
-from ._array import _ARR_PTR, _Ctx, array, stream_handle, weak_scalar
+from ._array import _ARR_PTR, _C, _Ctx, array, stream_handle, weak_scalar, wrap
 from ._ffi import error
+
+C_ARRAY = _C is not None  # mlx.core.array is the C type (_array._load_carray)
 
 _KINDS = ("posonly", "pos", "kwonly")
 
@@ -115,9 +117,12 @@ def _body_direct(op, v, names, tag="", alias=None):
 
 
 def _call_and_wrap(tag, cargs):
-    """The lines that call the C function into a fresh handle and return it as an array."""
-    return ["_p = _newp(_PTR)", f"if _fn{tag}(_p, {', '.join(cargs)}): raise _error()",
-            "_r = _obj_new(_array)", "_r._p = _p", "_r._s = _r._d = None", "return _r"]
+    """The lines that call the C function into a fresh handle and return it as an array (the
+    C array type's ``wrap`` when it is in use; inline object setup for the Python class)."""
+    call = ["_p = _newp(_PTR)", f"if _fn{tag}(_p, {', '.join(cargs)}): raise _error()"]
+    if C_ARRAY:
+        return call + ["return _wrap(_p)"]
+    return call + ["_r = _obj_new(_array)", "_r._p = _p", "_r._s = _r._d = None", "return _r"]
 
 
 def _fast_case(op, v, names, tag, alias):
@@ -200,7 +205,7 @@ def compile_op(op):
     src = f"def {fname}({plist}):\n" + "".join(f"    {line}\n" for line in body)
     # (builtins the body uses are bound as _-names: a parameter may be called like one)
     env = {"__name__": "mlx.core._binder", "_type": type, "_op": op, "_array": array, "_plain": B._plain_as_array, "_stream": stream_handle, "_newp": B._newp,
-           "_PTR": _ARR_PTR, "_error": error, "_obj_new": B._obj_new, "_weak_next_to": _weak_next_to, "_Ctx": _Ctx,
+           "_PTR": _ARR_PTR, "_error": error, "_obj_new": B._obj_new, "_wrap": wrap, "_weak_next_to": _weak_next_to, "_Ctx": _Ctx,
            "_bool": bool, "_Dtype": D.Dtype}
     for i, p in enumerate(params):
         env[f"_D{i}"] = op.sig.defaults[p["name"]]

@@ -4,7 +4,7 @@ import itertools
 import threading
 
 from . import _thread_streams
-from ._array import _IMPORTING_THREAD, _Ctx, array
+from ._array import _IMPORTING_THREAD, _Ctx, array, sync_stream
 from ._ffi import check, ffi, lib
 
 
@@ -172,6 +172,7 @@ def set_default_stream(stream):
         # (whose ops record on the C default) may move it; other threads keep their own.
         check(lib.mlx_set_default_stream(h))
     _Ctx.stream, _Ctx.current = h, stream
+    sync_stream()
 
 
 class StreamContext:
@@ -187,10 +188,12 @@ class StreamContext:
         h = self._s._stream_handle()  # raises for a device without a backend
         self._saved = (_Ctx.stream, _Ctx.current)
         _Ctx.stream, _Ctx.current = h, self._s
+        sync_stream()
         return self
 
     def __exit__(self, *exc):
         _Ctx.stream, _Ctx.current = self._saved
+        sync_stream()
         return False
 
 

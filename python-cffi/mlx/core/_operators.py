@@ -5,7 +5,7 @@ Binary operators call the C op directly (no signature binding) because they are 
 path; a Python scalar operand is weakly typed (see ``_array.weak_scalar``).
 """
 from . import _dtypes as D
-from ._array import _ARR_PTR, _Ctx, _newp, array, error, to_array, weak_scalar, wrap
+from ._array import _ARR_PTR, _C, _Ctx, _newp, array, error, to_array, weak_scalar, wrap
 from ._array import rebind as _rebind
 from ._ffi import check, ffi, lib
 
@@ -84,6 +84,8 @@ def _binary(cfn_name):
         p = _newp(_ARR_PTR)
         if cfn(p, h, o._p[0], _Ctx.stream):
             raise error()
+        if _C is not None:  # (the C array type: one call)
+            return wrap(p)
         a = _obj_new(array)
         a._p = p
         a._s = a._d = None

@@ -1,0 +1,700 @@
+/* mlx.core._mlx_carray: the C-level part of mlx.core.array (see _carray_build.py and
+ * docs/PYTHON.md, "The C array type").
+ *
+ * Why: with a Python class, every result array costs a cffi 'mlx_array *' allocation, a Python
+ * object with __slots__ and a Python __del__ frame to free the handle; py21/py23 measured these
+ * as most of an op's call. Here the handle lives inside the object and a C tp_dealloc frees it.
+ *
+ * What: make_type() builds mlx.core.array itself as a C heap type whose instances hold the
+ * mlx_array handle inline; the Python class body (_array.py) supplies the methods, copied onto
+ * it. The cffi layer still reaches the handle through `a._p`, an 'mlx_array *' into the object
+ * (cffi's own C entry points, from _cffi_backend's _C_API capsule, make and read that pointer).
+ * fast_op() wraps a bound op (mx.add, mx.exp...) whose parameters are only arrays and the
+ * stream: the common call (arrays, or one array and a Python int/float, no keywords, on the
+ * thread that imported mlx) goes straight to its C function, anything else to the Python
+ * function. install_binop() does the same for the arithmetic operator slots (a + b, a * 2.0).
+ * Which ops get a fast path is decided in Python from the binder's tables, not listed here.
+ *
+ * The extension is not linked against libmlx_arm.so: its symbols resolve against the global
+ * load _ffi makes before importing it (as for the cffi API-mode module). */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <float.h>
+#include <math.h>
+#include <pythread.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+#include <structmember.h>
+
+#include "mlx/c/mlx.h"
+
+#ifndef MLX_ARM_CDEF_STAMP
+#error "built by _carray_build.py, which defines MLX_ARM_CDEF_STAMP"
+#endif
+/* Bumped with every change of this file's Python-facing behaviour: _array.py refuses a build
+ * of another version (a stale build then means the pure-Python array, not a wrong one). */
+#define CARRAY_VERSION 3
+
+typedef int (*unary_fn)(mlx_array *, const mlx_array, const mlx_stream);
+typedef int (*binary_fn)(mlx_array *, const mlx_array, const mlx_array, const mlx_stream);
+
+/* cffi's C entry points (the table its API-mode modules use; its layout is cffi's ABI). */
+#define CFFI_NUM_EXPORTS 28
+static void *cffi_api[CFFI_NUM_EXPORTS];
+#define cffi_from_c_pointer ((PyObject * (*)(char *, PyObject *)) cffi_api[10])
+#define cffi_to_c_pointer ((char *(*)(PyObject *, PyObject *))cffi_api[11])
+#define cffi_to_c ((int (*)(char *, PyObject *, PyObject *))cffi_api[17])
+
+typedef struct {
+    PyObject_HEAD
+    mlx_array h;        /* the handle this object owns (ctx NULL: none) */
+    PyObject *p;        /* cffi 'mlx_array *' at h, made on first use of ._p */
+    PyObject *s;        /* the shape tuple, cached on first use */
+    PyObject *d;        /* the Dtype, cached on first use */
+    PyObject *weakrefs;
+} CArray;
+
+/* Set once by setup() (module state of a module that is imported once per process). */
+static PyTypeObject *array_type;   /* mlx.core.array, made by make_type() */
+static PyObject *arr_ptr_ct;       /* ffi.typeof("mlx_array *") */
+static PyObject *stream_ct;        /* ffi.typeof("mlx_stream") */
+static PyObject *dtypes;           /* tuple: Dtype by code (None for gaps) */
+static PyObject *error_fn;         /* _ffi.error: the exception for the last C error */
+static mlx_stream main_stream;     /* the importing thread's current stream (set_stream) */
+static unsigned long main_thread;  /* the importing thread's ident */
+static int ready;
+
+static PyObject *raise_last_error(void) {
+    PyObject *e = PyObject_CallNoArgs(error_fn);
+    if (e == NULL) return NULL;
+    PyErr_SetObject((PyObject *)Py_TYPE(e), e);
+    Py_DECREF(e);
+    return NULL;
+}
+
+/* A new array owning h (freed on failure). */
+static PyObject *new_array(mlx_array h) {
+    CArray *a = (CArray *)array_type->tp_alloc(array_type, 0);
+    if (a == NULL) {
+        mlx_array_free(h);
+        return NULL;
+    }
+    a->h = h;
+    return (PyObject *)a;
+}
+
+static void carray_dealloc(CArray *a) {
+    PyTypeObject *tp = Py_TYPE(a);
+    if (a->weakrefs != NULL) PyObject_ClearWeakRefs((PyObject *)a);
+    if (a->h.ctx != NULL) mlx_array_free(a->h);
+    Py_XDECREF(a->p);
+    Py_XDECREF(a->s);
+    Py_XDECREF(a->d);
+    tp->tp_free((PyObject *)a);
+    Py_DECREF(tp); /* instances of a heap type hold a reference to it */
+}
+
+/* -1 with an exception: a NULL 'mlx_array *' (cffi turns None / ffi.NULL into one). */
+static int null_pointer(void) {
+    if (!PyErr_Occurred()) PyErr_SetString(PyExc_TypeError, "mlx.core.array: a null 'mlx_array *'");
+    return -1;
+}
+
+static int has_handle(CArray *a) {
+    if (a->h.ctx != NULL) return 1;
+    PyErr_SetString(PyExc_AttributeError, "mlx.core.array: this array holds no data");
+    return 0;
+}
+
+/* ._p: the cffi pointer to the handle (the cffi layer's view of the object). */
+static PyObject *get_p(CArray *a, void *c) {
+    if (a->p == NULL) {
+        a->p = cffi_from_c_pointer((char *)&a->h, arr_ptr_ct);
+        if (a->p == NULL) return NULL;
+    }
+    Py_INCREF(a->p);
+    return a->p;
+}
+
+/* ._p = ptr takes over the handle ptr points at (the caller gives up its ownership: a fresh
+ * cffi pointer, or another array's ._p followed by `other._p = None`); ._p = None forgets the
+ * handle without freeing it (it was moved out). A replaced handle is freed. */
+static int set_p(CArray *a, PyObject *v, void *c) {
+    if (v == NULL) {
+        PyErr_SetString(PyExc_AttributeError, "mlx.core.array: _p cannot be deleted");
+        return -1;
+    }
+    Py_CLEAR(a->s);
+    Py_CLEAR(a->d);
+    if (v == Py_None) {
+        a->h.ctx = NULL;
+        return 0;
+    }
+    char *ptr = cffi_to_c_pointer(v, arr_ptr_ct);
+    if (ptr == NULL) return null_pointer();
+    if (ptr == (char *)&a->h) return 0;
+    mlx_array old = a->h;
+    memcpy(&a->h, ptr, sizeof(mlx_array));
+    if (old.ctx != NULL && old.ctx != a->h.ctx) mlx_array_free(old);
+    return 0;
+}
+
+static PyObject *get_cache(PyObject *o) {
+    PyObject *r = o ? o : Py_None;
+    Py_INCREF(r);
+    return r;
+}
+
+static int set_cache(PyObject **slot, PyObject *v) {
+    PyObject *old = *slot;
+    *slot = (v == NULL || v == Py_None) ? NULL : (Py_INCREF(v), v);
+    Py_XDECREF(old);
+    return 0;
+}
+
+static PyObject *get_s(CArray *a, void *c) { return get_cache(a->s); }
+static int set_s(CArray *a, PyObject *v, void *c) { return set_cache(&a->s, v); }
+static PyObject *get_d(CArray *a, void *c) { return get_cache(a->d); }
+static int set_d(CArray *a, PyObject *v, void *c) { return set_cache(&a->d, v); }
+
+static PyObject *get_shape(CArray *a, void *c) {
+    if (a->s == NULL) {
+        if (!has_handle(a)) return NULL;
+        size_t n = mlx_array_ndim(a->h);
+        const int *dims = n ? mlx_array_shape(a->h) : NULL;
+        if (n && dims == NULL) return raise_last_error();
+        PyObject *t = PyTuple_New((Py_ssize_t)n);
+        if (t == NULL) return NULL;
+        for (size_t i = 0; i < n; i++) {
+            PyObject *d = PyLong_FromLong(dims[i]);
+            if (d == NULL) {
+                Py_DECREF(t);
+                return NULL;
+            }
+            PyTuple_SET_ITEM(t, (Py_ssize_t)i, d);
+        }
+        a->s = t;
+    }
+    Py_INCREF(a->s);
+    return a->s;
+}
+
+static PyObject *get_dtype(CArray *a, void *c) {
+    if (a->d == NULL) {
+        if (!has_handle(a)) return NULL;
+        int code = (int)mlx_array_dtype(a->h);
+        if (code < 0 || code >= PyTuple_GET_SIZE(dtypes) || PyTuple_GET_ITEM(dtypes, code) == Py_None) {
+            PyErr_Format(PyExc_RuntimeError, "mlx.core.array: unknown dtype code %d", code);
+            return NULL;
+        }
+        a->d = PyTuple_GET_ITEM(dtypes, code);
+        Py_INCREF(a->d);
+    }
+    Py_INCREF(a->d);
+    return a->d;
+}
+
+static PyObject *get_ndim(CArray *a, void *c) {
+    return has_handle(a) ? PyLong_FromSize_t(mlx_array_ndim(a->h)) : NULL;
+}
+
+static PyObject *get_size(CArray *a, void *c) {
+    return has_handle(a) ? PyLong_FromSize_t(mlx_array_size(a->h)) : NULL;
+}
+
+static PyGetSetDef carray_getset[] = {
+    {"_p", (getter)get_p, (setter)set_p, "cffi 'mlx_array *' to the handle", NULL},
+    {"_s", (getter)get_s, (setter)set_s, "cached shape", NULL},
+    {"_d", (getter)get_d, (setter)set_d, "cached dtype", NULL},
+    {"shape", (getter)get_shape, NULL, "The array's dimensions, a tuple of ints.", NULL},
+    {"dtype", (getter)get_dtype, NULL, "The array's element type.", NULL},
+    {"ndim", (getter)get_ndim, NULL, "The number of dimensions.", NULL},
+    {"size", (getter)get_size, NULL, "The number of elements.", NULL},
+    {NULL},
+};
+
+static PyMemberDef carray_members[] = {
+    {"__weaklistoffset__", T_PYSSIZET, offsetof(CArray, weakrefs), READONLY},
+    {NULL},
+};
+
+/* ---- fast calls ----------------------------------------------------------------------- */
+
+/* Scalar operands are constants: as _array.weak_scalar's cache, the 0-d array made for a
+ * (dtype, value) is kept and reused (`a * 2.0` in a loop makes one constant). Arrays are
+ * immutable graph nodes, so sharing one is safe. Direct-mapped: a clash replaces the entry. */
+#define SCALAR_SLOTS 64
+static struct {
+    mlx_array h;
+    uint32_t bits;
+    int code; /* 0: empty, 1: float32, 2: int32 */
+} scalars[SCALAR_SLOTS];
+
+static mlx_array cached_scalar(int code, uint32_t bits) {
+    unsigned i = (bits * 2654435761u >> 26) ^ (unsigned)code;
+    i &= SCALAR_SLOTS - 1;
+    if (scalars[i].code == code && scalars[i].bits == bits) return scalars[i].h;
+    mlx_array h;
+    if (code == 1) {
+        float f;
+        memcpy(&f, &bits, sizeof f);
+        h = mlx_array_new_float32(f);
+    } else {
+        h = mlx_array_new_int((int)(int32_t)bits);
+    }
+    if (h.ctx == NULL) return h;
+    if (scalars[i].code != 0) mlx_array_free(scalars[i].h);
+    scalars[i].h = h, scalars[i].bits = bits, scalars[i].code = code;
+    return h;
+}
+
+static mlx_array f32_scalar(float f) {
+    uint32_t bits;
+    memcpy(&bits, &f, sizeof bits);
+    return cached_scalar(1, bits);
+}
+
+/* The Python int/float v as an operand next to an array of the given dtype, as _array.weak_scalar
+ * makes it, for the cases that need no range error or half-precision packing: next to float32
+ * a float or an int of at most 2^24 (exact in float32); next to int32 an int in int32's range,
+ * or a float (float32). 1 with *out set (a cached constant: not to be freed), 0 when not such
+ * a case (the Python path decides). */
+static int weak_scalar(PyObject *v, mlx_dtype dt, mlx_array *out) {
+    PyTypeObject *t = Py_TYPE(v);
+    if (t == &PyFloat_Type) {
+        if (dt != MLX_FLOAT32 && dt != MLX_INT32) return 0;
+        double x = PyFloat_AS_DOUBLE(v);
+        if (!(fabs(x) <= FLT_MAX) && !isinf(x) && !isnan(x)) return 0;  /* (overflow: Python's rule) */
+        *out = f32_scalar((float)x);
+        return out->ctx != NULL;
+    }
+    if (t != &PyLong_Type) return 0; /* (bool is its own type: the Python path) */
+    int overflow = 0;
+    long long x = PyLong_AsLongLongAndOverflow(v, &overflow);
+    if (overflow || (x == -1 && PyErr_Occurred())) {
+        PyErr_Clear();
+        return 0;
+    }
+    if (dt == MLX_FLOAT32 && x >= -(1LL << 24) && x <= (1LL << 24)) {
+        *out = f32_scalar((float)x);
+    } else if (dt == MLX_INT32 && x >= INT32_MIN && x <= INT32_MAX) {
+        *out = cached_scalar(2, (uint32_t)(int32_t)x);
+    } else {
+        return 0;
+    }
+    return out->ctx != NULL;
+}
+
+static int on_main_thread(void) { return PyThread_get_thread_ident() == main_thread; }
+
+static PyObject *call_result(int rc, mlx_array r) {
+    if (rc != 0) {
+        if (r.ctx != NULL) mlx_array_free(r);
+        return raise_last_error();
+    }
+    return new_array(r);
+}
+
+/* fn(x, y) when both are arrays, or one an array and `weak` allows a Python scalar beside it;
+ * NULL without an exception set: not a fast case. */
+static PyObject *binary_fast(binary_fn fn, PyObject *x, PyObject *y, int weak) {
+    mlx_array hx, hy, tmp, r = {NULL};
+    if (!on_main_thread()) return NULL;
+    if (Py_TYPE(x) == array_type) {
+        hx = ((CArray *)x)->h;
+        if (hx.ctx == NULL) return NULL;
+        if (Py_TYPE(y) == array_type) {
+            hy = ((CArray *)y)->h;
+            if (hy.ctx == NULL) return NULL;
+        } else if (weak && weak_scalar(y, mlx_array_dtype(hx), &tmp)) {
+            hy = tmp;
+        } else {
+            return NULL;
+        }
+    } else if (weak && Py_TYPE(y) == array_type) {
+        hy = ((CArray *)y)->h;
+        if (hy.ctx == NULL || !weak_scalar(x, mlx_array_dtype(hy), &tmp)) return NULL;
+        hx = tmp;
+    } else {
+        return NULL;
+    }
+    return call_result(fn(&r, hx, hy, main_stream), r);
+}
+
+/* ---- fast ops (mx.add, mx.exp, ...) ------------------------------------------------------ */
+
+typedef struct {
+    PyObject_HEAD
+    vectorcallfunc vectorcall;
+    PyObject *fallback; /* the bound Python function: every call that is not a fast case */
+    void *fn;           /* the C op */
+    int arity;          /* 1 (unary_fn) or 2 (binary_fn) */
+    int weak;           /* binary: a Python scalar operand is weakly typed (the binder's op.weak) */
+} FastOp;
+
+static PyObject *fastop_vectorcall(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames) {
+    FastOp *f = (FastOp *)self;
+    Py_ssize_t n = PyVectorcall_NARGS(nargsf);
+    if (kwnames == NULL && n == f->arity) {
+        if (n == 2) {
+            PyObject *r = binary_fast((binary_fn)f->fn, args[0], args[1], f->weak);
+            if (r != NULL || PyErr_Occurred()) return r;
+        } else if (Py_TYPE(args[0]) == array_type && ((CArray *)args[0])->h.ctx != NULL && on_main_thread()) {
+            mlx_array r = {NULL};
+            return call_result(((unary_fn)f->fn)(&r, ((CArray *)args[0])->h, main_stream), r);
+        }
+    }
+    return PyObject_Vectorcall(f->fallback, args, nargsf, kwnames);
+}
+
+static void fastop_dealloc(FastOp *f) {
+    PyTypeObject *tp = Py_TYPE(f);
+    Py_XDECREF(f->fallback);
+    tp->tp_free((PyObject *)f);
+    Py_DECREF(tp);
+}
+
+/* Attributes are the Python function's (__name__, __doc__, __signature__ through __wrapped__,
+ * _op...): the object stands for it. */
+static PyObject *fastop_getattro(FastOp *f, PyObject *name) {
+    if (PyUnicode_Check(name) && PyUnicode_CompareWithASCIIString(name, "__wrapped__") == 0) {
+        Py_INCREF(f->fallback);
+        return f->fallback;
+    }
+    return PyObject_GetAttr(f->fallback, name);
+}
+
+static int fastop_setattro(FastOp *f, PyObject *name, PyObject *v) {
+    return PyObject_SetAttr(f->fallback, name, v);
+}
+
+static PyObject *fastop_repr(FastOp *f) { return PyObject_Repr(f->fallback); }
+
+static PyMemberDef fastop_members[] = {
+    {"__vectorcalloffset__", T_PYSSIZET, offsetof(FastOp, vectorcall), READONLY},
+    {NULL},
+};
+
+static PyType_Slot fastop_slots[] = {
+    {Py_tp_dealloc, fastop_dealloc},
+    {Py_tp_call, PyVectorcall_Call},
+    {Py_tp_getattro, fastop_getattro},
+    {Py_tp_setattro, fastop_setattro},
+    {Py_tp_repr, fastop_repr},
+    {Py_tp_members, fastop_members},
+    {0, NULL},
+};
+
+static PyType_Spec fastop_spec = {
+    "mlx.core._FastOp", sizeof(FastOp), 0,
+    Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_VECTORCALL
+#ifdef Py_TPFLAGS_DISALLOW_INSTANTIATION
+        | Py_TPFLAGS_DISALLOW_INSTANTIATION
+#endif
+    , fastop_slots,
+};
+static PyTypeObject *fastop_type;
+
+static void *fn_address(PyObject *addr) {
+    void *fn = PyLong_AsVoidPtr(addr);
+    if (fn == NULL && !PyErr_Occurred()) PyErr_SetString(PyExc_ValueError, "null C function");
+    return fn;
+}
+
+/* fast_op(fallback, arity, fn_address, weak) */
+static PyObject *m_fast_op(PyObject *m, PyObject *args) {
+    PyObject *fallback, *addr;
+    int arity, weak;
+    if (!PyArg_ParseTuple(args, "OiOp", &fallback, &arity, &addr, &weak)) return NULL;
+    if (!ready || (arity != 1 && arity != 2) || !PyCallable_Check(fallback)) {
+        PyErr_SetString(PyExc_ValueError, "fast_op: setup() first, arity 1 or 2, a callable");
+        return NULL;
+    }
+    void *fn = fn_address(addr);
+    if (fn == NULL) return NULL;
+    FastOp *f = PyObject_New(FastOp, fastop_type);
+    if (f == NULL) return NULL;
+    f->vectorcall = fastop_vectorcall;
+    Py_INCREF(fallback);
+    f->fallback = fallback;
+    f->fn = fn;
+    f->arity = arity;
+    f->weak = weak;
+    return (PyObject *)f;
+}
+
+/* ---- operator slots ----------------------------------------------------------------------- */
+
+/* One entry per operator slot: its C op and the Python methods (__op__, __rop__ or NULL) that
+ * handle everything else. */
+typedef struct {
+    binary_fn fn;
+    PyObject *op, *rop;
+    int weak;
+} Binop;
+
+enum { B_ADD, B_SUB, B_MUL, B_TRUEDIV, B_FLOORDIV, B_MOD, B_POW, B_MATMUL, B_COUNT };
+static const char *const binop_names[B_COUNT] = {"add", "sub", "mul", "truediv", "floordiv", "mod", "pow",
+                                                 "matmul"};
+static Binop binops[B_COUNT];
+
+static PyObject *binop_slot(int i, PyObject *x, PyObject *y) {
+    Binop *b = &binops[i];
+    PyObject *r = binary_fast(b->fn, x, y, b->weak);
+    if (r != NULL || PyErr_Occurred()) return r;
+    if (PyObject_TypeCheck(x, array_type)) return PyObject_CallFunctionObjArgs(b->op, x, y, NULL);
+    if (b->rop != NULL && PyObject_TypeCheck(y, array_type)) return PyObject_CallFunctionObjArgs(b->rop, y, x, NULL);
+    Py_RETURN_NOTIMPLEMENTED;
+}
+
+#define BINOP_SLOT(NAME, I) \
+    static PyObject *slot_##NAME(PyObject *x, PyObject *y) { return binop_slot(I, x, y); }
+BINOP_SLOT(add, B_ADD)
+BINOP_SLOT(sub, B_SUB)
+BINOP_SLOT(mul, B_MUL)
+BINOP_SLOT(truediv, B_TRUEDIV)
+BINOP_SLOT(floordiv, B_FLOORDIV)
+BINOP_SLOT(mod, B_MOD)
+BINOP_SLOT(matmul, B_MATMUL)
+
+static PyObject *slot_pow(PyObject *x, PyObject *y, PyObject *z) {
+    if (z == Py_None) return binop_slot(B_POW, x, y);
+    if (PyObject_TypeCheck(x, array_type)) return PyObject_CallFunctionObjArgs(binops[B_POW].op, x, y, z, NULL);
+    Py_RETURN_NOTIMPLEMENTED;
+}
+
+/* install_binop(name, fn_address, op, rop, weak): array's slot for operator `name` (add, sub,
+ * mul, truediv, floordiv, mod, pow, matmul) becomes the fast one (with a Python scalar operand
+ * too when `weak`). Called after every Python-level operator
+ * is set on the type (setting one later resets its slot to the Python method). */
+static PyObject *m_install_binop(PyObject *m, PyObject *args) {
+    const char *name;
+    PyObject *addr, *op, *rop;
+    int weak;
+    if (!PyArg_ParseTuple(args, "sOOOp", &name, &addr, &op, &rop, &weak)) return NULL;
+    if (!ready) {
+        PyErr_SetString(PyExc_ValueError, "install_binop: setup() first");
+        return NULL;
+    }
+    int i = 0;
+    while (i < B_COUNT && strcmp(binop_names[i], name) != 0) i++;
+    if (i == B_COUNT) {
+        PyErr_Format(PyExc_ValueError, "install_binop: no slot for operator %s", name);
+        return NULL;
+    }
+    void *fn = fn_address(addr);
+    if (fn == NULL) return NULL;
+    Py_XSETREF(binops[i].op, (Py_INCREF(op), op));
+    Py_XSETREF(binops[i].rop, rop == Py_None ? NULL : (Py_INCREF(rop), rop));
+    binops[i].fn = (binary_fn)fn;
+    binops[i].weak = weak;
+    PyNumberMethods *nb = &((PyHeapTypeObject *)array_type)->as_number;
+    switch (i) {
+    case B_ADD: nb->nb_add = slot_add; break;
+    case B_SUB: nb->nb_subtract = slot_sub; break;
+    case B_MUL: nb->nb_multiply = slot_mul; break;
+    case B_TRUEDIV: nb->nb_true_divide = slot_truediv; break;
+    case B_FLOORDIV: nb->nb_floor_divide = slot_floordiv; break;
+    case B_MOD: nb->nb_remainder = slot_mod; break;
+    case B_POW: nb->nb_power = slot_pow; break;
+    case B_MATMUL: nb->nb_matrix_multiply = slot_matmul; break;
+    }
+    PyType_Modified(array_type);
+    Py_RETURN_NONE;
+}
+
+/* ---- basic indexing ------------------------------------------------------------------------ */
+
+/* a[idx] for an index of Python ints, int slices, None and ... (_basic_index.encode's form, one
+ * mlx_arm_index_basic call); any other index, or one the C call refuses (out of range...), goes
+ * to the Python __getitem__, which gives the other results and MLX's errors. */
+#define INDEX_MAX 64
+static PyObject *py_getitem;
+
+/* Appends the int v to spec; 0 when it is not a Python int of int64's range. */
+static int spec_int(PyObject *v, int64_t *out) {
+    if (Py_TYPE(v) != &PyLong_Type) return 0;
+    int overflow = 0;
+    long long x = PyLong_AsLongLongAndOverflow(v, &overflow);
+    if (overflow || (x == -1 && PyErr_Occurred())) {
+        PyErr_Clear();
+        return 0;
+    }
+    *out = x;
+    return 1;
+}
+
+/* One index item into spec at *n; 0 when not encodable. */
+static int spec_item(PyObject *i, int64_t *spec, size_t *n) {
+    if (*n + 4 > INDEX_MAX) return 0;
+    if (Py_TYPE(i) == &PyLong_Type) {
+        spec[(*n)++] = 0;
+        return spec_int(i, &spec[(*n)++]);
+    }
+    if (i == Py_None) {
+        spec[(*n)++] = 1;
+        return 1;
+    }
+    if (i == Py_Ellipsis) {
+        spec[(*n)++] = 2;
+        return 1;
+    }
+    if (Py_TYPE(i) == &PySlice_Type) {
+        PySliceObject *sl = (PySliceObject *)i;
+        PyObject *parts[3] = {sl->start, sl->stop, sl->step};
+        int64_t flags = 8;
+        size_t at = (*n)++;
+        for (int k = 0; k < 3; k++) {
+            int64_t v = 0;
+            if (parts[k] != Py_None) {
+                if (!spec_int(parts[k], &v)) return 0;
+                flags |= (int64_t)1 << k;
+            }
+            spec[(*n)++] = v;
+        }
+        spec[at] = flags;
+        return 1;
+    }
+    return 0;
+}
+
+static PyObject *slot_getitem(PyObject *self, PyObject *idx) {
+    CArray *a = (CArray *)self;
+    if (Py_TYPE(self) == array_type && a->h.ctx != NULL && on_main_thread()) {
+        int64_t spec[INDEX_MAX];
+        size_t n = 0;
+        int ok;
+        if (PyTuple_CheckExact(idx)) {
+            ok = 1;
+            for (Py_ssize_t k = 0; ok && k < PyTuple_GET_SIZE(idx); k++) ok = spec_item(PyTuple_GET_ITEM(idx, k), spec, &n);
+        } else {
+            ok = spec_item(idx, spec, &n);
+        }
+        if (ok) {
+            mlx_array r = {NULL};
+            if (mlx_arm_index_basic(&r, a->h, spec, n, main_stream) == 0) return new_array(r);
+            if (r.ctx != NULL) mlx_array_free(r);
+            mlx_arm_clear_last_error();
+        }
+    }
+    return PyObject_CallFunctionObjArgs(py_getitem, self, idx, NULL);
+}
+
+/* install_getitem(py_getitem): array's `a[idx]` slot becomes slot_getitem (after __getitem__ is
+ * set on the type: setting it later resets the slot). */
+static PyObject *m_install_getitem(PyObject *m, PyObject *fn) {
+    if (!ready || !PyCallable_Check(fn)) {
+        PyErr_SetString(PyExc_ValueError, "install_getitem: setup() first, a callable");
+        return NULL;
+    }
+    Py_INCREF(fn);
+    Py_XSETREF(py_getitem, fn);
+    ((PyHeapTypeObject *)array_type)->as_mapping.mp_subscript = slot_getitem;
+    PyType_Modified(array_type);
+    Py_RETURN_NONE;
+}
+
+/* ---- module functions --------------------------------------------------------------------- */
+
+static PyType_Slot carray_slots[] = {
+    {Py_tp_dealloc, carray_dealloc},
+    {Py_tp_getset, carray_getset},
+    {Py_tp_members, carray_members},
+    {0, NULL},
+};
+
+static PyType_Spec carray_spec = {
+    "mlx.core.array", sizeof(CArray), 0, Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE, carray_slots,
+};
+
+/* make_type(bases): the array type (instances hold the handle), derived from `bases` (the
+ * buffer-protocol base); the caller copies the Python class's methods onto it. */
+static PyObject *m_make_type(PyObject *m, PyObject *bases) {
+    if (array_type != NULL) {
+        PyErr_SetString(PyExc_RuntimeError, "make_type: the array type exists already");
+        return NULL;
+    }
+    if (!PyTuple_Check(bases)) {
+        PyErr_SetString(PyExc_TypeError, "make_type: a tuple of bases");
+        return NULL;
+    }
+    PyObject *t = PyType_FromSpecWithBases(&carray_spec, bases);
+    if (t == NULL) return NULL;
+    array_type = (PyTypeObject *)t;
+    Py_INCREF(t); /* (module state: kept for the process) */
+    return t;
+}
+
+/* setup(arr_ptr_ctype, stream_ctype, dtypes_by_code, error_fn, stream): after make_type. */
+static PyObject *m_setup(PyObject *m, PyObject *args) {
+    PyObject *apt, *sct, *dt, *err, *stream;
+    if (!PyArg_ParseTuple(args, "OOO!OO", &apt, &sct, &PyTuple_Type, &dt, &err, &stream)) return NULL;
+    if (array_type == NULL) {
+        PyErr_SetString(PyExc_RuntimeError, "setup: make_type() first");
+        return NULL;
+    }
+    Py_INCREF(apt), Py_INCREF(sct), Py_INCREF(dt), Py_INCREF(err);
+    arr_ptr_ct = apt, stream_ct = sct, dtypes = dt, error_fn = err;
+    if (cffi_to_c((char *)&main_stream, stream_ct, stream) < 0) return NULL;
+    main_thread = PyThread_get_thread_ident();
+    ready = 1;
+    Py_RETURN_NONE;
+}
+
+/* set_stream(stream): the importing thread's current stream changed (mx.stream, set_default_stream). */
+static PyObject *m_set_stream(PyObject *m, PyObject *stream) {
+    mlx_stream s;
+    if (!ready) {
+        PyErr_SetString(PyExc_RuntimeError, "set_stream: setup() first");
+        return NULL;
+    }
+    if (cffi_to_c((char *)&s, stream_ct, stream) < 0) return NULL;
+    main_stream = s;
+    Py_RETURN_NONE;
+}
+
+/* wrap(ptr): a new array taking over the handle at the cffi 'mlx_array *' ptr. */
+static PyObject *m_wrap(PyObject *m, PyObject *ptr) {
+    char *p = cffi_to_c_pointer(ptr, arr_ptr_ct);
+    if (p == NULL) return null_pointer(), NULL;
+    mlx_array h;
+    memcpy(&h, p, sizeof h);
+    return new_array(h);
+}
+
+static PyMethodDef methods[] = {
+    {"make_type", m_make_type, METH_O, "make_type(bases) -> the array type"},
+    {"setup", m_setup, METH_VARARGS, "setup(arr_ptr_ctype, stream_ctype, dtypes, error_fn, stream)"},
+    {"set_stream", m_set_stream, METH_O, "set_stream(stream): the importing thread's stream"},
+    {"wrap", m_wrap, METH_O, "wrap(ptr) -> an array owning the handle at ptr"},
+    {"fast_op", m_fast_op, METH_VARARGS, "fast_op(fallback, arity, fn_address, weak)"},
+    {"install_binop", m_install_binop, METH_VARARGS, "install_binop(name, fn_address, op, rop, weak)"},
+    {"install_getitem", m_install_getitem, METH_O, "install_getitem(py_getitem)"},
+    {NULL},
+};
+
+static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_mlx_carray", NULL, -1, methods};
+
+PyMODINIT_FUNC PyInit__mlx_carray(void) {
+    PyObject *backend = PyImport_ImportModule("_cffi_backend");
+    if (backend == NULL) return NULL;
+    PyObject *capi = PyObject_GetAttrString(backend, "_C_API");
+    Py_DECREF(backend);
+    if (capi == NULL) return NULL;
+    void *table = PyCapsule_GetPointer(capi, "cffi");
+    Py_DECREF(capi);
+    if (table == NULL) return NULL;
+    memcpy(cffi_api, table, sizeof cffi_api);
+    fastop_type = (PyTypeObject *)PyType_FromSpec(&fastop_spec);
+    if (fastop_type == NULL) return NULL;
+    PyObject *mod = PyModule_Create(&module);
+    if (mod == NULL) return NULL;
+    if (PyModule_AddIntConstant(mod, "MLX_ARM_CDEF_STAMP", (long)MLX_ARM_CDEF_STAMP) < 0 ||
+        PyModule_AddIntConstant(mod, "VERSION", CARRAY_VERSION) < 0 ||
+        PyModule_AddObjectRef(mod, "FastOp", (PyObject *)fastop_type) < 0) {
+        Py_DECREF(mod);
+        return NULL;
+    }
+    return mod;
+}

@@ -1,0 +1,268 @@
+"""The C array type (``mlx/core/_carray.c``) and its fast calls, against numpy and against the
+Python path they stand in front of (the compiled op functions, ``_operators``): same values,
+dtypes (MLX's weak typing of Python scalars), errors, streams and threads. The tests hold for
+the pure-Python class too (MLX_ARM_CARRAY=0 or ABI mode); the first one checks which is in use."""
+import gc
+import glob
+import os
+import threading
+import weakref
+
+import numpy as np
+import pytest
+
+import mlx.core as mx
+from mlx.core import _array, _ffi
+from mlx.core._ffi import ffi, lib
+
+
+def test_c_type_is_used_when_built():
+    """A built, current extension must be used (a silent fallback would cost the speed)."""
+    built = glob.glob(os.path.join(os.path.dirname(_ffi.__file__), "_mlx_carray*.so"))
+    if _ffi.MODE == "api" and built and os.environ.get("MLX_ARM_CARRAY", "") != "0":
+        assert _array._C is not None, built
+        assert type(mx.add).__name__ == "_FastOp"
+        assert type(mx.array(1.0)) is mx.array
+    else:
+        assert _array._C is None
+        assert type(mx.add).__name__ == "function"
+
+
+def test_fast_ops_are_chosen_from_the_tables():
+    """Exactly the ops bound to one C function of one or two arrays and the stream get the C call:
+    each of them returns what its Python function returns."""
+    if _array._C is None:
+        pytest.skip("pure-Python array class")
+    fast = {n for n in dir(mx) if type(getattr(mx, n)).__name__ == "_FastOp"}
+    assert {"add", "multiply", "subtract", "divide", "exp", "matmul", "maximum", "sqrt"} <= fast
+    assert not {"sum", "reshape", "transpose", "where", "clip", "astype"} & fast  # other signatures
+    rng = np.random.default_rng(0)
+    x = rng.uniform(0.5, 2.0, (3, 3)).astype(np.float32)
+    y = rng.uniform(0.5, 2.0, (3, 3)).astype(np.float32)
+    a, b = mx.array(x), mx.array(y)
+    for n in sorted(fast):
+        f = getattr(mx, n)
+        arity = 2 if list(f._op.weak) or len([s for s in f._op.fixed.steps if s[1] is not None]) == 2 else 1
+        args = (a, b) if arity == 2 else (a,)
+        try:
+            want = f.__wrapped__(*args)
+        except Exception as e:  # (bitwise ops on floats...): the same error from the fast call
+            with pytest.raises(type(e)):
+                mx.eval(f(*args))
+            continue
+        got = f(*args)
+        assert got.dtype == want.dtype and got.shape == want.shape, n
+        np.testing.assert_array_equal(np.array(got), np.array(want), err_msg=n)
+
+
+@pytest.mark.parametrize("dtype,scalar,want_dtype", [
+    (mx.float32, 2.5, mx.float32), (mx.float32, 3, mx.float32), (mx.float32, 2 ** 25, mx.float32),
+    (mx.int32, 3, mx.int32), (mx.int32, 2.5, mx.float32), (mx.int32, -7, mx.int32),
+    (mx.float16, 1.5, mx.float16), (mx.int8, 5, mx.int8), (mx.float32, True, mx.float32),
+    (mx.float32, float("inf"), mx.float32), (mx.float32, 1e300, mx.float32),
+])
+def test_weak_scalars(dtype, scalar, want_dtype):
+    """A Python scalar beside an array takes MLX's weak type, in both operand orders, for the
+    operators and the functions (the C path's cases and the ones it leaves to Python)."""
+    x = np.array([[1, 2], [3, 4]], dtype=np.float32)
+    a = mx.array(x).astype(dtype)
+    xs = np.array(a.astype(mx.float32))
+    s = float(scalar)
+    with np.errstate(over="ignore", invalid="ignore"):
+        for got, want in ((a + scalar, xs + s), (scalar + a, s + xs), (a * scalar, xs * s), (scalar - a, s - xs),
+                          (mx.add(a, scalar), xs + s), (mx.subtract(scalar, a), s - xs),
+                          (mx.multiply(a, scalar), xs * s), (mx.maximum(a, scalar), np.maximum(xs, s))):
+            assert got.dtype == want_dtype
+            np.testing.assert_allclose(np.array(got.astype(mx.float32)), want.astype(np.float32), rtol=1e-3)
+
+
+def test_weak_scalar_overflow_errors():
+    """An int the array's dtype cannot hold is MLX's error, through the C path's fallback."""
+    i32 = mx.array([1, 2], dtype=mx.int32)
+    assert (mx.zeros((1,), dtype=mx.int32) + (2 ** 31 - 1)).item() == 2 ** 31 - 1  # the edges fit
+    assert mx.add(mx.zeros((1,), dtype=mx.int32), -(2 ** 31)).item() == -(2 ** 31)
+    with pytest.raises(ValueError, match="overflow"):
+        i32 + 2 ** 31
+    with pytest.raises(ValueError, match="overflow"):
+        mx.add(i32, 2 ** 40)
+    with pytest.raises(ValueError, match="overflow"):
+        mx.array([1], dtype=mx.int8) * 300
+
+
+def test_c_errors_become_exceptions():
+    """A failing C op raises the library's error from the fast call (shapes that do not broadcast)."""
+    a, b = mx.ones((2, 3)), mx.ones((4, 5))
+    for f in (lambda: a + b, lambda: mx.add(a, b), lambda: mx.matmul(a, b), lambda: a * b):
+        with pytest.raises(ValueError):
+            f()
+
+
+def test_other_arguments_take_the_python_path():
+    """Keywords, a stream, a numpy operand or a list go through the Python function, with its
+    results and errors."""
+    a = mx.array([1.0, 2.0])
+    np.testing.assert_array_equal(np.array(mx.add(a=a, b=a)), [2.0, 4.0])
+    np.testing.assert_array_equal(np.array(mx.add(a, a, stream=mx.cpu)), [2.0, 4.0])
+    np.testing.assert_array_equal(np.array(mx.add(a, np.float32(3.0))), [4.0, 5.0])
+    np.testing.assert_array_equal(np.array(a + np.array([1.0, 1.0], dtype=np.float32)), [2.0, 3.0])
+    np.testing.assert_array_equal(np.array(mx.exp(mx.array(0.0))), 1.0)
+    with pytest.raises(ValueError):
+        a + [1.0, 2.0]  # MLX: "Cannot perform addition on an mlx.core.array and list"
+    with pytest.raises(ValueError):
+        a + "x"
+    with pytest.raises(TypeError):
+        a + object()
+    with pytest.raises(TypeError):
+        mx.add(a)
+
+
+def test_fast_op_stands_for_its_function():
+    """``mx.add`` keeps its name, doc, signature and the binder's attributes."""
+    import inspect
+
+    assert mx.add.__name__ == "add"
+    assert str(inspect.signature(mx.add)) == "(a, b, stream=None)"
+    assert "mlx_add" in mx.add.__doc__
+    assert mx.add._op.pyname == "add"
+
+
+def _pending_streams(a):
+    res = ffi.new("mlx_vector_int*", lib.mlx_vector_int_new())
+    vec = lib.mlx_vector_array_new_data(ffi.new("mlx_array[]", [a._p[0]]), 1)
+    try:
+        _ffi.check(lib.mlx_arm_pending_streams(res, vec))
+        out = ffi.new("int*")
+        found = set()
+        for i in range(lib.mlx_vector_int_size(res[0])):
+            _ffi.check(lib.mlx_vector_int_get(out, res[0], i))
+            found.add(int(out[0]))
+        return found
+    finally:
+        lib.mlx_vector_array_free(vec)
+        lib.mlx_vector_int_free(res[0])
+
+
+def test_fast_calls_record_on_the_current_stream():
+    """Inside ``with mx.stream(s)`` the fast calls record on that stream, and on the default one
+    again afterwards."""
+    a, b = mx.array([1.0, 2.0]), mx.array([3.0, 4.0])
+    mx.eval(a, b)
+    s = mx.new_stream(mx.cpu)
+    with mx.stream(s):
+        for r in (a + b, mx.add(a, b), mx.exp(a), a * 2.0):
+            assert _pending_streams(r) == {s.index}
+    for r in (a + b, mx.add(a, b)):
+        assert s.index not in _pending_streams(r)
+
+
+def test_other_threads_record_on_their_own_stream():
+    """A thread that did not import mlx records on its own stream (the Python path decides it),
+    and its result evaluates there."""
+    a, b = mx.array([1.0, 2.0]), mx.array([3.0, 4.0])
+    mx.eval(a, b)
+    main = _pending_streams(a + b)
+    out = {}
+
+    def work():
+        r = mx.add(a, b) * 2.0
+        out["streams"] = _pending_streams(r)
+        out["value"] = np.array(r)
+
+    t = threading.Thread(target=work)
+    t.start()
+    t.join()
+    assert out["streams"] and not (out["streams"] & main)
+    np.testing.assert_array_equal(out["value"], [8.0, 12.0])
+
+
+def test_arrays_are_freed_when_dropped():
+    """Dropping an array (made by the fast calls, the cffi callers or the constructor) frees its
+    memory; a weak reference sees it go."""
+    gc.collect()
+    mx.eval(mx.zeros((1,)))
+    base = mx.get_active_memory()
+    a = mx.zeros((1 << 18,))
+    for make in (lambda: a + a, lambda: mx.add(a, 1.0), lambda: mx.sum(a, axis=0, keepdims=True) + a,
+                 lambda: mx.array(np.ones(1 << 18, dtype=np.float32))):
+        r = make()
+        mx.eval(r)
+        ref = weakref.ref(r)
+        assert mx.get_active_memory() >= base + (1 << 20)
+        del r
+        assert ref() is None
+    del a
+    gc.collect()
+    assert mx.get_active_memory() <= base + 64  # (cached scalar constants stay)
+
+
+def test_handle_moves_and_rebinding():
+    """In-place operators and assignment rebind the object's handle (its cached shape and dtype
+    follow); pickling round-trips; ``__setstate__`` replaces the handle."""
+    import pickle
+
+    a = mx.array([1, 2, 3])
+    assert a.dtype == mx.int32 and a.shape == (3,)
+    a += 1.5
+    assert a.dtype == mx.float32
+    np.testing.assert_array_equal(np.array(a), [2.5, 3.5, 4.5])
+    a[1] = 0.0
+    np.testing.assert_array_equal(np.array(a), [2.5, 0.0, 4.5])
+    b = mx.ones((2, 1))
+    b += mx.zeros((2, 3))
+    assert b.shape == (2, 3) and b.ndim == 2 and b.size == 6
+    c = pickle.loads(pickle.dumps(a))
+    np.testing.assert_array_equal(np.array(c), np.array(a))
+    c.__setstate__((np.arange(4, dtype=np.int16), mx.int16.code if hasattr(mx.int16, "code") else 3))
+    assert c.shape == (4,)
+
+
+def test_matmul_operator():
+    """``a @ b`` (the C slot when the C type is in use) against numpy; a Python scalar operand is
+    still refused (matmul takes no weak scalars), reflected ``@`` keeps its order."""
+    x = np.arange(6, dtype=np.float32).reshape(2, 3)
+    y = np.arange(12, dtype=np.float32).reshape(3, 4) / 7
+    a, b = mx.array(x), mx.array(y)
+    np.testing.assert_allclose(np.array(a @ b), x @ y, rtol=1e-6)
+    np.testing.assert_allclose(np.array(x @ b), x @ y, rtol=1e-6)  # numpy on the left: __rmatmul__ or numpy's
+    with pytest.raises((ValueError, TypeError)):
+        a @ 2.0
+    with pytest.raises(ValueError):
+        b @ a  # (3, 4) @ (2, 3)
+    c = mx.array(x)
+    c @= mx.ones((3, 3))
+    np.testing.assert_allclose(np.array(c), x @ np.ones((3, 3), dtype=np.float32))
+
+
+@pytest.mark.parametrize("idx", [0, -1, (1, 2), (slice(None), 1), (Ellipsis, slice(1, 3)), (None, 0),
+                                 (slice(None, None, -1),), (0, Ellipsis, None, slice(0, 4, 2)), (1, -2, 3),
+                                 (slice(5, None),), (slice(-100, 100, 3),)])
+def test_basic_index(idx):
+    """``a[idx]`` for ints, slices, None and ... (the C slot when in use) against numpy."""
+    x = np.arange(24, dtype=np.float32).reshape(2, 3, 4)
+    np.testing.assert_array_equal(np.array(mx.array(x)[idx]), x[idx])
+
+
+def test_other_indices_take_the_python_path():
+    """Array, list and numpy indices, and MLX's errors for a bad index, come from Python."""
+    x = np.arange(24, dtype=np.float32).reshape(2, 3, 4)
+    a = mx.array(x)
+    np.testing.assert_array_equal(np.array(a[mx.array([1, 0])]), x[[1, 0]])
+    np.testing.assert_array_equal(np.array(a[np.int64(1), 2]), x[1, 2])
+    with pytest.raises(IndexError):
+        a[5]
+    with pytest.raises(ValueError):
+        a[0, 0, 0, 0]
+    with pytest.raises(ValueError):
+        a[2 ** 70]
+
+
+def test_null_handle_pointers_are_refused():
+    """``wrap`` / ``._p =`` of a null pointer raise instead of reading through it."""
+    if _array._C is None:
+        pytest.skip("pure-Python array class")
+    with pytest.raises(TypeError):
+        _array.wrap(ffi.NULL)
+    a = mx.array([1.0])
+    with pytest.raises(TypeError):
+        a._p = ffi.NULL
+    assert a.item() == 1.0
