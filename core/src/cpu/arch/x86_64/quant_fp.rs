@@ -10,21 +10,26 @@
 
 use core::arch::x86_64::*;
 
-use super::quant::{hsum_ps, load, nibbles};
+use super::quant::{f16x8, hsum_ps, load, nibbles};
 use crate::cpu::isa::{self, Isa};
 use crate::quant::ggml::mxfp4::KVALUES;
-use crate::quant::ggml::util::e8m0_to_f32_half;
 use crate::quant::GgmlType;
 
 /// Bytes of an MXFP4 block and of a Q8_0 block.
 const W_BYTES: usize = GgmlType::MXFP4.block_bytes();
 const A_BYTES: usize = GgmlType::Q8_0.block_bytes();
 
-#[target_feature(enable = "avx2,fma,f16c")]
-#[inline]
-unsafe fn f16_at(p: *const u8) -> f32 {
-    _mm_cvtss_f32(_mm_cvtph_ps(_mm_set1_epi16((p as *const i16).read_unaligned())))
-}
+/// The bits of `2^(e−128)` for every E8M0 byte `e` (`quant::ggml::util::e8m0_to_f32_half`, whose
+/// branch on the subnormal exponents 0 and 1 cost more than the block's dot): one load per block.
+static E8M0_HALF: [u32; 256] = {
+    let mut t = [0u32; 256];
+    let mut e = 0;
+    while e < 256 {
+        t[e] = if e < 2 { 0x0020_0000 << e } else { ((e as u32) - 1) << 23 };
+        e += 1;
+    }
+    t
+};
 
 /// The kernel over one ISA's `dot(u, s) → i32 lanes` (Σ of 4 products u8·i8 per lane, exact).
 macro_rules! mxfp4_kernel {
@@ -36,7 +41,8 @@ macro_rules! mxfp4_kernel {
             let q = load(y.add(2));
             let lv = _mm256_shuffle_epi8(t, nibbles(x.add(1)));
             let p = $dot(_mm256_abs_epi8(q), _mm256_sign_epi8(lv, q));
-            (_mm256_cvtepi32_ps(p), _mm256_set1_ps(f16_at(y) * e8m0_to_f32_half(*x)))
+            let e = _mm256_castsi256_ps(_mm256_set1_epi32(E8M0_HALF[*x as usize] as i32));
+            (_mm256_cvtepi32_ps(p), _mm256_mul_ps(f16x8(y), e))
         }
 
         /// MXFP4 · Q8_0. Two accumulators: consecutive blocks' FMAs do not wait on each other.
@@ -91,4 +97,15 @@ pub(crate) fn dot_for(ty: GgmlType, level: Isa) -> Option<crate::cpu::arch::Quan
     }
     let vnni = level.allows(Isa::Avx512) && Isa::Avx512.is_available() && isa::has_avx512_vnni();
     Some(if vnni { mxfp4_vnni } else { mxfp4_avx2 })
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn e8m0_table_is_the_portable_decoder() {
+        for e in 0..=255u8 {
+            let want = crate::quant::ggml::util::e8m0_to_f32_half(e);
+            assert_eq!(f32::from_bits(super::E8M0_HALF[e as usize]).to_bits(), want.to_bits(), "e = {e}");
+        }
+    }
 }
