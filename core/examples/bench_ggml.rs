@@ -92,7 +92,9 @@ fn main() {
     );
     // `--types q4_0,q8_0` limits the run to those weight types.
     let only = arg("--types");
-    for ty in [T::Q4_0, T::Q4_1, T::Q5_0, T::Q5_1, T::Q8_0, T::Q2_K, T::Q3_K, T::Q4_K, T::Q5_K, T::Q6_K, T::IQ4_NL, T::IQ4_XS] {
+    for ty in [
+        T::Q4_0, T::Q4_1, T::Q5_0, T::Q5_1, T::Q8_0, T::Q2_K, T::Q3_K, T::Q4_K, T::Q5_K, T::Q6_K, T::IQ4_NL, T::IQ4_XS, T::MXFP4, T::TQ1_0, T::TQ2_0,
+    ] {
         if only.as_ref().is_some_and(|o| !o.split(',').any(|t| t.eq_ignore_ascii_case(ty.name()))) {
             continue;
         }
@@ -156,23 +158,26 @@ fn main() {
             let t = t.to_ascii_lowercase();
             t.strip_suffix("_k").map_or(t.clone(), |stem| format!("{stem}_K"))
         };
-        let types = only.as_deref().unwrap_or("q4_0,q4_1,q5_0,q5_1,q8_0,q2_k,q3_k,q4_k,q5_k,q6_k,iq4_nl,iq4_xs");
+        let types = only.as_deref().unwrap_or("q4_0,q4_1,q5_0,q5_1,q8_0,q2_k,q3_k,q4_k,q5_k,q6_k,iq4_nl,iq4_xs,mxfp4,tq1_0,tq2_0");
         let types = types.split(',').map(ggml_name).collect::<Vec<_>>().join("|");
         let filter = format!("type_a=({types}),type_b=f32,m=4096,n=(1|512),k=(14336|4096),");
-        println!("\n--- {anchor_bin} perf -o MUL_MAT -b CPU -p \"{filter}\" (GGML_N_THREADS=2), this run:");
-        match std::process::Command::new(&anchor_bin)
-            .args(["perf", "-o", "MUL_MAT", "-b", "CPU", "-p", &filter])
-            .env("GGML_N_THREADS", "2")
-            .output()
-        {
-            Ok(out) => {
-                for line in String::from_utf8_lossy(&out.stdout).lines() {
-                    if line.contains("MUL_MAT") && ["q4_0", "q4_1", "q5_0", "q5_1", "q8_0", "q2_K", "q3_K", "q4_K", "q5_K", "q6_K", "iq4_nl", "iq4_xs"].iter().any(|t| line.contains(t)) {
-                        println!("{line}");
+        // At every thread count measured above (`--threads`).
+        for &threads in &thread_counts {
+            println!("\n--- {anchor_bin} perf -o MUL_MAT -b CPU -p \"{filter}\" (GGML_N_THREADS={threads}), this run:");
+            match std::process::Command::new(&anchor_bin)
+                .args(["perf", "-o", "MUL_MAT", "-b", "CPU", "-p", &filter])
+                .env("GGML_N_THREADS", threads.to_string())
+                .output()
+            {
+                Ok(out) => {
+                    for line in String::from_utf8_lossy(&out.stdout).lines() {
+                        if line.contains("MUL_MAT") && ["q4_0", "q4_1", "q5_0", "q5_1", "q8_0", "q2_K", "q3_K", "q4_K", "q5_K", "q6_K", "iq4_nl", "iq4_xs", "mxfp4", "tq1_0", "tq2_0"].iter().any(|t| line.contains(t)) {
+                            println!("{line}");
+                        }
                     }
                 }
+                Err(e) => println!("(could not run: {e})"),
             }
-            Err(e) => println!("(could not run: {e})"),
         }
     }
 }

@@ -31,8 +31,9 @@ use blocks::{d_offset, magnitude, map_quants, set_f16};
 #[path = "common/levels.rs"]
 mod levels;
 
-const TYPES: [T; 12] = [
+const TYPES: [T; 15] = [
     T::Q4_0, T::Q4_1, T::Q5_0, T::Q5_1, T::Q8_0, T::Q2_K, T::Q3_K, T::Q4_K, T::Q5_K, T::Q6_K, T::IQ4_NL, T::IQ4_XS,
+    T::MXFP4, T::TQ1_0, T::TQ2_0,
 ];
 
 #[test]

@@ -8,6 +8,8 @@
 //!   included), and NaN/Inf scales (a non-finite portable result is non-finite in every
 //!   variant, NaN and ±Inf may trade places).
 //!
+//! - the ternary kernels (TQ1_0, TQ2_0) equal the portable ones bit for bit.
+//!
 //! Under qemu-user (scripts/test.sh "aarch64") the same file checks the NEON/dotprod kernels.
 
 use mlx_arm_core::cpu::isa::{self, Isa};
@@ -23,8 +25,9 @@ use blocks::{d_offset, magnitude, map_quants, set_f16};
 #[path = "common/levels.rs"]
 mod levels;
 
-const WEIGHTS: [T; 12] = [
+const WEIGHTS: [T; 15] = [
     T::Q4_0, T::Q4_1, T::Q5_0, T::Q5_1, T::Q8_0, T::Q2_K, T::Q3_K, T::Q4_K, T::Q5_K, T::Q6_K, T::IQ4_NL, T::IQ4_XS,
+    T::MXFP4, T::TQ1_0, T::TQ2_0,
 ];
 
 #[test]
@@ -93,6 +96,11 @@ fn dot_products_match_portable_at_every_level() {
                     let want = vec_dot_at(Isa::Portable, ty, &w, &y, n).unwrap();
                     let got = vec_dot_at(level, ty, &w, &y, n).unwrap();
                     let what = format!("{} {ty:?} {blocks} blocks case {case}: {got} vs {want}", level.name());
+                    if matches!(ty, T::TQ1_0 | T::TQ2_0) {
+                        // The ternary kernels reduce each block to one exact i32 and scale it in
+                        // the portable order: bit for bit, non-finite results included.
+                        assert!(got.to_bits() == want.to_bits() || (got.is_nan() && want.is_nan()), "{what}");
+                    }
                     if !want.is_finite() {
                         // NaN vs ±Inf may differ: a kernel that multiplies a zero lane partial by
                         // an Inf scale gets NaN where one that sums the block first gets ±Inf.

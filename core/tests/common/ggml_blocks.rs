@@ -20,6 +20,9 @@ pub fn quant_ranges(ty: T) -> &'static [(usize, usize)] {
         T::Q6_K => &[(0, 192)],
         T::IQ4_NL => &[(2, 18)],
         T::IQ4_XS => &[(8, 136)],
+        T::MXFP4 => &[(1, 17)],
+        T::TQ1_0 => &[(0, 52)],
+        T::TQ2_0 => &[(0, 64)],
         T::Q8_1 => &[(4, 36)],
         T::Q8_K => &[(4, 260)],
         _ => &[],
@@ -53,9 +56,13 @@ pub fn set_f16(row: &mut [u8], ty: T, block: usize, offset: usize, bits: u16) {
     row[at..at + 2].copy_from_slice(&bits.to_le_bytes());
 }
 
-/// Offset of the f16 super-scale `d` in a block.
+/// Offset of the f16 super-scale `d` in a block. MXFP4's scale is one E8M0 byte at 0: an f16
+/// written there sets it to the f16's low byte (0xFF the largest, 0x00 the smallest scale) and
+/// the first quant byte to its high byte.
 pub fn d_offset(ty: T) -> usize {
     match ty {
+        T::TQ1_0 => 52,
+        T::TQ2_0 => 64,
         T::Q2_K => 80,
         T::Q3_K => 108,
         T::Q6_K => 208,

@@ -67,10 +67,15 @@ pub(crate) type QuantizeFn = fn(&[f32], &mut [u8]);
 /// The SIMD dot kernel for weight type `ty` at `level`, if one exists and this CPU runs it.
 #[allow(unused_variables)]
 pub(crate) fn quant_dot(ty: GgmlType, level: Isa) -> Option<QuantDotFn> {
+    // MXFP4 and the ternary formats have their own files (quant_fp.rs, quant_tq.rs).
     #[cfg(target_arch = "x86_64")]
-    return x86_64::quant::dot_for(ty, level);
+    return x86_64::quant::dot_for(ty, level)
+        .or_else(|| x86_64::quant_fp::dot_for(ty, level))
+        .or_else(|| x86_64::quant_tq::dot_for(ty, level));
     #[cfg(target_arch = "aarch64")]
-    return aarch64::quant::dot_for(ty, level);
+    return aarch64::quant::dot_for(ty, level)
+        .or_else(|| aarch64::quant_fp::dot_for(ty, level))
+        .or_else(|| aarch64::quant_tq::dot_for(ty, level));
     #[allow(unreachable_code)]
     None
 }

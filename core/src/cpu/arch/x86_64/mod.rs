@@ -1,6 +1,8 @@
 //! x86-64 kernels (AVX2, AVX-512 VNNI).
 pub mod quant;
 pub mod quant_iq4;
+pub mod quant_fp;
+pub mod quant_tq;
 pub mod gemv;
 pub mod gemm_panel;
 pub mod gemm_panel_avx2;
