@@ -35,7 +35,10 @@ def test_fast_ops_are_chosen_from_the_tables():
         pytest.skip("pure-Python array class")
     fast = {n for n in dir(mx) if type(getattr(mx, n)).__name__ == "_FastOp"}
     assert {"add", "multiply", "subtract", "divide", "exp", "matmul", "maximum", "sqrt"} <= fast
-    assert not {"sum", "reshape", "transpose", "where", "clip", "astype"} & fast  # other signatures
+    assert not {"where", "clip", "concatenate", "take"} & fast  # other signatures
+    # (the ops of one array and int/bool/dtype parameters: test_args_ops)
+    fast = {n for n in fast if getattr(mx, n)._op.fixed is not None
+            and all(s[1] is None or s[1].__name__ == "_conv_array" for s in getattr(mx, n)._op.fixed.steps)}
     rng = np.random.default_rng(0)
     x = rng.uniform(0.5, 2.0, (3, 3)).astype(np.float32)
     y = rng.uniform(0.5, 2.0, (3, 3)).astype(np.float32)
@@ -266,3 +269,134 @@ def test_null_handle_pointers_are_refused():
     with pytest.raises(TypeError):
         a._p = ffi.NULL
     assert a.item() == 1.0
+
+
+# Calls of the ops with int / int-sequence / bool / dtype parameters (_fastpath.args_plan): the
+# fast call (or, for the forms it leaves alone, the Python path) against the compiled Python
+# function and numpy. (name, args after the array, kwargs, numpy of x)
+_ARGS_CASES = [
+    ("reshape", ((6, 4),), {}, lambda x: x.reshape(6, 4)),
+    ("reshape", ([24],), {}, lambda x: x.reshape(24)),
+    ("reshape", (), {"shape": (4, -1)}, lambda x: x.reshape(4, -1)),
+    ("reshape", (np.array([2, 12]),), {}, lambda x: x.reshape(2, 12)),  # (Python path)
+    ("transpose", (), {}, lambda x: x.transpose()),
+    ("transpose", ((2, 0, 1),), {}, lambda x: x.transpose(2, 0, 1)),
+    ("transpose", (), {"axes": [1, 0, 2]}, lambda x: x.transpose(1, 0, 2)),
+    ("sum", (), {}, lambda x: x.sum()),
+    ("sum", (-1,), {}, lambda x: x.sum(-1)),
+    ("sum", (), {"axis": -1, "keepdims": True}, lambda x: x.sum(-1, keepdims=True)),
+    ("sum", ((0, 2),), {}, lambda x: x.sum((0, 2))),
+    ("sum", ([1],), {"keepdims": False}, lambda x: x.sum(1)),
+    ("sum", (np.int64(1),), {}, lambda x: x.sum(1)),  # (Python path)
+    ("sum", (1, 1), {}, lambda x: x.sum(1, keepdims=True)),  # (keepdims an int: Python path)
+    ("mean", ((1, 2),), {}, lambda x: x.mean((1, 2))),
+    ("max", (0,), {"keepdims": True}, lambda x: x.max(0, keepdims=True)),
+    ("argmax", (), {"axis": 2}, lambda x: x.argmax(2)),
+    ("expand_dims", (0,), {}, lambda x: np.expand_dims(x, 0)),
+    ("expand_dims", ((0, 4),), {}, lambda x: np.expand_dims(x, (0, 4))),
+    ("squeeze", (), {}, lambda x: x.squeeze()),
+    ("swapaxes", (0, 2), {}, lambda x: x.swapaxes(0, 2)),
+    ("moveaxis", (0, -1), {}, lambda x: np.moveaxis(x, 0, -1)),
+    ("flatten", (), {"start_axis": 1}, lambda x: x.reshape(2, 12)),
+    ("astype", (mx.int32,), {}, lambda x: x.astype(np.int32)),
+    ("astype", (mx.float16,), {}, lambda x: x.astype(np.float16)),
+    ("sum", (), {"axis": 1, "stream": mx.cpu}, lambda x: x.sum(1)),  # (Python path: a stream)
+    ("softmax", (-1,), {"precise": True}, None),
+    ("sort", (), {"axis": None}, lambda x: np.sort(x.reshape(-1))),
+    ("topk", (2,), {}, None),
+]
+
+
+@pytest.mark.parametrize("name,args,kwargs,ref", _ARGS_CASES, ids=[f"{c[0]}{i}" for i, c in enumerate(_ARGS_CASES)])
+def test_args_ops(name, args, kwargs, ref):
+    x = np.random.default_rng(1).uniform(-2, 2, (2, 3, 4)).astype(np.float32)
+    f = getattr(mx, name)
+    got = f(mx.array(x), *args, **kwargs)
+    if _array._C is not None:
+        assert type(f).__name__ == "_FastOp", name
+        want = f.__wrapped__(mx.array(x), *args, **kwargs)
+        assert got.dtype == want.dtype and got.shape == want.shape
+        np.testing.assert_array_equal(np.array(got), np.array(want))
+    if ref is not None:
+        r = ref(x)
+        assert got.shape == r.shape
+        np.testing.assert_allclose(np.array(got).astype(np.float64), r.astype(np.float64), rtol=1e-6, atol=1e-6)
+
+
+def test_args_ops_defaults_equal_their_python_function():
+    """Every op with a fast call of this kind, called with the array alone where its other
+    parameters have defaults, returns what its Python function returns."""
+    if _array._C is None:
+        pytest.skip("pure-Python array class")
+    from mlx.core import _fastpath
+
+    ops = [n for n in dir(mx) if type(getattr(mx, n)).__name__ == "_FastOp" and _fastpath.args_plan(getattr(mx, n)._op)]
+    assert {"reshape", "transpose", "sum", "mean", "max", "astype", "expand_dims", "squeeze"} <= set(ops)
+    x = mx.array(np.random.default_rng(2).uniform(0.5, 2, (1, 3, 4)).astype(np.float32))
+    checked = 0
+    for n in ops:
+        f = getattr(mx, n)
+        plan = _fastpath.args_plan(f._op)
+        if any(d == () for d in plan[1]):
+            continue
+        try:
+            want = f.__wrapped__(x)
+            mx.eval(want)
+        except Exception as e:
+            with pytest.raises(type(e)):
+                mx.eval(f(x))
+            continue
+        got = f(x)
+        assert got.dtype == want.dtype and got.shape == want.shape, n
+        np.testing.assert_array_equal(np.array(got), np.array(want), err_msg=n)
+        checked += 1
+    assert checked >= 20
+
+
+def test_args_ops_errors_are_the_python_paths():
+    """Bad arguments give the Python path's errors (the fast call either refuses the form and
+    lets Python raise, or the C function's error is raised the same way)."""
+    a = mx.array(np.ones((2, 3), np.float32))
+    for call in (lambda f: f(a, axis=5), lambda f: f(a, axis=True), lambda f: f(a, axis=(0, 0)),
+                 lambda f: f(a, 0, False, 1), lambda f: f(a, bogus=1), lambda f: f(a, 0, axis=0)):
+        errs = []
+        for f in (mx.sum, getattr(mx.sum, "__wrapped__", mx.sum)):
+            try:
+                mx.eval(call(f))
+                errs.append(None)
+            except Exception as e:
+                errs.append((type(e), str(e)))
+        assert errs[0] is not None and errs[0] == errs[1]
+    for bad in ((7,), (2, 2**40), ("a", 1)):
+        with pytest.raises((ValueError, TypeError, OverflowError)):  # (the Python path's errors)
+            mx.eval(a.reshape(*bad))
+    with pytest.raises(TypeError):
+        a.astype("float32")
+
+
+def test_args_methods():
+    """The method forms (a.reshape(2, 3), a.transpose(1, 0), a.T, a.sum(axis=...), a.astype
+    with a positional stream) against numpy."""
+    x = np.arange(24, dtype=np.float32).reshape(2, 3, 4)
+    a = mx.array(x)
+    np.testing.assert_array_equal(np.array(a.reshape(4, 6)), x.reshape(4, 6))
+    np.testing.assert_array_equal(np.array(a.reshape((6, 4))), x.reshape(6, 4))
+    np.testing.assert_array_equal(np.array(a.reshape(24)), x.reshape(24))
+    np.testing.assert_array_equal(np.array(a.reshape(shape=[4, 6])), x.reshape(4, 6))
+    np.testing.assert_array_equal(np.array(a.transpose()), x.transpose())
+    np.testing.assert_array_equal(np.array(a.transpose(2, 0, 1)), x.transpose(2, 0, 1))
+    np.testing.assert_array_equal(np.array(a.transpose([1, 0, 2])), x.transpose(1, 0, 2))
+    np.testing.assert_array_equal(np.array(a.T), x.T)
+    np.testing.assert_array_equal(np.array(a.sum(axis=-1)), x.sum(-1))
+    np.testing.assert_array_equal(np.array(a.sum(1, True)), x.sum(1, keepdims=True))
+    np.testing.assert_array_equal(np.array(a.mean((0, 1))), x.mean((0, 1)))
+    np.testing.assert_array_equal(np.array(a.max()), x.max())
+    np.testing.assert_array_equal(np.array(a.squeeze()), x)
+    np.testing.assert_allclose(np.array(a.exp()), np.exp(x), rtol=1e-6)
+    b = a.astype(mx.int32)
+    assert b.dtype == mx.int32
+    np.testing.assert_array_equal(np.array(b), x.astype(np.int32))
+    c = a.astype(mx.float16, mx.cpu)
+    assert c.dtype == mx.float16
+    m = mx.array.sum
+    np.testing.assert_array_equal(np.array(m(a, 0)), x.sum(0))

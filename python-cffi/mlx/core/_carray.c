@@ -34,7 +34,7 @@
 #endif
 /* Bumped with every change of this file's Python-facing behaviour: _array.py refuses a build
  * of another version (a stale build then means the pure-Python array, not a wrong one). */
-#define CARRAY_VERSION 3
+#define CARRAY_VERSION 4
 
 typedef int (*unary_fn)(mlx_array *, const mlx_array, const mlx_stream);
 typedef int (*binary_fn)(mlx_array *, const mlx_array, const mlx_array, const mlx_stream);
@@ -324,19 +324,191 @@ static PyObject *binary_fast(binary_fn fn, PyObject *x, PyObject *y, int weak) {
 
 /* ---- fast ops (mx.add, mx.exp, ...) ------------------------------------------------------ */
 
+/* Ops of one array and int / bool / dtype / int-sequence parameters (mx.reshape, mx.sum,
+ * a.astype...): the C parameters after the array, one letter each, make the variant's
+ * pattern: 'i' int, 'b' bool, 'd' mlx_dtype, 'I' (const int *, size_t). PATTERNS lists those
+ * this file can call (_fastpath.py offers only these, after checking the C function's type). */
+#define ARGS_MAX 4
+static const char *const patterns[] = {"", "i", "ii", "b", "d", "I", "ib", "Ib", NULL};
+typedef int (*fn_i)(mlx_array *, const mlx_array, int, const mlx_stream);
+typedef int (*fn_ii)(mlx_array *, const mlx_array, int, int, const mlx_stream);
+typedef int (*fn_b)(mlx_array *, const mlx_array, bool, const mlx_stream);
+typedef int (*fn_d)(mlx_array *, const mlx_array, mlx_dtype, const mlx_stream);
+typedef int (*fn_I)(mlx_array *, const mlx_array, const int *, size_t, const mlx_stream);
+typedef int (*fn_ib)(mlx_array *, const mlx_array, int, bool, const mlx_stream);
+typedef int (*fn_Ib)(mlx_array *, const mlx_array, const int *, size_t, bool, const mlx_stream);
+
+/* One C function of an op: its pattern's index and, per C parameter, the Python parameter it
+ * takes its value from. */
+typedef struct {
+    void *fn; /* NULL: the op has no such variant */
+    int pat;
+    int src[ARGS_MAX];
+} ArgVariant;
+
+enum { V_NONE, V_AXIS, V_AXES, V_COUNT }; /* by the axis argument: None, an int, a sequence */
+
 typedef struct {
     PyObject_HEAD
     vectorcallfunc vectorcall;
     PyObject *fallback; /* the bound Python function: every call that is not a fast case */
     void *fn;           /* the C op */
-    int arity;          /* 1 (unary_fn) or 2 (binary_fn) */
+    int arity;          /* 1 (unary_fn) or 2 (binary_fn); 0: an op with parameters (below) */
     int weak;           /* binary: a Python scalar operand is weakly typed (the binder's op.weak) */
+    /* arity 0: the Python parameters after the array (stream excluded) */
+    int np, npos;             /* how many; how many of them may be positional */
+    int axis;                 /* the one choosing the variant (V_*), or -1: variant V_NONE only */
+    int varargs;              /* a method taking its ints as *args too (a.reshape(2, 3)) */
+    PyObject *names[ARGS_MAX];    /* their names (interned) */
+    PyObject *defaults[ARGS_MAX]; /* their defaults (NULL: required) */
+    ArgVariant var[V_COUNT];
 } FastOp;
+
+/* A Python int in int32's range (not bool); 0: not one. */
+static int c_int(PyObject *v, int *out) {
+    if (Py_TYPE(v) != &PyLong_Type) return 0;
+    int overflow = 0;
+    long x = PyLong_AsLongAndOverflow(v, &overflow);
+    if (overflow || x < INT32_MIN || x > INT32_MAX || (x == -1 && PyErr_Occurred())) {
+        PyErr_Clear();
+        return 0;
+    }
+    *out = (int)x;
+    return 1;
+}
+
+#define INTS_MAX 16
+typedef struct {
+    int v[INTS_MAX];
+    size_t n;
+} Ints;
+
+/* A tuple/list of Python ints (or one int, as _binder._ints takes it) into *out; 0: not one. */
+static int c_ints(PyObject *v, Ints *out) {
+    if (Py_TYPE(v) == &PyLong_Type) {
+        out->n = 1;
+        return c_int(v, &out->v[0]);
+    }
+    if (!PyTuple_CheckExact(v) && !PyList_CheckExact(v)) return 0;
+    Py_ssize_t n = PySequence_Fast_GET_SIZE(v);
+    if (n > INTS_MAX) return 0;
+    PyObject **items = PySequence_Fast_ITEMS(v);
+    for (Py_ssize_t k = 0; k < n; k++)
+        if (!c_int(items[k], &out->v[k])) return 0;
+    out->n = (size_t)n;
+    return 1;
+}
+
+/* The call of an arity-0 op for the array h and the Python values vals[np]; NULL without an
+ * exception: not a fast case. */
+static PyObject *args_call(FastOp *f, mlx_array h, PyObject **vals) {
+    int vi = V_NONE;
+    if (f->axis >= 0) {
+        PyObject *ax = vals[f->axis];
+        if (ax == Py_None) {
+            vi = V_NONE;
+        } else if (Py_TYPE(ax) == &PyLong_Type) {
+            vi = f->var[V_AXIS].fn != NULL ? V_AXIS : V_AXES;
+        } else if (PyTuple_CheckExact(ax) || PyList_CheckExact(ax)) {
+            vi = f->var[V_AXES].fn != NULL || PySequence_Fast_GET_SIZE(ax) != 1 ? V_AXES : V_AXIS;
+            if (vi == V_AXIS) ax = PySequence_Fast_GET_ITEM(ax, 0);
+            vals[f->axis] = ax;
+        } else {
+            return NULL;
+        }
+    }
+    ArgVariant *v = &f->var[vi];
+    if (v->fn == NULL) return NULL;
+    const char *pat = patterns[v->pat];
+    int iv[ARGS_MAX] = {0};
+    bool bv[ARGS_MAX] = {0};
+    mlx_dtype dv = MLX_FLOAT32;
+    Ints ints;
+    ints.n = 0;
+    for (int k = 0; pat[k]; k++) {
+        PyObject *x = vals[v->src[k]];
+        switch (pat[k]) {
+        case 'i':
+            if (!c_int(x, &iv[k])) return NULL;
+            break;
+        case 'b':
+            if (x != Py_True && x != Py_False) return NULL;
+            bv[k] = x == Py_True;
+            break;
+        case 'd': {
+            Py_ssize_t c = 0, nd = PyTuple_GET_SIZE(dtypes);
+            while (c < nd && PyTuple_GET_ITEM(dtypes, c) != x) c++;
+            if (c == nd) return NULL;
+            dv = (mlx_dtype)c;
+            break;
+        }
+        case 'I':
+            if (!c_ints(x, &ints)) return NULL;
+            break;
+        }
+    }
+    mlx_array r = {NULL};
+    int rc;
+    switch (v->pat) {
+    case 0: rc = ((unary_fn)v->fn)(&r, h, main_stream); break;
+    case 1: rc = ((fn_i)v->fn)(&r, h, iv[0], main_stream); break;
+    case 2: rc = ((fn_ii)v->fn)(&r, h, iv[0], iv[1], main_stream); break;
+    case 3: rc = ((fn_b)v->fn)(&r, h, bv[0], main_stream); break;
+    case 4: rc = ((fn_d)v->fn)(&r, h, dv, main_stream); break;
+    case 5: rc = ((fn_I)v->fn)(&r, h, ints.v, ints.n, main_stream); break;
+    case 6: rc = ((fn_ib)v->fn)(&r, h, iv[0], bv[1], main_stream); break;
+    case 7: rc = ((fn_Ib)v->fn)(&r, h, ints.v, ints.n, bv[1], main_stream); break;
+    default: return NULL;
+    }
+    return call_result(rc, r);
+}
+
+/* Binds an arity-0 op's call (positional and keyword, stream None only) and runs args_call. */
+static PyObject *args_fast(FastOp *f, PyObject *const *args, Py_ssize_t n, PyObject *kwnames) {
+    if (n < 1 || Py_TYPE(args[0]) != array_type || ((CArray *)args[0])->h.ctx == NULL || !on_main_thread()) return NULL;
+    PyObject *vals[ARGS_MAX] = {NULL};
+    PyObject *tuple = NULL;
+    Py_ssize_t np = n - 1;
+    if (f->varargs && kwnames == NULL && np > 1) { /* a.reshape(2, 3): the ints are the shape */
+        tuple = PyTuple_New(np);
+        if (tuple == NULL) return NULL;
+        for (Py_ssize_t k = 0; k < np; k++) PyTuple_SET_ITEM(tuple, k, (Py_INCREF(args[k + 1]), args[k + 1]));
+        vals[0] = tuple;
+        np = 1;
+    } else if (np > f->npos) {
+        return NULL;
+    } else {
+        for (Py_ssize_t k = 0; k < np; k++) vals[k] = args[k + 1];
+    }
+    PyObject *r = NULL;
+    Py_ssize_t nk = kwnames ? PyTuple_GET_SIZE(kwnames) : 0;
+    for (Py_ssize_t k = 0; k < nk; k++) {
+        PyObject *name = PyTuple_GET_ITEM(kwnames, k), *x = args[n + k];
+        int j = 0;
+        while (j < f->np && f->names[j] != name) j++;
+        if (j == f->np) {
+            if (x == Py_None && PyUnicode_CompareWithASCIIString(name, "stream") == 0) continue;
+            goto done; /* (another name, an interned one elsewhere, or a stream: Python decides) */
+        }
+        if (vals[j] != NULL) goto done;
+        vals[j] = x;
+    }
+    for (int j = 0; j < f->np; j++) {
+        if (vals[j] == NULL && (vals[j] = f->defaults[j]) == NULL) goto done;
+    }
+    r = args_call(f, ((CArray *)args[0])->h, vals);
+done:
+    Py_XDECREF(tuple);
+    return r;
+}
 
 static PyObject *fastop_vectorcall(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames) {
     FastOp *f = (FastOp *)self;
     Py_ssize_t n = PyVectorcall_NARGS(nargsf);
-    if (kwnames == NULL && n == f->arity) {
+    if (f->arity == 0) {
+        PyObject *r = args_fast(f, args, n, kwnames);
+        if (r != NULL || PyErr_Occurred()) return r;
+    } else if (kwnames == NULL && n == f->arity) {
         if (n == 2) {
             PyObject *r = binary_fast((binary_fn)f->fn, args[0], args[1], f->weak);
             if (r != NULL || PyErr_Occurred()) return r;
@@ -351,6 +523,10 @@ static PyObject *fastop_vectorcall(PyObject *self, PyObject *const *args, size_t
 static void fastop_dealloc(FastOp *f) {
     PyTypeObject *tp = Py_TYPE(f);
     Py_XDECREF(f->fallback);
+    for (int j = 0; j < ARGS_MAX; j++) {
+        Py_XDECREF(f->names[j]);
+        Py_XDECREF(f->defaults[j]);
+    }
     tp->tp_free((PyObject *)f);
     Py_DECREF(tp);
 }
@@ -396,6 +572,34 @@ static PyType_Spec fastop_spec = {
 };
 static PyTypeObject *fastop_type;
 
+/* The method flavour (array.reshape, array.sum...): a descriptor binding the array as the
+ * first argument, as a Python function in a class body does. */
+static PyObject *fastmethod_get(PyObject *self, PyObject *obj, PyObject *type) {
+    if (obj == NULL || obj == Py_None) return Py_NewRef(self);
+    return PyMethod_New(self, obj);
+}
+
+static PyType_Slot fastmethod_slots[] = {
+    {Py_tp_dealloc, fastop_dealloc},
+    {Py_tp_call, PyVectorcall_Call},
+    {Py_tp_getattro, fastop_getattro},
+    {Py_tp_setattro, fastop_setattro},
+    {Py_tp_repr, fastop_repr},
+    {Py_tp_members, fastop_members},
+    {Py_tp_descr_get, fastmethod_get},
+    {0, NULL},
+};
+
+static PyType_Spec fastmethod_spec = {
+    "mlx.core._FastMethod", sizeof(FastOp), 0,
+    Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_VECTORCALL | Py_TPFLAGS_METHOD_DESCRIPTOR
+#ifdef Py_TPFLAGS_DISALLOW_INSTANTIATION
+        | Py_TPFLAGS_DISALLOW_INSTANTIATION
+#endif
+    , fastmethod_slots,
+};
+static PyTypeObject *fastmethod_type;
+
 static void *fn_address(PyObject *addr) {
     void *fn = PyLong_AsVoidPtr(addr);
     if (fn == NULL && !PyErr_Occurred()) PyErr_SetString(PyExc_ValueError, "null C function");
@@ -415,6 +619,7 @@ static PyObject *m_fast_op(PyObject *m, PyObject *args) {
     if (fn == NULL) return NULL;
     FastOp *f = PyObject_New(FastOp, fastop_type);
     if (f == NULL) return NULL;
+    memset((char *)f + offsetof(FastOp, vectorcall), 0, sizeof(FastOp) - offsetof(FastOp, vectorcall));
     f->vectorcall = fastop_vectorcall;
     Py_INCREF(fallback);
     f->fallback = fallback;
@@ -422,6 +627,62 @@ static PyObject *m_fast_op(PyObject *m, PyObject *args) {
     f->arity = arity;
     f->weak = weak;
     return (PyObject *)f;
+}
+
+/* fast_args_op(fallback, names, defaults, npos, axis, variants, method, varargs): an op of one
+ * array and the Python parameters `names` (defaults: a tuple of (value,) or () for a required
+ * one; the first npos may be positional; `axis` the index of the one choosing the variant, or
+ * -1), `variants` three items (None, int, sequence axis) each None or (fn_address, pattern
+ * index, tuple of parameter indices per C parameter). `method`: the descriptor flavour whose
+ * first argument is the bound array; `varargs`: its ints may come as *args. */
+static PyObject *m_fast_args_op(PyObject *m, PyObject *args) {
+    PyObject *fallback, *names, *defaults, *variants;
+    int npos, axis, method, varargs;
+    if (!PyArg_ParseTuple(args, "OO!O!iiO!pp", &fallback, &PyTuple_Type, &names, &PyTuple_Type, &defaults, &npos, &axis,
+                          &PyTuple_Type, &variants, &method, &varargs))
+        return NULL;
+    Py_ssize_t np = PyTuple_GET_SIZE(names);
+    if (!ready || !PyCallable_Check(fallback) || np > ARGS_MAX || PyTuple_GET_SIZE(defaults) != np || npos < 0 ||
+        npos > np || axis < -1 || axis >= np || PyTuple_GET_SIZE(variants) != V_COUNT) {
+        PyErr_SetString(PyExc_ValueError, "fast_args_op: setup() first, or bad arguments");
+        return NULL;
+    }
+    FastOp *f = PyObject_New(FastOp, method ? fastmethod_type : fastop_type);
+    if (f == NULL) return NULL;
+    memset((char *)f + offsetof(FastOp, vectorcall), 0, sizeof(FastOp) - offsetof(FastOp, vectorcall));
+    f->vectorcall = fastop_vectorcall;
+    f->fallback = Py_NewRef(fallback);
+    f->np = (int)np, f->npos = npos, f->axis = axis, f->varargs = varargs;
+    for (Py_ssize_t j = 0; j < np; j++) {
+        PyObject *name = PyTuple_GET_ITEM(names, j), *d = PyTuple_GET_ITEM(defaults, j);
+        if (!PyUnicode_CheckExact(name) || !PyTuple_Check(d) || PyTuple_GET_SIZE(d) > 1) goto bad;
+        Py_INCREF(name);
+        PyUnicode_InternInPlace(&name);
+        f->names[j] = name;
+        f->defaults[j] = PyTuple_GET_SIZE(d) ? Py_NewRef(PyTuple_GET_ITEM(d, 0)) : NULL;
+    }
+    for (int i = 0; i < V_COUNT; i++) {
+        PyObject *v = PyTuple_GET_ITEM(variants, i), *addr, *src;
+        int pat;
+        if (v == Py_None) continue;
+        if (!PyArg_ParseTuple(v, "OiO!", &addr, &pat, &PyTuple_Type, &src)) goto fail;
+        int npat = 0;
+        while (patterns[npat]) npat++;
+        if (pat < 0 || pat >= npat || PyTuple_GET_SIZE(src) != (Py_ssize_t)strlen(patterns[pat])) goto bad;
+        for (Py_ssize_t k = 0; k < PyTuple_GET_SIZE(src); k++) {
+            long j = PyLong_AsLong(PyTuple_GET_ITEM(src, k));
+            if (j < 0 || j >= np) goto bad;
+            f->var[i].src[k] = (int)j;
+        }
+        if ((f->var[i].fn = fn_address(addr)) == NULL) goto fail;
+        f->var[i].pat = pat;
+    }
+    return (PyObject *)f;
+bad:
+    PyErr_SetString(PyExc_ValueError, "fast_args_op: bad names, defaults or variants");
+fail:
+    Py_DECREF(f);
+    return NULL;
 }
 
 /* ---- operator slots ----------------------------------------------------------------------- */
@@ -669,6 +930,8 @@ static PyMethodDef methods[] = {
     {"set_stream", m_set_stream, METH_O, "set_stream(stream): the importing thread's stream"},
     {"wrap", m_wrap, METH_O, "wrap(ptr) -> an array owning the handle at ptr"},
     {"fast_op", m_fast_op, METH_VARARGS, "fast_op(fallback, arity, fn_address, weak)"},
+    {"fast_args_op", m_fast_args_op, METH_VARARGS,
+     "fast_args_op(fallback, names, defaults, npos, axis, variants, method, varargs)"},
     {"install_binop", m_install_binop, METH_VARARGS, "install_binop(name, fn_address, op, rop, weak)"},
     {"install_getitem", m_install_getitem, METH_O, "install_getitem(py_getitem)"},
     {NULL},
@@ -688,11 +951,22 @@ PyMODINIT_FUNC PyInit__mlx_carray(void) {
     memcpy(cffi_api, table, sizeof cffi_api);
     fastop_type = (PyTypeObject *)PyType_FromSpec(&fastop_spec);
     if (fastop_type == NULL) return NULL;
+    fastmethod_type = (PyTypeObject *)PyType_FromSpec(&fastmethod_spec);
+    if (fastmethod_type == NULL) return NULL;
+    PyObject *pats = PyTuple_New(sizeof patterns / sizeof patterns[0] - 1);
+    if (pats == NULL) return NULL;
+    for (Py_ssize_t k = 0; patterns[k]; k++) {
+        PyObject *t = PyUnicode_FromString(patterns[k]);
+        if (t == NULL) return Py_DECREF(pats), NULL;
+        PyTuple_SET_ITEM(pats, k, t);
+    }
     PyObject *mod = PyModule_Create(&module);
     if (mod == NULL) return NULL;
     if (PyModule_AddIntConstant(mod, "MLX_ARM_CDEF_STAMP", (long)MLX_ARM_CDEF_STAMP) < 0 ||
         PyModule_AddIntConstant(mod, "VERSION", CARRAY_VERSION) < 0 ||
-        PyModule_AddObjectRef(mod, "FastOp", (PyObject *)fastop_type) < 0) {
+        PyModule_AddObjectRef(mod, "FastOp", (PyObject *)fastop_type) < 0 ||
+        PyModule_AddObjectRef(mod, "FastMethod", (PyObject *)fastmethod_type) < 0 ||
+        PyModule_AddObject(mod, "PATTERNS", pats) < 0) {
         Py_DECREF(mod);
         return NULL;
     }
