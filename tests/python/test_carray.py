@@ -400,3 +400,81 @@ def test_args_methods():
     assert c.dtype == mx.float16
     m = mx.array.sum
     np.testing.assert_array_equal(np.array(m(a, 0)), x.sum(0))
+
+
+@pytest.mark.parametrize("value,dtype,np_dtype", [
+    (1.5, mx.float32, np.float32), (-7, mx.int32, np.int32), (True, mx.bool_, np.bool_), (2**40, mx.int64, np.int64),
+    (2**63 + 5, mx.uint64, np.uint64), (200, mx.uint8, np.uint8), (-3, mx.int8, np.int8), (60000, mx.uint16, np.uint16),
+    (-300, mx.int16, np.int16), (2**32 - 1, mx.uint32, np.uint32), (0.1, mx.float64, np.float64),
+    (1.5, mx.float16, np.float16), (1.25, mx.bfloat16, None), (1 + 2j, mx.complex64, np.complex64)])
+def test_item(value, dtype, np_dtype):
+    """a.item() (C for bool, ints, float32/64) gives numpy's value and Python type."""
+    a = mx.array(value, dtype=dtype)
+    got = a.item()
+    if np_dtype is not None:
+        want = np.array(value, dtype=np_dtype).item()
+        assert type(got) is type(want) and got == want
+    else:
+        assert type(got) is float and got == value
+    b = mx.array(value, dtype=dtype) * 1 if dtype != mx.bool_ else mx.logical_not(mx.array(not value))
+    assert b.item() == a.item()  # (an unevaluated node: item() evaluates)
+
+
+def test_item_errors():
+    with pytest.raises(ValueError, match="Only length-1 arrays"):
+        mx.array([1.0, 2.0]).item()
+    with pytest.raises(ValueError, match="Only length-1 arrays"):
+        mx.array(np.zeros((0,), np.float32)).item()
+    assert mx.array([[3]]).item() == 3
+
+
+@pytest.mark.parametrize("v", [[1.0, 2.5, -3.0], [1, -2, 2**31 - 1], [1, 2.5], [2**31], [1e39, -1e39], [True, False],
+                               [[1, 2], [3, 4]], list(range(100)), [float(i) / 7 for i in range(70)], [0.1], [-(2**31)]])
+def test_array_from_list(v):
+    """mx.array(list) (C for flat lists of only floats / only int32 ints) against numpy with
+    MLX's dtype rule."""
+    a = mx.array(v)
+    flat = [x for r in v for x in r] if isinstance(v[0], list) else v
+    if all(type(x) is bool for x in flat):
+        want = np.array(v, np.bool_)
+    elif all(type(x) is int for x in flat):
+        want = np.array(v, np.int32 if all(-(2**31) <= x < 2**31 for x in flat) else np.int64)
+    else:
+        with np.errstate(over="ignore"):
+            want = np.array(v, np.float64).astype(np.float32)
+    assert a.dtype == {np.dtype(np.bool_): mx.bool_, np.dtype(np.int32): mx.int32, np.dtype(np.int64): mx.int64,
+                       np.dtype(np.float32): mx.float32}[want.dtype]
+    np.testing.assert_array_equal(np.array(a), want)
+
+
+def test_array_from_list_other_forms():
+    assert mx.array([1.0, 2.0], mx.int32).dtype == mx.int32
+    assert mx.array([1, 2], dtype=mx.float16).dtype == mx.float16
+    a = mx.array([1.0, 2.0])
+    a.__init__([3.0, 4.0])
+    np.testing.assert_array_equal(np.array(a), [3.0, 4.0])
+
+    class Sub(mx.array):
+        pass
+
+    s = Sub([1.0, 2.0])
+    assert type(s) is Sub and s.tolist() == [1.0, 2.0]
+    with pytest.raises(ValueError):
+        mx.array([[1.0], [2.0, 3.0]])
+
+
+def test_getitem_is_not_a_python_function_on_the_type():
+    """CPython 3.11+ turns `a[i]` in a hot loop into a direct call of the type's __getitem__
+    when that is a Python function, bypassing the C slot; with the C type it must be a C
+    method (which gives the same results)."""
+    if _array._C is None:
+        pytest.skip("pure-Python array class")
+    import types
+
+    assert not isinstance(mx.array.__dict__["__getitem__"], types.FunctionType)
+    a = mx.array(np.arange(6, dtype=np.float32).reshape(2, 3))
+    for _ in range(50):  # (specialized after a few runs)
+        np.testing.assert_array_equal(np.array(a[1]), [3, 4, 5])
+        np.testing.assert_array_equal(np.array(a[..., 1:3]), [[1, 2], [4, 5]])
+        np.testing.assert_array_equal(np.array(a[mx.array([1])]), [[3, 4, 5]])
+    np.testing.assert_array_equal(np.array(a.__getitem__((0, 2))), 2)

@@ -177,6 +177,10 @@ def install_methods(array, module, plain, special):
         if type(f) is not _C.FastOp or args_plan(f._op) is None:
             continue
         setattr(array, name, fast_args_op(f._op, f.__wrapped__, getattr(array, name), special.get(name, False)))
+    from ._array import _STREAM_OWNERS
+
+    _C.install_item(array.item, _STREAM_OWNERS)
+    _C.install_init()
     t = module.get("transpose")
     if type(t) is _C.FastOp and args_plan(t._op) is not None:
         array.T = property(t, doc=array.T.__doc__)
