@@ -35,7 +35,10 @@ def test_fast_ops_are_chosen_from_the_tables():
         pytest.skip("pure-Python array class")
     fast = {n for n in dir(mx) if type(getattr(mx, n)).__name__ == "_FastOp"}
     assert {"add", "multiply", "subtract", "divide", "exp", "matmul", "maximum", "sqrt"} <= fast
-    assert not {"sum", "reshape", "transpose", "where", "clip", "astype"} & fast  # other signatures
+    assert not {"where", "clip", "concatenate", "take"} & fast  # other signatures
+    # (the ops of one array and int/bool/dtype parameters: test_args_ops)
+    fast = {n for n in fast if getattr(mx, n)._op.fixed is not None
+            and all(s[1] is None or s[1].__name__ == "_conv_array" for s in getattr(mx, n)._op.fixed.steps)}
     rng = np.random.default_rng(0)
     x = rng.uniform(0.5, 2.0, (3, 3)).astype(np.float32)
     y = rng.uniform(0.5, 2.0, (3, 3)).astype(np.float32)
@@ -266,3 +269,212 @@ def test_null_handle_pointers_are_refused():
     with pytest.raises(TypeError):
         a._p = ffi.NULL
     assert a.item() == 1.0
+
+
+# Calls of the ops with int / int-sequence / bool / dtype parameters (_fastpath.args_plan): the
+# fast call (or, for the forms it leaves alone, the Python path) against the compiled Python
+# function and numpy. (name, args after the array, kwargs, numpy of x)
+_ARGS_CASES = [
+    ("reshape", ((6, 4),), {}, lambda x: x.reshape(6, 4)),
+    ("reshape", ([24],), {}, lambda x: x.reshape(24)),
+    ("reshape", (), {"shape": (4, -1)}, lambda x: x.reshape(4, -1)),
+    ("reshape", (np.array([2, 12]),), {}, lambda x: x.reshape(2, 12)),  # (Python path)
+    ("transpose", (), {}, lambda x: x.transpose()),
+    ("transpose", ((2, 0, 1),), {}, lambda x: x.transpose(2, 0, 1)),
+    ("transpose", (), {"axes": [1, 0, 2]}, lambda x: x.transpose(1, 0, 2)),
+    ("sum", (), {}, lambda x: x.sum()),
+    ("sum", (-1,), {}, lambda x: x.sum(-1)),
+    ("sum", (), {"axis": -1, "keepdims": True}, lambda x: x.sum(-1, keepdims=True)),
+    ("sum", ((0, 2),), {}, lambda x: x.sum((0, 2))),
+    ("sum", ([1],), {"keepdims": False}, lambda x: x.sum(1)),
+    ("sum", (np.int64(1),), {}, lambda x: x.sum(1)),  # (Python path)
+    ("sum", (1, 1), {}, lambda x: x.sum(1, keepdims=True)),  # (keepdims an int: Python path)
+    ("mean", ((1, 2),), {}, lambda x: x.mean((1, 2))),
+    ("max", (0,), {"keepdims": True}, lambda x: x.max(0, keepdims=True)),
+    ("argmax", (), {"axis": 2}, lambda x: x.argmax(2)),
+    ("expand_dims", (0,), {}, lambda x: np.expand_dims(x, 0)),
+    ("expand_dims", ((0, 4),), {}, lambda x: np.expand_dims(x, (0, 4))),
+    ("squeeze", (), {}, lambda x: x.squeeze()),
+    ("swapaxes", (0, 2), {}, lambda x: x.swapaxes(0, 2)),
+    ("moveaxis", (0, -1), {}, lambda x: np.moveaxis(x, 0, -1)),
+    ("flatten", (), {"start_axis": 1}, lambda x: x.reshape(2, 12)),
+    ("astype", (mx.int32,), {}, lambda x: x.astype(np.int32)),
+    ("astype", (mx.float16,), {}, lambda x: x.astype(np.float16)),
+    ("sum", (), {"axis": 1, "stream": mx.cpu}, lambda x: x.sum(1)),  # (Python path: a stream)
+    ("softmax", (-1,), {"precise": True}, None),
+    ("sort", (), {"axis": None}, lambda x: np.sort(x.reshape(-1))),
+    ("topk", (2,), {}, None),
+]
+
+
+@pytest.mark.parametrize("name,args,kwargs,ref", _ARGS_CASES, ids=[f"{c[0]}{i}" for i, c in enumerate(_ARGS_CASES)])
+def test_args_ops(name, args, kwargs, ref):
+    x = np.random.default_rng(1).uniform(-2, 2, (2, 3, 4)).astype(np.float32)
+    f = getattr(mx, name)
+    got = f(mx.array(x), *args, **kwargs)
+    if _array._C is not None:
+        assert type(f).__name__ == "_FastOp", name
+        want = f.__wrapped__(mx.array(x), *args, **kwargs)
+        assert got.dtype == want.dtype and got.shape == want.shape
+        np.testing.assert_array_equal(np.array(got), np.array(want))
+    if ref is not None:
+        r = ref(x)
+        assert got.shape == r.shape
+        np.testing.assert_allclose(np.array(got).astype(np.float64), r.astype(np.float64), rtol=1e-6, atol=1e-6)
+
+
+def test_args_ops_defaults_equal_their_python_function():
+    """Every op with a fast call of this kind, called with the array alone where its other
+    parameters have defaults, returns what its Python function returns."""
+    if _array._C is None:
+        pytest.skip("pure-Python array class")
+    from mlx.core import _fastpath
+
+    ops = [n for n in dir(mx) if type(getattr(mx, n)).__name__ == "_FastOp" and _fastpath.args_plan(getattr(mx, n)._op)]
+    assert {"reshape", "transpose", "sum", "mean", "max", "astype", "expand_dims", "squeeze"} <= set(ops)
+    x = mx.array(np.random.default_rng(2).uniform(0.5, 2, (1, 3, 4)).astype(np.float32))
+    checked = 0
+    for n in ops:
+        f = getattr(mx, n)
+        plan = _fastpath.args_plan(f._op)
+        if any(d == () for d in plan[1]):
+            continue
+        try:
+            want = f.__wrapped__(x)
+            mx.eval(want)
+        except Exception as e:
+            with pytest.raises(type(e)):
+                mx.eval(f(x))
+            continue
+        got = f(x)
+        assert got.dtype == want.dtype and got.shape == want.shape, n
+        np.testing.assert_array_equal(np.array(got), np.array(want), err_msg=n)
+        checked += 1
+    assert checked >= 20
+
+
+def test_args_ops_errors_are_the_python_paths():
+    """Bad arguments give the Python path's errors (the fast call either refuses the form and
+    lets Python raise, or the C function's error is raised the same way)."""
+    a = mx.array(np.ones((2, 3), np.float32))
+    for call in (lambda f: f(a, axis=5), lambda f: f(a, axis=True), lambda f: f(a, axis=(0, 0)),
+                 lambda f: f(a, 0, False, 1), lambda f: f(a, bogus=1), lambda f: f(a, 0, axis=0)):
+        errs = []
+        for f in (mx.sum, getattr(mx.sum, "__wrapped__", mx.sum)):
+            try:
+                mx.eval(call(f))
+                errs.append(None)
+            except Exception as e:
+                errs.append((type(e), str(e)))
+        assert errs[0] is not None and errs[0] == errs[1]
+    for bad in ((7,), (2, 2**40), ("a", 1)):
+        with pytest.raises((ValueError, TypeError, OverflowError)):  # (the Python path's errors)
+            mx.eval(a.reshape(*bad))
+    with pytest.raises(TypeError):
+        a.astype("float32")
+
+
+def test_args_methods():
+    """The method forms (a.reshape(2, 3), a.transpose(1, 0), a.T, a.sum(axis=...), a.astype
+    with a positional stream) against numpy."""
+    x = np.arange(24, dtype=np.float32).reshape(2, 3, 4)
+    a = mx.array(x)
+    np.testing.assert_array_equal(np.array(a.reshape(4, 6)), x.reshape(4, 6))
+    np.testing.assert_array_equal(np.array(a.reshape((6, 4))), x.reshape(6, 4))
+    np.testing.assert_array_equal(np.array(a.reshape(24)), x.reshape(24))
+    np.testing.assert_array_equal(np.array(a.reshape(shape=[4, 6])), x.reshape(4, 6))
+    np.testing.assert_array_equal(np.array(a.transpose()), x.transpose())
+    np.testing.assert_array_equal(np.array(a.transpose(2, 0, 1)), x.transpose(2, 0, 1))
+    np.testing.assert_array_equal(np.array(a.transpose([1, 0, 2])), x.transpose(1, 0, 2))
+    np.testing.assert_array_equal(np.array(a.T), x.T)
+    np.testing.assert_array_equal(np.array(a.sum(axis=-1)), x.sum(-1))
+    np.testing.assert_array_equal(np.array(a.sum(1, True)), x.sum(1, keepdims=True))
+    np.testing.assert_array_equal(np.array(a.mean((0, 1))), x.mean((0, 1)))
+    np.testing.assert_array_equal(np.array(a.max()), x.max())
+    np.testing.assert_array_equal(np.array(a.squeeze()), x)
+    np.testing.assert_allclose(np.array(a.exp()), np.exp(x), rtol=1e-6)
+    b = a.astype(mx.int32)
+    assert b.dtype == mx.int32
+    np.testing.assert_array_equal(np.array(b), x.astype(np.int32))
+    c = a.astype(mx.float16, mx.cpu)
+    assert c.dtype == mx.float16
+    m = mx.array.sum
+    np.testing.assert_array_equal(np.array(m(a, 0)), x.sum(0))
+
+
+@pytest.mark.parametrize("value,dtype,np_dtype", [
+    (1.5, mx.float32, np.float32), (-7, mx.int32, np.int32), (True, mx.bool_, np.bool_), (2**40, mx.int64, np.int64),
+    (2**63 + 5, mx.uint64, np.uint64), (200, mx.uint8, np.uint8), (-3, mx.int8, np.int8), (60000, mx.uint16, np.uint16),
+    (-300, mx.int16, np.int16), (2**32 - 1, mx.uint32, np.uint32), (0.1, mx.float64, np.float64),
+    (1.5, mx.float16, np.float16), (1.25, mx.bfloat16, None), (1 + 2j, mx.complex64, np.complex64)])
+def test_item(value, dtype, np_dtype):
+    """a.item() (C for bool, ints, float32/64) gives numpy's value and Python type."""
+    a = mx.array(value, dtype=dtype)
+    got = a.item()
+    if np_dtype is not None:
+        want = np.array(value, dtype=np_dtype).item()
+        assert type(got) is type(want) and got == want
+    else:
+        assert type(got) is float and got == value
+    b = mx.array(value, dtype=dtype) * 1 if dtype != mx.bool_ else mx.logical_not(mx.array(not value))
+    assert b.item() == a.item()  # (an unevaluated node: item() evaluates)
+
+
+def test_item_errors():
+    with pytest.raises(ValueError, match="Only length-1 arrays"):
+        mx.array([1.0, 2.0]).item()
+    with pytest.raises(ValueError, match="Only length-1 arrays"):
+        mx.array(np.zeros((0,), np.float32)).item()
+    assert mx.array([[3]]).item() == 3
+
+
+@pytest.mark.parametrize("v", [[1.0, 2.5, -3.0], [1, -2, 2**31 - 1], [1, 2.5], [2**31], [1e39, -1e39], [True, False],
+                               [[1, 2], [3, 4]], list(range(100)), [float(i) / 7 for i in range(70)], [0.1], [-(2**31)]])
+def test_array_from_list(v):
+    """mx.array(list) (C for flat lists of only floats / only int32 ints) against numpy with
+    MLX's dtype rule."""
+    a = mx.array(v)
+    flat = [x for r in v for x in r] if isinstance(v[0], list) else v
+    if all(type(x) is bool for x in flat):
+        want = np.array(v, np.bool_)
+    elif all(type(x) is int for x in flat):
+        want = np.array(v, np.int32 if all(-(2**31) <= x < 2**31 for x in flat) else np.int64)
+    else:
+        with np.errstate(over="ignore"):
+            want = np.array(v, np.float64).astype(np.float32)
+    assert a.dtype == {np.dtype(np.bool_): mx.bool_, np.dtype(np.int32): mx.int32, np.dtype(np.int64): mx.int64,
+                       np.dtype(np.float32): mx.float32}[want.dtype]
+    np.testing.assert_array_equal(np.array(a), want)
+
+
+def test_array_from_list_other_forms():
+    assert mx.array([1.0, 2.0], mx.int32).dtype == mx.int32
+    assert mx.array([1, 2], dtype=mx.float16).dtype == mx.float16
+    a = mx.array([1.0, 2.0])
+    a.__init__([3.0, 4.0])
+    np.testing.assert_array_equal(np.array(a), [3.0, 4.0])
+
+    class Sub(mx.array):
+        pass
+
+    s = Sub([1.0, 2.0])
+    assert type(s) is Sub and s.tolist() == [1.0, 2.0]
+    with pytest.raises(ValueError):
+        mx.array([[1.0], [2.0, 3.0]])
+
+
+def test_getitem_is_not_a_python_function_on_the_type():
+    """CPython 3.11+ turns `a[i]` in a hot loop into a direct call of the type's __getitem__
+    when that is a Python function, bypassing the C slot; with the C type it must be a C
+    method (which gives the same results)."""
+    if _array._C is None:
+        pytest.skip("pure-Python array class")
+    import types
+
+    assert not isinstance(mx.array.__dict__["__getitem__"], types.FunctionType)
+    a = mx.array(np.arange(6, dtype=np.float32).reshape(2, 3))
+    for _ in range(50):  # (specialized after a few runs)
+        np.testing.assert_array_equal(np.array(a[1]), [3, 4, 5])
+        np.testing.assert_array_equal(np.array(a[..., 1:3]), [[1, 2], [4, 5]])
+        np.testing.assert_array_equal(np.array(a[mx.array([1])]), [[3, 4, 5]])
+    np.testing.assert_array_equal(np.array(a.__getitem__((0, 2))), 2)

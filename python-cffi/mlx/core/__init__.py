@@ -445,3 +445,4 @@ def __getattr__(name):
 from . import _fastpath as _fastpath  # noqa: E402
 
 _fastpath.install_operators(array, _operators._BIN, _operators._BITWISE, globals().get("matmul"))
+_fastpath.install_methods(array, globals(), _METHODS, {"reshape": True, "transpose": True, "astype": False})

@@ -474,4 +474,5 @@ def make_op(pyname):
     f.__qualname__ = f.__name__
     f.__doc__ = f"mx.{pyname}: bound to {', '.join(v.cname for v in vs)} (signature as in MLX)."
     f._op = op
-    return _fastpath.fast_op(op, f)
+    g = _fastpath.fast_op(op, f)
+    return g if g is not f else _fastpath.fast_args_op(op, f)
