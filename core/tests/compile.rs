@@ -119,6 +119,37 @@ fn several_outputs_and_shared_values() {
     assert_eq!(steps[0], Some(2), "exp(x) + exp(x) computes exp once");
 }
 
+/// One op with a broadcast scalar or row operand is one fused step (MLX's
+/// `CompiledBroadcastMultiply`), a column operand or no broadcast leaves the op as it is; the
+/// values are the uncompiled op's in every case, over many blocks and an odd row width.
+#[test]
+fn a_single_op_with_a_broadcast_scalar_or_row_fuses() {
+    let mul = fun(|x| Ok(vec![ops::multiply(&x[0], &x[1])?]));
+    let sub = fun(|x| Ok(vec![ops::subtract(&x[1], &x[0])?]));
+    let x = arr(&[333, 301], 30);
+    let cases: [(&str, Array, Option<usize>); 6] = [
+        ("scalar", Array::scalar(1.5f32).unwrap(), Some(1)),
+        ("row", arr(&[301], 31), Some(1)),
+        ("row with a leading 1", arr(&[1, 301], 32), Some(1)),
+        ("one element", arr(&[1, 1], 33), Some(1)),
+        ("column", arr(&[333, 1], 34), None),
+        ("same shape", arr(&[333, 301], 35), None),
+    ];
+    for (name, b, want) in cases {
+        for (f, op) in [(&mul, "multiply"), (&sub, "subtract")] {
+            let (_, steps) = check_same(&alloc_name(op, name), f, &[x.clone(), b.clone()]);
+            assert_eq!(steps[0], want, "{op} by a {name}");
+        }
+    }
+    // Broadcast on both sides (a column times a row) is not a scalar-or-row case.
+    let (_, steps) = check_same("outer", &mul, &[arr(&[333, 1], 36), arr(&[301], 37)]);
+    assert_eq!(steps[0], None);
+}
+
+fn alloc_name(op: &str, case: &str) -> String {
+    format!("{op} by a {case}")
+}
+
 #[test]
 fn traces_once_per_signature() {
     let calls = Arc::new(AtomicUsize::new(0));

@@ -207,7 +207,7 @@ impl Tape {
     }
 
     /// The shape the trace saw for `r`.
-    fn traced_shape(&self, r: Ref) -> Option<&[usize]> {
+    pub(crate) fn traced_shape(&self, r: Ref) -> Option<&[usize]> {
         match r {
             Ref::Input(i) => self.input_shapes.get(i).map(|s| &s[..]),
             Ref::Const(i) => self.consts.get(i).map(|c| c.shape()),
