@@ -412,6 +412,45 @@ fn shapeless_reductions_and_mean_serve_every_shape_from_one_trace() {
     assert_eq!(s.traces(), 1);
 }
 
+/// The gradient of a matmul whose batch axes broadcast, traced in a shapeless compile, serves
+/// other shapes of the same ranks from its one trace (as MLX), with the values of the
+/// uncompiled gradient (upstream-style operands: (B, 1, M, K) @ (N, K, P)).
+#[test]
+fn shapeless_grad_of_a_broadcasting_matmul_traces_once() {
+    let loss = |x: &[Array]| -> Result<Vec<Array>> {
+        let y = ops::matmul(&x[0], &x[1])?;
+        Ok(vec![ops::sum(&ops::multiply(&y, &y)?, None, false)?])
+    };
+    let g = move |x: &[Array]| mlx_arm_core::transforms::grad(&loss, x, &[0, 1]);
+    let c = compile(fun(g), true);
+    let shapes: [(&[usize], &[usize]); 3] =
+        [(&[2, 1, 3, 4], &[5, 4, 2]), (&[3, 1, 2, 3], &[4, 3, 1]), (&[1, 1, 5, 2], &[2, 2, 3])];
+    for (k, (a, b)) in shapes.iter().enumerate() {
+        let inputs = [arr(a, 40 + k as u64), arr(b, 50 + k as u64)];
+        let got = c.call(&inputs).unwrap();
+        let want = g(&inputs).unwrap();
+        for (o, w) in got.iter().zip(&want) {
+            assert_eq!(o.shape(), w.shape(), "{a:?} @ {b:?}");
+            assert_eq!(o.to_bytes().unwrap(), w.to_bytes().unwrap(), "{a:?} @ {b:?}");
+        }
+        assert_eq!((got[0].shape(), got[1].shape()), (*a, *b));
+    }
+    assert_eq!(c.traces(), 1, "one trace for every shape of these ranks");
+    // Upstream test_compile_shapeless_with_broadcast: the loss is the plain sum, whose
+    // cotangent (its seed broadcast to the traced shape, made during the trace) feeds a
+    // matmul: a new shape traces again rather than reading that shape (MLX reuses its trace).
+    let plain_sum = |x: &[Array]| -> Result<Vec<Array>> { Ok(vec![ops::sum(&ops::matmul(&x[0], &x[1])?, None, false)?]) };
+    let g = move |x: &[Array]| mlx_arm_core::transforms::grad(&plain_sum, x, &[0, 1]);
+    let c = compile(fun(g), true);
+    for (a, b) in [(&[2usize, 1, 4, 2][..], &[3usize, 2, 5][..]), (&[3, 1, 4, 2], &[2, 2, 5])] {
+        let inputs = [arr(a, 60), arr(b, 61)];
+        let (got, want) = (c.call(&inputs).unwrap(), g(&inputs).unwrap());
+        assert_eq!((got[0].shape(), got[1].shape()), (a, b));
+        assert_eq!(got[0].to_bytes().unwrap(), want[0].to_bytes().unwrap());
+        assert_eq!(got[1].to_bytes().unwrap(), want[1].to_bytes().unwrap());
+    }
+}
+
 /// A shapeless export traced where a reduction is a no-op still reduces on other shapes.
 #[test]
 fn shapeless_export_keeps_size_one_reductions() {
