@@ -119,6 +119,37 @@ fn several_outputs_and_shared_values() {
     assert_eq!(steps[0], Some(2), "exp(x) + exp(x) computes exp once");
 }
 
+/// One op with a broadcast scalar or row operand is one fused step (MLX's
+/// `CompiledBroadcastMultiply`), a column operand or no broadcast leaves the op as it is; the
+/// values are the uncompiled op's in every case, over many blocks and an odd row width.
+#[test]
+fn a_single_op_with_a_broadcast_scalar_or_row_fuses() {
+    let mul = fun(|x| Ok(vec![ops::multiply(&x[0], &x[1])?]));
+    let sub = fun(|x| Ok(vec![ops::subtract(&x[1], &x[0])?]));
+    let x = arr(&[333, 301], 30);
+    let cases: [(&str, Array, Option<usize>); 6] = [
+        ("scalar", Array::scalar(1.5f32).unwrap(), Some(1)),
+        ("row", arr(&[301], 31), Some(1)),
+        ("row with a leading 1", arr(&[1, 301], 32), Some(1)),
+        ("one element", arr(&[1, 1], 33), Some(1)),
+        ("column", arr(&[333, 1], 34), None),
+        ("same shape", arr(&[333, 301], 35), None),
+    ];
+    for (name, b, want) in cases {
+        for (f, op) in [(&mul, "multiply"), (&sub, "subtract")] {
+            let (_, steps) = check_same(&alloc_name(op, name), f, &[x.clone(), b.clone()]);
+            assert_eq!(steps[0], want, "{op} by a {name}");
+        }
+    }
+    // Broadcast on both sides (a column times a row) is not a scalar-or-row case.
+    let (_, steps) = check_same("outer", &mul, &[arr(&[333, 1], 36), arr(&[301], 37)]);
+    assert_eq!(steps[0], None);
+}
+
+fn alloc_name(op: &str, case: &str) -> String {
+    format!("{op} by a {case}")
+}
+
 #[test]
 fn traces_once_per_signature() {
     let calls = Arc::new(AtomicUsize::new(0));
@@ -379,6 +410,45 @@ fn shapeless_reductions_and_mean_serve_every_shape_from_one_trace() {
         assert!(vals(&got[0]).iter().all(|&v| v == (n + 2) as f64), "sum over {n} rows");
     }
     assert_eq!(s.traces(), 1);
+}
+
+/// The gradient of a matmul whose batch axes broadcast, traced in a shapeless compile, serves
+/// other shapes of the same ranks from its one trace (as MLX), with the values of the
+/// uncompiled gradient (upstream-style operands: (B, 1, M, K) @ (N, K, P)).
+#[test]
+fn shapeless_grad_of_a_broadcasting_matmul_traces_once() {
+    let loss = |x: &[Array]| -> Result<Vec<Array>> {
+        let y = ops::matmul(&x[0], &x[1])?;
+        Ok(vec![ops::sum(&ops::multiply(&y, &y)?, None, false)?])
+    };
+    let g = move |x: &[Array]| mlx_arm_core::transforms::grad(&loss, x, &[0, 1]);
+    let c = compile(fun(g), true);
+    let shapes: [(&[usize], &[usize]); 3] =
+        [(&[2, 1, 3, 4], &[5, 4, 2]), (&[3, 1, 2, 3], &[4, 3, 1]), (&[1, 1, 5, 2], &[2, 2, 3])];
+    for (k, (a, b)) in shapes.iter().enumerate() {
+        let inputs = [arr(a, 40 + k as u64), arr(b, 50 + k as u64)];
+        let got = c.call(&inputs).unwrap();
+        let want = g(&inputs).unwrap();
+        for (o, w) in got.iter().zip(&want) {
+            assert_eq!(o.shape(), w.shape(), "{a:?} @ {b:?}");
+            assert_eq!(o.to_bytes().unwrap(), w.to_bytes().unwrap(), "{a:?} @ {b:?}");
+        }
+        assert_eq!((got[0].shape(), got[1].shape()), (*a, *b));
+    }
+    assert_eq!(c.traces(), 1, "one trace for every shape of these ranks");
+    // Upstream test_compile_shapeless_with_broadcast: the loss is the plain sum, whose
+    // cotangent (its seed broadcast to the traced shape, made during the trace) feeds a
+    // matmul: a new shape traces again rather than reading that shape (MLX reuses its trace).
+    let plain_sum = |x: &[Array]| -> Result<Vec<Array>> { Ok(vec![ops::sum(&ops::matmul(&x[0], &x[1])?, None, false)?]) };
+    let g = move |x: &[Array]| mlx_arm_core::transforms::grad(&plain_sum, x, &[0, 1]);
+    let c = compile(fun(g), true);
+    for (a, b) in [(&[2usize, 1, 4, 2][..], &[3usize, 2, 5][..]), (&[3, 1, 4, 2], &[2, 2, 5])] {
+        let inputs = [arr(a, 60), arr(b, 61)];
+        let (got, want) = (c.call(&inputs).unwrap(), g(&inputs).unwrap());
+        assert_eq!((got[0].shape(), got[1].shape()), (a, b));
+        assert_eq!(got[0].to_bytes().unwrap(), want[0].to_bytes().unwrap());
+        assert_eq!(got[1].to_bytes().unwrap(), want[1].to_bytes().unwrap());
+    }
 }
 
 /// A shapeless export traced where a reduction is a no-op still reduces on other shapes.

@@ -330,7 +330,11 @@ pub fn squeeze(a: &Array, axes: Option<&[isize]>) -> Result<Array> {
         }
     };
     let s: Vec<isize> = (0..nd).filter(|i| !drop.contains(i)).map(|i| a.shape()[i] as isize).collect();
-    reshape(a, &s)
+    let out = reshape(a, &s)?;
+    // A shapeless trace removes the axes again on other shapes (MLX's `Squeeze`).
+    let axes: Vec<isize> = drop.iter().map(|&i| i as isize).collect();
+    crate::transforms::compile::note_squeeze(a, &out, &axes);
+    Ok(out)
 }
 
 /// `mx.flatten(a, start_axis=0, end_axis=-1)`.

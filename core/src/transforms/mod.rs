@@ -64,7 +64,11 @@ pub type Fun<'a> = &'a dyn Fn(&[Array]) -> Result<Vec<Array>>;
 pub(crate) fn make_tracer(p: &Array) -> Result<Array> {
     let shape = p.shape().to_vec();
     let mut v = Array::from_op_traced(Primitive::Shape(ShapeOp::Reshape), vec![p.clone()], vec![(shape, p.dtype())], true);
-    v.pop().ok_or_else(|| Error::runtime("vjp", "tracer op made no output"))
+    let t = v.pop().ok_or_else(|| Error::runtime("vjp", "tracer op made no output"))?;
+    // Inside a shapeless compile (a grad of the compiled function's arguments) the identity
+    // reshape is replayed as the argument itself on other shapes, not as a fixed shape.
+    compile::note_identity(p, &t);
+    Ok(t)
 }
 
 pub(crate) fn node_key(a: &Array) -> usize {

@@ -46,7 +46,7 @@ pub(crate) fn vjp(op: &ShapeOp, inputs: &[Array], out: &Array, g: &Array, needs:
         ShapeOp::Broadcast => one(unbroadcast(g, x.shape())?),
         // The inputs after the first only give their shapes (MLX stops their gradients).
         ShapeOp::BroadcastAxes(_) => {
-            let mut grads = vec![Some(unbroadcast(g, x.shape())?)];
+            let mut grads = vec![Some(unbroadcast_generic(g, x.shape())?)];
             grads.resize(inputs.len(), None);
             Ok(grads)
         }
@@ -121,6 +121,32 @@ pub(crate) fn vjp(op: &ShapeOp, inputs: &[Array], out: &Array, g: &Array, needs:
 
 /// Sums `g` down to `shape`: over the leading axes broadcasting added and over the axes that
 /// were 1 in `shape`.
+/// [`unbroadcast`] for a node of a shapeless trace (`broadcast_axes`): a sum keeping its
+/// axes, then a `squeeze` of the leading ones, and no reshape to `shape`, so a replay on other
+/// shapes of the same ranks infers every shape again (MLX reuses its trace there) rather than
+/// tracing anew. The same sum, so the same values.
+fn unbroadcast_generic(g: &Array, shape: &[usize]) -> Result<Array> {
+    let lead = g.ndim().saturating_sub(shape.len());
+    let mut axes: Vec<isize> = (0..lead as isize).collect();
+    for (i, &d) in shape.iter().enumerate() {
+        if d == 1 && g.shape().get(lead + i) != Some(&1) {
+            axes.push((lead + i) as isize);
+        }
+    }
+    if g.ndim() < shape.len() || (axes.is_empty() && g.shape() != shape) {
+        return unbroadcast(g, shape);
+    }
+    if axes.is_empty() {
+        return Ok(g.clone());
+    }
+    let s = sum(g, Some(&axes), true)?;
+    if lead == 0 {
+        return Ok(s);
+    }
+    let leading: Vec<isize> = (0..lead as isize).collect();
+    squeeze(&s, Some(&leading))
+}
+
 pub(crate) fn unbroadcast(g: &Array, shape: &[usize]) -> Result<Array> {
     let lead = g.ndim() - shape.len();
     let mut axes: Vec<isize> = (0..lead as isize).collect();

@@ -5,6 +5,12 @@
 //! its value never has to exist outside the fused kernel. Walking the tape backwards, each
 //! group grows from its last node (its root) towards the inputs; chains, diamonds and
 //! trees fuse, and a value read outside the group stays an ordinary node.
+//!
+//! A group of one node becomes a fused node too when it reads a broadcast operand that the
+//! fused kernel loads faster than the ordinary binary kernel does (a scalar or a row repeated
+//! over leading axes: [`cheap_broadcast`]), as MLX compiles `x * s` into one
+//! `CompiledBroadcastMultiply` kernel (`core/examples/bench_compile.rs`: 5–7× on a 4M-element
+//! multiply; a column operand is slower fused, so it stays an ordinary node).
 
 use super::tape::{Ref, TNode, Tape};
 use crate::ops::fused::{is_elementwise, FusedOp, Step};
@@ -49,7 +55,7 @@ pub(crate) fn fuse(t: &Tape) -> Tape {
     let mut new_ref: Vec<Option<usize>> = alloc::vec![None; n];
     for k in 0..n {
         let m = &members[&group[k]];
-        if m.len() < 2 {
+        if m.len() < 2 && !(fusible(k) && cheap_broadcast(t, k)) {
             let node = &t.nodes[k];
             let inputs = node.inputs.iter().map(|&r| renumber(r, &new_ref)).collect();
             out.nodes.push(TNode { prim: node.prim.clone(), inputs, metas: node.metas.clone(), reshape_to: node.reshape_to.clone() });
@@ -61,6 +67,30 @@ pub(crate) fn fuse(t: &Tape) -> Tape {
     }
     out.outputs = t.outputs.iter().map(|&r| renumber(r, &new_ref)).collect();
     out
+}
+
+/// Whether node `k` reads an operand broadcast to its shape, and every such operand is a
+/// scalar or a block of trailing axes repeated over leading ones (the trace's shapes: a
+/// shapeless replay on other shapes stays correct, as the fused kernel takes any broadcast).
+fn cheap_broadcast(t: &Tape, k: usize) -> bool {
+    let out = &t.nodes[k].metas[0].0;
+    let mut any = false;
+    for &r in &t.nodes[k].inputs {
+        let Some(s) = t.traced_shape(r) else { return false };
+        if s == &out[..] {
+            continue;
+        }
+        any = true;
+        // Left-padded to the output's rank: size-1 axes first, then the output's own sizes.
+        let pad = out.len().saturating_sub(s.len());
+        let p = |i: usize| if i < pad { 1 } else { s[i - pad] };
+        // Every axis up to the last broadcast one must be broadcast (size 1 in the operand).
+        let last = (0..out.len()).rev().find(|&i| p(i) != out[i]);
+        if s.len() > out.len() || last.is_some_and(|b| (0..=b).any(|i| p(i) != 1)) {
+            return false;
+        }
+    }
+    any
 }
 
 /// The fused node for the group `members` (in tape order, root last).

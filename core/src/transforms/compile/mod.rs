@@ -59,6 +59,11 @@ pub(crate) enum ReshapeRequest {
     Infer(Vec<isize>),
     /// Size-1 axes inserted at these output positions (as MLX's `ExpandDims` primitive).
     ExpandDims(Vec<isize>),
+    /// These size-1 axes removed (as MLX's `Squeeze` primitive).
+    Squeeze(Vec<isize>),
+    /// The same array: the tracer an inner transform (a `grad` inside the compiled function)
+    /// makes of its argument, which records an identity reshape.
+    Identity,
 }
 
 impl ReshapeRequest {
@@ -67,6 +72,8 @@ impl ReshapeRequest {
         match self {
             ReshapeRequest::Infer(to) => crate::ops::reshape(a, to),
             ReshapeRequest::ExpandDims(axes) => crate::ops::expand_dims(a, axes),
+            ReshapeRequest::Squeeze(axes) => crate::ops::squeeze(a, Some(axes)),
+            ReshapeRequest::Identity => Ok(a.clone()),
         }
     }
 }
@@ -90,6 +97,21 @@ pub(crate) fn note_reshape(a: &Array, out: &Array, requested: &[isize]) {
 pub(crate) fn note_expand_dims(a: &Array, out: &Array, axes: &[isize]) {
     if shape_generic(a) {
         RESHAPE_REQUESTS.lock().push((out.clone(), ReshapeRequest::ExpandDims(axes.to_vec())));
+    }
+}
+
+/// Notes that the reshape `out` of `a` is `squeeze(a, axes)` (kept only in a shapeless trace).
+pub(crate) fn note_squeeze(a: &Array, out: &Array, axes: &[isize]) {
+    if shape_generic(a) {
+        RESHAPE_REQUESTS.lock().push((out.clone(), ReshapeRequest::Squeeze(axes.to_vec())));
+    }
+}
+
+/// Notes that the reshape `out` of `a` is an inner transform's tracer of `a` (kept only in a
+/// shapeless trace): a replay on other shapes passes `a` through.
+pub(crate) fn note_identity(a: &Array, out: &Array) {
+    if shape_generic(a) {
+        RESHAPE_REQUESTS.lock().push((out.clone(), ReshapeRequest::Identity));
     }
 }
 

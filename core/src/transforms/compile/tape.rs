@@ -48,6 +48,12 @@ pub(crate) struct Tape {
     pub(crate) outputs: Vec<Ref>,
     /// Input shapes at trace time (shapeless replays check non-elementwise nodes against them).
     pub(crate) input_shapes: Vec<Vec<usize>>,
+    /// Whether a node reads a constant of more than one element that was still lazy when
+    /// the trace ended: made during the trace from shapes the trace saw (as the cotangent a
+    /// `grad` inside the function broadcasts from its seed), so other shapes need a trace of
+    /// their own (a lazy value captured from outside is treated alike: more traces, same
+    /// values).
+    pub(crate) shaped_consts: bool,
 }
 
 /// The input of a broadcast node, if `a` is one (pending or kept by the trace).
@@ -93,6 +99,7 @@ impl Tape {
             nodes: Vec::new(),
             outputs: Vec::new(),
             input_shapes: leaves.iter().map(|a| a.shape().to_vec()).collect(),
+            shaped_consts: false,
         };
         for (k, op) in ops.iter().enumerate() {
             let inputs = op.inputs.lock().clone();
@@ -103,7 +110,9 @@ impl Tape {
                     args = stripped;
                 }
             }
-            let inputs = args.iter().map(|a| t.resolve(&mut refs, a)).collect();
+            let inputs: Vec<Ref> = args.iter().map(|a| t.resolve(&mut refs, a)).collect();
+            let lazy_const = |(r, a): (&Ref, &Array)| matches!(r, Ref::Const(_)) && a.size() > 1 && a.pending_op().is_some();
+            t.shaped_consts |= inputs.iter().zip(&args).any(lazy_const);
             let reshape_to = match op.prim {
                 Primitive::Shape(ShapeOp::Reshape) => op.outputs.lock().first().and_then(|w| super::reshape_request(w.as_ptr() as usize)),
                 _ => None,
@@ -204,10 +213,11 @@ impl Tape {
     pub(crate) fn fixes_shapes(&self) -> bool {
         self.nodes.iter().any(|n| !(is_elementwise(&n.prim) || matches!(n.prim, Primitive::Fused(_)) || rebuild::infers_shapes(&n.prim) || n.reshape_to.is_some()))
             || self.outputs.iter().any(|r| matches!(r, Ref::Const(_)))
+            || self.shaped_consts
     }
 
     /// The shape the trace saw for `r`.
-    fn traced_shape(&self, r: Ref) -> Option<&[usize]> {
+    pub(crate) fn traced_shape(&self, r: Ref) -> Option<&[usize]> {
         match r {
             Ref::Input(i) => self.input_shapes.get(i).map(|s| &s[..]),
             Ref::Const(i) => self.consts.get(i).map(|c| c.shape()),

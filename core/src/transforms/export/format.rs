@@ -232,6 +232,6 @@ fn read_trace(c: &mut Cursor, pool: &[Array]) -> Result<Trace> {
     }
     let n_out = count(c, "output count", 5)?;
     let outputs = (0..n_out).map(|_| read_ref(c, n_inputs, n_consts, &nodes)).collect::<Result<Vec<_>>>()?;
-    let tape = Tape { n_inputs, consts, nodes, outputs, input_shapes };
+    let tape = Tape { n_inputs, consts, nodes, outputs, input_shapes, shaped_consts: false };
     Ok(Trace { n_args, kwarg_names, shapeless, input_dtypes, tape })
 }

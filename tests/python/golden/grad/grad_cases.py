@@ -888,8 +888,9 @@ def shapeless_compile_broadcast_matmul(mx):
 
 @case
 def shapeless_compile_grad_of_broadcast_matmul(mx):
-    # Values only: here the gradient's unbroadcast (a sum, then a reshape to the traced
-    # shape) makes a second shape trace again, where MLX reuses the trace.
+    # Values only: here `** 2`'s cotangent holds a constant the trace made at the traced
+    # shape, so a second shape traces again (MLX reuses the trace); one trace where it does
+    # not is checked by core/tests/compile.rs shapeless_grad_of_a_broadcasting_matmul_traces_once.
     g = mx.grad(lambda x, y: (mx.matmul(x, y) ** 2).sum(), argnums=(0, 1))
     calls = [(_x(mx, 2, 1, 3, 4), _x(mx, 5, 4, 2, seed=1)), (_x(mx, 3, 1, 2, 3, seed=2), _x(mx, 4, 3, 1, seed=3))]
     return _traced_calls(mx, g, calls)[0]
