@@ -324,7 +324,9 @@ impl Buffer {
         });
         let Some(p) = fresh else {
             ACTIVE.fetch_sub(len, Ordering::Relaxed);
-            return Err(Error::out_of_memory(op, len));
+            // An allocator that cannot align to a page (a host's, through the C API, may not)
+            // gets an ordinary zeroed buffer: the same contents, only resident in full.
+            return Self::allocate(len, op, true);
         };
         PEAK.fetch_max(active, Ordering::Relaxed);
         Ok(Arc::new(Buffer::with_backing(p, len, Backing::Owned { allocator: a, align: PAGE_ALIGN }, true)))
