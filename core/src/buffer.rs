@@ -18,6 +18,10 @@ use core::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 /// Alignment of every host allocation: a cache line, and enough for any SIMD load.
 pub const ALIGN: usize = 64;
 
+/// Alignment of [`Buffer::new_pages`]' blocks: a page, so that an allocator can tell them
+/// apart and give each a mapping of its own.
+pub const PAGE_ALIGN: usize = 4096;
+
 /// Where host memory comes from. Firmware, RTOSes and shared CPU/GPU allocators implement this.
 pub trait Allocator: Send + Sync {
     /// Returns `size` bytes aligned to `align`, or `None` when it cannot.
@@ -27,6 +31,16 @@ pub trait Allocator: Send + Sync {
     /// # Safety
     /// `ptr` must come from `alloc(size, align)` on this allocator and not be freed twice.
     unsafe fn free(&self, ptr: NonNull<u8>, size: usize, align: usize);
+    /// [`Allocator::alloc`] of zeroed bytes. An allocator that gets zeroed memory without
+    /// writing it (fresh pages of a mapping) overrides this, so that the pages of a large
+    /// buffer stay unbacked until written: a KV cache's buffer then costs memory only for the
+    /// positions written so far.
+    fn alloc_zeroed(&self, size: usize, align: usize) -> Option<NonNull<u8>> {
+        let p = self.alloc(size, align)?;
+        // SAFETY: `alloc` returned `size` writable bytes.
+        unsafe { core::ptr::write_bytes(p.as_ptr(), 0, size) };
+        Some(p)
+    }
 }
 
 /// The global Rust allocator (`alloc::alloc`), which returns null rather than aborting.
@@ -42,6 +56,11 @@ impl Allocator for HostAllocator {
         if let Ok(layout) = Layout::from_size_align(size.max(1), align) {
             alloc::alloc::dealloc(ptr.as_ptr(), layout);
         }
+    }
+    fn alloc_zeroed(&self, size: usize, align: usize) -> Option<NonNull<u8>> {
+        let layout = Layout::from_size_align(size.max(1), align).ok()?;
+        // SAFETY: the layout has non-zero size.
+        NonNull::new(unsafe { alloc::alloc::alloc_zeroed(layout) })
     }
 }
 
@@ -287,6 +306,32 @@ impl Buffer {
         Self::allocate(len, op, false)
     }
 
+    /// `len` zeroed bytes, page-aligned ([`PAGE_ALIGN`]), always newly allocated and handed
+    /// straight back to the allocator when dropped (never through the buffer cache, whose
+    /// reuse would clear every byte): for a large buffer written a part at a time, a KV cache.
+    /// Where the allocator maps such blocks by themselves (the `mlx-arm` CLI's does), only the
+    /// pages written so far are resident.
+    pub fn new_pages(len: usize, op: &'static str) -> Result<Arc<Buffer>> {
+        let active = ACTIVE.fetch_add(len, Ordering::Relaxed).saturating_add(len);
+        if active > memory_limit() || len > isize::MAX as usize {
+            ACTIVE.fetch_sub(len, Ordering::Relaxed);
+            return Err(Error::out_of_memory(op, len));
+        }
+        let a = allocator();
+        let fresh = a.alloc_zeroed(len, PAGE_ALIGN).or_else(|| {
+            clear_cache();
+            a.alloc_zeroed(len, PAGE_ALIGN)
+        });
+        let Some(p) = fresh else {
+            ACTIVE.fetch_sub(len, Ordering::Relaxed);
+            // An allocator that cannot align to a page (a host's, through the C API, may not)
+            // gets an ordinary zeroed buffer: the same contents, only resident in full.
+            return Self::allocate(len, op, true);
+        };
+        PEAK.fetch_max(active, Ordering::Relaxed);
+        Ok(Arc::new(Buffer::with_backing(p, len, Backing::Owned { allocator: a, align: PAGE_ALIGN }, true)))
+    }
+
     fn allocate(len: usize, op: &'static str, zero: bool) -> Result<Arc<Buffer>> {
         let active = ACTIVE.fetch_add(len, Ordering::Relaxed).saturating_add(len);
         if active > memory_limit() || len > isize::MAX as usize {
@@ -303,19 +348,18 @@ impl Buffer {
                 p
             }
             None => {
-                let fresh = a.alloc(len, ALIGN).or_else(|| {
+                // Zeroed even for overwrite: a fresh block may hold another object's freed
+                // bytes, and bool buffers must never see values other than 0 and 1. The
+                // allocator zeroes without writing where it can (fresh mapped pages).
+                let fresh = a.alloc_zeroed(len, ALIGN).or_else(|| {
                     // Under pressure, give cached memory back and try once more.
                     clear_cache();
-                    a.alloc(len, ALIGN)
+                    a.alloc_zeroed(len, ALIGN)
                 });
                 let Some(p) = fresh else {
                     ACTIVE.fetch_sub(len, Ordering::Relaxed);
                     return Err(Error::out_of_memory(op, len));
                 };
-                // Zero even for overwrite: a fresh block may hold another object's freed bytes,
-                // and bool buffers must never see values other than 0 and 1.
-                // SAFETY: p is valid for len bytes.
-                unsafe { core::ptr::write_bytes(p.as_ptr(), 0, len) };
                 p
             }
         };
@@ -465,7 +509,9 @@ impl Drop for Buffer {
         match &self.backing {
             Backing::Owned { allocator, align } => {
                 ACTIVE.fetch_sub(self.len, Ordering::Relaxed);
-                if let Some((ptr, len)) = give_back(self.ptr, self.len, *allocator) {
+                // The cache keeps and frees blocks of ALIGN only ([`Buffer::new_pages`]' go back).
+                let unkept = if *align == ALIGN { give_back(self.ptr, self.len, *allocator) } else { Some((self.ptr, self.len)) };
+                if let Some((ptr, len)) = unkept {
                     // SAFETY: allocated by this allocator with this size and alignment.
                     unsafe { allocator.free(ptr, len, *align) };
                 }

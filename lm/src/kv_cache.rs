@@ -206,7 +206,7 @@ fn buffer(slot: &mut Option<Array>, x: &Array, plan: &Plan, fits: bool) -> Resul
         return slot.take().ok_or_else(|| Error::runtime("kv_cache", "cache buffer missing"));
     }
     let (b, h, d) = (x.shape()[0], x.shape()[1], x.shape()[3]);
-    let fresh = ops::zeros(&[b, h, plan.capacity, d], x.dtype())?;
+    let fresh = zeroed(&[b, h, plan.capacity, d], x.dtype())?;
     let kept_rows = plan.offset - plan.first;
     Ok(match slot.take() {
         // Keep the stored positions from `first`; everything past `offset` is about to be
@@ -218,4 +218,23 @@ fn buffer(slot: &mut Option<Array>, x: &Array, plan: &Plan, fits: bool) -> Resul
         }
         _ => fresh,
     })
+}
+
+/// A zeroed buffer of `shape` for the cache to write into. On the CPU it is a fresh zeroed
+/// block ([`Buffer::new_pages`]) never written as a whole: where the allocator maps such
+/// blocks by themselves (the `mlx-arm` CLI's), the positions not written yet cost no memory,
+/// so a cache reserved for a long reply holds only what it has stored (a lazy `zeros` is
+/// copied into place, touching every page, and a block from the buffer cache is cleared).
+/// Elsewhere it is `zeros`, made where the buffers live.
+///
+/// [`Buffer::new_pages`]: mlx_arm_core::buffer::Buffer::new_pages
+fn zeroed(shape: &[usize], dtype: mlx_arm_core::DType) -> Result<Array> {
+    if mlx_arm_core::device::default_device() != mlx_arm_core::Device::CPU {
+        return ops::zeros(shape, dtype);
+    }
+    let bytes = shape
+        .iter()
+        .try_fold(dtype.size(), |n, &d| n.checked_mul(d))
+        .ok_or_else(|| Error::invalid("kv_cache", "the cache's buffer size overflows"))?;
+    Array::from_buffer(mlx_arm_core::buffer::Buffer::new_pages(bytes, "kv_cache")?, 0, shape, dtype)
 }
