@@ -51,9 +51,9 @@ fn broadcast_ok(size: u32, stages: vk::ShaderStageFlags, ops: vk::SubgroupFeatur
 pub const GGML_LANES_ENV: &str = "MLX_ARM_VULKAN_GGML_LANES";
 
 /// The invocations that share one weight row in the GGUF matmul shaders, per [`GGML_LANES_ENV`];
-/// unset: one subgroup where subgroups are 32 wide (the sums are then one `subgroupAdd`, no
-/// barrier; on an H200 prompts ran 5 % faster than with 64 and decode GEMVs 1 % faster), else 64
-/// (with a shared-memory tree 32 decoded 3 % slower than 64 on the H200; docs/BENCHMARKS.md).
+/// unset: 8 where subgroups are 32 wide (NVIDIA: on an H200 prompts ran 2.7x faster than with 32
+/// or 64 lanes — four outputs a subgroup instead of one — and decode at the same speed; session
+/// 18 in docs/BENCHMARKS.md), else 64 (the width measured on devices with other subgroup sizes).
 pub(crate) fn ggml_lanes(subgroup: Option<u32>) -> Result<u32> {
     lanes_for(std::env::var(GGML_LANES_ENV).ok().as_deref(), subgroup)
 }
@@ -61,7 +61,7 @@ pub(crate) fn ggml_lanes(subgroup: Option<u32>) -> Result<u32> {
 /// [`ggml_lanes`] for the variable's value `env`.
 fn lanes_for(env: Option<&str>, subgroup: Option<u32>) -> Result<u32> {
     match env {
-        None | Some("") => Ok(if subgroup == Some(32) { 32 } else { 64 }),
+        None | Some("") => Ok(if subgroup == Some(32) { 8 } else { 64 }),
         Some(v) => match v.parse::<u32>() {
             Ok(n @ (8 | 16 | 32 | 64)) => Ok(n),
             _ => Err(Error::invalid("vulkan", format!("{GGML_LANES_ENV}={v}: expected 8, 16, 32 or 64."))),
@@ -122,10 +122,10 @@ mod tests {
 
     #[test]
     fn lanes_default_to_one_32_wide_subgroup_else_64() {
-        assert_eq!(lanes_for(None, Some(32)).unwrap(), 32);
+        assert_eq!(lanes_for(None, Some(32)).unwrap(), 8);
         assert_eq!(lanes_for(None, Some(8)).unwrap(), 64);
         assert_eq!(lanes_for(None, None).unwrap(), 64);
-        assert_eq!(lanes_for(Some(""), Some(32)).unwrap(), 32);
+        assert_eq!(lanes_for(Some(""), Some(32)).unwrap(), 8);
         assert_eq!(lanes_for(Some("8"), Some(32)).unwrap(), 8);
         assert_eq!(lanes_for(Some("64"), Some(32)).unwrap(), 64);
         for bad in ["48", "128", "0", "lots"] {
