@@ -156,13 +156,7 @@ fn run_pure(model: &Model, step: Option<&Compiled>, prompt: &[u32], n: usize) ->
         build_secs.push(t0.elapsed().as_secs_f64());
         let next = argmax(&outs[0])?;
         step_secs.push(t0.elapsed().as_secs_f64());
-        tok = match prompt.get(pos + 1) {
-            Some(&p) => p,
-            None => {
-                tokens.push(next);
-                next
-            }
-        };
+        tok = next_input(prompt, pos, next, &mut tokens);
     }
     Ok(Run { tokens, step_secs, build_secs })
 }
@@ -179,15 +173,21 @@ fn run_forward(model: &Model, prompt: &[u32], n: usize) -> Result<Run> {
         build_secs.push(t0.elapsed().as_secs_f64());
         let next = argmax(&logits)?;
         step_secs.push(t0.elapsed().as_secs_f64());
-        tok = match prompt.get(pos + 1) {
-            Some(&p) => p,
-            None => {
-                tokens.push(next);
-                next
-            }
-        };
+        tok = next_input(prompt, pos, next, &mut tokens);
     }
     Ok(Run { tokens, step_secs, build_secs })
+}
+
+/// The token fed at step `pos + 1`: the prompt's while it lasts (teacher forcing), then the model's
+/// own greedy choice `next`, which is kept in `tokens`.
+fn next_input(prompt: &[u32], pos: usize, next: u32, tokens: &mut Vec<u32>) -> u32 {
+    match prompt.get(pos + 1) {
+        Some(&p) => p,
+        None => {
+            tokens.push(next);
+            next
+        }
+    }
 }
 
 fn median(v: &mut [f64]) -> f64 {

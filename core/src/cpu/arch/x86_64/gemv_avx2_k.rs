@@ -23,14 +23,7 @@ use super::super::prepared::{
     holds_q8k, iq4xs_scales, prepare_q8k, q3k_scales, q4k_scales_mins, quant_gemv, Kernel, Low2, IQ4XS_BYTES, K4,
 };
 use super::super::{GemvActivations as Act, QuantGemv};
-use super::quant::{hsum_ps, nibbles};
-
-/// The f16 at `p` as f32.
-#[target_feature(enable = "avx2,fma,f16c")]
-#[inline]
-unsafe fn f16_at(p: *const u8) -> f32 {
-    _mm_cvtss_f32(_mm_cvtph_ps(_mm_cvtsi32_si128((p as *const u16).read_unaligned() as i32)))
-}
+use super::quant::{f16_at, hsum_ps, nibbles};
 
 /// `vpmaddwd` factors for the register of sub-blocks `2t`, `2t + 1`: `[s₂ₜ ×8, s₂ₜ₊₁ ×8]` from
 /// 16 i16 scales `s16` (lane k = scale k).

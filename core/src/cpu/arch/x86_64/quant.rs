@@ -33,13 +33,13 @@ type GemmFn = super::super::QuantGemmFn;
 
 #[target_feature(enable = "avx2,fma,f16c")]
 #[inline]
-unsafe fn f16_at(p: *const u8) -> f32 {
+pub(super) unsafe fn f16_at(p: *const u8) -> f32 {
     // A broadcast load, not a scalar insert: see `f16x8`.
     _mm_cvtss_f32(_mm_cvtph_ps(_mm_set1_epi16((p as *const i16).read_unaligned())))
 }
 
 #[inline]
-unsafe fn f32_at(p: *const u8) -> f32 {
+pub(super) unsafe fn f32_at(p: *const u8) -> f32 {
     f32::from_le_bytes([*p, *p.add(1), *p.add(2), *p.add(3)])
 }
 

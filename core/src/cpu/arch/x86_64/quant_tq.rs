@@ -16,24 +16,13 @@
 
 use core::arch::x86_64::*;
 
-use super::quant::load;
+use super::quant::{f16_at, f32_at, load};
 use crate::cpu::isa::{self, Isa};
 use crate::quant::GgmlType;
 
 const TQ1_BYTES: usize = GgmlType::TQ1_0.block_bytes();
 const TQ2_BYTES: usize = GgmlType::TQ2_0.block_bytes();
 const Q8_K_BYTES: usize = GgmlType::Q8_K.block_bytes();
-
-#[target_feature(enable = "avx2,fma,f16c")]
-#[inline]
-unsafe fn f16_at(p: *const u8) -> f32 {
-    _mm_cvtss_f32(_mm_cvtph_ps(_mm_set1_epi16((p as *const i16).read_unaligned())))
-}
-
-#[inline]
-unsafe fn f32_at(p: *const u8) -> f32 {
-    f32::from_le_bytes([*p, *p.add(1), *p.add(2), *p.add(3)])
-}
 
 /// The sum of 8 i32 lanes (exact: a block's lanes total at most 256·128).
 #[target_feature(enable = "avx2,fma,f16c")]
