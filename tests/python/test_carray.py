@@ -478,3 +478,189 @@ def test_getitem_is_not_a_python_function_on_the_type():
         np.testing.assert_array_equal(np.array(a[..., 1:3]), [[1, 2], [4, 5]])
         np.testing.assert_array_equal(np.array(a[mx.array([1])]), [[3, 4, 5]])
     np.testing.assert_array_equal(np.array(a.__getitem__((0, 2))), 2)
+
+
+# ---- a[idx] = v (py27: the C slot for basic indices; _operators._setitem is the Python path) ----
+
+_SET_CASES = [  # (index, value shape or None for a Python scalar)
+    (0, None), (-1, (4,)), ((1, 2), (1,)), ((slice(None), 1), (2, 4)), ((Ellipsis, slice(1, 3)), (1, 1, 2)),
+    ((None, 0), (3, 4)), ((slice(None, None, -1),), (3, 4)), ((0, Ellipsis, slice(0, 4, 2)), (2,)),
+    ((1, -2, 3), ()), ((slice(5, None),), (4,)), ((slice(-100, 100, 3),), (3, 1)), ((Ellipsis, slice(2, 3), slice(None)), (1, 2, 1, 4)),
+    ((0, None, slice(1, 2)), (1, 1, 4)), (Ellipsis, (2, 3, 4)), ((), None)]
+
+
+def _python_setitem(a, idx, v):
+    from mlx.core import _operators
+
+    _operators._setitem(a, idx, v)
+
+
+@pytest.mark.parametrize("idx,vshape", _SET_CASES)
+@pytest.mark.parametrize("dtype", [np.float32, np.int32])
+def test_setitem_basic(idx, vshape, dtype):
+    """``a[idx] = v`` (the C slot when in use) equals the Python __setitem__ and numpy, with the
+    value an array (broadcast by MLX's rule: leading 1s beyond ``a[idx]``'s rank dropped) or a
+    Python scalar."""
+    x = np.arange(24, dtype=dtype).reshape(2, 3, 4)
+    if vshape is None:
+        v_np = v = 100 if dtype == np.int32 else 2.5
+    else:
+        v_np = (np.arange(int(np.prod(vshape)), dtype=dtype).reshape(vshape) + 50)
+        v = mx.array(v_np)
+    want = x.copy()
+    want[idx] = v_np  # (numpy also drops the update's extra leading 1s)
+    a, b = mx.array(x), mx.array(x)
+    a[idx] = v
+    _python_setitem(b, idx, v)
+    assert a.dtype == b.dtype == mx.array(x).dtype and a.shape == b.shape == x.shape
+    np.testing.assert_array_equal(np.array(a), np.array(b))
+    np.testing.assert_array_equal(np.array(a), want)
+
+
+@pytest.fixture
+def python_setitem_calls(monkeypatch):
+    """The indices that reached the Python __setitem__'s own work (recorded, then done)."""
+    from mlx.core import _operators
+
+    calls, inner = [], _operators._fast_setitem
+
+    def recorded(a, idx, value):
+        calls.append(idx)
+        return inner(a, idx, value)
+
+    monkeypatch.setattr(_operators, "_fast_setitem", recorded)
+    return calls
+
+
+def test_setitem_fast_cases_stay_in_c(python_setitem_calls):
+    """With the C type the basic cases never reach Python; the others do, with their results."""
+    a = mx.zeros((2, 3, 4))
+    a[..., 1:2, :] = mx.ones((1, 2, 1, 4))
+    a[0, 0, 0] = 5.0
+    a[1] = 3
+    fast = python_setitem_calls[:]
+    a[mx.array([0])] = 7.0  # an array index
+    a[np.int64(1), 0, 0] = 9.0  # a numpy int
+    a[0, 2, 3] = np.float32(4.0)  # a numpy scalar value
+    x = np.zeros((2, 3, 4), np.float32)
+    x[:, 1, :] = 1
+    x[0, 0, 0] = 5
+    x[1] = 3
+    x[[0]] = 7
+    x[1, 0, 0] = 9
+    x[0, 2, 3] = 4
+    np.testing.assert_array_equal(np.array(a), x)
+    if _array._C is not None:
+        assert fast == []
+        assert len(python_setitem_calls) == 3
+    else:
+        assert len(fast) == 3
+
+
+@pytest.mark.parametrize("dtype,value,want", [
+    (mx.int32, 7.9, 7), (mx.int8, -3.5, -3), (mx.float32, 2**30 + 1, 2.0**30), (mx.float32, True, 1.0),
+    (mx.bool_, 2, True), (mx.float16, 0.5, 0.5), (mx.uint8, 255, 255), (mx.int64, 2**40, 2**40)])
+def test_setitem_scalar_casts(dtype, value, want):
+    """A Python scalar is weakly typed next to the array, then cast to its dtype (as MLX)."""
+    a = mx.zeros((3,), dtype)
+    a[1] = value
+    assert a.dtype == dtype and a.tolist() == [0, want, 0]
+
+
+def test_setitem_array_values_are_cast():
+    a = mx.zeros((2, 2), mx.int32)
+    a[0] = mx.array([1.7, -2.7])
+    a[1, :] = mx.array([True, False])
+    assert a.dtype == mx.int32 and a.tolist() == [[1, -2], [1, 0]]
+    h = mx.zeros((3,), mx.float16)
+    h[1:] = mx.array([0.25, 1e6])
+    assert h.dtype == mx.float16 and h.tolist() == [0.0, 0.25, float("inf")]
+
+
+def test_setitem_errors_are_the_python_paths():
+    """The failures the C call refuses reach the Python __setitem__, which raises its errors
+    (MLX's, except ``a[0, 5] = v``, which real MLX 0.32.4 accepts silently); the array is left
+    as it was."""
+    from mlx.core import _operators
+
+    x = np.arange(6, dtype=np.float32).reshape(2, 3)
+    cases = [((0, 5), 1.0), ((0, 0, 0), 1.0), (0, mx.ones((2, 1, 3))), (0, mx.ones((2,))), (5, 1.0), (2 ** 70, 1.0)]
+    for idx, v in cases:
+        a, b = mx.array(x), mx.array(x)
+        with pytest.raises(Exception) as got:
+            a[idx] = v
+        with pytest.raises(type(got.value)) as want:
+            _operators._setitem(b, idx, v)
+        assert str(got.value) == str(want.value), idx
+        np.testing.assert_array_equal(np.array(a), x)
+    with pytest.raises(ValueError, match="overflow"):
+        mx.zeros((2,), mx.uint8)[0] = 300
+    with pytest.raises(AttributeError):
+        del mx.zeros((2,))[0]  # (MLX: arrays have no __delitem__)
+
+
+def test_setitem_aliasing():
+    """MLX's semantics: assignment rebinds the array object in place (every name for it sees
+    the update); arrays taken from it before, and the value, are unchanged."""
+    a = mx.array(np.arange(5, dtype=np.float32))
+    alias = a
+    before = a[1:3]
+    whole = mx.array(a)
+    u = mx.array([10.0, 11.0])
+    a[1:3] = u
+    assert alias is a and alias.tolist() == [0, 10, 11, 3, 4]
+    assert before.tolist() == [1, 2] and whole.tolist() == [0, 1, 2, 3, 4]
+    u[0] = -1.0
+    assert a.tolist() == [0, 10, 11, 3, 4]
+    a[1:4] = a[0:3]  # overlapping: the right side is read before the write
+    assert a.tolist() == [0, 0, 10, 11, 4]
+    a[:] = a * 2
+    assert a.tolist() == [0, 0, 20, 22, 8]
+
+
+def test_setitem_in_loops_on_other_threads_and_subclasses():
+    """A warm loop (the interpreter's specialization), another thread, a subclass instance and a
+    direct __setitem__ call all give numpy's values."""
+    import types
+
+    if _array._C is not None:
+        assert not isinstance(mx.array.__dict__["__setitem__"], types.FunctionType)
+    x = mx.zeros((1, 2, 16, 4))
+    for i in range(16):
+        x[..., i:i + 1, :] = mx.full((1, 2, 1, 4), float(i))
+    np.testing.assert_array_equal(np.array(x)[0, 1, :, 0], np.arange(16, dtype=np.float32))
+    out = {}
+
+    def work():
+        y = mx.zeros((3,))
+        y[1] = 2.0
+        out["y"] = np.array(y)
+
+    t = threading.Thread(target=work)
+    t.start()
+    t.join()
+    np.testing.assert_array_equal(out["y"], [0, 2, 0])
+
+    class Sub(mx.array):
+        pass
+
+    s = Sub([1.0, 2.0])
+    s[0] = 5.0
+    assert type(s) is Sub and s.tolist() == [5.0, 2.0]
+    z = mx.zeros((2,))
+    z.__setitem__(1, 3.0)
+    assert z.tolist() == [0.0, 3.0]
+    with pytest.raises(TypeError):
+        z.__setitem__(1)
+
+
+def test_setitem_in_a_shapeless_trace_keeps_the_update():
+    """An update that is empty at the traced shape must still be in the graph for other shapes."""
+    def f(x):
+        y = x * 1
+        y[2:3] = 0.0
+        return y
+
+    c = mx.compile(f, shapeless=True)
+    np.testing.assert_array_equal(np.array(c(mx.array([1.0, 2.0]))), [1.0, 2.0])
+    np.testing.assert_array_equal(np.array(c(mx.array([1.0, 2.0, 3.0, 4.0]))), [1.0, 2.0, 0.0, 4.0])

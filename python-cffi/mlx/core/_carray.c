@@ -34,7 +34,7 @@
 #endif
 /* Bumped with every change of this file's Python-facing behaviour: _array.py refuses a build
  * of another version (a stale build then means the pure-Python array, not a wrong one). */
-#define CARRAY_VERSION 7
+#define CARRAY_VERSION 8
 
 typedef int (*unary_fn)(mlx_array *, const mlx_array, const mlx_stream);
 typedef int (*binary_fn)(mlx_array *, const mlx_array, const mlx_array, const mlx_stream);
@@ -820,19 +820,20 @@ static int spec_item(PyObject *i, int64_t *spec, size_t *n) {
     return 0;
 }
 
+/* The whole index (one item or a tuple of them) into spec, *n entries; 0 when not encodable. */
+static int encode_index(PyObject *idx, int64_t *spec, size_t *n) {
+    if (!PyTuple_CheckExact(idx)) return spec_item(idx, spec, n);
+    for (Py_ssize_t k = 0; k < PyTuple_GET_SIZE(idx); k++)
+        if (!spec_item(PyTuple_GET_ITEM(idx, k), spec, n)) return 0;
+    return 1;
+}
+
 static PyObject *slot_getitem(PyObject *self, PyObject *idx) {
     CArray *a = (CArray *)self;
     if (Py_TYPE(self) == array_type && a->h.ctx != NULL && on_main_thread()) {
         int64_t spec[INDEX_MAX];
         size_t n = 0;
-        int ok;
-        if (PyTuple_CheckExact(idx)) {
-            ok = 1;
-            for (Py_ssize_t k = 0; ok && k < PyTuple_GET_SIZE(idx); k++) ok = spec_item(PyTuple_GET_ITEM(idx, k), spec, &n);
-        } else {
-            ok = spec_item(idx, spec, &n);
-        }
-        if (ok) {
+        if (encode_index(idx, spec, &n)) {
             mlx_array r = {NULL};
             if (mlx_arm_index_basic(&r, a->h, spec, n, main_stream) == 0) return new_array(r);
             if (r.ctx != NULL) mlx_array_free(r);
@@ -869,10 +870,91 @@ static PyObject *m_install_getitem(PyObject *m, PyObject *fn) {
     Py_RETURN_NONE;
 }
 
+/* a[idx] = v for the same index form and v an array (exactly mx.array) or a Python scalar that
+ * weak_scalar takes: one mlx_arm_index_basic_update, which rebinds a's handle in place (shape
+ * and dtype are kept, so the cached ones stay right; a failure leaves the handle untouched).
+ * Any other index or value, a failing call (out of range, an update that does not broadcast),
+ * another thread or a shapeless compile trace running (shapeless[0] != 0: the Python path
+ * keeps a node for an empty window there) goes to the Python __setitem__, the reference,
+ * which does it or raises MLX's error. `del a[idx]` goes to the slot the type had. */
+static PyObject *py_setitem, *shapeless;
+static objobjargproc orig_ass_subscript;
+
+static int in_shapeless_trace(void) {
+    PyObject *k = PyList_GET_SIZE(shapeless) > 0 ? PyList_GET_ITEM(shapeless, 0) : NULL;
+    return k == NULL || Py_TYPE(k) != &PyLong_Type || PyLong_AsLong(k) != 0;
+}
+
+static int slot_setitem(PyObject *self, PyObject *idx, PyObject *value) {
+    if (value == NULL) return orig_ass_subscript(self, idx, value);
+    CArray *a = (CArray *)self;
+    if (Py_TYPE(self) == array_type && a->h.ctx != NULL && on_main_thread() && !in_shapeless_trace()) {
+        mlx_array v = {NULL};
+        if (Py_TYPE(value) == array_type) {
+            v = ((CArray *)value)->h;
+        } else if (!weak_scalar(value, mlx_array_dtype(a->h), &v)) {
+            v.ctx = NULL;
+        }
+        if (PyErr_Occurred()) PyErr_Clear(); /* (weak_scalar's own failure: the Python path) */
+        if (v.ctx != NULL) {
+            int64_t spec[INDEX_MAX];
+            size_t n = 0;
+            if (encode_index(idx, spec, &n)) {
+                if (mlx_arm_index_basic_update(&a->h, a->h, v, spec, n, main_stream) == 0) return 0;
+                mlx_arm_clear_last_error();
+            }
+        }
+    }
+    PyObject *r = PyObject_CallFunctionObjArgs(py_setitem, self, idx, value, NULL);
+    if (r == NULL) return -1;
+    Py_DECREF(r);
+    return 0;
+}
+
+static PyObject *setitem_method(PyObject *self, PyObject *const *args, Py_ssize_t n) {
+    if (n != 2) {
+        PyErr_Format(PyExc_TypeError, "__setitem__ expected 2 arguments, got %zd", n);
+        return NULL;
+    }
+    if (slot_setitem(self, args[0], args[1]) < 0) return NULL;
+    Py_RETURN_NONE;
+}
+
+static PyMethodDef setitem_def = {"__setitem__", (PyCFunction)(void (*)(void))setitem_method, METH_FASTCALL,
+                                  "Set self[key] to value."};
+
+/* install_setitem(py_setitem, shapeless): array's `a[idx] = v` slot becomes slot_setitem and
+ * its __setitem__ entry a C method calling it (written into the dict as install_getitem does,
+ * so that no later specialization of the interpreter can call the Python function directly). */
+static PyObject *m_install_setitem(PyObject *m, PyObject *args) {
+    PyObject *fn, *traces;
+    if (!PyArg_ParseTuple(args, "OO!", &fn, &PyList_Type, &traces)) return NULL;
+    if (!ready || !PyCallable_Check(fn) || PyList_GET_SIZE(traces) < 1) {
+        PyErr_SetString(PyExc_ValueError, "install_setitem: setup() first, a callable, a non-empty list");
+        return NULL;
+    }
+    PyMappingMethods *mp = &((PyHeapTypeObject *)array_type)->as_mapping;
+    if (mp->mp_ass_subscript == NULL || (py_setitem == NULL && mp->mp_ass_subscript == slot_setitem)) {
+        PyErr_SetString(PyExc_ValueError, "install_setitem: the type has no __setitem__ slot");
+        return NULL;
+    }
+    PyObject *descr = PyDescr_NewMethod(array_type, &setitem_def);
+    if (descr == NULL) return NULL;
+    int rc = PyDict_SetItemString(array_type->tp_dict, "__setitem__", descr);
+    Py_DECREF(descr);
+    if (rc < 0) return NULL;
+    Py_XSETREF(py_setitem, Py_NewRef(fn));
+    Py_XSETREF(shapeless, Py_NewRef(traces));
+    if (mp->mp_ass_subscript != slot_setitem) orig_ass_subscript = mp->mp_ass_subscript;
+    mp->mp_ass_subscript = slot_setitem;
+    PyType_Modified(array_type);
+    Py_RETURN_NONE;
+}
+
 /* ---- item() ------------------------------------------------------------------------------ */
 
 /* a.item() for the dtypes with a direct C read (bool, ints, float32/64), as _array.array.item:
- * the evaluation releases the GIL. Half precision, complex, another thread's stream in use
+ * an evaluation releases the GIL. Half precision, complex, another thread's stream in use
  * (stream_owners not empty: the Python check is needed) and any failure (size not 1...) go to
  * the Python method, which gives the value or MLX's error. */
 static PyObject *py_item, *stream_owners;
@@ -896,7 +978,12 @@ static PyObject *item_fast(PyObject *self, PyObject *unused) {
         } v;
         int rc = -1, called = 1;
         mlx_dtype dt = mlx_array_dtype(h);
-        Py_BEGIN_ALLOW_THREADS
+        /* An array already computed is read without releasing the GIL (nothing to wait for;
+         * the release and re-acquire were a third of the call). */
+        bool avail = false;
+        PyThreadState *ts = NULL;
+        if (_mlx_array_is_available(&avail, h) != 0) mlx_arm_clear_last_error();
+        if (!avail) ts = PyEval_SaveThread();
         switch (dt) {
         case MLX_BOOL: rc = mlx_array_item_bool(&v.b, h); break;
         case MLX_UINT8: rc = mlx_array_item_uint8(&v.u8, h); break;
@@ -911,7 +998,7 @@ static PyObject *item_fast(PyObject *self, PyObject *unused) {
         case MLX_FLOAT64: rc = mlx_array_item_float64(&v.f64, h); break;
         default: called = 0; break;
         }
-        Py_END_ALLOW_THREADS
+        if (ts != NULL) PyEval_RestoreThread(ts);
         if (rc == 0) {
             switch (dt) {
             case MLX_BOOL: return PyBool_FromLong(v.b);
@@ -1101,6 +1188,7 @@ static PyMethodDef methods[] = {
     {"install_item", m_install_item, METH_VARARGS, "install_item(py_item, stream_owners)"},
     {"install_init", m_install_init, METH_NOARGS, "install_init()"},
     {"install_getitem", m_install_getitem, METH_O, "install_getitem(py_getitem)"},
+    {"install_setitem", m_install_setitem, METH_VARARGS, "install_setitem(py_setitem, shapeless_traces)"},
     {NULL},
 };
 

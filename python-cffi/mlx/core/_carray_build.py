@@ -15,7 +15,7 @@ import tempfile
 import zlib
 
 MODULE = "_mlx_carray"  # the extension's name inside mlx.core
-VERSION = 7  # CARRAY_VERSION in _carray.c
+VERSION = 8  # CARRAY_VERSION in _carray.c
 SOURCE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_carray.c")
 
 

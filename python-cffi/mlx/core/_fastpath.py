@@ -152,15 +152,19 @@ def install_operators(array, table, bitwise, matmul):
         if addr is not None:
             _C.install_binop(name, addr, getattr(array, f"__{name}__"), getattr(array, f"__r{name}__", None), weak)
     if _basic_index_in_library():
+        from ._basic_index import SHAPELESS_TRACES
+
         _C.install_getitem(array.__getitem__)
+        _C.install_setitem(array.__setitem__, SHAPELESS_TRACES)
 
 
 def _basic_index_in_library():
-    """``a[idx]``'s C slot calls ``mlx_arm_index_basic`` (the form of ``_basic_index.encode``):
-    only when this library has it (the extension then resolved it too)."""
+    """``a[idx]``'s C slot calls ``mlx_arm_index_basic`` and ``a[idx] = v``'s
+    ``mlx_arm_index_basic_update`` (the form of ``_basic_index.encode``): only when this library
+    has them (the extension then resolved them too)."""
     from ._ffi import exported
 
-    return exported("mlx_arm_index_basic")
+    return exported("mlx_arm_index_basic") and exported("mlx_arm_index_basic_update")
 
 
 def install_methods(array, module, plain, special):
