@@ -428,6 +428,21 @@ def test_item_errors():
     assert mx.array([[3]]).item() == 3
 
 
+def test_item_after_the_dtype_changes_in_place():
+    """item() reads the dtype through the object's cache: an in-place op that changes the dtype
+    (``a += 1.5`` on ints) must give the new value and type."""
+    a = mx.array(1, mx.int32)
+    assert a.dtype == mx.int32 and a.item() == 1
+    a += 1.5
+    assert a.dtype == mx.float32
+    got = a.item()
+    assert type(got) is float and got == 2.5
+    b = mx.array([7], mx.uint8)
+    b.item()
+    b[0] = 9
+    assert b.item() == 9 and type(b.item()) is int
+
+
 @pytest.mark.parametrize("v", [[1.0, 2.5, -3.0], [1, -2, 2**31 - 1], [1, 2.5], [2**31], [1e39, -1e39], [True, False],
                                [[1, 2], [3, 4]], list(range(100)), [float(i) / 7 for i in range(70)], [0.1], [-(2**31)]])
 def test_array_from_list(v):

@@ -959,6 +959,21 @@ static PyObject *m_install_setitem(PyObject *m, PyObject *args) {
  * the Python method, which gives the value or MLX's error. */
 static PyObject *py_item, *stream_owners;
 
+/* The array's dtype through the object's Dtype cache (the `dtype` getter's; rebinding clears
+ * it): found by a pointer compare against the few Dtypes, cheaper than asking the library;
+ * filled from the library when empty. */
+static mlx_dtype cached_dtype(CArray *a) {
+    Py_ssize_t n = PyTuple_GET_SIZE(dtypes);
+    if (a->d != NULL) {
+        for (Py_ssize_t k = 0; k < n; k++)
+            if (PyTuple_GET_ITEM(dtypes, k) == a->d) return (mlx_dtype)k;
+    }
+    mlx_dtype dt = mlx_array_dtype(a->h);
+    if (a->d == NULL && (int)dt >= 0 && (Py_ssize_t)dt < n && PyTuple_GET_ITEM(dtypes, dt) != Py_None)
+        a->d = Py_NewRef(PyTuple_GET_ITEM(dtypes, dt));
+    return dt;
+}
+
 static PyObject *item_fast(PyObject *self, PyObject *unused) {
     CArray *a = (CArray *)self;
     if (Py_TYPE(self) == array_type && a->h.ctx != NULL && PySet_GET_SIZE(stream_owners) == 0) {
@@ -977,7 +992,7 @@ static PyObject *item_fast(PyObject *self, PyObject *unused) {
             double f64;
         } v;
         int rc = -1, called = 1;
-        mlx_dtype dt = mlx_array_dtype(h);
+        mlx_dtype dt = cached_dtype(a);
         /* An array already computed is read without releasing the GIL (nothing to wait for;
          * the release and re-acquire were a third of the call). */
         bool avail = false;
