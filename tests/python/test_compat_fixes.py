@@ -417,3 +417,22 @@ def test_half_cummin_propagates_nan_like_float32():
     for dt in (mx.float16, mx.bfloat16, mx.float32):
         got = np.array(mx.cummin(mx.array(v).astype(dt)).astype(mx.float32))
         assert np.array_equal(got, np.minimum.accumulate(v), equal_nan=True), dt
+
+
+def test_python_floats_beyond_a_half_types_range_become_inf():
+    # Real MLX 0.32.4 stores ±inf (a C cast); numpy's float16 cast is the oracle for f16 rounding
+    # (65519 rounds down to 65504, the largest half; 65520 and beyond overflow).
+    a = mx.zeros((3,), mx.float16)
+    a[0], a[1] = 1e6, -1e6
+    assert a.tolist() == [np.inf, -np.inf, 0.0]
+    for v in (1e6, -1e6, 65519.0, 65520.0):
+        with np.errstate(over="ignore"):
+            want = float(np.float16(v))
+        assert mx.array(v, mx.float16).item() == want
+        assert mx.full((2,), v, mx.float16).tolist() == [want, want]
+    assert (mx.zeros((2,), mx.float16) + 1e6).tolist() == [np.inf, np.inf]
+    assert mx.array(1e39, mx.bfloat16).item() == np.inf
+    assert mx.array(-1e39, mx.bfloat16).item() == -np.inf
+    b = mx.zeros((2,), mx.bfloat16)
+    b[0] = 1e39
+    assert b.tolist() == [np.inf, 0.0]

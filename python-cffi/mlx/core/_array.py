@@ -124,7 +124,7 @@ _I64 = (-(2 ** 63), 2 ** 63 - 1)
 
 def _bf16_bytes(v):
     """The bfloat16 bits of ``v`` (round to nearest even), little-endian."""
-    (bits,) = struct.unpack("<I", struct.pack("<f", v))
+    (bits,) = struct.unpack("<I", D.pack_float("<f", v))
     if (bits & 0x7F800000) == 0x7F800000 and (bits & 0x7FFFFF):
         return struct.pack("<H", 0x7FC0)
     bits += 0x7FFF + ((bits >> 16) & 1)
@@ -147,6 +147,8 @@ def scalar(v, dtype):
         return _from_bytes(_bf16_bytes(float(v)), (), dtype)
     if code == 11:
         return wrap_value(lib.mlx_array_new_float64(v))
+    if D.is_inexact(dtype):
+        return _from_bytes(D.pack_float("<" + dtype._fmt, v), (), dtype)
     return _from_bytes(struct.pack("<" + dtype._fmt, v), (), dtype)
 
 

@@ -3,6 +3,7 @@
 Codes are the C API's ``mlx_dtype`` values; sizes come from the library (``mlx_dtype_size``).
 """
 import enum
+import math
 import struct
 
 from ._ffi import lib
@@ -213,6 +214,15 @@ _PROMOTE = _promote_table()
 def promote_types(a, b):
     """The dtype two arrays of dtypes ``a`` and ``b`` combine to."""
     return _PROMOTE[(a.code, b.code)]
+
+
+def pack_float(fmt, value):
+    """``struct.pack(fmt, value)`` for one float, where a value beyond the format's range becomes
+    ±inf as a C cast makes it (struct raises OverflowError; MLX stores inf: ``a_f16[0] = 1e6``)."""
+    try:
+        return struct.pack(fmt, value)
+    except OverflowError:
+        return struct.pack(fmt, math.copysign(math.inf, value))
 
 
 def pack_scalar(d, value):
