@@ -65,6 +65,26 @@ impl Allocator for HostAllocator {
 }
 
 static HOST: HostAllocator = HostAllocator;
+
+/// Counts `len` more bytes as active; an out-of-memory error (and nothing counted) past the
+/// memory limit. Returns the new active total (for the peak).
+fn reserve(len: usize, op: &'static str) -> Result<usize> {
+    let active = ACTIVE.fetch_add(len, Ordering::Relaxed).saturating_add(len);
+    if active > memory_limit() || len > isize::MAX as usize {
+        ACTIVE.fetch_sub(len, Ordering::Relaxed);
+        return Err(Error::out_of_memory(op, len));
+    }
+    Ok(active)
+}
+
+/// `len` fresh zeroed bytes from `a`; under pressure the buffer cache's memory is given back
+/// and the allocation tried once more.
+fn fresh_zeroed(a: &'static dyn Allocator, len: usize, align: usize) -> Option<NonNull<u8>> {
+    a.alloc_zeroed(len, align).or_else(|| {
+        clear_cache();
+        a.alloc_zeroed(len, align)
+    })
+}
 static ALLOCATOR: spin::RwLock<Option<&'static dyn Allocator>> = spin::RwLock::new(None);
 static ACTIVE: AtomicUsize = AtomicUsize::new(0);
 static PEAK: AtomicUsize = AtomicUsize::new(0);
@@ -312,17 +332,9 @@ impl Buffer {
     /// Where the allocator maps such blocks by themselves (the `mlx-arm` CLI's does), only the
     /// pages written so far are resident.
     pub fn new_pages(len: usize, op: &'static str) -> Result<Arc<Buffer>> {
-        let active = ACTIVE.fetch_add(len, Ordering::Relaxed).saturating_add(len);
-        if active > memory_limit() || len > isize::MAX as usize {
-            ACTIVE.fetch_sub(len, Ordering::Relaxed);
-            return Err(Error::out_of_memory(op, len));
-        }
+        let active = reserve(len, op)?;
         let a = allocator();
-        let fresh = a.alloc_zeroed(len, PAGE_ALIGN).or_else(|| {
-            clear_cache();
-            a.alloc_zeroed(len, PAGE_ALIGN)
-        });
-        let Some(p) = fresh else {
+        let Some(p) = fresh_zeroed(a, len, PAGE_ALIGN) else {
             ACTIVE.fetch_sub(len, Ordering::Relaxed);
             // An allocator that cannot align to a page (a host's, through the C API, may not)
             // gets an ordinary zeroed buffer: the same contents, only resident in full.
@@ -333,11 +345,7 @@ impl Buffer {
     }
 
     fn allocate(len: usize, op: &'static str, zero: bool) -> Result<Arc<Buffer>> {
-        let active = ACTIVE.fetch_add(len, Ordering::Relaxed).saturating_add(len);
-        if active > memory_limit() || len > isize::MAX as usize {
-            ACTIVE.fetch_sub(len, Ordering::Relaxed);
-            return Err(Error::out_of_memory(op, len));
-        }
+        let active = reserve(len, op)?;
         let a = allocator();
         let ptr = match take_cached(len, a) {
             Some(p) => {
@@ -351,12 +359,7 @@ impl Buffer {
                 // Zeroed even for overwrite: a fresh block may hold another object's freed
                 // bytes, and bool buffers must never see values other than 0 and 1. The
                 // allocator zeroes without writing where it can (fresh mapped pages).
-                let fresh = a.alloc_zeroed(len, ALIGN).or_else(|| {
-                    // Under pressure, give cached memory back and try once more.
-                    clear_cache();
-                    a.alloc_zeroed(len, ALIGN)
-                });
-                let Some(p) = fresh else {
+                let Some(p) = fresh_zeroed(a, len, ALIGN) else {
                     ACTIVE.fetch_sub(len, Ordering::Relaxed);
                     return Err(Error::out_of_memory(op, len));
                 };
