@@ -45,13 +45,27 @@ pub(crate) fn f32_to_bf16(x: f32) -> [u8; 2] {
 
 /// ggml's E8M0 scale decoded at half value (`GGML_E8M0_TO_FP32_HALF`): 2^(e-128).
 #[inline]
-pub(crate) fn e8m0_to_f32_half(e: u8) -> f32 {
+pub(crate) const fn e8m0_to_f32_half(e: u8) -> f32 {
     if e < 2 {
         f32::from_bits(0x0020_0000u32 << e)
     } else {
         f32::from_bits(((e as u32) - 1) << 23)
     }
 }
+
+/// The bits of [`e8m0_to_f32_half`] for every E8M0 byte: a SIMD kernel loads a block's scale
+/// instead of taking the branch on the subnormal exponents 0 and 1, which cost more than the
+/// block's dot.
+#[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))] // the x86 MXFP4 kernel's
+pub(crate) static E8M0_HALF_BITS: [u32; 256] = {
+    let mut t = [0u32; 256];
+    let mut e = 0;
+    while e < 256 {
+        t[e] = e8m0_to_f32_half(e as u8).to_bits();
+        e += 1;
+    }
+    t
+};
 
 /// ggml's `nearest_int`: adds 1.5·2^23 and reads the mantissa, i.e. round-half-even for
 /// |x| ≤ 2^22. Outside that range (or for NaN) it returns the same garbage-but-defined

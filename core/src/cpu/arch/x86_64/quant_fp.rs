@@ -13,23 +13,12 @@ use core::arch::x86_64::*;
 use super::quant::{f16x8, hsum_ps, load, nibbles};
 use crate::cpu::isa::{self, Isa};
 use crate::quant::ggml::mxfp4::KVALUES;
+use crate::quant::ggml::util::E8M0_HALF_BITS;
 use crate::quant::GgmlType;
 
 /// Bytes of an MXFP4 block and of a Q8_0 block.
 const W_BYTES: usize = GgmlType::MXFP4.block_bytes();
 const A_BYTES: usize = GgmlType::Q8_0.block_bytes();
-
-/// The bits of `2^(e−128)` for every E8M0 byte `e` (`quant::ggml::util::e8m0_to_f32_half`, whose
-/// branch on the subnormal exponents 0 and 1 cost more than the block's dot): one load per block.
-static E8M0_HALF: [u32; 256] = {
-    let mut t = [0u32; 256];
-    let mut e = 0;
-    while e < 256 {
-        t[e] = if e < 2 { 0x0020_0000 << e } else { ((e as u32) - 1) << 23 };
-        e += 1;
-    }
-    t
-};
 
 /// The kernel over one ISA's `dot(u, s) → i32 lanes` (Σ of 4 products u8·i8 per lane, exact).
 macro_rules! mxfp4_kernel {
@@ -41,7 +30,7 @@ macro_rules! mxfp4_kernel {
             let q = load(y.add(2));
             let lv = _mm256_shuffle_epi8(t, nibbles(x.add(1)));
             let p = $dot(_mm256_abs_epi8(q), _mm256_sign_epi8(lv, q));
-            let e = _mm256_castsi256_ps(_mm256_set1_epi32(E8M0_HALF[*x as usize] as i32));
+            let e = _mm256_castsi256_ps(_mm256_set1_epi32(E8M0_HALF_BITS[*x as usize] as i32));
             (_mm256_cvtepi32_ps(p), _mm256_mul_ps(f16x8(y), e))
         }
 
@@ -105,7 +94,7 @@ mod tests {
     fn e8m0_table_is_the_portable_decoder() {
         for e in 0..=255u8 {
             let want = crate::quant::ggml::util::e8m0_to_f32_half(e);
-            assert_eq!(f32::from_bits(super::E8M0_HALF[e as usize]).to_bits(), want.to_bits(), "e = {e}");
+            assert_eq!(f32::from_bits(crate::quant::ggml::util::E8M0_HALF_BITS[e as usize]).to_bits(), want.to_bits(), "e = {e}");
         }
     }
 }
