@@ -9,8 +9,8 @@
 //! A group of one node becomes a fused node too when it reads a broadcast operand that the
 //! fused kernel loads faster than the ordinary binary kernel does (a scalar or a row repeated
 //! over leading axes: [`cheap_broadcast`]), as MLX compiles `x * s` into one
-//! `CompiledBroadcastMultiply` kernel (`core/examples/bench_compile.rs`: 5–7× on a 4M-element
-//! multiply; a column operand is slower fused, so it stays an ordinary node).
+//! `CompiledBroadcastMultiply` kernel (`core/examples/bench_compile.rs`; figures in
+//! docs/COMPILE.md: a column operand is slower fused, so it stays an ordinary node).
 
 use super::tape::{Ref, TNode, Tape};
 use crate::ops::fused::{is_elementwise, FusedOp, Step};
