@@ -81,7 +81,7 @@ def _build_api_module(cdef, include, build_lib):
         return
     carray = _load_helper("_carray_build")
     try:
-        print("mlx-arm: built " + carray.build(cdef, include, build_lib))
+        print("mlx-arm: built " + carray.build(api.stamp(cdef), include, build_lib))
     except Exception as e:  # the pure-Python array class needs no compiler
         print(f"mlx-arm: the C array type was not built ({e}); mlx.core.array is the Python class", file=sys.stderr)
 

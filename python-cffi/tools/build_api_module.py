@@ -25,9 +25,10 @@ def _load(name):
 def main():
     include = os.path.join(REPO, "include")
     api = _load("_cdef").cdef_from_headers(include)
-    print(_load("_api_module").build(api, include, PKG))
+    api_module = _load("_api_module")
+    print(api_module.build(api, include, PKG))
     # The C array type (mlx/core/_carray.c), under the same stamp.
-    print(_load("_carray_build").build(api, include, PKG))
+    print(_load("_carray_build").build(api_module.stamp(api), include, PKG))
 
 
 if __name__ == "__main__":

@@ -12,7 +12,7 @@ import os
 import struct
 import threading
 
-from . import _carray_build
+from . import _api_module, _carray_build
 from . import _dtypes as D
 from . import _thread_streams
 from ._buffer import BufferBase
@@ -735,7 +735,7 @@ def _load_carray():
         from . import _mlx_carray as c
     except ImportError:
         return None
-    if c.VERSION != _carray_build.VERSION or c.MLX_ARM_CDEF_STAMP != _carray_build.stamp(API):
+    if c.VERSION != _carray_build.VERSION or c.MLX_ARM_CDEF_STAMP != _api_module.stamp(API):
         return None
     return c
 

@@ -12,16 +12,10 @@ import glob
 import os
 import shutil
 import tempfile
-import zlib
 
 MODULE = "_mlx_carray"  # the extension's name inside mlx.core
 VERSION = 8  # CARRAY_VERSION in _carray.c
 SOURCE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_carray.c")
-
-
-def stamp(api_text):
-    """The stamp of a cdef text (the API-mode module's: CRC-32 of its bytes)."""
-    return zlib.crc32(api_text.encode("utf-8"))
 
 
 def built(out_dir):
@@ -29,15 +23,15 @@ def built(out_dir):
     return glob.glob(os.path.join(out_dir, "mlx", "core", MODULE + ".*.so"))
 
 
-def build(api_text, include_dir, out_dir, verbose=False):
-    """Compiles the extension against ``include_dir``'s headers (``api_text`` is the cdef made
-    from them, for the stamp) into ``out_dir``/mlx/core; returns its path. Raises when there is
-    no working C compiler (setuptools' error)."""
+def build(stamp, include_dir, out_dir, verbose=False):
+    """Compiles the extension against ``include_dir``'s headers into ``out_dir``/mlx/core;
+    returns its path. ``stamp``: ``_api_module.stamp`` of the cdef made from those headers.
+    Raises when there is no working C compiler (setuptools' error)."""
     from setuptools import Distribution, Extension
     from setuptools.command.build_ext import build_ext
 
     ext = Extension("mlx.core." + MODULE, [SOURCE], include_dirs=[include_dir],
-                    define_macros=[("MLX_ARM_CDEF_STAMP", "%du" % stamp(api_text))],
+                    define_macros=[("MLX_ARM_CDEF_STAMP", "%du" % stamp)],
                     extra_compile_args=["-O2", "-Wall", "-Wno-missing-field-initializers"])
     tmp = tempfile.mkdtemp(prefix="mlx_carray_build")
     try:
