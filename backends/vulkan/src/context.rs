@@ -52,8 +52,10 @@ pub(crate) struct Context {
     /// Invocations that share one weight row in the GGUF matmul shaders
     /// ([`subgroup::ggml_lanes`]).
     pub ggml_lanes: u32,
-    /// Whether one-row GGUF GEMVs take ggml_mv_cpu.comp ([`subgroup::ggml_mv_cpu`]).
-    pub ggml_mv_cpu: bool,
+    /// The shader of one-row GGUF GEMVs ([`subgroup::ggml_mv`]).
+    pub ggml_mv: subgroup::GemvLayout,
+    /// Outputs a subgroup computes in ggml_mv_sub.comp ([`subgroup::ggml_outs`]).
+    pub ggml_outs: u32,
     /// Nanoseconds per timestamp tick, or `None` where the queue writes no timestamps (then
     /// `MLX_ARM_VULKAN_PROFILE` measures nothing).
     pub timestamp_ns: Option<f64>,
@@ -170,7 +172,8 @@ impl Context {
         let coopmat = coopmat::choose(&entry, &instance, chosen.pdev, &exts, f16)?;
         let subgroup = subgroup::choose(&instance, chosen.pdev)?;
         let ggml_lanes = subgroup::ggml_lanes(subgroup)?;
-        let ggml_mv_cpu = subgroup::ggml_mv_cpu(chosen.kind == vk::PhysicalDeviceType::CPU, subgroup::broadcasts_8(&instance, chosen.pdev))?;
+        let ggml_mv = subgroup::ggml_mv(chosen.kind == vk::PhysicalDeviceType::CPU, subgroup::broadcasts_8(&instance, chosen.pdev), subgroup.is_some())?;
+        let ggml_outs = subgroup::ggml_outs()?;
         let mut coop_on = coopmat::Features::on();
         let prio = [1.0f32];
         let qci = [vk::DeviceQueueCreateInfo::default().queue_family_index(chosen.family).queue_priorities(&prio)];
@@ -214,7 +217,8 @@ impl Context {
             allocator: Mutex::new(allocator),
             info,
             ggml_lanes,
-            ggml_mv_cpu,
+            ggml_mv,
+            ggml_outs,
             timestamp_ns: chosen.timestamp_ns,
         })
     }

@@ -6,6 +6,7 @@ use crate::defer;
 use crate::memory::{self, Handle, VkMemory};
 use crate::pipelines::{Shader, PUSH_BYTES};
 use crate::queue::Recorder;
+use crate::subgroup::GemvLayout;
 use ash::vk;
 use gpu_allocator::MemoryLocation;
 use mlx_arm_core::array::Data;
@@ -1118,8 +1119,11 @@ pub(crate) fn ggml_gemv(rec: &mut Recorder, x: (&Data, &[usize]), w: &Bound, n: 
     let sg = rec.ctx().info.subgroup.is_some_and(|s| lanes % s as usize == 0);
     let (shader, tile, n_cols) = if tiled {
         (Shader::GgmlMm(ty.id(), sg), GGML_TILE_ROWS, n.div_ceil(256 / lanes))
-    } else if rec.ctx().ggml_mv_cpu {
+    } else if rec.ctx().ggml_mv == GemvLayout::Row {
         (Shader::GgmlMvCpu(ty.id()), 1, n.div_ceil(GGML_MV_CPU_GROUP))
+    } else if rec.ctx().ggml_mv == GemvLayout::Subgroup && m == 1 {
+        // ggml_mv_sub.comp (one row of x): 4 subgroups' worth of outputs a workgroup.
+        (Shader::GgmlMvSub(ty.id()), 1, n.div_ceil(4 * rec.ctx().ggml_outs as usize))
     } else {
         (Shader::GgmlMv(ty.id(), sg), 1, n.div_ceil(256 / lanes))
     };

@@ -40,6 +40,8 @@ pub(crate) enum Shader {
     GgmlMm(u32, bool),
     /// GGUF GEMV with one invocation per output (CPU drivers), for the GGUF type number.
     GgmlMvCpu(u32),
+    /// GGUF GEMV with a subgroup per `ggml_outs` outputs (GPUs), for the GGUF type number.
+    GgmlMvSub(u32),
     /// GGUF blocks to float32, for the GGUF type number.
     GgmlDequant(u32),
     Matmul,
@@ -71,6 +73,7 @@ impl Shader {
             Shader::GgmlMm(_, false) => "ggml_mm",
             Shader::GgmlMm(_, true) => "ggml_mm_sg",
             Shader::GgmlMvCpu(_) => "ggml_mv_cpu",
+            Shader::GgmlMvSub(_) => "ggml_mv_sub",
             Shader::GgmlDequant(_) => "ggml_dequant",
             Shader::Matmul => "matmul",
             Shader::MatmulCoop(_) => "matmul_coopmat",
@@ -80,7 +83,7 @@ impl Shader {
     fn bindings(self) -> u32 {
         match self {
             Shader::Unary | Shader::Reduce | Shader::ArgReduce | Shader::GgmlDequant(_) => 2,
-            Shader::Binary | Shader::Gather | Shader::ArgReduceSplit | Shader::Matmul | Shader::MatmulCoop(_) | Shader::GgmlMv(..) | Shader::GgmlMm(..) | Shader::GgmlMvCpu(_) => 3,
+            Shader::Binary | Shader::Gather | Shader::ArgReduceSplit | Shader::Matmul | Shader::MatmulCoop(_) | Shader::GgmlMv(..) | Shader::GgmlMm(..) | Shader::GgmlMvCpu(_) | Shader::GgmlMvSub(_) => 3,
             Shader::Copy2 => 4,
             Shader::Fused => 5,
             Shader::Norm(_) | Shader::Rope => 6,
@@ -92,6 +95,7 @@ impl Shader {
     fn specialization(self, ctx: &Context) -> Vec<u32> {
         match self {
             Shader::GgmlMv(ty, _) | Shader::GgmlMm(ty, _) => vec![ty, ctx.ggml_lanes],
+            Shader::GgmlMvSub(ty) => vec![ty, ctx.ggml_outs],
             Shader::GgmlDequant(ty) | Shader::GgmlMvCpu(ty) => vec![ty],
             Shader::MatmulCoop(shape) => shape.to_vec(),
             _ => Vec::new(),
@@ -130,6 +134,7 @@ impl Shader {
             Shader::GgmlMm(_, false) => spv!("ggml_mm"),
             Shader::GgmlMm(_, true) => spv!("ggml_mm_sg"),
             Shader::GgmlMvCpu(_) => spv!("ggml_mv_cpu"),
+            Shader::GgmlMvSub(_) => spv!("ggml_mv_sub"),
             Shader::GgmlDequant(_) => spv!("ggml_dequant"),
             Shader::Matmul => spv!("matmul"),
             Shader::MatmulCoop(_) => spv!("matmul_coopmat", f16),

@@ -1,8 +1,9 @@
 //! Subgroup arithmetic for the GGUF matmul shaders' sums (`ggml_mv_sg.comp`, `ggml_mm_sg.comp`):
 //! whether the chosen device adds values across a subgroup in compute shaders, and its subgroup
 //! size. Where it does not (or [`SUBGROUP_ENV`] says `off`), the shaders add through shared memory.
-//! Also how many invocations share a weight row in those shaders ([`ggml_lanes`]), and whether a
-//! one-row GEMV takes them at all or the CPU drivers' layout, `ggml_mv_cpu.comp` ([`ggml_mv_cpu`]).
+//! Also how many invocations share a weight row in those shaders ([`ggml_lanes`]), and which shader a
+//! one-row GEMV takes ([`ggml_mv`]) and, for ggml_mv_sub.comp, the outputs a subgroup computes
+//! ([`ggml_outs`]).
 
 use ash::vk;
 use mlx_arm_core::{Error, Result};
@@ -71,28 +72,72 @@ fn lanes_for(env: Option<&str>, subgroup: Option<u32>) -> Result<u32> {
 
 /// Environment variable that picks the GEMV layout of the GGUF matmuls: `split` (a weight row
 /// over [`GGML_LANES_ENV`] invocations, ggml_mv.comp), `row` (one invocation per output,
-/// ggml_mv_cpu.comp); unset (or `auto`): `row` on CPU devices (lavapipe), `split` elsewhere.
+/// ggml_mv_cpu.comp), `subgroup` ([`GGML_OUTS_ENV`] outputs a subgroup, a quarter chunk an
+/// invocation, ggml_mv_sub.comp); unset (or `auto`): `row` on CPU devices (lavapipe),
+/// `subgroup` on others with subgroup arithmetic, else `split`.
 pub const GGML_MV_ENV: &str = "MLX_ARM_VULKAN_GGML_MV";
 
-/// Whether one-row GGUF GEMVs take ggml_mv_cpu.comp, per [`GGML_MV_ENV`], on a device that is
-/// (`cpu_device`) or is not a CPU implementation; `broadcasts`: [`broadcasts_8`] (without it
-/// `auto` picks `split` and `row` is an error).
-pub(crate) fn ggml_mv_cpu(cpu_device: bool, broadcasts: bool) -> Result<bool> {
-    let env = std::env::var(GGML_MV_ENV).ok();
-    let row = mv_cpu_for(env.as_deref(), cpu_device && broadcasts)?;
-    if row && !broadcasts {
-        return Err(Error::invalid("vulkan", format!("{GGML_MV_ENV}=row needs subgroups of at least 8 with broadcasts in compute shaders.")));
-    }
-    Ok(row)
+/// Environment variable that sets the outputs one subgroup computes in ggml_mv_sub.comp: 1, 2,
+/// 4 or 8 (default 2).
+pub const GGML_OUTS_ENV: &str = "MLX_ARM_VULKAN_GGML_OUTS";
+
+/// The shader of a one-row GGUF GEMV.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum GemvLayout {
+    /// ggml_mv.comp / ggml_mv_sg.comp.
+    Split,
+    /// ggml_mv_cpu.comp.
+    Row,
+    /// ggml_mv_sub.comp.
+    Subgroup,
 }
 
-/// [`ggml_mv_cpu`] for the variable's value `env`.
-fn mv_cpu_for(env: Option<&str>, cpu_device: bool) -> Result<bool> {
+/// The one-row GGUF GEMV's layout, per [`GGML_MV_ENV`], on a device that is (`cpu_device`) or
+/// is not a CPU implementation; `broadcasts`: [`broadcasts_8`] (without it `auto` does not pick
+/// `row` and `row` is an error); `arithmetic`: the device adds across subgroups
+/// ([`choose`] is `Some`; without it `auto` does not pick `subgroup` and `subgroup` is an error).
+pub(crate) fn ggml_mv(cpu_device: bool, broadcasts: bool, arithmetic: bool) -> Result<GemvLayout> {
+    let env = std::env::var(GGML_MV_ENV).ok();
+    let layout = mv_for(env.as_deref(), cpu_device && broadcasts, arithmetic)?;
+    if layout == GemvLayout::Row && !broadcasts {
+        return Err(Error::invalid("vulkan", format!("{GGML_MV_ENV}=row needs subgroups of at least 8 with broadcasts in compute shaders.")));
+    }
+    if layout == GemvLayout::Subgroup && !arithmetic {
+        return Err(Error::invalid("vulkan", format!("{GGML_MV_ENV}=subgroup needs subgroup arithmetic in compute shaders (and {SUBGROUP_ENV} not `off`).")));
+    }
+    Ok(layout)
+}
+
+/// [`ggml_mv`] for the variable's value `env`.
+fn mv_for(env: Option<&str>, cpu_device: bool, arithmetic: bool) -> Result<GemvLayout> {
     match env {
-        None | Some("" | "auto") => Ok(cpu_device),
-        Some("row") => Ok(true),
-        Some("split") => Ok(false),
-        Some(v) => Err(Error::invalid("vulkan", format!("{GGML_MV_ENV}={v}: expected `split`, `row` or `auto`."))),
+        None | Some("" | "auto") => Ok(if cpu_device {
+            GemvLayout::Row
+        } else if arithmetic {
+            GemvLayout::Subgroup
+        } else {
+            GemvLayout::Split
+        }),
+        Some("row") => Ok(GemvLayout::Row),
+        Some("split") => Ok(GemvLayout::Split),
+        Some("subgroup") => Ok(GemvLayout::Subgroup),
+        Some(v) => Err(Error::invalid("vulkan", format!("{GGML_MV_ENV}={v}: expected `split`, `row`, `subgroup` or `auto`."))),
+    }
+}
+
+/// The outputs a subgroup computes in ggml_mv_sub.comp, per [`GGML_OUTS_ENV`].
+pub(crate) fn ggml_outs() -> Result<u32> {
+    outs_for(std::env::var(GGML_OUTS_ENV).ok().as_deref())
+}
+
+/// [`ggml_outs`] for the variable's value `env`.
+fn outs_for(env: Option<&str>) -> Result<u32> {
+    match env {
+        None | Some("") => Ok(2),
+        Some(v) => match v.parse::<u32>() {
+            Ok(n @ (1 | 2 | 4 | 8)) => Ok(n),
+            _ => Err(Error::invalid("vulkan", format!("{GGML_OUTS_ENV}={v}: expected 1, 2, 4 or 8."))),
+        },
     }
 }
 
@@ -104,7 +149,7 @@ fn usable(size: u32, stages: vk::ShaderStageFlags, ops: vk::SubgroupFeatureFlags
 
 #[cfg(test)]
 mod tests {
-    use super::{broadcast_ok, lanes_for, mv_cpu_for, usable};
+    use super::{broadcast_ok, lanes_for, mv_for, outs_for, usable};
     use ash::vk::{ShaderStageFlags as S, SubgroupFeatureFlags as F};
 
     #[test]
@@ -135,19 +180,28 @@ mod tests {
     }
 
     #[test]
-    fn gemv_layout_is_one_output_per_invocation_on_cpu_devices_only() {
-        assert!(mv_cpu_for(None, true).unwrap());
-        assert!(!mv_cpu_for(None, false).unwrap());
-        assert!(mv_cpu_for(Some("auto"), true).unwrap());
-        assert!(mv_cpu_for(Some("row"), false).unwrap());
-        assert!(!mv_cpu_for(Some("split"), true).unwrap());
+    fn gemv_layout_is_one_output_per_invocation_on_cpu_devices_a_subgroup_on_gpus() {
+        use super::GemvLayout::{Row, Split, Subgroup};
+        assert_eq!(mv_for(None, true, true).unwrap(), Row);
+        assert_eq!(mv_for(None, false, true).unwrap(), Subgroup);
+        assert_eq!(mv_for(None, false, false).unwrap(), Split);
+        assert_eq!(mv_for(Some("auto"), true, false).unwrap(), Row);
+        assert_eq!(mv_for(Some("row"), false, true).unwrap(), Row);
+        assert_eq!(mv_for(Some("split"), true, true).unwrap(), Split);
+        assert_eq!(mv_for(Some("subgroup"), true, true).unwrap(), Subgroup);
+        assert_eq!(outs_for(None).unwrap(), 2);
+        assert_eq!(outs_for(Some("4")).unwrap(), 4);
+        for bad in ["0", "3", "16", "two"] {
+            let e = outs_for(Some(bad)).unwrap_err().to_string();
+            assert!(e.contains("expected 1, 2, 4 or 8"), "{bad}: {e}");
+        }
         let bc = F::BASIC | F::BALLOT;
         assert!(broadcast_ok(8, S::COMPUTE, bc), "lavapipe, AVX2");
         assert!(broadcast_ok(32, S::COMPUTE, bc | F::ARITHMETIC));
         assert!(!broadcast_ok(4, S::COMPUTE, bc), "lavapipe, 128-bit vectors");
         assert!(!broadcast_ok(8, S::COMPUTE, F::BASIC | F::ARITHMETIC), "no broadcasts");
         assert!(!broadcast_ok(8, S::FRAGMENT, bc));
-        let e = mv_cpu_for(Some("fast"), true).unwrap_err().to_string();
-        assert!(e.contains("expected `split`, `row` or `auto`"), "{e}");
+        let e = mv_for(Some("fast"), true, true).unwrap_err().to_string();
+        assert!(e.contains("expected `split`, `row`, `subgroup` or `auto`"), "{e}");
     }
 }
