@@ -54,8 +54,8 @@ pub(crate) struct Context {
     pub ggml_lanes: u32,
     /// The shader of one-row GGUF GEMVs ([`subgroup::ggml_mv`]).
     pub ggml_mv: subgroup::GemvLayout,
-    /// Outputs a subgroup computes in ggml_mv_sub.comp ([`subgroup::ggml_outs`]).
-    pub ggml_outs: u32,
+    /// Outputs a subgroup computes in ggml_mv_sub.comp, if fixed ([`subgroup::ggml_outs`]).
+    pub ggml_outs: Option<u32>,
     /// Nanoseconds per timestamp tick, or `None` where the queue writes no timestamps (then
     /// `MLX_ARM_VULKAN_PROFILE` measures nothing).
     pub timestamp_ns: Option<f64>,

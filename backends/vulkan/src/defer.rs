@@ -49,6 +49,10 @@ pub(crate) enum Kind {
     Add { n: usize },
     /// One rope (rope.comp with `rows2` = 0).
     Rope,
+    /// decode_heads' rope of queries and keys (rope.comp, both jobs), whose values are
+    /// `v_rows` rows of the rope's dim in its first binding from element `v_off`: a KV-cache
+    /// write of those keys and values may join it (rope_kv.comp).
+    Heads { v_off: usize, v_rows: usize },
     /// A strided copy of an input into a window of an output (unary.comp's copy), with its
     /// job words for copy2.comp.
     Window { job: [u32; JOB_WORDS] },
@@ -169,6 +173,62 @@ pub(crate) fn rope(rec: &mut Recorder, f16: bool, bufs: [&Arc<VkMemory>; 6], pus
     }
     let groups = grid((rows * per_row).div_ceil(GROUP as usize))?;
     rec.defer(Deferred::new(Kind::Rope, Shader::Rope, f16, &bufs, 4, push, groups))
+}
+
+/// decode_heads' rope of queries and keys (bindings and words as [`rope`]'s, both jobs set),
+/// with the values' heads `v_rows` rows from element `v_off` of `bufs[0]` (`None`: elsewhere):
+/// held back where the values are there, so that the layer's KV-cache write can join it
+/// ([`rope_kv`]); otherwise recorded.
+pub(crate) fn heads(rec: &mut Recorder, f16: bool, bufs: [&Arc<VkMemory>; 6], push: &[u32; 19], invocations: usize, v: Option<(usize, usize)>) -> Result<()> {
+    let groups = grid(invocations.div_ceil(GROUP as usize))?;
+    match v.filter(|_| fusion_enabled()) {
+        Some((v_off, v_rows)) => rec.defer(Deferred::new(Kind::Heads { v_off, v_rows }, Shader::Rope, f16, &bufs, 4, push, groups)),
+        None => dispatch(rec, Shader::Rope, f16, &bufs, 4, push, groups),
+    }
+}
+
+/// One cache buffer's window for [`rope_kv`]: the memory (a dense buffer held by the op), the
+/// window's first element and the elements between its rows.
+pub(crate) struct CacheWindow<'a> {
+    pub mem: &'a Arc<VkMemory>,
+    pub first: usize,
+    pub row: usize,
+}
+
+/// A KV-cache write of keys `k` (memory, first element, rows of the rope's dim) and values `v`
+/// (the same) into `kc` and `vc`: when the held-back dispatch is the [`heads`] rope that makes
+/// these keys (its second output, from element 0) and whose values these are, one rope_kv.comp
+/// dispatch does both and `true` comes back; otherwise nothing is recorded (`false`).
+pub(crate) fn rope_kv(rec: &mut Recorder, f16: bool, k: (&Arc<VkMemory>, usize, usize), v: (&Arc<VkMemory>, usize, usize), kc: CacheWindow, vc: CacheWindow) -> Result<bool> {
+    let Some(p) = rec.pending() else { return Ok(false) };
+    let Kind::Heads { v_off, v_rows } = p.kind else { return Ok(false) };
+    let ok = p.f16 == f16
+        && Arc::ptr_eq(p.mem(5), k.0)
+        && k.1 == 0
+        && k.2 == p.push[ROPE_SECOND] as usize
+        && Arc::ptr_eq(p.mem(0), v.0)
+        && (v.1, v.2) == (v_off, v_rows)
+        && !Arc::ptr_eq(kc.mem, vc.mem)
+        && [kc.mem, vc.mem].iter().all(|m| !p.reads(m) && !p.writes(m));
+    if !ok {
+        return Ok(false);
+    }
+    let Some(p) = rec.take_pending() else { return Ok(false) };
+    let (rows, dim, dims, rows2) = (p.push[0] as usize, p.push[1] as usize, p.push[2] as usize, p.push[ROPE_SECOND] as usize);
+    let per_row = dims / 2 + (dim - dims);
+    let words: [u32; 25] = std::array::from_fn(|i| match i {
+        0..=18 => p.push[i],
+        19 => kc.first as u32,
+        20 => kc.row as u32,
+        21 => vc.first as u32,
+        22 => vc.row as u32,
+        23 => v_off as u32,
+        _ => v_rows as u32,
+    });
+    let all = (rows + rows2) * per_row + v_rows * dim;
+    let b = [p.mem(0), p.mem(1), p.mem(2), p.mem(3), p.mem(4), p.mem(5), kc.mem, vc.mem];
+    dispatch(rec, Shader::RopeKv, f16, &b, 4, &words, grid(all.div_ceil(GROUP as usize))?)?;
+    Ok(true)
 }
 
 /// A window copy `input` → `out` given as unary.comp's plain dispatch (`push`, `groups`) and,

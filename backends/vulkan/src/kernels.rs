@@ -6,7 +6,7 @@ use crate::defer;
 use crate::memory::{self, Handle, VkMemory};
 use crate::pipelines::{Shader, PUSH_BYTES};
 use crate::queue::Recorder;
-use crate::subgroup::GemvLayout;
+use crate::subgroup::{self, GemvLayout};
 use ash::vk;
 use gpu_allocator::MemoryLocation;
 use mlx_arm_core::array::Data;
@@ -254,7 +254,7 @@ pub(crate) fn output(rec: &Recorder, shape: &[usize], itemsize: usize, op: &'sta
 }
 
 /// Most storage buffers a shader binds (sdpa.comp).
-pub(crate) const MAX_BINDINGS: usize = 6;
+pub(crate) const MAX_BINDINGS: usize = 8;
 
 /// Records one dispatch of `shader`: `bufs[..reads]` are read, the rest written. No heap
 /// allocation: descriptors and push constants are built in fixed arrays (a decode step records
@@ -426,6 +426,12 @@ pub(crate) fn slice_update_fits(shape: &[usize], upd: (&Data, &[usize]), start: 
 /// [`slice_update_fits`]. Returns the output, `mem` under a fresh pending buffer.
 pub(crate) fn slice_update_into(rec: &mut Recorder, mem: &Arc<VkMemory>, shape: &[usize], upd: (&Data, &[usize]), start: &[isize], step: &[isize], dt: DType) -> Result<Data> {
     write_window(rec, mem, shape, upd, start, step, dt)?;
+    dense_over(mem, shape, dt)
+}
+
+/// The dense array of `shape` that `mem` holds from its start (a buffer written in place), under
+/// a fresh pending buffer.
+pub(crate) fn dense_over(mem: &Arc<VkMemory>, shape: &[usize], dt: DType) -> Result<Data> {
     let bytes = shape.iter().product::<usize>() * dt.size();
     let buf = Buffer::from_device(Box::new(Handle(mem.clone())), bytes, true, "slice_update")?;
     Ok(Data { buf, offset: 0, strides: row_major(shape) })
@@ -1123,7 +1129,8 @@ pub(crate) fn ggml_gemv(rec: &mut Recorder, x: (&Data, &[usize]), w: &Bound, n: 
         (Shader::GgmlMvCpu(ty.id()), 1, n.div_ceil(GGML_MV_CPU_GROUP))
     } else if rec.ctx().ggml_mv == GemvLayout::Subgroup && m == 1 {
         // ggml_mv_sub.comp (one row of x): 4 subgroups' worth of outputs a workgroup.
-        (Shader::GgmlMvSub(ty.id()), 1, n.div_ceil(4 * rec.ctx().ggml_outs as usize))
+        let outs = rec.ctx().ggml_outs.unwrap_or_else(|| subgroup::outs_auto(n));
+        (Shader::GgmlMvSub(ty.id(), outs), 1, n.div_ceil(4 * outs as usize))
     } else {
         (Shader::GgmlMv(ty.id(), sg), 1, n.div_ceil(256 / lanes))
     };

@@ -9,9 +9,11 @@
 //! the filled rows of each as views) writes each buffer in place where the op holds it alone
 //! (the cache hands its buffers over every step), as `slice_update` does: one copy2.comp
 //! dispatch for both windows (the two window copies pair up in `crate::defer`), one node
-//! where the unfused ops take four. Layouts these do not take return `None` (the CPU kernels
+//! where the unfused ops take four; right after `decode_heads` (a decode step) the rope is held
+//! back and the two window writes join it in one rope_kv.comp dispatch (`defer::rope_kv`). Layouts these do not take return `None` (the CPU kernels
 //! run them).
 
+use crate::defer;
 use crate::kernels::{self, bind, dispatch, feature_step, fits_u32, grid, output, row_major, variant, RopeParams};
 use crate::memory::{self, VkMemory};
 use crate::pipelines::Shader;
@@ -90,7 +92,12 @@ pub(crate) fn decode_heads(
     let all = (qj.push[0] as usize + kj.push[0] as usize) * qj.per_row;
     if all > 0 {
         let b = [&qj.bufs[0], &qj.bufs[1], &qj.bufs[2], &kj.bufs[0], &qj.bufs[4], &kj.bufs[4]];
-        dispatch(rec, Shader::Rope, f16, &b, 4, &push, grid(all.div_ceil(kernels::GROUP as usize))?)?;
+        // The values' rows where they share the queries' memory (one Q/K/V output): the
+        // layer's KV-cache write may then join this dispatch (defer::rope_kv).
+        let bv = bind(rec, &v, &heads[2], dt.size())?;
+        let v_rows = heads[2][0] * heads[2][1];
+        let joined = Arc::ptr_eq(&bv.mem, &qj.bufs[0]) && fits_u32(bv.off + v_rows * head_dim);
+        defer::heads(rec, f16, b, &push, all, joined.then_some((bv.off, v_rows)))?;
     }
     Ok(Some([qj.out, kj.out, v]))
 }
@@ -146,12 +153,43 @@ pub(crate) fn kv_write(inputs: &mut Vec<Array>, at: usize, outputs: &[OutMeta]) 
         mems.push((mem, shape, dt));
     }
     let mut outs = Vec::with_capacity(4);
-    for ((mem, shape, dt), (u, us)) in mems.iter().zip(&upd) {
-        outs.push(kernels::slice_update_into(&mut rec, mem, shape, (u, us), &start, &step, *dt)?);
+    if rope_kv(&mut rec, &mems, &upd, at)? {
+        for (mem, shape, dt) in &mems {
+            outs.push(kernels::dense_over(mem, shape, *dt)?);
+        }
+    } else {
+        for ((mem, shape, dt), (u, us)) in mems.iter().zip(&upd) {
+            outs.push(kernels::slice_update_into(&mut rec, mem, shape, (u, us), &start, &step, *dt)?);
+        }
     }
     // Rows `..at + T` of a dense buffer: its first element and strides.
     for i in 0..2 {
         outs.push(outs[i].clone());
     }
     Ok(Some(outs))
+}
+
+/// The window writes of [`kv_write`] joined to the held-back rope that made the keys
+/// (`defer::rope_kv`), where a decode step's layout allows: one position (`T` = 1), keys and
+/// values dense `(B, H, 1, D)` with the rope's `D`, caches dense `(B, H, C, D)`. `false`:
+/// nothing recorded, the caller writes the windows itself.
+fn rope_kv(rec: &mut Recorder, mems: &[(Arc<VkMemory>, Vec<usize>, DType)], upd: &[(Data, Vec<usize>); 2], at: usize) -> Result<bool> {
+    let [(kc, ks, dt), (vc, vs, vdt)] = mems else { return Ok(false) };
+    let Some(f16) = variant(*dt) else { return Ok(false) };
+    let mut parts = Vec::with_capacity(2);
+    for ((u, us), cs) in upd.iter().zip([ks, vs]) {
+        let ([b, h, 1, d], [cb, ch, c, cd]) = (us.as_slice(), cs.as_slice()) else { return Ok(false) };
+        if (b, h, d) != (cb, ch, cd) || !u.is_row_contiguous(us) || at >= *c {
+            return Ok(false);
+        }
+        let bu = bind(rec, u, us, dt.size())?;
+        parts.push((bu, b * h, at * d, c * d, *d));
+    }
+    let [(bk, k_rows, k_first, k_row, kd), (bv, v_rows, v_first, v_row, vd)] = parts.as_slice() else { return Ok(false) };
+    if dt != vdt || kd != vd {
+        return Ok(false);
+    }
+    let kw = defer::CacheWindow { mem: kc, first: *k_first, row: *k_row };
+    let vw = defer::CacheWindow { mem: vc, first: *v_first, row: *v_row };
+    defer::rope_kv(rec, f16, (&bk.mem, bk.off, *k_rows), (&bv.mem, bv.off, *v_rows), kw, vw)
 }

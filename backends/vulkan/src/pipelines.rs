@@ -26,6 +26,8 @@ pub(crate) enum Shader {
     /// rms_norm / layer_norm; `true`: workgroup sums with subgroup arithmetic.
     Norm(bool),
     Rope,
+    /// The queries' and keys' rope plus both KV-cache window writes (rope_kv.comp).
+    RopeKv,
     /// Two strided copies (a layer's two KV-cache writes) in one dispatch.
     Copy2,
     Sdpa,
@@ -40,8 +42,9 @@ pub(crate) enum Shader {
     GgmlMm(u32, bool),
     /// GGUF GEMV with one invocation per output (CPU drivers), for the GGUF type number.
     GgmlMvCpu(u32),
-    /// GGUF GEMV with a subgroup per `ggml_outs` outputs (GPUs), for the GGUF type number.
-    GgmlMvSub(u32),
+    /// GGUF GEMV with a subgroup per few outputs (GPUs), for the GGUF type number and the
+    /// outputs a subgroup computes.
+    GgmlMvSub(u32, u32),
     /// GGUF blocks to float32, for the GGUF type number.
     GgmlDequant(u32),
     Matmul,
@@ -64,6 +67,7 @@ impl Shader {
             Shader::Norm(false) => "norm",
             Shader::Norm(true) => "norm_sg",
             Shader::Rope => "rope",
+            Shader::RopeKv => "rope_kv",
             Shader::Copy2 => "copy2",
             Shader::Sdpa => "sdpa",
             Shader::SdpaSplit => "sdpa_split",
@@ -73,7 +77,7 @@ impl Shader {
             Shader::GgmlMm(_, false) => "ggml_mm",
             Shader::GgmlMm(_, true) => "ggml_mm_sg",
             Shader::GgmlMvCpu(_) => "ggml_mv_cpu",
-            Shader::GgmlMvSub(_) => "ggml_mv_sub",
+            Shader::GgmlMvSub(..) => "ggml_mv_sub",
             Shader::GgmlDequant(_) => "ggml_dequant",
             Shader::Matmul => "matmul",
             Shader::MatmulCoop(_) => "matmul_coopmat",
@@ -83,11 +87,12 @@ impl Shader {
     fn bindings(self) -> u32 {
         match self {
             Shader::Unary | Shader::Reduce | Shader::ArgReduce | Shader::GgmlDequant(_) => 2,
-            Shader::Binary | Shader::Gather | Shader::ArgReduceSplit | Shader::Matmul | Shader::MatmulCoop(_) | Shader::GgmlMv(..) | Shader::GgmlMm(..) | Shader::GgmlMvCpu(_) | Shader::GgmlMvSub(_) => 3,
+            Shader::Binary | Shader::Gather | Shader::ArgReduceSplit | Shader::Matmul | Shader::MatmulCoop(_) | Shader::GgmlMv(..) | Shader::GgmlMm(..) | Shader::GgmlMvCpu(_) | Shader::GgmlMvSub(..) => 3,
             Shader::Copy2 => 4,
             Shader::Fused => 5,
             Shader::Norm(_) | Shader::Rope => 6,
             Shader::Qmm => 5,
+            Shader::RopeKv => 8,
             Shader::Sdpa | Shader::SdpaSplit => 6,
         }
     }
@@ -95,7 +100,7 @@ impl Shader {
     fn specialization(self, ctx: &Context) -> Vec<u32> {
         match self {
             Shader::GgmlMv(ty, _) | Shader::GgmlMm(ty, _) => vec![ty, ctx.ggml_lanes],
-            Shader::GgmlMvSub(ty) => vec![ty, ctx.ggml_outs],
+            Shader::GgmlMvSub(ty, outs) => vec![ty, outs],
             Shader::GgmlDequant(ty) | Shader::GgmlMvCpu(ty) => vec![ty],
             Shader::MatmulCoop(shape) => shape.to_vec(),
             _ => Vec::new(),
@@ -125,6 +130,7 @@ impl Shader {
             Shader::Norm(false) => spv!("norm"),
             Shader::Norm(true) => spv!("norm_sg"),
             Shader::Rope => spv!("rope"),
+            Shader::RopeKv => spv!("rope_kv"),
             Shader::Copy2 => spv!("copy2"),
             Shader::Sdpa => spv!("sdpa"),
             Shader::SdpaSplit => spv!("sdpa_split"),
@@ -134,7 +140,7 @@ impl Shader {
             Shader::GgmlMm(_, false) => spv!("ggml_mm"),
             Shader::GgmlMm(_, true) => spv!("ggml_mm_sg"),
             Shader::GgmlMvCpu(_) => spv!("ggml_mv_cpu"),
-            Shader::GgmlMvSub(_) => spv!("ggml_mv_sub"),
+            Shader::GgmlMvSub(..) => spv!("ggml_mv_sub"),
             Shader::GgmlDequant(_) => spv!("ggml_dequant"),
             Shader::Matmul => spv!("matmul"),
             Shader::MatmulCoop(_) => spv!("matmul_coopmat", f16),

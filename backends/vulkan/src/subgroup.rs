@@ -78,7 +78,7 @@ fn lanes_for(env: Option<&str>, subgroup: Option<u32>) -> Result<u32> {
 pub const GGML_MV_ENV: &str = "MLX_ARM_VULKAN_GGML_MV";
 
 /// Environment variable that sets the outputs one subgroup computes in ggml_mv_sub.comp: 1, 2,
-/// 4 or 8 (default 2).
+/// 4 or 8; unset (or `auto`): [`outs_auto`] per weight.
 pub const GGML_OUTS_ENV: &str = "MLX_ARM_VULKAN_GGML_OUTS";
 
 /// The shader of a one-row GGUF GEMV.
@@ -125,18 +125,31 @@ fn mv_for(env: Option<&str>, cpu_device: bool, arithmetic: bool) -> Result<GemvL
     }
 }
 
-/// The outputs a subgroup computes in ggml_mv_sub.comp, per [`GGML_OUTS_ENV`].
-pub(crate) fn ggml_outs() -> Result<u32> {
+/// The outputs a subgroup computes in ggml_mv_sub.comp, per [`GGML_OUTS_ENV`]: `None` for
+/// [`outs_auto`].
+pub(crate) fn ggml_outs() -> Result<Option<u32>> {
     outs_for(std::env::var(GGML_OUTS_ENV).ok().as_deref())
 }
 
+/// Outputs a subgroup for a weight of `n` rows, unless [`GGML_OUTS_ENV`] says: one up to 2048
+/// rows (more workgroups in flight: on an H200 a 576-row Q4_1 GEMV took 5.2 µs of GPU time
+/// against 5.8 with two), two above (the loads of x shared by two rows: a 49152 × 576 weight in
+/// 25 µs against 37; docs/BENCHMARKS.md, vk26).
+pub(crate) fn outs_auto(n: usize) -> u32 {
+    if n <= 2048 {
+        1
+    } else {
+        2
+    }
+}
+
 /// [`ggml_outs`] for the variable's value `env`.
-fn outs_for(env: Option<&str>) -> Result<u32> {
+fn outs_for(env: Option<&str>) -> Result<Option<u32>> {
     match env {
-        None | Some("") => Ok(2),
+        None | Some("" | "auto") => Ok(None),
         Some(v) => match v.parse::<u32>() {
-            Ok(n @ (1 | 2 | 4 | 8)) => Ok(n),
-            _ => Err(Error::invalid("vulkan", format!("{GGML_OUTS_ENV}={v}: expected 1, 2, 4 or 8."))),
+            Ok(n @ (1 | 2 | 4 | 8)) => Ok(Some(n)),
+            _ => Err(Error::invalid("vulkan", format!("{GGML_OUTS_ENV}={v}: expected 1, 2, 4, 8 or `auto`."))),
         },
     }
 }
@@ -189,11 +202,13 @@ mod tests {
         assert_eq!(mv_for(Some("row"), false, true).unwrap(), Row);
         assert_eq!(mv_for(Some("split"), true, true).unwrap(), Split);
         assert_eq!(mv_for(Some("subgroup"), true, true).unwrap(), Subgroup);
-        assert_eq!(outs_for(None).unwrap(), 2);
-        assert_eq!(outs_for(Some("4")).unwrap(), 4);
+        assert_eq!(outs_for(None).unwrap(), None);
+        assert_eq!(outs_for(Some("auto")).unwrap(), None);
+        assert_eq!(outs_for(Some("4")).unwrap(), Some(4));
+        assert_eq!((super::outs_auto(576), super::outs_auto(2048), super::outs_auto(49152)), (1, 1, 2));
         for bad in ["0", "3", "16", "two"] {
             let e = outs_for(Some(bad)).unwrap_err().to_string();
-            assert!(e.contains("expected 1, 2, 4 or 8"), "{bad}: {e}");
+            assert!(e.contains("expected 1, 2, 4, 8 or `auto`"), "{bad}: {e}");
         }
         let bc = F::BASIC | F::BALLOT;
         assert!(broadcast_ok(8, S::COMPUTE, bc), "lavapipe, AVX2");

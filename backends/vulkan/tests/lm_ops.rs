@@ -106,3 +106,55 @@ fn kv_write_writes_both_buffers_in_one_dispatch_and_matches_the_cpu() {
         assert_eq!((f32s(&gk), f32s(&gv)), (f32s(&kb), f32s(&vb)), "case {ci}: held buffers unchanged");
     }
 }
+
+/// A decode step's `decode_heads` of one Q/K/V output (q, k, v views of one GPU array, as the
+/// joined projection makes them) followed by `kv_write` into buffers the op holds alone: the
+/// held-back rope and both window writes run as one rope_kv.comp dispatch, with every output
+/// equal bit for bit to the unfused dispatches' (fusion off: rope, then the two window copies),
+/// the windows holding exactly the rotated keys and the values, and every other cache row as
+/// it was.
+#[test]
+fn decode_heads_then_kv_write_is_one_dispatch_and_matches_the_unfused_dispatches() {
+    let _one = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    vkb::init().expect("a Vulkan device (CI: Mesa lavapipe)");
+    // (query heads, KV heads, head dim, rotated dims, capacity, at, dtype)
+    let cases = [(9, 3, 64, 64, 16, 5, DType::Float32), (9, 3, 64, 64, 16, 15, DType::Float16), (4, 2, 32, 16, 8, 0, DType::Float32)];
+    for (ci, &(hq, hkv, d, dims, cap, at, dt)) in cases.iter().enumerate() {
+        let f = |shape: &[usize], seed| ops::astype(&values(shape, seed), dt).unwrap();
+        let (nq, nk) = (hq * d, hkv * d);
+        let qkv = on_device(&f(&[1, 1, nq + 2 * nk], 21));
+        let (kb, vb) = (f(&[1, hkv, cap, d], 22), f(&[1, hkv, cap, d], 23));
+        let pos = Array::scalar(at as i32).unwrap();
+        let run = |fuse: bool| {
+            vkb::set_fusion(fuse);
+            let (gk, gv) = (on_device(&kb), on_device(&vb));
+            let qkv = qkv.clone();
+            let pos = pos.clone();
+            let out = on_gpu(move || {
+                let part = |a: usize, b: usize| ops::slice(&qkv, &[0, 0, a as isize], &[1, 1, b as isize], &[1, 1, 1]).unwrap();
+                let (q, k, v) = (part(0, nq), part(nq, nq + nk), part(nq + nk, nq + 2 * nk));
+                let rope = HeadsRope { dims, traditional: false, base: Some(10000.0), scale: 1.0, offset: &pos, freqs: None };
+                let [qh, kh, vh] = decode_heads(&q, &k, &v, d, &rope).unwrap();
+                let mut outs = vec![qh, kh.clone(), vh.clone()];
+                outs.extend(kv_write(&gk, &gv, &kh, &vh, at).unwrap());
+                outs
+            });
+            vkb::set_fusion(true);
+            out
+        };
+        let (n, fused) = run(true);
+        let (n_ops, unfused) = run(false);
+        assert_eq!((n, n_ops), (1, 3), "case {ci}: dispatches (fused, unfused)");
+        assert_eq!(fused, unfused, "case {ci}: outputs");
+        // The windows: row `at` of every head is the rotated key / the value; the rest unchanged.
+        let (kh, vh, kc, vc) = (&fused[1], &fused[2], &fused[3], &fused[4]);
+        let (k0, v0) = (f32s(&kb), f32s(&vb));
+        for h in 0..hkv {
+            for p in 0..cap {
+                let row = (h * cap + p) * d..(h * cap + p + 1) * d;
+                let (want_k, want_v) = if p == at { (&kh[h * d..(h + 1) * d], &vh[h * d..(h + 1) * d]) } else { (&k0[row.clone()], &v0[row.clone()]) };
+                assert_eq!((&kc[row.clone()], &vc[row.clone()]), (want_k, want_v), "case {ci}: head {h}, row {p}");
+            }
+        }
+    }
+}
