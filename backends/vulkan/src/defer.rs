@@ -53,6 +53,10 @@ pub(crate) enum Kind {
     /// `v_rows` rows of the rope's dim in its first binding from element `v_off`: a KV-cache
     /// write of those keys and values may join it (rope_kv.comp).
     Heads { v_off: usize, v_rows: usize },
+    /// A FusedOp program (fused.comp: bindings a0..a3, out; words n, n_in, n_steps, single,
+    /// off[4], step[12]): a one-row GGUF GEMV of its output may compute it instead
+    /// (ggml_mv_sub_fx.comp).
+    Fused,
     /// A strided copy of an input into a window of an output (unary.comp's copy), with its
     /// job words for copy2.comp.
     Window { job: [u32; JOB_WORDS] },
@@ -185,6 +189,31 @@ pub(crate) fn heads(rec: &mut Recorder, f16: bool, bufs: [&Arc<VkMemory>; 6], pu
         Some((v_off, v_rows)) => rec.defer(Deferred::new(Kind::Heads { v_off, v_rows }, Shader::Rope, f16, &bufs, 4, push, groups)),
         None => dispatch(rec, Shader::Rope, f16, &bufs, 4, push, groups),
     }
+}
+
+/// fused.comp's words: n, n_in, n_steps, single, off[4], step[12].
+pub(crate) const FUSED_WORDS: usize = 20;
+
+/// A FusedOp program's dispatch (fused.comp, `bufs` a0..a3 then the output): held back, so
+/// that a one-row GGUF GEMV of its output can compute it ([`take_fused_x`]).
+pub(crate) fn fused(rec: &mut Recorder, f16: bool, bufs: [&Arc<VkMemory>; 5], push: &[u32; FUSED_WORDS], groups: [u32; 3]) -> Result<()> {
+    if !fusion_enabled() {
+        return dispatch(rec, Shader::Fused, f16, &bufs, 4, push, groups);
+    }
+    rec.defer(Deferred::new(Kind::Fused, Shader::Fused, f16, &bufs, 4, push, groups))
+}
+
+/// The held-back FusedOp program whose output is `x` (from element 0 of `mem`, `n`
+/// elements), taken out of the recorder: its four input bindings, its output and its words
+/// after `n`. `None`: no such program (it stays held back).
+pub(crate) fn take_fused_x(rec: &mut Recorder, mem: &Arc<VkMemory>, off: usize, n: usize, f16: bool) -> Option<([Arc<VkMemory>; 4], Arc<VkMemory>, [u32; FUSED_WORDS - 1])> {
+    let p = rec.pending()?;
+    if p.kind != Kind::Fused || p.f16 != f16 || off != 0 || p.push[0] as usize != n || !Arc::ptr_eq(p.mem(4), mem) {
+        return None;
+    }
+    let p = rec.take_pending()?;
+    let words = std::array::from_fn(|i| p.push[i + 1]);
+    Some((std::array::from_fn(|i| p.mem(i).clone()), p.mem(4).clone(), words))
 }
 
 /// One cache buffer's window for [`rope_kv`]: the memory (a dense buffer held by the op), the

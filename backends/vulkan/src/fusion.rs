@@ -4,9 +4,9 @@
 //! its gate/up) as one GEMV over their weights laid end to end in one buffer (made once per
 //! set of weights and kept while they live). Results equal the unfused kernels' bit for bit.
 
-use crate::kernels::{self, bind, dispatch, fits_u32, grid, output, variant, Bound};
+use crate::defer;
+use crate::kernels::{self, bind, fits_u32, grid, output, variant, Bound};
 use crate::memory::VkMemory;
-use crate::pipelines::Shader;
 use crate::queue::Recorder;
 use ash::vk;
 use gpu_allocator::MemoryLocation;
@@ -57,7 +57,7 @@ pub(crate) fn fused(rec: &mut Recorder, op: &FusedOp, inputs: &[(&Data, &[usize]
     if n == 0 {
         return Ok(Some(out));
     }
-    let mut push = [0u32; 4 + MAX_INPUTS + MAX_STEPS];
+    let mut push = [0u32; defer::FUSED_WORDS];
     push[..3].copy_from_slice(&[n as u32, inputs.len() as u32, op.steps.len() as u32]);
     for (k, ((_, s), b)) in inputs.iter().zip(&bound).enumerate() {
         push[3] |= u32::from(single(s)) << k;
@@ -68,9 +68,9 @@ pub(crate) fn fused(rec: &mut Recorder, op: &FusedOp, inputs: &[(&Data, &[usize]
         *w = step_word(&s.prim, &s.args).unwrap_or(0);
     }
     // Unused input bindings repeat the first input (never read).
-    let mut bufs: Vec<&Arc<VkMemory>> = (0..MAX_INPUTS).map(|k| &bound[k.min(bound.len() - 1)].mem).collect();
-    bufs.push(&om);
-    dispatch(rec, Shader::Fused, f16, &bufs, MAX_INPUTS, &push, grid(n.div_ceil(kernels::GROUP as usize))?)?;
+    let a = |k: usize| &bound[k.min(bound.len() - 1)].mem;
+    // Held back: the down projection's GEMV may compute it (defer::take_fused_x).
+    defer::fused(rec, f16, [a(0), a(1), a(2), a(3), &om], &push, grid(n.div_ceil(kernels::GROUP as usize))?)?;
     Ok(Some(out))
 }
 

@@ -1151,6 +1151,17 @@ pub(crate) fn ggml_gemv(rec: &mut Recorder, x: (&Data, &[usize]), w: &Bound, n: 
         return Ok(Some(out));
     }
     let push = [m as u32, n as u32, k as u32, row_bytes as u32, n_cols as u32, bx.off as u32, w.off as u32];
+    // x made by a held-back FusedOp program (a layer's SwiGLU): computed here instead.
+    if let Shader::GgmlMvSub(t, outs) = shader {
+        if let Some((a, xo, words)) = defer::take_fused_x(rec, &bx.mem, bx.off, k, f16) {
+            let mut all = [0u32; 7 + defer::FUSED_WORDS - 1];
+            all[..7].copy_from_slice(&push);
+            all[7..].copy_from_slice(&words);
+            let b = [&a[0], &a[1], &a[2], &a[3], &w.mem, &om, &xo];
+            dispatch(rec, Shader::GgmlMvSubFx(t, outs), f16, &b, 5, &all, grid(groups)?)?;
+            return Ok(Some(out));
+        }
+    }
     dispatch(rec, shader, f16, &[&bx.mem, &w.mem, &om], 2, &push, grid(groups)?)?;
     Ok(Some(out))
 }

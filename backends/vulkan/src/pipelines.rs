@@ -45,6 +45,8 @@ pub(crate) enum Shader {
     /// GGUF GEMV with a subgroup per few outputs (GPUs), for the GGUF type number and the
     /// outputs a subgroup computes.
     GgmlMvSub(u32, u32),
+    /// The same with x computed by a held-back FusedOp program (ggml_mv_sub_fx.comp).
+    GgmlMvSubFx(u32, u32),
     /// GGUF blocks to float32, for the GGUF type number.
     GgmlDequant(u32),
     Matmul,
@@ -78,6 +80,7 @@ impl Shader {
             Shader::GgmlMm(_, true) => "ggml_mm_sg",
             Shader::GgmlMvCpu(_) => "ggml_mv_cpu",
             Shader::GgmlMvSub(..) => "ggml_mv_sub",
+            Shader::GgmlMvSubFx(..) => "ggml_mv_sub_fx",
             Shader::GgmlDequant(_) => "ggml_dequant",
             Shader::Matmul => "matmul",
             Shader::MatmulCoop(_) => "matmul_coopmat",
@@ -93,6 +96,7 @@ impl Shader {
             Shader::Norm(_) | Shader::Rope => 6,
             Shader::Qmm => 5,
             Shader::RopeKv => 8,
+            Shader::GgmlMvSubFx(..) => 7,
             Shader::Sdpa | Shader::SdpaSplit => 6,
         }
     }
@@ -100,7 +104,7 @@ impl Shader {
     fn specialization(self, ctx: &Context) -> Vec<u32> {
         match self {
             Shader::GgmlMv(ty, _) | Shader::GgmlMm(ty, _) => vec![ty, ctx.ggml_lanes],
-            Shader::GgmlMvSub(ty, outs) => vec![ty, outs],
+            Shader::GgmlMvSub(ty, outs) | Shader::GgmlMvSubFx(ty, outs) => vec![ty, outs],
             Shader::GgmlDequant(ty) | Shader::GgmlMvCpu(ty) => vec![ty],
             Shader::MatmulCoop(shape) => shape.to_vec(),
             _ => Vec::new(),
@@ -141,6 +145,7 @@ impl Shader {
             Shader::GgmlMm(_, true) => spv!("ggml_mm_sg"),
             Shader::GgmlMvCpu(_) => spv!("ggml_mv_cpu"),
             Shader::GgmlMvSub(..) => spv!("ggml_mv_sub"),
+            Shader::GgmlMvSubFx(..) => spv!("ggml_mv_sub_fx"),
             Shader::GgmlDequant(_) => spv!("ggml_dequant"),
             Shader::Matmul => spv!("matmul"),
             Shader::MatmulCoop(_) => spv!("matmul_coopmat", f16),

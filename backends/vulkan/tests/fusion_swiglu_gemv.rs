@@ -1,0 +1,102 @@
+//! A layer's SwiGLU (a FusedOp program, `g·sigmoid(g)·u`) followed by the one-row GGUF GEMV of
+//! its output (the down projection), with the GPUs' GEMV (ggml_mv_sub.comp,
+//! `MLX_ARM_VULKAN_GGML_MV=subgroup`): the held-back program runs inside the GEMV
+//! (ggml_mv_sub_fx.comp), one dispatch where the unfused ones take two, with both outputs (the
+//! program's, which the GEMV also stores, and the GEMV's) equal bit for bit to the unfused
+//! dispatches' (`set_fusion(false)`) and to the CPU within its bounds (the program exactly in
+//! float32; the GEMV within the CPU's Q8 rounding of x, 1e-2 as in tests/harness).
+
+use mlx_arm_core::ops::binary::BinaryOp;
+use mlx_arm_core::ops::fused::{FusedOp, Step};
+use mlx_arm_core::ops::unary::UnaryOp;
+use mlx_arm_core::primitive::Primitive;
+use mlx_arm_core::quant::GgmlType;
+use mlx_arm_core::{device, eval, ops, Array, DType, Device};
+use mlx_arm_vulkan as vkb;
+use std::sync::Arc;
+
+fn values(n: usize, seed: u32) -> Vec<f32> {
+    let mut s = seed.max(1);
+    (0..n)
+        .map(|_| {
+            s ^= s << 13;
+            s ^= s >> 17;
+            s ^= s << 5;
+            (s % 4000) as f32 / 1000.0 - 2.0
+        })
+        .collect()
+}
+
+/// lm's SwiGLU program (lm/src/model.rs): registers g = 0, u = 1.
+fn swiglu(dtype: DType) -> Arc<FusedOp> {
+    let step = |prim, args: &[usize]| Step { prim, args: args.to_vec(), dtype };
+    Arc::new(FusedOp {
+        n_inputs: 2,
+        steps: vec![
+            step(Primitive::Unary(UnaryOp::Sigmoid), &[0]),
+            step(Primitive::Binary(BinaryOp::Multiply), &[0, 2]),
+            step(Primitive::Binary(BinaryOp::Multiply), &[3, 1]),
+        ],
+    })
+}
+
+fn f32s(a: &Array) -> Vec<f32> {
+    ops::astype(a, DType::Float32).unwrap().to_vec::<f32>().unwrap()
+}
+
+fn normalized_error(a: &[f32], b: &[f32]) -> f64 {
+    let num: f64 = a.iter().zip(b).map(|(x, y)| (*x as f64 - *y as f64).powi(2)).sum();
+    let den: f64 = b.iter().map(|y| (*y as f64).powi(2)).sum();
+    (num / den.max(1e-30)).sqrt()
+}
+
+#[test]
+fn swiglu_runs_inside_the_down_projection_gemv() {
+    std::env::set_var(vkb::GGML_MV_ENV, "subgroup");
+    std::env::set_var(vkb::PROFILE_ENV, "1");
+    let info = vkb::init().expect("a Vulkan device (CI: Mesa lavapipe)");
+    let mut dts = vec![(DType::Float32, 1e-6)];
+    if info.f16 {
+        dts.push((DType::Float16, 2e-3));
+    }
+    // (k: the program's length and the weight rows' width, n: weight rows, type)
+    for (k, n, ty) in [(1536, 67, GgmlType::Q4_1), (96, 13, GgmlType::Q8_0), (512, 9, GgmlType::Q6_K)] {
+        let w = ops::ggml_quantize(&Array::from_slice(&values(n * k, 3), &[n, k]).unwrap(), ty).unwrap();
+        for &(dt, tol) in &dts {
+            let host = |seed| ops::astype(&Array::from_slice(&values(k, seed), &[1, 1, k]).unwrap(), dt).unwrap();
+            let (g, u) = (host(5), host(7));
+            let build = || {
+                let act = FusedOp::record(&swiglu(dt), vec![g.clone(), u.clone()]).unwrap();
+                let out = ops::ggml_matmul(&act, &w, ty, k).unwrap();
+                vec![act, out]
+            };
+            let gpu = |fuse: bool| {
+                // g and u made on the GPU first (their own dispatches), then the counted pair.
+                device::set_default_device(Device::GPU).unwrap();
+                vkb::set_fusion(fuse);
+                let before = vkb::queue_stats().dispatches;
+                let outs = build();
+                eval(&outs).unwrap();
+                let vals: Vec<Vec<f32>> = outs.iter().map(f32s).collect();
+                device::set_default_device(Device::CPU).unwrap();
+                vkb::set_fusion(true);
+                (vals, vkb::queue_stats().dispatches - before)
+            };
+            let (fused, n_fused) = gpu(true);
+            let (plain, n_plain) = gpu(false);
+            let name = format!("k {k}, n {n}, {ty:?}, {dt:?}");
+            assert_eq!(n_plain - n_fused, 1, "{name}: {n_fused} dispatches fused, {n_plain} unfused");
+            for (i, (f, p)) in fused.iter().zip(&plain).enumerate() {
+                assert!(f.iter().zip(p).all(|(x, y)| x.to_bits() == y.to_bits()), "{name}: output {i} differs fused / unfused");
+            }
+            device::set_default_device(Device::CPU).unwrap();
+            let cpu: Vec<Vec<f32>> = build().iter().map(f32s).collect();
+            let e_act = normalized_error(&fused[0], &cpu[0]);
+            let e_out = normalized_error(&fused[1], &cpu[1]);
+            assert!(e_act <= tol, "{name}: the program's output differs from the CPU by {e_act:.2e}");
+            assert!(e_out <= 1e-2, "{name}: the GEMV differs from the CPU by {e_out:.2e}");
+        }
+    }
+    let ran: Vec<&str> = vkb::kernel_times().iter().map(|k| k.name).collect();
+    assert!(ran.contains(&"ggml_mv_sub_fx"), "ggml_mv_sub_fx did not run: {ran:?}");
+}

@@ -1,0 +1,88 @@
+// GGUF-block GEMV out = x @ Wᵀ for one row of x (a decode step) on GPUs: a subgroup computes
+// OUTS outputs (specialization constant 1) and each of its invocations a quarter of a 32-weight
+// chunk (8 weights, ggml_blocks.glsl's dequant_part), so a 576-wide row (18 chunks, 72 quarters)
+// keeps 32 invocations busy for 2-3 steps, where ggml_mv.comp's LANES invocations walk whole
+// chunks (K = 576: 18 of 32 lanes do one chunk each, the rest idle, then a barrier or a
+// shared-memory tree). The 8 elements of x an invocation needs are loaded once and used for
+// each of the subgroup's outputs; an output's sum is one subgroupAdd: no shared memory, no
+// barrier. A workgroup of 128 invocations computes 4·OUTS outputs (4 subgroups of 32, or more
+// subgroups looping when they are narrower; any subgroup size works). The host takes this
+// variant for one-row GEMVs where compute shaders have subgroup arithmetic
+// (backends/vulkan/src/subgroup.rs: MLX_ARM_VULKAN_GGML_MV, MLX_ARM_VULKAN_GGML_OUTS).
+// Activations are read as T, products accumulate in float32, as in ggml_matmul.glsl.
+// With FUSED_X (ggml_mv_sub_fx.comp) x is not read but computed: it is the output of a core
+// FusedOp program (a layer's SwiGLU before its down projection) over inputs a0..a3, evaluated
+// per element as fused.comp does (fused_program.glsl), and the first workgroup's first
+// subgroup also stores it (xo), so the program's output exists as if fused.comp had run.
+#extension GL_EXT_control_flow_attributes : enable
+#extension GL_KHR_shader_subgroup_arithmetic : enable
+#include "common.glsl"
+#include "elementwise.glsl"
+layout(local_size_x = 128) in;
+#ifdef FUSED_X
+#define MAX_IN 4
+#define MAX_STEPS 12
+layout(std430, set = 0, binding = 0) readonly buffer A0 { T a0[]; };
+layout(std430, set = 0, binding = 1) readonly buffer A1 { T a1[]; };
+layout(std430, set = 0, binding = 2) readonly buffer A2 { T a2[]; };
+layout(std430, set = 0, binding = 3) readonly buffer A3 { T a3[]; };
+layout(std430, set = 0, binding = 4) readonly buffer W { uint w[]; };
+layout(std430, set = 0, binding = 5) writeonly buffer O { T o[]; };
+layout(std430, set = 0, binding = 6) writeonly buffer XO { T xo[]; };
+#else
+layout(std430, set = 0, binding = 0) readonly buffer X { T x[]; };
+layout(std430, set = 0, binding = 1) readonly buffer W { uint w[]; };
+layout(std430, set = 0, binding = 2) writeonly buffer O { T o[]; };
+#endif
+// As ggml_matmul.glsl's; m is 1 and n_cols the workgroups (4·OUTS outputs each). With
+// FUSED_X, fused.comp's words after its n (which is k here).
+layout(push_constant) uniform P {
+    uint m; uint n; uint k; uint row_bytes; uint n_cols; uint off_x; uint off_w;
+#ifdef FUSED_X
+    uint n_in; uint n_steps; uint single; uint off[MAX_IN]; uint step[MAX_STEPS];
+#endif
+} p;
+#ifdef FUSED_X
+#include "fused_program.glsl"
+float x_at(uint i) { return fused_at(i); }
+#else
+float x_at(uint i) { return float(x[p.off_x + i]); }
+#endif
+layout(constant_id = 1) const uint OUTS = 2;
+#include "ggml_blocks.glsl"
+
+void main() {
+    uint wid = gl_WorkGroupID.x + gl_WorkGroupID.y * gl_NumWorkGroups.x;
+    if (wid >= p.n_cols) return;
+    uint parts = (p.k / 32) * 4;
+    // The workgroup's 4·OUTS outputs, OUTS per subgroup, however many subgroups it has.
+    for (uint s = gl_SubgroupID; s < 4; s += gl_NumSubgroups) {
+        uint col0 = (wid * 4 + s) * OUTS;
+        float acc[OUTS];
+        [[unroll]] for (uint c = 0; c < OUTS; ++c) acc[c] = 0.0;
+        for (uint q = gl_SubgroupInvocationID; q < parts; q += gl_SubgroupSize) {
+            uint b = q / 4, part = q % 4;
+            uint xb = b * 32;
+            float xv[8];
+            [[unroll]] for (uint i = 0; i < 8; ++i) xv[i] = x_at(xb + part_elem(part, i));
+#ifdef FUSED_X
+            if (wid == 0 && s == 0) {
+                [[unroll]] for (uint i = 0; i < 8; ++i) xo[xb + part_elem(part, i)] = T(xv[i]);
+            }
+#endif
+            [[unroll]] for (uint c = 0; c < OUTS; ++c) {
+                // Past the last output: the last one again (not stored), so every lane runs.
+                uint col = min(col0 + c, p.n - 1);
+                float v[8];
+                dequant_part(p.off_w + col * p.row_bytes, b, part, v);
+                float d = 0.0;
+                [[unroll]] for (uint i = 0; i < 8; ++i) d += xv[i] * v[i];
+                acc[c] += d;
+            }
+        }
+        [[unroll]] for (uint c = 0; c < OUTS; ++c) {
+            float t = subgroupAdd(acc[c]);
+            if (gl_SubgroupInvocationID == 0 && col0 + c < p.n) o[col0 + c] = T(t);
+        }
+    }
+}
