@@ -11,40 +11,45 @@
 // (backends/vulkan/src/subgroup.rs: MLX_ARM_VULKAN_GGML_MV, MLX_ARM_VULKAN_GGML_OUTS).
 // Activations are read as T, products accumulate in float32, as in ggml_matmul.glsl.
 // With FUSED_X (ggml_mv_sub_fx.comp) x is not read but computed: it is the output of a core
-// FusedOp program (a layer's SwiGLU before its down projection) over inputs a0..a3, evaluated
-// per element as fused.comp does (fused_program.glsl), and the first workgroup's first
-// subgroup also stores it (xo), so the program's output exists as if fused.comp had run.
+// FusedOp program of the SwiGLU's shape — r2 = f(g), r3 = h(g, r2), x = k(r3, u) with unary f
+// and binary h, k given as elementwise.glsl codes (a layer's g·sigmoid(g)·u before its down
+// projection) — over inputs g (a0) and u (a1), each step rounded to T as fused.comp rounds it,
+// and the first workgroup's first subgroup also stores it (xo), so the program's output exists
+// as if fused.comp had run. (fused.comp's general programs index registers dynamically, which
+// here, recomputed by every subgroup, cost ~60 µs a GEMV on an H200: the host folds only this
+// shape.)
 #extension GL_EXT_control_flow_attributes : enable
 #extension GL_KHR_shader_subgroup_arithmetic : enable
 #include "common.glsl"
 #include "elementwise.glsl"
 layout(local_size_x = 128) in;
 #ifdef FUSED_X
-#define MAX_IN 4
-#define MAX_STEPS 12
 layout(std430, set = 0, binding = 0) readonly buffer A0 { T a0[]; };
 layout(std430, set = 0, binding = 1) readonly buffer A1 { T a1[]; };
-layout(std430, set = 0, binding = 2) readonly buffer A2 { T a2[]; };
-layout(std430, set = 0, binding = 3) readonly buffer A3 { T a3[]; };
-layout(std430, set = 0, binding = 4) readonly buffer W { uint w[]; };
-layout(std430, set = 0, binding = 5) writeonly buffer O { T o[]; };
-layout(std430, set = 0, binding = 6) writeonly buffer XO { T xo[]; };
+layout(std430, set = 0, binding = 2) readonly buffer W { uint w[]; };
+layout(std430, set = 0, binding = 3) writeonly buffer O { T o[]; };
+layout(std430, set = 0, binding = 4) writeonly buffer XO { T xo[]; };
 #else
 layout(std430, set = 0, binding = 0) readonly buffer X { T x[]; };
 layout(std430, set = 0, binding = 1) readonly buffer W { uint w[]; };
 layout(std430, set = 0, binding = 2) writeonly buffer O { T o[]; };
 #endif
 // As ggml_matmul.glsl's; m is 1 and n_cols the workgroups (4·OUTS outputs each). With
-// FUSED_X, fused.comp's words after its n (which is k here).
+// FUSED_X: g's and u's offsets (off_x unused) and the three steps' codes.
 layout(push_constant) uniform P {
     uint m; uint n; uint k; uint row_bytes; uint n_cols; uint off_x; uint off_w;
 #ifdef FUSED_X
-    uint n_in; uint n_steps; uint single; uint off[MAX_IN]; uint step[MAX_STEPS];
+    uint off_g; uint off_u; uint f; uint h; uint kk;
 #endif
 } p;
 #ifdef FUSED_X
-#include "fused_program.glsl"
-float x_at(uint i) { return fused_at(i); }
+float rt(float v) { return float(T(v)); }
+float x_at(uint i) {
+    float g = float(a0[p.off_g + i]);
+    float r2 = rt(unary_op(p.f, g));
+    float r3 = rt(binary_op(p.h, g, r2));
+    return rt(binary_op(p.kk, r3, float(a1[p.off_u + i])));
+}
 #else
 float x_at(uint i) { return float(x[p.off_x + i]); }
 #endif

@@ -55,7 +55,7 @@ pub(crate) enum Kind {
     Heads { v_off: usize, v_rows: usize },
     /// A FusedOp program (fused.comp: bindings a0..a3, out; words n, n_in, n_steps, single,
     /// off[4], step[12]): a one-row GGUF GEMV of its output may compute it instead
-    /// (ggml_mv_sub_fx.comp).
+    /// (ggml_mv_sub_fx.comp, programs of the SwiGLU's shape).
     Fused,
     /// A strided copy of an input into a window of an output (unary.comp's copy), with its
     /// job words for copy2.comp.
@@ -204,16 +204,21 @@ pub(crate) fn fused(rec: &mut Recorder, f16: bool, bufs: [&Arc<VkMemory>; 5], pu
 }
 
 /// The held-back FusedOp program whose output is `x` (from element 0 of `mem`, `n`
-/// elements), taken out of the recorder: its four input bindings, its output and its words
-/// after `n`. `None`: no such program (it stays held back).
-pub(crate) fn take_fused_x(rec: &mut Recorder, mem: &Arc<VkMemory>, off: usize, n: usize, f16: bool) -> Option<([Arc<VkMemory>; 4], Arc<VkMemory>, [u32; FUSED_WORDS - 1])> {
+/// elements), taken out of the recorder when it has the SwiGLU's shape that
+/// ggml_mv_sub_fx.comp computes (inputs g, u dense; r2 = f(g), r3 = h(g, r2), out = k(r3, u)):
+/// its two input bindings, its output, and the words g's and u's offsets and the codes of f, h,
+/// k. `None`: no such program (it stays held back).
+pub(crate) fn take_fused_x(rec: &mut Recorder, mem: &Arc<VkMemory>, off: usize, n: usize, f16: bool) -> Option<([Arc<VkMemory>; 2], Arc<VkMemory>, [u32; 5])> {
     let p = rec.pending()?;
-    if p.kind != Kind::Fused || p.f16 != f16 || off != 0 || p.push[0] as usize != n || !Arc::ptr_eq(p.mem(4), mem) {
+    let w = &p.push;
+    // Step word: code (bits 0-7), binary (bit 8), first register (16-23), second (24-31).
+    let shaped = w[1] == 2 && w[2] == 3 && w[3] == 0 && w[8] & 0xffff_ff00 == 0 && w[9] & 0xffff_ff00 == 0x0200_0100 && w[10] & 0xffff_ff00 == 0x0103_0100;
+    if p.kind != Kind::Fused || !shaped || p.f16 != f16 || off != 0 || w[0] as usize != n || !Arc::ptr_eq(p.mem(4), mem) {
         return None;
     }
     let p = rec.take_pending()?;
-    let words = std::array::from_fn(|i| p.push[i + 1]);
-    Some((std::array::from_fn(|i| p.mem(i).clone()), p.mem(4).clone(), words))
+    let words = [p.push[4], p.push[5], p.push[8] & 0xff, p.push[9] & 0xff, p.push[10] & 0xff];
+    Some(([p.mem(0).clone(), p.mem(1).clone()], p.mem(4).clone(), words))
 }
 
 /// One cache buffer's window for [`rope_kv`]: the memory (a dense buffer held by the op), the

@@ -1154,11 +1154,11 @@ pub(crate) fn ggml_gemv(rec: &mut Recorder, x: (&Data, &[usize]), w: &Bound, n: 
     // x made by a held-back FusedOp program (a layer's SwiGLU): computed here instead.
     if let Shader::GgmlMvSub(t, outs) = shader {
         if let Some((a, xo, words)) = defer::take_fused_x(rec, &bx.mem, bx.off, k, f16) {
-            let mut all = [0u32; 7 + defer::FUSED_WORDS - 1];
+            let mut all = [0u32; 12];
             all[..7].copy_from_slice(&push);
             all[7..].copy_from_slice(&words);
-            let b = [&a[0], &a[1], &a[2], &a[3], &w.mem, &om, &xo];
-            dispatch(rec, Shader::GgmlMvSubFx(t, outs), f16, &b, 5, &all, grid(groups)?)?;
+            let b = [&a[0], &a[1], &w.mem, &om, &xo];
+            dispatch(rec, Shader::GgmlMvSubFx(t, outs), f16, &b, 3, &all, grid(groups)?)?;
             return Ok(Some(out));
         }
     }

@@ -96,7 +96,7 @@ impl Shader {
             Shader::Norm(_) | Shader::Rope => 6,
             Shader::Qmm => 5,
             Shader::RopeKv => 8,
-            Shader::GgmlMvSubFx(..) => 7,
+            Shader::GgmlMvSubFx(..) => 5,
             Shader::Sdpa | Shader::SdpaSplit => 6,
         }
     }

@@ -15,6 +15,9 @@ use mlx_arm_core::{device, eval, ops, Array, DType, Device};
 use mlx_arm_vulkan as vkb;
 use std::sync::Arc;
 
+/// The fusion switch and the dispatch counter are global: the tests take turns.
+static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
 fn values(n: usize, seed: u32) -> Vec<f32> {
     let mut s = seed.max(1);
     (0..n)
@@ -52,6 +55,7 @@ fn normalized_error(a: &[f32], b: &[f32]) -> f64 {
 
 #[test]
 fn swiglu_runs_inside_the_down_projection_gemv() {
+    let _turn = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
     std::env::set_var(vkb::GGML_MV_ENV, "subgroup");
     std::env::set_var(vkb::PROFILE_ENV, "1");
     let info = vkb::init().expect("a Vulkan device (CI: Mesa lavapipe)");
@@ -99,4 +103,48 @@ fn swiglu_runs_inside_the_down_projection_gemv() {
     }
     let ran: Vec<&str> = vkb::kernel_times().iter().map(|k| k.name).collect();
     assert!(ran.contains(&"ggml_mv_sub_fx"), "ggml_mv_sub_fx did not run: {ran:?}");
+}
+
+/// A program of another shape (`u·sigmoid(g)·g`: registers wired differently) stays its own
+/// dispatch before the GEMV, with the same values as unfused.
+#[test]
+fn other_programs_are_not_folded() {
+    let _turn = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
+    std::env::set_var(vkb::GGML_MV_ENV, "subgroup");
+    // Whichever test starts the backend first: both want the profile on.
+    std::env::set_var(vkb::PROFILE_ENV, "1");
+    vkb::init().expect("a Vulkan device (CI: Mesa lavapipe)");
+    let (k, n, ty, dt) = (96, 13, GgmlType::Q4_1, DType::Float32);
+    let step = |prim, args: &[usize]| Step { prim, args: args.to_vec(), dtype: dt };
+    let prog = Arc::new(FusedOp {
+        n_inputs: 2,
+        steps: vec![
+            step(Primitive::Unary(UnaryOp::Sigmoid), &[0]),
+            step(Primitive::Binary(BinaryOp::Multiply), &[1, 2]),
+            step(Primitive::Binary(BinaryOp::Multiply), &[3, 0]),
+        ],
+    });
+    let w = ops::ggml_quantize(&Array::from_slice(&values(n * k, 3), &[n, k]).unwrap(), ty).unwrap();
+    let (g, u) = (Array::from_slice(&values(k, 5), &[1, k]).unwrap(), Array::from_slice(&values(k, 7), &[1, k]).unwrap());
+    let build = || {
+        let act = FusedOp::record(&prog, vec![g.clone(), u.clone()]).unwrap();
+        let out = ops::ggml_matmul(&act, &w, ty, k).unwrap();
+        vec![act, out]
+    };
+    let mut got = Vec::new();
+    for fuse in [true, false] {
+        device::set_default_device(Device::GPU).unwrap();
+        vkb::set_fusion(fuse);
+        let before = vkb::queue_stats().dispatches;
+        let outs = build();
+        eval(&outs).unwrap();
+        let vals: Vec<Vec<f32>> = outs.iter().map(f32s).collect();
+        device::set_default_device(Device::CPU).unwrap();
+        vkb::set_fusion(true);
+        got.push((vals, vkb::queue_stats().dispatches - before));
+    }
+    assert_eq!((got[0].1, got[1].1), (2, 2), "dispatches (fusion on, off)");
+    assert_eq!(got[0].0, got[1].0);
+    let cpu: Vec<Vec<f32>> = build().iter().map(f32s).collect();
+    assert!(normalized_error(&got[0].0[0], &cpu[0]) <= 1e-6);
 }
