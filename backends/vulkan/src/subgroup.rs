@@ -133,13 +133,14 @@ pub(crate) fn ggml_outs() -> Result<Option<u32>> {
 
 /// Outputs a subgroup for a weight of `n` rows, unless [`GGML_OUTS_ENV`] says: one up to 2048
 /// rows (more workgroups in flight: on an H200 a 576-row Q4_1 GEMV took 5.2 µs of GPU time
-/// against 5.8 with two), two above (the loads of x shared by two rows: a 49152 × 576 weight in
-/// 25 µs against 37; docs/BENCHMARKS.md, vk26).
+/// against 5.8 with two and 7.2 with four), two up to 8192 (5632 × 2048: 13.0 µs against 17.6
+/// with one, 14.7 with four), four above (the loads of x shared by four rows: 49152 × 576 in
+/// 23.5 µs against 25.3 with two, 37.4 with one; docs/BENCHMARKS.md, vk26).
 pub(crate) fn outs_auto(n: usize) -> u32 {
-    if n <= 2048 {
-        1
-    } else {
-        2
+    match n {
+        0..=2048 => 1,
+        2049..=8192 => 2,
+        _ => 4,
     }
 }
 
@@ -205,7 +206,7 @@ mod tests {
         assert_eq!(outs_for(None).unwrap(), None);
         assert_eq!(outs_for(Some("auto")).unwrap(), None);
         assert_eq!(outs_for(Some("4")).unwrap(), Some(4));
-        assert_eq!((super::outs_auto(576), super::outs_auto(2048), super::outs_auto(49152)), (1, 1, 2));
+        assert_eq!([576, 2048, 3072, 8192, 32000, 49152].map(super::outs_auto), [1, 1, 2, 2, 4, 4]);
         for bad in ["0", "3", "16", "two"] {
             let e = outs_for(Some(bad)).unwrap_err().to_string();
             assert!(e.contains("expected 1, 2, 4, 8 or `auto`"), "{bad}: {e}");
