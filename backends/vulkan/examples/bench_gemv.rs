@@ -13,7 +13,8 @@
 //!   the figure is per pair;
 //! - `chained wall µs`: the same chain's host wall time (record, submit, wait) per GEMV;
 //! - `GB/s`: the weight's bytes over the chained time.
-//! The floor is a chain of float32 adds of 576 elements; the bandwidth a copy of 256 MiB.
+//!
+//! The floor is a chain of float32 adds of 576 elements; the bandwidth a multiply by one of 256 MiB.
 //!
 //! `cargo run --release -p mlx-arm-vulkan --example bench_gemv -- [--type q4_1] [--shapes NxK,...] [--reps R] [--chain C]`
 //! (default shapes: the default model's 576x576, 960x576 (Q/K/V joined), 192x576, 1536x576,

@@ -205,10 +205,9 @@ pub(crate) fn fused(rec: &mut Recorder, f16: bool, bufs: [&Arc<VkMemory>; 5], pu
 
 /// The held-back FusedOp program whose output is `x` (from element 0 of `mem`, `n`
 /// elements), taken out of the recorder when it has the SwiGLU's shape that
-/// ggml_mv_sub_fx.comp computes (inputs g, u dense; r2 = f(g), r3 = h(g, r2), out = k(r3, u)):
-/// its two input bindings, its output, and the words g's and u's offsets and the codes of f, h,
-/// k. `None`: no such program (it stays held back).
-pub(crate) fn take_fused_x(rec: &mut Recorder, mem: &Arc<VkMemory>, off: usize, n: usize, f16: bool) -> Option<([Arc<VkMemory>; 2], Arc<VkMemory>, [u32; 5])> {
+/// ggml_mv_sub_fx.comp computes (inputs g, u dense; r2 = f(g), r3 = h(g, r2), out = k(r3, u)).
+/// `None`: no such program (it stays held back).
+pub(crate) fn take_fused_x(rec: &mut Recorder, mem: &Arc<VkMemory>, off: usize, n: usize, f16: bool) -> Option<FusedX> {
     let p = rec.pending()?;
     let w = &p.push;
     // Step word: code (bits 0-7), binary (bit 8), first register (16-23), second (24-31).
@@ -218,7 +217,17 @@ pub(crate) fn take_fused_x(rec: &mut Recorder, mem: &Arc<VkMemory>, off: usize, 
     }
     let p = rec.take_pending()?;
     let words = [p.push[4], p.push[5], p.push[8] & 0xff, p.push[9] & 0xff, p.push[10] & 0xff];
-    Some(([p.mem(0).clone(), p.mem(1).clone()], p.mem(4).clone(), words))
+    Some(FusedX { inputs: [p.mem(0).clone(), p.mem(1).clone()], out: p.mem(4).clone(), words })
+}
+
+/// A SwiGLU-shaped program taken by [`take_fused_x`].
+pub(crate) struct FusedX {
+    /// g and u.
+    pub inputs: [Arc<VkMemory>; 2],
+    /// The program's output, which the GEMV stores too.
+    pub out: Arc<VkMemory>,
+    /// ggml_mv_sub_fx.comp's words after the GEMV's: g's and u's offsets, the codes of f, h, k.
+    pub words: [u32; 5],
 }
 
 /// One cache buffer's window for [`rope_kv`]: the memory (a dense buffer held by the op), the

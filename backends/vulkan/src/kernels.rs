@@ -1153,11 +1153,11 @@ pub(crate) fn ggml_gemv(rec: &mut Recorder, x: (&Data, &[usize]), w: &Bound, n: 
     let push = [m as u32, n as u32, k as u32, row_bytes as u32, n_cols as u32, bx.off as u32, w.off as u32];
     // x made by a held-back FusedOp program (a layer's SwiGLU): computed here instead.
     if let Shader::GgmlMvSub(t, outs) = shader {
-        if let Some((a, xo, words)) = defer::take_fused_x(rec, &bx.mem, bx.off, k, f16) {
+        if let Some(fx) = defer::take_fused_x(rec, &bx.mem, bx.off, k, f16) {
             let mut all = [0u32; 12];
             all[..7].copy_from_slice(&push);
-            all[7..].copy_from_slice(&words);
-            let b = [&a[0], &a[1], &w.mem, &om, &xo];
+            all[7..].copy_from_slice(&fx.words);
+            let b = [&fx.inputs[0], &fx.inputs[1], &w.mem, &om, &fx.out];
             dispatch(rec, Shader::GgmlMvSubFx(t, outs), f16, &b, 3, &all, grid(groups)?)?;
             return Ok(Some(out));
         }
