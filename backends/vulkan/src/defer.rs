@@ -238,14 +238,15 @@ pub(crate) struct CacheWindow<'a> {
     pub row: usize,
 }
 
-/// A KV-cache write of keys `k` (memory, first element, rows of the rope's dim) and values `v`
-/// (the same) into `kc` and `vc`: when the held-back dispatch is the [`heads`] rope that makes
+/// A KV-cache write of keys `k` (memory, first element, rows of `d`) and values `v` (the same)
+/// into `kc` and `vc`: when the held-back dispatch is the [`heads`] rope that makes
 /// these keys (its second output, from element 0) and whose values these are, one rope_kv.comp
 /// dispatch does both and `true` comes back; otherwise nothing is recorded (`false`).
-pub(crate) fn rope_kv(rec: &mut Recorder, f16: bool, k: (&Arc<VkMemory>, usize, usize), v: (&Arc<VkMemory>, usize, usize), kc: CacheWindow, vc: CacheWindow) -> Result<bool> {
+pub(crate) fn rope_kv(rec: &mut Recorder, f16: bool, d: usize, k: (&Arc<VkMemory>, usize, usize), v: (&Arc<VkMemory>, usize, usize), kc: CacheWindow, vc: CacheWindow) -> Result<bool> {
     let Some(p) = rec.pending() else { return Ok(false) };
     let Kind::Heads { v_off, v_rows } = p.kind else { return Ok(false) };
     let ok = p.f16 == f16
+        && d == p.push[1] as usize
         && Arc::ptr_eq(p.mem(5), k.0)
         && k.1 == 0
         && k.2 == p.push[ROPE_SECOND] as usize

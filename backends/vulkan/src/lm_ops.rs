@@ -191,5 +191,5 @@ fn rope_kv(rec: &mut Recorder, mems: &[(Arc<VkMemory>, Vec<usize>, DType)], upd:
     }
     let kw = defer::CacheWindow { mem: kc, first: *k_first, row: *k_row };
     let vw = defer::CacheWindow { mem: vc, first: *v_first, row: *v_row };
-    defer::rope_kv(rec, f16, (&bk.mem, bk.off, *k_rows), (&bv.mem, bv.off, *v_rows), kw, vw)
+    defer::rope_kv(rec, f16, *kd, (&bk.mem, bk.off, *k_rows), (&bv.mem, bv.off, *v_rows), kw, vw)
 }
