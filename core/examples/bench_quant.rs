@@ -326,7 +326,7 @@ fn fp_section(with_portable: bool) {
                     let p = QuantParams::new("quantize", md, md.default_group_size(), md.default_bits()).unwrap();
                     let (wq, sc, xv) = (q[0].to_vec::<u32>().unwrap(), q[1].to_vec::<u8>().unwrap(), x1.to_vec::<f32>().unwrap());
                     let mut y = vec![0f32; n];
-                    best_seconds(3, || qmm(&xv, 1, k, &wq, QScales::Fp(&sc), n, &p, true, &mut y, 0..1).unwrap())
+                    best_seconds(2, || qmm(&xv, 1, k, &wq, QScales::Fp(&sc), n, &p, true, &mut y, 0..1).unwrap())
                 });
                 let mut levels = vec![level];
                 if with_portable && level != Isa::Portable {
