@@ -164,8 +164,8 @@ EOF
 
 # The test binaries that run every ISA level's kernels (the rest of the suite does not depend on
 # the vector length).
-AARCH64_KERNEL_TESTS=(--test ggml_gemm --test ggml_simd --test ggml_quant --test affine_qmm --test vecmath)
-AARCH64_KERNEL_TESTS_QUICK=(--test ggml_simd --test ggml_quant --test affine_qmm --test vecmath)
+AARCH64_KERNEL_TESTS=(--test ggml_gemm --test ggml_simd --test ggml_quant --test affine_qmm --test mlx_fp_qmm --test vecmath)
+AARCH64_KERNEL_TESTS_QUICK=(--test ggml_simd --test ggml_quant --test affine_qmm --test mlx_fp_qmm --test vecmath)
 AARCH64_ARCH_DIR=core/src/cpu/arch/aarch64
 
 # Whether any aarch64 kernel is SVE code (a target feature, SVE assembly or an SVE C file), i.e.

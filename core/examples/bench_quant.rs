@@ -14,6 +14,12 @@
 //! square one (and the GEMM M×4096·4096ᵀ when M > 0) at 1 and 2 threads, beside real MLX's
 //! `quantized_matmul` on the same shapes (same run, Python subprocess) and this machine's read
 //! bandwidth at the same thread count.
+//!
+//! `--fp` runs only the MLX fp-mode section (`cpu::mlx_fp`, issue 17 / mf26): `mxfp4`, `nvfp4`,
+//! `mxfp8` beside affine 4-bit g64, `x @ Ŵᵀ` at m = 1 and m = 128 with W 4096×4096 and
+//! 4096×14336, 1 and 2 threads, the active level against the portable one (`--fp-portable`
+//! adds the portable level's m = 1 rows; the old path, `quant::mlx::qmm` run on one thread,
+//! is timed at m = 1 as the before figure) and the read bandwidth, all in one run.
 
 #[path = "common/mod.rs"]
 mod common;
@@ -78,6 +84,10 @@ fn main() {
     let arg = |k: &str| args.iter().position(|a| a == k).and_then(|i| args.get(i + 1)).cloned();
     let python = arg("--python").unwrap_or_else(|| "python3".into());
     let m: usize = arg("--m").and_then(|s| s.parse().ok()).unwrap_or(64);
+    if args.iter().any(|a| a == "--fp") {
+        fp_section(args.iter().any(|a| a == "--fp-portable"));
+        return;
+    }
     if args.iter().any(|a| a == "--affine") {
         affine_section(&python, arg("--gemm-m").and_then(|s| s.parse().ok()).unwrap_or(0));
         return;
@@ -280,4 +290,75 @@ fn affine_section(python: &str, gemm_m: usize) {
     mlx_arm_core::parallel::set_num_threads(0);
     println!("Times are the fastest of 15 runs (GEMM 3), both sides. vs MLX = MLX time / our time (>1: we are faster); MLX's CPU qmm uses its own threading.");
     println!("of read = weight bytes (codes, scales, biases) / time vs the read bandwidth at that thread count.");
+}
+
+/// `--fp`: the fp modes beside affine 4-bit g64 (see the module doc).
+fn fp_section(with_portable: bool) {
+    use mlx_arm_core::cpu::isa::{self, Isa};
+    use mlx_arm_core::quant::mlx::{qmm, QScales, QuantMode, QuantParams};
+    let level = isa::isa();
+    println!("MLX fp-mode quantized_matmul x @ Wᵀ, f32 activations, level {level:?}, {} cores", std::thread::available_parallelism().map_or(1, |c| c.get()));
+    println!("{:<14} {:<18} {:>3} {:>9} {:>10} {:>8} {:>12} {:>9}", "mode", "case", "thr", "ms", "fig", "of read", "old qmm ms", "speed-up");
+    let modes: [(&str, Option<i64>, Option<i64>); 4] = [("affine", Some(64), Some(4)), ("mxfp4", None, None), ("nvfp4", None, None), ("mxfp8", None, None)];
+    for &(n, k) in &AFFINE_SHAPES {
+        let w = Array::from_slice(&fill(n * k, 3), &[n, k]).unwrap();
+        let x1 = Array::from_slice(&fill(k, 5), &[1, k]).unwrap();
+        let xm = Array::from_slice(&fill(128 * k, 7), &[128, k]).unwrap();
+        let qs: Vec<_> = modes
+            .iter()
+            .map(|&(mode, gs, bits)| {
+                let q = ops::quantize(&w, gs, bits, mode, None).unwrap();
+                mlx_arm_core::eval(&q).unwrap();
+                q
+            })
+            .collect();
+        for threads in [1usize, 2] {
+            mlx_arm_core::parallel::set_parallel_for(if threads == 1 { Some(common::serial) } else { None });
+            mlx_arm_core::parallel::set_num_threads(threads);
+            let read = read_bandwidth(threads);
+            println!("W {n}x{k}: read bandwidth, {threads} thread(s): {read:.1} GB/s");
+            for (&(mode, gs, bits), q) in modes.iter().zip(&qs) {
+                let bytes: usize = q.iter().map(|a| a.nbytes()).sum();
+                let qmm_op = |x: &Array| ops::quantized_matmul(x, &q[0], &q[1], q.get(2), true, gs, bits, mode).unwrap();
+                // The old path (the portable reference, one thread) at m = 1.
+                let old = (mode != "affine" && threads == 1).then(|| {
+                    let md = QuantMode::parse(mode, "quantize").unwrap();
+                    let p = QuantParams::new("quantize", md, md.default_group_size(), md.default_bits()).unwrap();
+                    let (wq, sc, xv) = (q[0].to_vec::<u32>().unwrap(), q[1].to_vec::<u8>().unwrap(), x1.to_vec::<f32>().unwrap());
+                    let mut y = vec![0f32; n];
+                    best_seconds(2, || qmm(&xv, 1, k, &wq, QScales::Fp(&sc), n, &p, true, &mut y, 0..1).unwrap())
+                });
+                let mut levels = vec![level];
+                if with_portable && level != Isa::Portable {
+                    levels.push(Isa::Portable);
+                }
+                for lv in levels {
+                    isa::set_isa(lv).unwrap();
+                    for (label, x, runs) in [("m=1", &x1, 15usize), ("m=128", &xm, 3)] {
+                        if lv == Isa::Portable && label == "m=128" {
+                            continue;
+                        }
+                        let secs = best_seconds(runs, || qmm_op(x).eval().unwrap());
+                        let m = x.shape()[0];
+                        let (fig, of_read) = if m == 1 {
+                            let gbs = bytes as f64 / secs / 1e9;
+                            (format!("{gbs:.2} GB/s"), format!("{:.0} %", 100.0 * gbs / read))
+                        } else {
+                            (format!("{:.1} GF/s", 2.0 * (m * n * k) as f64 / secs / 1e9), "–".into())
+                        };
+                        let (o, su) = match (old, m) {
+                            (Some(o), 1) if lv == level => (format!("{:.3}", o * 1e3), format!("{:.1}x", o / secs)),
+                            _ => ("–".into(), "–".into()),
+                        };
+                        println!("{:<14} {:<18} {:>3} {:>9.3} {:>10} {:>8} {:>12} {:>9}", format!("{mode} {:?}", lv).to_lowercase(), format!("{label} {n}x{k}"), threads, secs * 1e3, fig, of_read, o, su);
+                    }
+                }
+                isa::set_isa(level).unwrap();
+            }
+        }
+    }
+    mlx_arm_core::parallel::set_parallel_for(None);
+    mlx_arm_core::parallel::set_num_threads(0);
+    println!("Times are the fastest of 15 runs (m=128: 3). of read = weight bytes (codes, scales[, biases]) / time vs the read bandwidth.");
+    println!("old qmm = the portable reference kernel (the path before mf26), one thread, m = 1; speed-up = old / new at 1 thread.");
 }

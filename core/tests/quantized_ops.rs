@@ -154,8 +154,8 @@ fn check(c: &J) -> Result<(), String> {
         let f32_qmm = affine_f32_absref(c);
         let exact = c["absref"].is_null() && f32_qmm.is_none();
         if let Some(r) = &f32_qmm {
-            // f32 affine products run the SIMD kernels (cpu::affine), which sum in another
-            // order and apply scale and bias per group: their bound (tests/affine_qmm.rs) is
+            // f32 products run the SIMD kernels (cpu::affine, cpu::mlx_fp), which sum in another
+            // order and apply scale (and bias) per group: their bound (tests/affine_qmm.rs) is
             // (K + 2·gs)·u·Σ|x|·(|ŵ| + |b|) beside MLX's own K·u·Σ|x·ŵ|, plus one rounding.
             let kdim = c["inputs"]["x"]["shape"].as_array().unwrap().last().unwrap().as_u64().unwrap() as f64;
             let gs = c["args"]["group_size"].as_u64().unwrap_or(64) as f64;
@@ -194,23 +194,29 @@ fn check(c: &J) -> Result<(), String> {
     Ok(())
 }
 
-/// For an affine `quantized_matmul` / `gather_qmm` case with f32 output: `|x| @ (|ŵ| + |b|)ᵀ`
+/// For a `quantized_matmul` / `gather_qmm` case with f32 output: `|x| @ (|ŵ| + |b|)ᵀ`
 /// (or without the transpose), the magnitude the f32 error bound scales with; `ŵ` and the
 /// per-element bias `b` come from `dequantize` (itself bit-identical with MLX, above).
 fn affine_f32_absref(c: &J) -> Option<Array> {
     let op = c["op"].as_str()?;
     let a = &c["args"];
-    let affine = a["mode"].as_str().unwrap_or("affine") == "affine";
+    let mode = a["mode"].as_str().unwrap_or("affine");
     let out = &c["expect"]["outputs"][0];
-    if !matches!(op, "quantized_matmul" | "gather_qmm") || !affine || out["dtype"].as_str()? != "float32" {
+    if !matches!(op, "quantized_matmul" | "gather_qmm") || out["dtype"].as_str()? != "float32" {
         return None;
     }
     let (gs, bits) = (opt_i(a, "group_size"), opt_i(a, "bits"));
-    let (w, s, b) = (input(c, "w")?, input(c, "scales")?, input(c, "biases")?);
+    let (w, s) = (input(c, "w")?, input(c, "scales")?);
     let f = Some(DType::Float32);
-    let wd = ops::dequantize(&w, &s, Some(&b), gs, bits, "affine", None, f).ok()?;
-    let bd = ops::dequantize(&w, &ops::zeros_like(&s).ok()?, Some(&b), gs, bits, "affine", None, f).ok()?;
-    let mag = ops::add(&ops::abs(&wd).ok()?, &ops::abs(&bd).ok()?).ok()?;
+    // The fp modes (cpu::mlx_fp) have no bias: |ŵ| alone.
+    let mag = if mode == "affine" {
+        let b = input(c, "biases")?;
+        let wd = ops::dequantize(&w, &s, Some(&b), gs, bits, "affine", None, f).ok()?;
+        let bd = ops::dequantize(&w, &ops::zeros_like(&s).ok()?, Some(&b), gs, bits, "affine", None, f).ok()?;
+        ops::add(&ops::abs(&wd).ok()?, &ops::abs(&bd).ok()?).ok()?
+    } else {
+        ops::abs(&ops::dequantize(&w, &s, None, gs, bits, mode, None, f).ok()?).ok()?
+    };
     let mag = if a["transpose"].as_bool().unwrap_or(true) { ops::swapaxes(&mag, -1, -2).ok()? } else { mag };
     let xa = ops::abs(&ops::astype(&input(c, "x")?, DType::Float32).ok()?).ok()?;
     let r = if op == "gather_qmm" {

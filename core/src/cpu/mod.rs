@@ -23,6 +23,7 @@ pub mod isa;
 pub mod index;
 pub mod linalg;
 pub mod math;
+pub mod mlx_fp;
 pub mod quantized;
 pub mod random;
 pub mod reduce;

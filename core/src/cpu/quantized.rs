@@ -19,10 +19,8 @@ use alloc::borrow::Cow;
 use alloc::vec;
 use alloc::vec::Vec;
 
-/// Multiply-adds per parallel chunk: below this, threads cost more than they save.
-const GRAIN_MACS: usize = 1 << 16;
-/// Per-task work of `ggml_matmul` (its SIMD dot products run ~10x faster than the kernels
-/// `GRAIN_MACS` was chosen for).
+/// Per-task work of `ggml_matmul` in multiply-adds (its SIMD dot products run ~10x faster than
+/// scalar kernels, whose break-even was 2^16).
 const GGML_GRAIN_MACS: usize = 1 << 18;
 /// Decode GEMV (m = 1) work per task, in weight bytes: a GEMV streams its weights once and is
 /// bound by memory bandwidth per core, so it pays to share out across threads as soon as a
@@ -380,8 +378,8 @@ fn qmm_batched<T: QFloat + Element + Sync>(
     Ok(out)
 }
 
-/// One `(m × k) · W` product into `out` (`m × n`), split across threads: by weight rows
-/// for `x @ Wᵀ`, by rows of `x` for `x @ W`. Each output's summation order is unchanged.
+/// One `(m × k) · W` product into `out` (`m × n`), threaded by the SIMD driver of the mode
+/// (`cpu::affine`, `cpu::mlx_fp`) at the active ISA level.
 #[allow(clippy::too_many_arguments)]
 fn qmm_one<T: QFloat + Sync>(
     x: &[T],
@@ -394,52 +392,11 @@ fn qmm_one<T: QFloat + Sync>(
     transpose: bool,
     out: &mut [T],
 ) -> Result<()> {
-    const OP: &str = "quantized_matmul";
-    if let QScales::Affine { scales, biases } = sc {
-        return crate::cpu::affine::qmm_at(crate::cpu::isa::isa(), x, m, k, w, scales, biases, n, p, transpose, out);
+    let level = crate::cpu::isa::isa();
+    match sc {
+        QScales::Affine { scales, biases } => crate::cpu::affine::qmm_at(level, x, m, k, w, scales, biases, n, p, transpose, out),
+        QScales::Fp(scales) => crate::cpu::mlx_fp::qmm_fp_at(level, x, m, k, w, scales, n, p, transpose, out),
     }
-    let errs = FirstError::new();
-    let ptr = OutPtr(out.as_mut_ptr());
-    if !transpose {
-        let grain = (GRAIN_MACS / (n * k).max(1)).max(1);
-        parallel_for(m, grain, &|r| {
-            let len = (r.end - r.start) * n;
-            // SAFETY: row ranges are disjoint; r ⊂ 0..m and out has m*n elements.
-            let span = r.start * n..r.start * n + len;
-            let o = unsafe { ptr.chunk(&span) };
-            errs.set(qm::qmm(x, m, k, w, sc, n, p, false, o, r));
-        });
-        return errs.into_result();
-    }
-    let wpr = p.words_per_row(OP, k)?;
-    let gpr = k / p.group_size;
-    let grain = (GRAIN_MACS / (m * k).max(1)).max(1);
-    parallel_for(n, grain, &|r| {
-        let width = r.end - r.start;
-        let wsub = w.get(r.start * wpr..r.end * wpr).unwrap_or(&[]);
-        let ssub = match sc {
-            QScales::Affine { scales, biases } => QScales::Affine {
-                scales: scales.get(r.start * gpr..r.end * gpr).unwrap_or(&[]),
-                biases: biases.get(r.start * gpr..r.end * gpr).unwrap_or(&[]),
-            },
-            QScales::Fp(s) => QScales::Fp(s.get(r.start * gpr..r.end * gpr).unwrap_or(&[])),
-        };
-        if m == 1 {
-            // SAFETY: column ranges are disjoint; r ⊂ 0..n = 0..out.len().
-            let o = unsafe { ptr.chunk(&r) };
-            errs.set(qm::qmm(x, m, k, wsub, ssub, width, p, true, o, 0..m));
-            return;
-        }
-        let mut tile = vec![T::from_f32(0.0); m * width];
-        errs.set(qm::qmm(x, m, k, wsub, ssub, width, p, true, &mut tile, 0..m));
-        for (i, row) in tile.chunks_exact(width.max(1)).enumerate() {
-            for (j, &v) in row.iter().enumerate() {
-                // SAFETY: (i, r.start + j) is in bounds and only this chunk writes column r.start + j.
-                unsafe { *ptr.0.add(i * n + r.start + j) = v };
-            }
-        }
-    });
-    errs.into_result()
 }
 
 /// `ggml_matmul` of one `x` by the weights `inputs[1..]` (types `tys`), one output each:

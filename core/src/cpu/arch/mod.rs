@@ -7,6 +7,7 @@ use crate::cpu::isa::Isa;
 use crate::quant::GgmlType;
 
 pub(crate) mod affine;
+pub(crate) mod mlx_fp;
 #[cfg(target_arch = "aarch64")]
 pub mod aarch64;
 #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]

@@ -13,10 +13,20 @@ use crate::error::{Error, Result};
 const OP_Q: &str = "quantize";
 const OP_DQ: &str = "dequantize";
 
-/// FP4 E2M1 values by code.
-pub const FP4_LUT: [f32; 16] = [
-    0.0, 0.5, 1.0, 1.5, 2.0, 3.0, 4.0, 6.0, -0.0, -0.5, -1.0, -1.5, -2.0, -3.0, -4.0, -6.0,
-];
+/// FP4 E2M1 values by code: half of ggml's doubled levels (`quant::ggml::mxfp4::KVALUES`, the
+/// one table of E2M1 values), with code 8 as −0.0 (MLX's table has it, `mx.dequantize` shows it).
+pub const FP4_LUT: [f32; 16] = fp4_lut();
+
+const fn fp4_lut() -> [f32; 16] {
+    let mut t = [0f32; 16];
+    let mut c = 0;
+    while c < 16 {
+        let mag = crate::quant::ggml::mxfp4::KVALUES[c & 7] as f32 * 0.5;
+        t[c] = if c & 8 != 0 { -mag } else { mag };
+        c += 1;
+    }
+    t
+}
 
 /// `448 * 6`: the nvfp4 global-scale normaliser.
 const NV_NORM: f32 = 2688.0;

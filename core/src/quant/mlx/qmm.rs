@@ -36,7 +36,7 @@ pub enum QScales<'a, T> {
 /// bfloat16 with bits `code << 7` (code 0 → `0x0040` = 2^-127), E4M3 goes through `from_fp8`;
 /// both are then converted to `T`.
 #[inline]
-fn fp_scale<T: QFloat>(mode: QuantMode, code: u8) -> f32 {
+pub(crate) fn fp_scale<T: QFloat>(mode: QuantMode, code: u8) -> f32 {
     if mode == QuantMode::Nvfp4 {
         rt::<T>(from_fp8(code))
     } else {

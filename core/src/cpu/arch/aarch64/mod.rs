@@ -8,3 +8,4 @@ pub mod gemm_panel;
 pub mod gemv_k;
 pub mod gemv_k23;
 pub mod affine;
+pub mod mlx_fp;

@@ -12,3 +12,4 @@ pub mod gemv_avx2;
 pub mod gemv_avx2_k;
 pub mod gemv_avx2_q6k;
 pub mod affine;
+pub mod mlx_fp;

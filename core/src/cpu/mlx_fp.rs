@@ -1,0 +1,304 @@
+//! MLX fp-mode `quantized_matmul` (`mxfp4`, `mxfp8`, `nvfp4`) at SIMD speed: `x (m×k) @ Ŵᵀ`
+//! (`transpose`, W stored `(n, k)`) or `x @ Ŵ` (W stored `(k, n)`), `Ŵ = value(code)·scale`
+//! per group (E8M0 scales per 32 for mx, E4M3 per 16 for nvfp4).
+//!
+//! - **Few rows** (`m ≤ GEMV_MAX_M`, decode): `x @ Ŵᵀ` reads each packed weight row once
+//!   against up to four activation rows with the ISA's fused dot (`arch::mlx_fp`), threads
+//!   splitting the weight rows; `x @ Ŵ` decodes row segments and runs the affine path's
+//!   group-scaled axpy (`arch::affine`), tasks split into (stored-row slice × column tile) as
+//!   in `cpu::affine`.
+//! - **Many rows** (prefill): panels of weight rows are dequantized to f32 once and handed to
+//!   the f32 GEMM of the same level (`cpu::gemm`), threads splitting (panel × row block) tasks.
+//!
+//! The 256 possible scale codes are decoded once per call to a table, exactly as the
+//! reference `quant::mlx::qmm` decodes them (`fp_scale`), times the format's raw factor
+//! (`arch::mlx_fp`). Numerics: everything accumulates in f32, like the reference; the element
+//! values and scales are the reference's exactly, only the summation order differs (SIMD
+//! lanes, per-group sums). Tests hold both paths to `|ours − ref| ≤ (k + 2·gs)·2⁻²⁴·Σ|x·ŵ|`
+//! plus one rounding of the output dtype (`tests/mlx_fp_qmm.rs`).
+
+use alloc::vec;
+use alloc::vec::Vec;
+
+use crate::cpu::arch::affine::kernels as affine_kernels;
+use crate::cpu::arch::mlx_fp::{kernels, FpFormat, FpKernels, MAX_ROWS};
+use crate::cpu::elementwise::OutPtr;
+use crate::cpu::gemm::{gemm_at, MatMut, MatRef};
+use crate::cpu::isa::Isa;
+use crate::dtype::DType;
+use crate::error::{Error, Result};
+use crate::parallel::{num_threads, parallel_for};
+use crate::quant::mlx::qmm::{check_dims, fp_scale};
+use crate::quant::mlx::{try_zeroed, widen_f32, QFloat, QScales, QuantParams};
+
+const OP: &str = "quantized_matmul";
+
+/// Activation rows up to which the decode kernels run; above, the dequantized-panel GEMM.
+pub const GEMV_MAX_M: usize = 8;
+/// Weight bytes per GEMV task (a task should outweigh claiming it).
+const GEMV_GRAIN_BYTES: usize = 16 << 10;
+/// Columns per tile of `x @ Ŵ` on the decode path (its decoded values stay in L1).
+const TILE_COLS: usize = 4096;
+/// Stored rows per slice of `x @ Ŵ` on the decode path (the unit of its split over threads).
+const K_SLICE: usize = 256;
+/// Weight rows (`x @ Ŵᵀ`) or columns (`x @ Ŵ`) per dequantized GEMM panel.
+const PANEL: usize = 128;
+/// Activation rows per GEMM task, at least.
+const MIN_TASK_ROWS: usize = 32;
+
+/// `out = x @ Ŵᵀ` (`transpose`) or `x @ Ŵ` for fp-mode `w` (`uint8` scale codes `scales`)
+/// with the kernels of `level`, threaded over the pool. Shapes as [`crate::quant::mlx::qmm`]
+/// with all `m` rows; an error for a level this CPU does not run or an affine `p`.
+#[allow(clippy::too_many_arguments)]
+pub fn qmm_fp_at<T: QFloat + Sync>(
+    level: Isa,
+    x: &[T],
+    m: usize,
+    k: usize,
+    w: &[u32],
+    scales: &[u8],
+    n: usize,
+    p: &QuantParams,
+    transpose: bool,
+    out: &mut [T],
+) -> Result<()> {
+    let sc = QScales::Fp(scales);
+    check_dims(x.len(), m, k, w.len(), sc, n, p, transpose, out.len(), &(0..m))?;
+    if !level.is_available() {
+        return Err(Error::invalid(OP, "This CPU does not run the requested ISA level."));
+    }
+    let fmt = match p.bits {
+        4 => FpFormat::E2M1,
+        8 => FpFormat::E4M3,
+        _ => return Err(Error::invalid(OP, "Expected 4- or 8-bit fp quantization parameters.")),
+    };
+    if cfg!(target_endian = "big") {
+        // The kernels read the packed words as little-endian bytes.
+        return crate::quant::mlx::qmm(x, m, k, w, sc, n, p, transpose, out, 0..m);
+    }
+    if m == 0 || n == 0 {
+        return Ok(());
+    }
+    if k == 0 {
+        out.fill(T::from_f32(0.0));
+        return Ok(());
+    }
+    // SAFETY: u32 has no padding and u8 no alignment; the slice covers the same bytes
+    // (little-endian checked above, so byte i of the stream is byte i of the buffer).
+    let wb = unsafe { core::slice::from_raw_parts(w.as_ptr() as *const u8, w.len() * 4) };
+    let xf = widen_f32(x);
+    let mut tmp = Vec::new();
+    let of: &mut [f32] = match as_f32_mut(out) {
+        Some(o) => o,
+        None => {
+            tmp = try_zeroed(OP, out.len(), 0f32)?;
+            &mut tmp
+        }
+    };
+    let lut: [f32; 256] = core::array::from_fn(|c| fp_scale::<T>(p.mode, c as u8) * fmt.raw_factor());
+    let q = Quant { w: wb, scales, lut, fmt, gs: p.group_size, kern: kernels(level) };
+    let o = OutPtr(of.as_mut_ptr());
+    match (transpose, m <= GEMV_MAX_M) {
+        (true, true) => gemv_t(&q, &xf, m, k, n, o),
+        (false, true) => gemv_n(level, &q, &xf, m, k, n, o)?,
+        (true, false) => gemm_t(level, &q, &xf, m, k, n, o),
+        (false, false) => gemm_n(level, &q, &xf, m, k, n, o),
+    }
+    if T::DTYPE != DType::Float32 {
+        for (d, &v) in out.iter_mut().zip(&tmp) {
+            *d = T::from_f32(v);
+        }
+    }
+    Ok(())
+}
+
+fn as_f32_mut<T: QFloat>(v: &mut [T]) -> Option<&mut [f32]> {
+    // SAFETY: T is f32 (same dtype), so the slice reinterprets exactly.
+    (T::DTYPE == DType::Float32).then(|| unsafe { core::slice::from_raw_parts_mut(v.as_mut_ptr() as *mut f32, v.len()) })
+}
+
+/// The quantized weight of one product, its scale table and the kernels to read it with.
+struct Quant<'a> {
+    w: &'a [u8],
+    scales: &'a [u8],
+    /// Decoded scale × raw factor, by scale code.
+    lut: [f32; 256],
+    fmt: FpFormat,
+    gs: usize,
+    kern: &'static FpKernels,
+}
+
+impl Quant<'_> {
+    /// Bytes of `len` elements (a multiple of 16).
+    fn bytes(&self, len: usize) -> usize {
+        len * self.fmt.bits() / 8
+    }
+    /// Raw values of elements `c0..c0 + dst.len()` of stored row `row` (rows of `len`).
+    fn decode(&self, row: usize, len: usize, c0: usize, dst: &mut [f32]) {
+        let start = self.bytes(row * len + c0);
+        (self.kern.decode)(self.fmt, &self.w[start..start + self.bytes(dst.len())], dst);
+    }
+    /// `dst = raw·scale` per group (groups `g0..` of the stored scales) of the raw values `v`.
+    fn expand(&self, v: &[f32], g0: usize, dst: &mut [f32]) {
+        let gs = self.gs;
+        for ((vg, dg), &c) in v.chunks_exact(gs).zip(dst.chunks_exact_mut(gs)).zip(&self.scales[g0..]) {
+            let s = self.lut[c as usize];
+            for (d, &r) in dg.iter_mut().zip(vg) {
+                *d = r * s;
+            }
+        }
+    }
+}
+
+/// Decode path of `x @ Ŵᵀ`: weight rows split over threads, each read once by the fused dot
+/// for up to `MAX_ROWS` activation rows at a time.
+fn gemv_t(q: &Quant<'_>, xf: &[f32], m: usize, k: usize, n: usize, o: OutPtr<f32>) {
+    let (gpr, rb) = (k / q.gs, q.bytes(k));
+    let grain = (GEMV_GRAIN_BYTES / rb.max(1)).max(1);
+    parallel_for(n, grain, &|rows| {
+        // Moves the whole OutPtr (Sync) into the closure, not just its raw-pointer field.
+        #[allow(clippy::redundant_locals)]
+        let o = o;
+        for j in rows {
+            let (wr, sr) = (&q.w[j * rb..(j + 1) * rb], &q.scales[j * gpr..(j + 1) * gpr]);
+            for r0 in (0..m).step_by(MAX_ROWS) {
+                let rows = MAX_ROWS.min(m - r0);
+                let mut xs: [&[f32]; MAX_ROWS] = [&[]; MAX_ROWS];
+                for (r, x) in xs.iter_mut().enumerate().take(rows) {
+                    *x = &xf[(r0 + r) * k..(r0 + r + 1) * k];
+                }
+                let mut res = [0f32; MAX_ROWS];
+                (q.kern.dot)(q.fmt, wr, q.gs, sr, &q.lut, &xs[..rows], &mut res[..rows]);
+                for (r, &v) in res.iter().enumerate().take(rows) {
+                    // SAFETY: (r0 + r, j) is inside the m×n output; only this task writes column j.
+                    unsafe { *o.0.add((r0 + r) * n + j) = v };
+                }
+            }
+        }
+    });
+}
+
+/// Decode path of `x @ Ŵ` (W stored `(k, n)`, groups along n): (slice of `K_SLICE` stored rows
+/// × tile of `TILE_COLS` columns) tasks, each walking its rows in order (long contiguous reads)
+/// into its own partial sums, added in slice order afterwards (the result does not depend on
+/// the number of threads).
+fn gemv_n(level: Isa, q: &Quant<'_>, xf: &[f32], m: usize, k: usize, n: usize, o: OutPtr<f32>) -> Result<()> {
+    let axpy = affine_kernels(level).axpy_groups;
+    let gs = q.gs;
+    let gpr = n / gs;
+    let tg = (TILE_COLS / gs).max(1);
+    let tiles = gpr.div_ceil(tg);
+    let slices = k.div_ceil(K_SLICE);
+    let part = m * n;
+    let mut parts = try_zeroed(OP, slices * part, 0f32)?;
+    let pp = OutPtr(parts.as_mut_ptr());
+    parallel_for(slices * tiles, 1, &|tasks| {
+        let mut vals = vec![0f32; tg * gs];
+        let mut c = vec![0f32; tg];
+        for t in tasks {
+            let (sl, tile) = (t / tiles, t % tiles);
+            let (g0, g1) = (tile * tg, ((tile + 1) * tg).min(gpr));
+            let (ng, width, c0) = (g1 - g0, (g1 - g0) * gs, g0 * gs);
+            // SAFETY: slice sl's region of parts; this task alone touches its columns c0..c0+width.
+            let region = sl * part..(sl + 1) * part;
+            let acc = unsafe { pp.chunk(&region) };
+            for kk in sl * K_SLICE..((sl + 1) * K_SLICE).min(k) {
+                q.decode(kk, n, c0, &mut vals[..width]);
+                let sr = &q.scales[kk * gpr + g0..kk * gpr + g1];
+                for r in 0..m {
+                    let xv = xf[r * k + kk];
+                    for (cg, &s) in c.iter_mut().zip(sr) {
+                        *cg = xv * q.lut[s as usize];
+                    }
+                    axpy(&vals[..width], gs, &c[..ng], &mut acc[r * n + c0..r * n + c0 + width]);
+                }
+            }
+        }
+    });
+    for i in 0..part {
+        let v: f32 = parts.chunks_exact(part).map(|p| p[i]).sum();
+        // SAFETY: i is inside the m×n output; the parallel region is over.
+        unsafe { *o.0.add(i) = v };
+    }
+    Ok(())
+}
+
+/// How many row blocks to split `m` into so that `panels × blocks` tasks feed every thread.
+fn row_blocks(m: usize, panels: usize) -> usize {
+    let want = (2 * num_threads()).div_ceil(panels.max(1));
+    want.min(m.div_ceil(MIN_TASK_ROWS)).max(1)
+}
+
+/// Runs `gemm(rows of x, panel)` into output columns `c0..c0 + cols` for row block `blk`.
+#[allow(clippy::too_many_arguments)]
+fn panel_product(level: Isa, xf: &[f32], m: usize, k: usize, n: usize, mb: usize, blk: usize, panel: MatRef<f32>, c0: usize, cols: usize, o: OutPtr<f32>) {
+    let r0 = blk * mb;
+    let rows = mb.min(m - r0);
+    // SAFETY: x rows r0..r0+rows are inside xf (m×k, row stride k); the panel covers k×cols
+    // (caller); output rows r0.. and columns c0..c0+cols lie inside m×n and belong to this
+    // task alone.
+    unsafe {
+        let a = MatRef::new(xf.as_ptr().add(r0 * k), k as isize, 1);
+        let c = MatMut::new(o.0.add(r0 * n + c0), n);
+        gemm_at(level, rows, cols, k, 1.0f32, a, panel, 0.0, c, false);
+    }
+}
+
+/// GEMM path of `x @ Ŵᵀ`: panels of `PANEL` weight rows dequantized to f32 (`cols × k`, read
+/// transposed by the GEMM), times row blocks of x.
+fn gemm_t(level: Isa, q: &Quant<'_>, xf: &[f32], m: usize, k: usize, n: usize, o: OutPtr<f32>) {
+    let gpr = k / q.gs;
+    let panels = n.div_ceil(PANEL);
+    let blocks = row_blocks(m, panels);
+    let mb = m.div_ceil(blocks);
+    parallel_for(panels * blocks, 1, &|tasks| {
+        let mut vals = vec![0f32; k];
+        let mut panel = vec![0f32; PANEL * k];
+        let mut built = usize::MAX;
+        for t in tasks {
+            let (pi, blk) = (t / blocks, t % blocks);
+            let (j0, cols) = (pi * PANEL, PANEL.min(n - pi * PANEL));
+            if built != pi {
+                for (j, dst) in (j0..j0 + cols).zip(panel.chunks_exact_mut(k)) {
+                    q.decode(j, k, 0, &mut vals);
+                    q.expand(&vals, j * gpr, dst);
+                }
+                built = pi;
+            }
+            // SAFETY: the panel holds cols rows of k floats: element (p, j) at j·k + p.
+            let b = unsafe { MatRef::new(panel.as_ptr(), 1, k as isize) };
+            panel_product(level, xf, m, k, n, mb, blk, b, j0, cols, o);
+        }
+    });
+}
+
+/// GEMM path of `x @ Ŵ` (W stored `(k, n)`): panels of whole groups of columns dequantized
+/// to f32 (`k × cols`), times row blocks of x.
+fn gemm_n(level: Isa, q: &Quant<'_>, xf: &[f32], m: usize, k: usize, n: usize, o: OutPtr<f32>) {
+    let gs = q.gs;
+    let gpr = n / gs;
+    let pg = (PANEL / gs).max(1);
+    let panels = gpr.div_ceil(pg);
+    let blocks = row_blocks(m, panels);
+    let mb = m.div_ceil(blocks);
+    parallel_for(panels * blocks, 1, &|tasks| {
+        let mut vals = vec![0f32; pg * gs];
+        let mut panel = vec![0f32; k * pg * gs];
+        let mut built = usize::MAX;
+        for t in tasks {
+            let (pi, blk) = (t / blocks, t % blocks);
+            let (g0, g1) = (pi * pg, ((pi + 1) * pg).min(gpr));
+            let cols = (g1 - g0) * gs;
+            if built != pi {
+                for (kk, dst) in panel.chunks_exact_mut(cols).take(k).enumerate() {
+                    q.decode(kk, n, g0 * gs, &mut vals[..cols]);
+                    q.expand(&vals[..cols], kk * gpr + g0, dst);
+                }
+                built = pi;
+            }
+            // SAFETY: the panel holds k rows of cols floats: element (p, j) at p·cols + j.
+            let b = unsafe { MatRef::new(panel.as_ptr(), cols as isize, 1) };
+            panel_product(level, xf, m, k, n, mb, blk, b, g0 * gs, cols, o);
+        }
+    });
+}
