@@ -62,10 +62,10 @@ pub(crate) fn prefetch(bytes: &[u8]) {
 /// Prefetches the `n` cache lines from `p + ahead` on, for a kernel reading the bytes at `p`
 /// now: a GEMV tile calls this for each block (or group of blocks) of each weight row it
 /// reads, `ahead` = [`tile_distance`] of its tile, so the next tile's lines are asked for a
-/// few at a time, between the loads and multiplies, instead of in one burst per tile. On the
-/// Xeon of the device machine the bursts (144–210 lines per 4-row tile at k = 4096) held
-/// back the L3-resident GEMVs: spread, Q4_K/Q6_K 4096×4096 went 1.28 → 0.98 and 1.28 → 0.99
-/// ms at one thread, the Q8_0 lm_head 2.55 → 1.96 ms (docs/BENCHMARKS.md, "gq26").
+/// few at a time, between the loads and multiplies, instead of in one burst per tile (144–210
+/// lines per 4-row K-quant tile at k = 4096). On the device machine's Xeon, where these GEMVs
+/// read from L3, Q4_K/Q6_K 4096×4096 at 2 threads ran 1.3–2.0× as fast spread (AVX2 and
+/// AVX-512 VNNI), the AVX2 Q8_0 lm_head 1.2–2.0× (docs/BENCHMARKS.md, "gq26").
 ///
 /// The addresses may lie past the end of the weights (the last tiles): a prefetch is only a
 /// hint, never faults, and the pointer is never dereferenced.

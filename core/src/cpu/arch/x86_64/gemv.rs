@@ -19,7 +19,6 @@
 //! accumulation order differs from [`super::quant`]'s dot and GEMM kernels, so a GEMV result
 //! equals the dot kernel's within the bound of docs/QUANT.md, not bit for bit.
 
-use super::super::{prefetch_distance, prefetch_lines_ahead};
 use super::quant::hsum_ps;
 use core::arch::x86_64::*;
 
@@ -109,8 +108,6 @@ unsafe fn tile<const M: usize, const R: usize>(f: Format, x: *const u8, wrb: usi
     let block_offsets = _mm256_setr_epi32(0, wb, 2 * wb, 3 * wb, 4 * wb, 5 * wb, 6 * wb, 7 * wb);
     // Byte offset of the current pair in every activation row's `q`.
     let mut qo = 0;
-    // The prefetch distance and the lines of a group of 8 blocks (GEMV tiles).
-    let (ahead, group_lines) = (prefetch_distance(R * wrb), (8 * f.wb).div_ceil(64));
     let mut g = 0;
     while g < nb {
         let count = (nb - g).min(8);
@@ -119,9 +116,6 @@ unsafe fn tile<const M: usize, const R: usize>(f: Format, x: *const u8, wrb: usi
         let mut ws = [_mm512_setzero_ps(); R];
         for (r, v) in ws.iter_mut().enumerate() {
             let xg = x.add(r * wrb + g * f.wb);
-            if M == 1 {
-                prefetch_lines_ahead(xg, ahead, group_lines);
-            }
             // One gather of the group's leading 32-bit words (`[d, m]` for Q4_1, `d` and
             // two quant bytes otherwise); lanes past the row's last block stay zero.
             let words = _mm256_mmask_i32gather_epi32::<1>(_mm256_setzero_si256(), present, block_offsets, xg as *const i32);
@@ -196,7 +190,6 @@ unsafe fn tile<const M: usize, const R: usize>(f: Format, x: *const u8, wrb: usi
 }
 
 impl Kernel for Format {
-    const PREFETCHES: bool = true;
     fn block_bytes(self) -> usize {
         self.wb
     }

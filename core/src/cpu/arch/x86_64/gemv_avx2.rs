@@ -110,7 +110,11 @@ unsafe fn weights(f: Format, xb: *const u8) -> __m256i {
 }
 
 impl<L: Fmt> Kernel for Legacy<L> {
-    const PREFETCHES: bool = true;
+    /// Q8_0 only. With the prefetch spread through this loop, Q8_0's GEMV ran 1.06–1.45× as fast
+    /// on the device's Xeon (median of 3 alternated rounds per shape, 1 and 2 threads; the
+    /// lm_head 49152×576 1.41–1.45×), Q4_0's 0.79–1.02× and Q4_1's 0.86–1.26× (docs/BENCHMARKS.md,
+    /// "gq26"): the nibble formats keep the driver's per-tile prefetch.
+    const PREFETCHES: bool = !L::F.nibbles;
     fn block_bytes(self) -> usize {
         L::F.wb
     }
@@ -152,7 +156,7 @@ impl<L: Fmt> Kernel for Legacy<L> {
             let mut mw = [_mm256_setzero_ps(); R];
             for r in 0..R {
                 let xg = x.add(r * wrb + g * f.wb);
-                if M == 1 {
+                if M == 1 && Self::PREFETCHES {
                     prefetch_lines_ahead(xg, ahead, group_lines);
                 }
                 if count == 8 {

@@ -133,7 +133,7 @@ impl Kernel for Q4K {
             for r in 0..R {
                 let xb = x.add(r * wrb + b * wb);
                 if M == 1 {
-                    prefetch_lines_ahead(xb, ahead, 3);
+                    prefetch_lines_ahead(xb, ahead, wb.div_ceil(64));
                 }
                 let (scales, mins) = q4k_scales_mins((xb.add(4) as *const [u8; 12]).read_unaligned());
                 // The 8 scales as i16, in both 128-bit lanes.
@@ -194,7 +194,7 @@ impl Kernel for Q5K {
             for b in 0..nb {
                 let xb = x.add(r * wrb + b * wb);
                 if M == 1 {
-                    prefetch_lines_ahead(xb, ahead, 3);
+                    prefetch_lines_ahead(xb, ahead, wb.div_ceil(64));
                 }
                 let (scales, mins) = q4k_scales_mins((xb.add(4) as *const [u8; 12]).read_unaligned());
                 // The 8 scales as i16, in both 128-bit lanes.

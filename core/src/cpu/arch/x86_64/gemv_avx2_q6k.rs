@@ -72,7 +72,7 @@ impl Kernel for Q6K {
             for b in 0..nb {
                 let xb = x.add(r * wrb + b * WB);
                 if M == 1 {
-                    prefetch_lines_ahead(xb, ahead, 4);
+                    prefetch_lines_ahead(xb, ahead, WB.div_ceil(64));
                 }
                 let sc8 = _mm_loadu_si128(xb.add(SCALES) as *const __m128i);
                 let mut isum = [_mm256_setzero_si256(); M];
