@@ -15,6 +15,8 @@ mod prefetch;
 #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
 pub(crate) use prefetch::prefetch_rows_ahead;
 #[cfg(target_arch = "x86_64")]
+pub(crate) use prefetch::{lines_ahead as prefetch_lines_ahead, tile_distance as prefetch_distance};
+#[cfg(target_arch = "x86_64")]
 pub mod x86_64;
 #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
 pub(crate) mod prepared;

@@ -9,15 +9,24 @@
 /// attention").
 const PREFETCH_BYTES: usize = 4096;
 
+/// How far ahead of a register tile of `tile` weight bytes its prefetches go: whole tiles, at
+/// least [`PREFETCH_BYTES`] (the same weight bytes of the tile that many tiles on).
+#[inline]
+pub(crate) fn tile_distance(tile: usize) -> usize {
+    tile * (PREFETCH_BYTES / tile.max(1)).max(1)
+}
+
 /// For a kernel walking the rows of `w` (`wrb` bytes each) in tiles of `tile_rows`, now at
-/// row `row`: prefetches the tile about [`PREFETCH_BYTES`] ahead (nothing past the end).
+/// row `row`: prefetches the tile [`tile_distance`] ahead (nothing past the end), all of it at
+/// once. The GEMV tiles of the x86-64 kernels spread theirs over their loops instead
+/// ([`lines_ahead`]).
 #[inline]
 pub(crate) fn prefetch_rows_ahead(w: &[u8], wrb: usize, row: usize, tile_rows: usize) {
     let tile = tile_rows * wrb;
     if tile == 0 {
         return;
     }
-    let start = (row + tile_rows * (PREFETCH_BYTES / tile).max(1)) * wrb;
+    let start = row * wrb + tile_distance(tile);
     if let Some(next) = w.get(start..(start + tile).min(w.len())) {
         prefetch(next);
     }
@@ -50,11 +59,30 @@ pub(crate) fn prefetch(bytes: &[u8]) {
     line(p.wrapping_add(n - 1));
 }
 
-/// Prefetches the cache line holding `p` (an address inside a live slice).
+/// Prefetches the `n` cache lines from `p + ahead` on, for a kernel reading the bytes at `p`
+/// now: a GEMV tile calls this for each block (or group of blocks) of each weight row it
+/// reads, `ahead` = [`tile_distance`] of its tile, so the next tile's lines are asked for a
+/// few at a time, between the loads and multiplies, instead of in one burst per tile (144–210
+/// lines per 4-row K-quant tile at k = 4096). On the device machine's Xeon, where these GEMVs
+/// read from L3, Q4_K/Q6_K 4096×4096 at 2 threads ran 1.3–2.0× as fast spread (AVX2 and
+/// AVX-512 VNNI), the AVX2 Q8_0 lm_head 1.2–2.0× (docs/BENCHMARKS.md, "gq26").
+///
+/// The addresses may lie past the end of the weights (the last tiles): a prefetch is only a
+/// hint, never faults, and the pointer is never dereferenced.
+#[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
+#[inline(always)]
+pub(crate) fn lines_ahead(p: *const u8, ahead: usize, n: usize) {
+    let p = p.wrapping_add(ahead);
+    for k in 0..n {
+        line(p.wrapping_add(64 * k));
+    }
+}
+
+/// Prefetches the cache line holding `p` (any address: see [`lines_ahead`]).
 #[inline(always)]
 fn line(p: *const u8) {
-    // SAFETY: a prefetch is only a hint and cannot fault; the callers pass addresses inside a
-    // slice they hold.
+    // SAFETY: a prefetch is only a hint and cannot fault, whatever the address; nothing is
+    // read or written.
     #[cfg(target_arch = "x86_64")]
     unsafe {
         core::arch::x86_64::_mm_prefetch::<{ core::arch::x86_64::_MM_HINT_T0 }>(p as *const i8)

@@ -274,6 +274,10 @@ pub(crate) fn q3k_scales(sc: [u8; 12]) -> [u32; 4] {
 pub(crate) trait Kernel: Copy {
     /// Bytes of one weight block.
     fn block_bytes(self) -> usize;
+    /// Whether the kernel's GEMV tiles (`M` = 1) prefetch the weights ahead themselves, a few
+    /// lines per block through their loop (`prefetch::lines_ahead`); the driver then
+    /// asks for none for them. Other tiles (and kernels) get the driver's per-tile prefetch.
+    const PREFETCHES: bool = false;
     /// Whether `act` holds the `nb` blocks the kernel reads.
     fn holds(self, act: &Act, nb: usize) -> bool;
     /// `out[i][r]` = weight row r (at `x + r·wrb`, `nb` blocks) · activation row i. Every
@@ -315,7 +319,9 @@ pub(crate) fn run<K: Kernel>(f: K, w: &[u8], nw: usize, acts: &[Act], out: &mut 
     while j0 < nw {
         let rn = (nw - j0).min(rr);
         let x = w[j0 * wrb..].as_ptr();
-        super::prefetch_rows_ahead(w, wrb, j0, rr);
+        if !(K::PREFETCHES && mm == 1) {
+            super::prefetch_rows_ahead(w, wrb, j0, rr);
+        }
         let mut i0 = 0;
         while i0 < nx {
             let rm = (nx - i0).min(mm);

@@ -24,7 +24,7 @@ use crate::cpu::isa::Isa;
 use crate::quant::GgmlType;
 
 use super::super::prepared::{self, holds_32, quant_gemv, Format, Kernel, Order, Second};
-use super::super::{GemvActivations as Act, QuantGemv};
+use super::super::{prefetch_distance, prefetch_lines_ahead, GemvActivations as Act, QuantGemv};
 use super::quant::{avx2::dot, fifth_bits, hsum_ps, nibbles};
 
 /// A legacy weight format known at compile time, so each format gets its own kernel with
@@ -110,6 +110,11 @@ unsafe fn weights(f: Format, xb: *const u8) -> __m256i {
 }
 
 impl<L: Fmt> Kernel for Legacy<L> {
+    /// Q8_0 only. With the prefetch spread through this loop, Q8_0's GEMV ran 1.06–1.45× as fast
+    /// on the device's Xeon (median of 3 alternated rounds per shape, 1 and 2 threads; the
+    /// lm_head 49152×576 1.41–1.45×), Q4_0's 0.79–1.02× and Q4_1's 0.86–1.26× (docs/BENCHMARKS.md,
+    /// "gq26"): the nibble formats keep the driver's per-tile prefetch.
+    const PREFETCHES: bool = !L::F.nibbles;
     fn block_bytes(self) -> usize {
         L::F.wb
     }
@@ -142,6 +147,8 @@ impl<L: Fmt> Kernel for Legacy<L> {
                 }
             }};
         }
+        // The lines of a group of 8 blocks.
+        let (ahead, group_lines) = (prefetch_distance(R * wrb), (8 * f.wb).div_ceil(64));
         let mut g = 0;
         while g < nb {
             let count = (nb - g).min(8);
@@ -149,6 +156,9 @@ impl<L: Fmt> Kernel for Legacy<L> {
             let mut mw = [_mm256_setzero_ps(); R];
             for r in 0..R {
                 let xg = x.add(r * wrb + g * f.wb);
+                if M == 1 && Self::PREFETCHES {
+                    prefetch_lines_ahead(xg, ahead, group_lines);
+                }
                 if count == 8 {
                     let (d, m) = scales8(xg, f.wb);
                     dw[r] = d;

@@ -22,7 +22,7 @@ use core::arch::x86_64::*;
 use super::super::prepared::{
     holds_q8k, iq4xs_scales, prepare_q8k, q3k_scales, q4k_scales_mins, quant_gemv, Kernel, Low2, IQ4XS_BYTES, K4,
 };
-use super::super::{GemvActivations as Act, QuantGemv};
+use super::super::{prefetch_distance, prefetch_lines_ahead, GemvActivations as Act, QuantGemv};
 use super::quant::{f16_at, hsum_ps, nibbles};
 
 /// `vpmaddwd` factors for the register of sub-blocks `2t`, `2t + 1`: `[s₂ₜ ×8, s₂ₜ₊₁ ×8]` from
@@ -111,6 +111,7 @@ unsafe fn totals<const M: usize, const R: usize>(acc: &[[__m256; R]; M]) -> [[f3
 struct Q4K;
 
 impl Kernel for Q4K {
+    const PREFETCHES: bool = true;
     fn block_bytes(self) -> usize {
         K4::<false>::BYTES
     }
@@ -124,12 +125,16 @@ impl Kernel for Q4K {
         // Shuffle controls broadcasting i16 lane k.
         let pick: [__m256i; 8] = core::array::from_fn(|k| _mm256_set1_epi16(((2 * k) | ((2 * k + 1) << 8)) as i16));
         let mut acc = [[_mm256_setzero_ps(); R]; M];
+        let ahead = prefetch_distance(R * wrb);
         for b in 0..nb {
             let mut s16 = [_mm256_setzero_si256(); R];
             let mut dw = [0f32; R];
             let mut off = [[_mm256_setzero_ps(); 1]; R];
             for r in 0..R {
                 let xb = x.add(r * wrb + b * wb);
+                if M == 1 {
+                    prefetch_lines_ahead(xb, ahead, wb.div_ceil(64));
+                }
                 let (scales, mins) = q4k_scales_mins((xb.add(4) as *const [u8; 12]).read_unaligned());
                 // The 8 scales as i16, in both 128-bit lanes.
                 s16[r] = _mm256_broadcastsi128_si256(_mm_cvtepu8_epi16(_mm_cvtsi64_si128(scales as i64)));
@@ -170,6 +175,7 @@ impl Kernel for Q4K {
 struct Q5K;
 
 impl Kernel for Q5K {
+    const PREFETCHES: bool = true;
     fn block_bytes(self) -> usize {
         K4::<true>::BYTES
     }
@@ -183,9 +189,13 @@ impl Kernel for Q5K {
         // Shuffle controls broadcasting i16 lane k.
         let pick: [__m256i; 8] = core::array::from_fn(|k| _mm256_set1_epi16(((2 * k) | ((2 * k + 1) << 8)) as i16));
         let mut acc = [[_mm256_setzero_ps(); R]; M];
+        let ahead = prefetch_distance(R * wrb);
         for r in 0..R {
             for b in 0..nb {
                 let xb = x.add(r * wrb + b * wb);
+                if M == 1 {
+                    prefetch_lines_ahead(xb, ahead, wb.div_ceil(64));
+                }
                 let (scales, mins) = q4k_scales_mins((xb.add(4) as *const [u8; 12]).read_unaligned());
                 // The 8 scales as i16, in both 128-bit lanes.
                 let s16 = _mm256_broadcastsi128_si256(_mm_cvtepu8_epi16(_mm_cvtsi64_si128(scales as i64)));

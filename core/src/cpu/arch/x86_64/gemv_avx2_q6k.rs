@@ -25,7 +25,7 @@
 use core::arch::x86_64::*;
 
 use super::super::prepared::{holds_q8k, prepare_q8k, quant_gemv, Kernel, Q6K_BYTES as WB, Q8K_BYTES};
-use super::super::{GemvActivations as Act, QuantGemv};
+use super::super::{prefetch_distance, prefetch_lines_ahead, GemvActivations as Act, QuantGemv};
 use super::quant::hsum_ps;
 
 /// Offsets in a Q6_K block: low nibbles, high bit pairs, the 16 i8 scales, the f16 `d`.
@@ -51,6 +51,7 @@ fn prepare(x: &[u8]) -> Act {
 struct Q6K;
 
 impl Kernel for Q6K {
+    const PREFETCHES: bool = true;
     fn block_bytes(self) -> usize {
         WB
     }
@@ -66,9 +67,13 @@ impl Kernel for Q6K {
             _mm_setr_epi8(8, 8, 10, 10, 12, 12, 14, 14, 9, 9, 11, 11, 13, 13, 15, 15),
         ];
         let mut acc = [[_mm256_setzero_ps(); R]; M];
+        let ahead = prefetch_distance(R * wrb);
         for r in 0..R {
             for b in 0..nb {
                 let xb = x.add(r * wrb + b * WB);
+                if M == 1 {
+                    prefetch_lines_ahead(xb, ahead, WB.div_ceil(64));
+                }
                 let sc8 = _mm_loadu_si128(xb.add(SCALES) as *const __m128i);
                 let mut isum = [_mm256_setzero_si256(); M];
                 // The offset first: 32·Σ_k scale_k·Σa_k (natural order on both sides).

@@ -24,6 +24,7 @@ use super::super::prepared::{
     holds_q8k, iq4xs_scales, prepare_q8k, prepare_q8k_pairs, q4k_scales_mins, quant_gemv, Kernel, IQ4XS_BYTES, Q6K_BYTES as WB6, K4,
 };
 use super::gemv::{level_table, Act, QuantGemv};
+use super::super::{prefetch_distance, prefetch_lines_ahead};
 use super::quant::hsum_ps;
 
 /// The eight 6-bit scales and mins of a super-block's 12 scale bytes (ggml's `scale_min_k4`
@@ -37,6 +38,7 @@ unsafe fn scales_mins(p: *const u8) -> (__m256, __m256) {
 }
 
 impl<const FIFTH: bool> Kernel for K4<FIFTH> {
+    const PREFETCHES: bool = true;
     fn block_bytes(self) -> usize {
         Self::BYTES
     }
@@ -61,6 +63,7 @@ impl<const FIFTH: bool> Kernel for K4<FIFTH> {
         });
         let sixteen = _mm512_set1_epi8(16);
         let wb = Self::BYTES;
+        let ahead = prefetch_distance(R * wrb);
         for b in 0..nb {
             let mut sc = [_mm256_setzero_ps(); R];
             let mut mn = [_mm256_setzero_ps(); R];
@@ -68,6 +71,9 @@ impl<const FIFTH: bool> Kernel for K4<FIFTH> {
             let mut dmin = [_mm256_setzero_ps(); R];
             for r in 0..R {
                 let xb = x.add(r * wrb + b * wb);
+                if M == 1 {
+                    prefetch_lines_ahead(xb, ahead, wb.div_ceil(64));
+                }
                 let dd = _mm_cvtph_ps(_mm_cvtsi32_si128((xb as *const i32).read_unaligned()));
                 dw[r] = _mm256_broadcastss_ps(dd);
                 dmin[r] = _mm256_broadcastss_ps(_mm_movehdup_ps(dd));
@@ -127,6 +133,7 @@ impl<const FIFTH: bool> Kernel for K4<FIFTH> {
 struct Q6K;
 
 impl Kernel for Q6K {
+    const PREFETCHES: bool = true;
     fn block_bytes(self) -> usize {
         WB6
     }
@@ -143,11 +150,15 @@ impl Kernel for Q6K {
             _mm512_setr_epi32(k, k, k, k, k + 1, k + 1, k + 1, k + 1, k + 2, k + 2, k + 2, k + 2, k + 3, k + 3, k + 3, k + 3)
         });
         let (m4, m3) = (_mm512_set1_epi8(0x0F), _mm512_set1_epi8(0x03));
+        let ahead = prefetch_distance(R * wrb);
         for b in 0..nb {
             // Per weight row: the 16 scales times d_w, as f32.
             let mut sc = [_mm512_setzero_ps(); R];
             for (r, v) in sc.iter_mut().enumerate() {
                 let xb = x.add(r * wrb + b * WB6);
+                if M == 1 {
+                    prefetch_lines_ahead(xb, ahead, WB6.div_ceil(64));
+                }
                 let d = _mm_cvtss_f32(_mm_cvtph_ps(_mm_cvtsi32_si128((xb.add(208) as *const u16).read_unaligned() as i32)));
                 let s8 = _mm_loadu_si128(xb.add(192) as *const __m128i);
                 *v = _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(s8)), _mm512_set1_ps(d));
