@@ -6,22 +6,31 @@
 use alloc::collections::BinaryHeap;
 use alloc::string::String;
 use alloc::vec::Vec;
-use core::cmp::{Ordering, Reverse};
+use core::cmp::Reverse;
 
 const NONE: u32 = u32::MAX;
 
 /// Token texts by id, and id lookup by text: the texts concatenated in one string (a 50k-token
 /// vocabulary as separate `String`s costs ~2 MB of headers and allocator overhead beside
-/// ~0.4 MB of text), ids sorted by their text, searched by binary search (no hashing, so a
-/// hostile vocabulary cannot make lookups degrade through collisions). 8 bytes a token beside
-/// its text: the default model's 49 152 tokens hold 0.75 MiB, which the process keeps for its
-/// whole run (issue 16's peak-RSS goal, docs/BENCHMARKS.md "rss26").
+/// ~0.3 MB of text), ids sorted by their text, searched by binary search (no hashing, so a
+/// hostile vocabulary cannot make lookups degrade through collisions). Each entry carries its
+/// text's first 4 bytes as a big-endian integer, so most comparisons of a search decide on that
+/// key without reading the text (building a 50k-token tokenizer does ~150k lookups; the key
+/// costs 4 bytes a token).
 pub(crate) struct Vocab {
     all: String,
     /// Where each id's text ends in `all` (it starts where the previous one ends).
     ends: Vec<u32>,
-    /// The ids ordered by text, equal texts by id.
-    sorted: Vec<u32>,
+    sorted: Vec<(u32, u32)>,
+}
+
+/// The first 4 bytes of `s`, zero-padded, big-endian: ordering two keys orders their texts
+/// whenever the keys differ (equal keys need the full comparison).
+fn prefix_key(s: &str) -> u32 {
+    let mut b = [0u8; 4];
+    let n = s.len().min(4);
+    b[..n].copy_from_slice(&s.as_bytes()[..n]);
+    u32::from_be_bytes(b)
 }
 
 impl Vocab {
@@ -35,8 +44,8 @@ impl Vocab {
         }
         drop(texts);
         let mut v = Vocab { all, ends, sorted: Vec::new() };
-        let mut sorted: Vec<u32> = (0..v.len() as u32).collect();
-        sorted.sort_unstable_by(|&a, &b| v.text(a).cmp(v.text(b)).then(a.cmp(&b)));
+        let mut sorted: Vec<(u32, u32)> = (0..v.len() as u32).map(|i| (prefix_key(v.text(i)), i)).collect();
+        sorted.sort_unstable_by(|&(ka, a), &(kb, b)| ka.cmp(&kb).then_with(|| v.text(a).cmp(v.text(b))).then(a.cmp(&b)));
         v.sorted = sorted;
         Some(v)
     }
@@ -53,19 +62,10 @@ impl Vocab {
     /// The id of `s`; with duplicate texts the largest id wins, as in llama.cpp's map, which
     /// later entries overwrite.
     pub(crate) fn id(&self, s: &str) -> Option<u32> {
-        self.id_of_joined(s, "")
-    }
-
-    /// The id of the text of `a` followed by the text of `b`: the token merging them makes.
-    fn joined(&self, a: u32, b: u32) -> Option<u32> {
-        self.id_of_joined(self.text(a), self.text(b))
-    }
-
-    /// The id of the text `x` followed by `y`, found without joining them.
-    fn id_of_joined(&self, x: &str, y: &str) -> Option<u32> {
-        let p = self.sorted.partition_point(|&id| cmp_joined(self.text(id), x, y) != Ordering::Greater);
-        let id = *self.sorted.get(p.checked_sub(1)?)?;
-        (cmp_joined(self.text(id), x, y) == Ordering::Equal).then_some(id)
+        let key = prefix_key(s);
+        let p = self.sorted.partition_point(|&(k, id)| k < key || (k == key && self.text(id) <= s));
+        let (_, id) = *self.sorted.get(p.checked_sub(1)?)?;
+        (self.text(id) == s).then_some(id)
     }
 
     pub(crate) fn len(&self) -> usize {
@@ -73,62 +73,50 @@ impl Vocab {
     }
 }
 
-/// `t` against the text `x` followed by `y`, in `str`'s (byte-wise) order.
-fn cmp_joined(t: &str, x: &str, y: &str) -> Ordering {
-    let (t, x, y) = (t.as_bytes(), x.as_bytes(), y.as_bytes());
-    if t.len() <= x.len() {
-        // `t` is shorter than `x` + `y` unless `y` is empty and `t` is all of `x`.
-        return t.cmp(&x[..t.len()]).then(if t.len() == x.len() && y.is_empty() { Ordering::Equal } else { Ordering::Less });
-    }
-    t[..x.len()].cmp(x).then_with(|| t[x.len()..].cmp(y))
-}
-
-/// Merge rules: the rank of each pair of token ids, looked up by binary search over the pairs
-/// sorted. The token a merge makes is not stored: it is the vocabulary's id of the two texts
-/// joined ([`Vocab::joined`]), which every rule kept has (the loaders drop or refuse the
-/// others). Pairs of ids below 2^16 with fewer than 2^16 rules (the default model's 49 152-token
-/// vocabulary, 48 900 rules) take 6 bytes a rule (0.28 MiB), others 12.
+/// Merge rules by the pair of token ids they join, sorted by pair for binary search: each
+/// rule's rank and the token it makes. Where every id and rank is below 2^16 (vocabularies up
+/// to 65 536 tokens, as the default model's 49 152 with 48 900 rules) a rule takes 8 bytes
+/// (`left << 16 | right`, rank, merged: 0.37 MiB), else 16 — the process keeps these tables
+/// for its whole run (issue 16's peak RSS; docs/BENCHMARKS.md, "rss26").
 pub(crate) enum Merges {
-    /// `left << 16 | right` and the rank, both below 2^16.
-    Narrow { keys: Vec<u32>, ranks: Vec<u16> },
-    /// `left << 32 | right` and the rank.
-    Wide { keys: Vec<u64>, ranks: Vec<u32> },
+    Narrow { keys: Vec<u32>, values: Vec<[u16; 2]> },
+    Wide { keys: Vec<u64>, values: Vec<[u32; 2]> },
 }
 
 impl Merges {
-    /// From `(left, right)` pairs in priority order (index = rank). A repeated pair keeps its
-    /// first (best) rank.
-    pub(crate) fn new(rules: Vec<(u32, u32)>) -> Merges {
-        let narrow = rules.len() <= 1 << 16 && rules.iter().all(|&(a, b)| a >> 16 == 0 && b >> 16 == 0);
-        let mut table: Vec<(u64, u32)> =
-            rules.into_iter().enumerate().map(|(r, (a, b))| (((a as u64) << 32) | b as u64, r as u32)).collect();
-        // Sorted by pair, then by rank: the first of equal pairs is the best rank.
+    /// From `(left, right, merged)` in priority order (index = rank). A repeated pair keeps
+    /// its first (best) rank.
+    pub(crate) fn new(rules: Vec<(u32, u32, u32)>) -> Merges {
+        let narrow = rules.len() <= 1 << 16 && rules.iter().all(|&(a, b, m)| (a | b | m) >> 16 == 0);
+        let mut table: Vec<(u64, u32, u32)> =
+            rules.into_iter().enumerate().map(|(r, (a, b, m))| (((a as u64) << 32) | b as u64, r as u32, m)).collect();
+        // By pair, then rank: the first of equal pairs has the best rank.
         table.sort_unstable();
         table.dedup_by_key(|e| e.0);
         if narrow {
-            let keys = table.iter().map(|&(k, _)| ((k >> 32) as u32) << 16 | (k as u32)).collect();
-            let ranks = table.iter().map(|&(_, r)| r as u16).collect();
-            Merges::Narrow { keys, ranks }
+            let keys = table.iter().map(|&(k, _, _)| (((k >> 32) as u32) << 16) | (k as u32)).collect();
+            let values = table.iter().map(|&(_, r, m)| [r as u16, m as u16]).collect();
+            Merges::Narrow { keys, values }
         } else {
-            let keys = table.iter().map(|&(k, _)| k).collect();
-            let ranks = table.iter().map(|&(_, r)| r).collect();
-            Merges::Wide { keys, ranks }
+            let keys = table.iter().map(|&(k, _, _)| k).collect();
+            let values = table.iter().map(|&(_, r, m)| [r, m]).collect();
+            Merges::Wide { keys, values }
         }
     }
 
-    /// The rank of merging `a` with `b`, if a rule does.
-    fn rank(&self, a: u32, b: u32) -> Option<u32> {
+    /// The rank of the rule merging `a` with `b` and the token it makes, if there is one.
+    fn get(&self, a: u32, b: u32) -> Option<(u32, u32)> {
         match self {
-            Merges::Narrow { keys, ranks } => {
-                if a >> 16 != 0 || b >> 16 != 0 {
+            Merges::Narrow { keys, values } => {
+                if (a | b) >> 16 != 0 {
                     return None;
                 }
-                let i = keys.binary_search(&(a << 16 | b)).ok()?;
-                Some(u32::from(ranks[i]))
+                let [r, m] = values[keys.binary_search(&((a << 16) | b)).ok()?];
+                Some((r.into(), m.into()))
             }
-            Merges::Wide { keys, ranks } => {
-                let i = keys.binary_search(&(((a as u64) << 32) | b as u64)).ok()?;
-                Some(ranks[i])
+            Merges::Wide { keys, values } => {
+                let [r, m] = values[keys.binary_search(&(((a as u64) << 32) | b as u64)).ok()?];
+                Some((r, m))
             }
         }
     }
@@ -141,8 +129,8 @@ struct Sym {
 }
 
 /// Applies `merges` to the symbols `ids` by rank (lowest first, leftmost on ties) and
-/// appends the result to `out`; the merged tokens are `vocab`'s.
-pub(crate) fn merge_by_rank(merges: &Merges, vocab: &Vocab, ids: &[u32], out: &mut Vec<u32>) {
+/// appends the result to `out`.
+pub(crate) fn merge_by_rank(merges: &Merges, ids: &[u32], out: &mut Vec<u32>) {
     if ids.len() < 2 {
         out.extend_from_slice(ids);
         return;
@@ -157,7 +145,7 @@ pub(crate) fn merge_by_rank(merges: &Merges, vocab: &Vocab, ids: &[u32], out: &m
     // names is still there (entries go stale when a neighbour merges first).
     let mut heap: BinaryHeap<Reverse<(u32, u32, u32, u32)>> = BinaryHeap::new();
     for i in 0..ids.len() - 1 {
-        if let Some(rank) = merges.rank(ids[i], ids[i + 1]) {
+        if let Some((rank, _)) = merges.get(ids[i], ids[i + 1]) {
             heap.push(Reverse((rank, i as u32, ids[i], ids[i + 1])));
         }
     }
@@ -171,20 +159,20 @@ pub(crate) fn merge_by_rank(merges: &Merges, vocab: &Vocab, ids: &[u32], out: &m
         if syms[r].id != b {
             continue;
         }
-        let Some(merged) = vocab.joined(a, b) else { continue };
+        let Some((_, merged)) = merges.get(a, b) else { continue };
         syms[p].id = merged;
         alive[r] = false;
         let after = syms[r].next;
         syms[p].next = after;
         if after != NONE {
             syms[after as usize].prev = pos;
-            if let Some(rank) = merges.rank(merged, syms[after as usize].id) {
+            if let Some((rank, _)) = merges.get(merged, syms[after as usize].id) {
                 heap.push(Reverse((rank, pos, merged, syms[after as usize].id)));
             }
         }
         let before = syms[p].prev;
         if before != NONE {
-            if let Some(rank) = merges.rank(syms[before as usize].id, merged) {
+            if let Some((rank, _)) = merges.get(syms[before as usize].id, merged) {
                 heap.push(Reverse((rank, before, syms[before as usize].id, merged)));
             }
         }
@@ -299,31 +287,25 @@ mod tests {
         for q in texts.iter().map(String::as_str).chain(["abcdf", "abce", "ab\0\0", "Ġ", "zz", "abc\0"]) {
             assert_eq!(v.id(q), scan(q), "{q:?}");
         }
-        // Every pair of ids, joined without building the string, against the scan of the
-        // joined string (split anywhere: inside the first text, at its end, past it).
-        for a in 0..texts.len() as u32 {
-            for b in 0..texts.len() as u32 {
-                let joined = alloc::format!("{}{}", texts[a as usize], texts[b as usize]);
-                assert_eq!(v.joined(a, b), scan(&joined), "{joined:?}");
-            }
-        }
     }
 
-    /// A rule's rank is its first index among the rules, in both storage widths, and pairs
-    /// without a rule (ids past 2^16 in the narrow table among them) have none.
+    /// A rule's rank is its first index among the rules and its token the one that rule
+    /// names, in both storage widths; pairs without a rule (ids past 2^16 in the narrow table
+    /// among them, which must not alias a narrow key) have none.
     #[test]
-    fn merge_ranks_match_a_linear_scan() {
-        let narrow_rules: Vec<(u32, u32)> = alloc::vec![(5, 7), (7, 5), (0, 0), (5, 7), (65535, 1), (1, 65535), (3, 3), (0, 1)];
-        let mut wide_rules = narrow_rules.clone();
-        wide_rules.extend([(70000, 2), (2, 70000), (1 << 31, 9)]);
-        for (rules, want_narrow) in [(narrow_rules, true), (wide_rules, false)] {
+    fn merges_match_a_linear_scan() {
+        let narrow: Vec<(u32, u32, u32)> =
+            alloc::vec![(5, 7, 9), (7, 5, 10), (0, 0, 1), (5, 7, 9), (65535, 1, 65535), (1, 65535, 2), (3, 3, 4), (0, 1, 0)];
+        let mut wide = narrow.clone();
+        wide.extend([(70000, 2, 3), (2, 70000, 4), (1 << 31, 9, 5), (4, 4, 1 << 20)]);
+        for (rules, want_narrow) in [(narrow, true), (wide, false)] {
             let m = Merges::new(rules.clone());
             assert_eq!(matches!(m, Merges::Narrow { .. }), want_narrow);
-            let ids = [0u32, 1, 2, 3, 5, 7, 9, 65535, 65536, 70000, 1 << 31, (1 << 16) | 5, u32::MAX];
+            let ids = [0u32, 1, 2, 3, 4, 5, 7, 9, 65535, 65536, 70000, 1 << 31, (1 << 16) | 5, u32::MAX];
             for &a in &ids {
                 for &b in &ids {
-                    let scan = rules.iter().position(|&r| r == (a, b)).map(|i| i as u32);
-                    assert_eq!(m.rank(a, b), scan, "({a}, {b})");
+                    let scan = rules.iter().position(|&(x, y, _)| (x, y) == (a, b)).map(|i| (i as u32, rules[i].2));
+                    assert_eq!(m.get(a, b), scan, "({a}, {b})");
                 }
             }
         }

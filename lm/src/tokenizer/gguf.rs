@@ -170,8 +170,8 @@ impl Tokenizer {
                     joined.push_str(l);
                     joined.push_str(r);
                     // A rule naming tokens the vocabulary lacks can never apply; skip it.
-                    if let (Some(a), Some(b), Some(_)) = (vocab.id(l), vocab.id(r), vocab.id(&joined)) {
-                        rules.push((a, b));
+                    if let (Some(a), Some(b), Some(m)) = (vocab.id(l), vocab.id(r), vocab.id(&joined)) {
+                        rules.push((a, b, m));
                     }
                 }
                 merges = Merges::new(rules);

@@ -268,10 +268,7 @@ impl Tokenizer {
                     let look = |t: &str| {
                         vocab.id(t).ok_or_else(|| bad(alloc::format!("merge {i} names {t:?}, which is not in the vocabulary")))
                     };
-                    let (a, b) = (look(l)?, look(r)?);
-                    // The merged token must exist (the merge loop looks it up again).
-                    look(&joined)?;
-                    rules.push((a, b));
+                    rules.push((look(l)?, look(r)?, look(&joined)?));
                 }
                 Merges::new(rules)
             }

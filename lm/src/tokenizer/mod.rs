@@ -204,7 +204,7 @@ impl Tokenizer {
                     // A byte whose character the vocabulary lacks becomes `unk`, or is dropped
                     // when there is none (what the `tokenizers` library does).
                     syms.extend(w.iter().filter_map(|&b| self.byte_ids[b as usize].or(self.unk)));
-                    bpe::merge_by_rank(&self.merges, &self.vocab, &syms, out);
+                    bpe::merge_by_rank(&self.merges, &syms, out);
                 }
                 Ok(())
             }
@@ -272,7 +272,7 @@ impl Tokenizer {
                 (None, None) => {}
             }
         }
-        bpe::merge_by_rank(&self.merges, &self.vocab, syms, out);
+        bpe::merge_by_rank(&self.merges, syms, out);
     }
 
     /// Decodes `ids` to text, keeping special tokens (lossy UTF-8: a broken byte sequence
