@@ -6,12 +6,15 @@
 
 use std::process::Command;
 
-/// Allowed peak RSS as a multiple of (file + KV cache). Measured 1.12–1.16× before dec25 and
-/// 1.06–1.09× since (docs/BENCHMARKS.md, "dec25"): the KV cache's buffers are resident only
-/// where written, so the half of the 256-position buffers a 128-token prompt leaves empty costs
-/// nothing; the rest is the binary's own pages, the tokenizer, activations and the buffer
-/// cache, varying a little with how the threads interleave. The goal is 1.05×.
-const MAX_RATIO: f64 = 1.12;
+/// Allowed peak RSS as a multiple of (file + KV cache). Measured 1.12–1.16× before dec25,
+/// 1.06–1.09× after it (docs/BENCHMARKS.md, "dec25": the KV cache's buffers are resident only
+/// where written); since then 1.064–1.073× at 2 threads and up to 1.087× at 16 (the test runs
+/// on every core), main's binary and rss26's alike ("rss26": its 0.37 MiB smaller merge table
+/// is below the spread). The rest is the binary's own pages, activations and the buffer cache,
+/// varying by ~1 % with how the threads interleave and where the binary's hot code falls. The
+/// bound leaves ~1.4 MiB at 16 threads and ~2.8 MiB at 2 for regressions to trip it; main's
+/// binary before rss26 passes it too. The goal is 1.05×.
+const MAX_RATIO: f64 = 1.10;
 
 fn default_model_installed() -> bool {
     let ok = mlx_arm_lm::load::files::default_model_path().exists();

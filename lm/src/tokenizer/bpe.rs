@@ -73,27 +73,52 @@ impl Vocab {
     }
 }
 
-/// Merge rules by the pair of token ids they join: `(left << 32 | right, rank, merged id)`,
-/// sorted by key.
-pub(crate) struct Merges {
-    table: Vec<(u64, u32, u32)>,
+/// Merge rules by the pair of token ids they join, sorted by pair for binary search: each
+/// rule's rank and the token it makes. Where every id and rank is below 2^16 (vocabularies up
+/// to 65 536 tokens, as the default model's 49 152 with 48 900 rules) a rule takes 8 bytes
+/// (`left << 16 | right`, rank, merged: 0.37 MiB), else 16 — the process keeps these tables
+/// for its whole run (issue 16's peak RSS; docs/BENCHMARKS.md, "rss26").
+pub(crate) enum Merges {
+    Narrow { keys: Vec<u32>, values: Vec<[u16; 2]> },
+    Wide { keys: Vec<u64>, values: Vec<[u32; 2]> },
 }
 
 impl Merges {
     /// From `(left, right, merged)` in priority order (index = rank). A repeated pair keeps
     /// its first (best) rank.
     pub(crate) fn new(rules: Vec<(u32, u32, u32)>) -> Merges {
+        let narrow = rules.len() <= 1 << 16 && rules.iter().all(|&(a, b, m)| (a | b | m) >> 16 == 0);
         let mut table: Vec<(u64, u32, u32)> =
             rules.into_iter().enumerate().map(|(r, (a, b, m))| (((a as u64) << 32) | b as u64, r as u32, m)).collect();
+        // By pair, then rank: the first of equal pairs has the best rank.
         table.sort_unstable();
         table.dedup_by_key(|e| e.0);
-        Merges { table }
+        if narrow {
+            let keys = table.iter().map(|&(k, _, _)| (((k >> 32) as u32) << 16) | (k as u32)).collect();
+            let values = table.iter().map(|&(_, r, m)| [r as u16, m as u16]).collect();
+            Merges::Narrow { keys, values }
+        } else {
+            let keys = table.iter().map(|&(k, _, _)| k).collect();
+            let values = table.iter().map(|&(_, r, m)| [r, m]).collect();
+            Merges::Wide { keys, values }
+        }
     }
 
+    /// The rank of the rule merging `a` with `b` and the token it makes, if there is one.
     fn get(&self, a: u32, b: u32) -> Option<(u32, u32)> {
-        let key = ((a as u64) << 32) | b as u64;
-        let i = self.table.binary_search_by_key(&key, |e| e.0).ok()?;
-        Some((self.table[i].1, self.table[i].2))
+        match self {
+            Merges::Narrow { keys, values } => {
+                if (a | b) >> 16 != 0 {
+                    return None;
+                }
+                let [r, m] = values[keys.binary_search(&((a << 16) | b)).ok()?];
+                Some((r.into(), m.into()))
+            }
+            Merges::Wide { keys, values } => {
+                let [r, m] = values[keys.binary_search(&(((a as u64) << 32) | b as u64)).ok()?];
+                Some((r, m))
+            }
+        }
     }
 }
 
@@ -240,7 +265,7 @@ pub(crate) fn merge_by_score(
 
 #[cfg(test)]
 mod tests {
-    use super::Vocab;
+    use super::{Merges, Vocab};
     use alloc::string::{String, ToString};
     use alloc::vec::Vec;
 
@@ -261,6 +286,28 @@ mod tests {
         let scan = |s: &str| texts.iter().rposition(|t| t == s).map(|i| i as u32);
         for q in texts.iter().map(String::as_str).chain(["abcdf", "abce", "ab\0\0", "Ġ", "zz", "abc\0"]) {
             assert_eq!(v.id(q), scan(q), "{q:?}");
+        }
+    }
+
+    /// A rule's rank is its first index among the rules and its token the one that rule
+    /// names, in both storage widths; pairs without a rule (ids past 2^16 in the narrow table
+    /// among them, which must not alias a narrow key) have none.
+    #[test]
+    fn merges_match_a_linear_scan() {
+        let narrow: Vec<(u32, u32, u32)> =
+            alloc::vec![(5, 7, 9), (7, 5, 10), (0, 0, 1), (5, 7, 9), (65535, 1, 65535), (1, 65535, 2), (3, 3, 4), (0, 1, 0)];
+        let mut wide = narrow.clone();
+        wide.extend([(70000, 2, 3), (2, 70000, 4), (1 << 31, 9, 5), (4, 4, 1 << 20)]);
+        for (rules, want_narrow) in [(narrow, true), (wide, false)] {
+            let m = Merges::new(rules.clone());
+            assert_eq!(matches!(m, Merges::Narrow { .. }), want_narrow);
+            let ids = [0u32, 1, 2, 3, 4, 5, 7, 9, 65535, 65536, 70000, 1 << 31, (1 << 16) | 5, u32::MAX];
+            for &a in &ids {
+                for &b in &ids {
+                    let scan = rules.iter().position(|&(x, y, _)| (x, y) == (a, b)).map(|i| (i as u32, rules[i].2));
+                    assert_eq!(m.get(a, b), scan, "({a}, {b})");
+                }
+            }
         }
     }
 }
