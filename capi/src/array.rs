@@ -319,6 +319,67 @@ unsafe fn item<T: Element>(res: *mut T, arr: mlx_array, name: &'static str) -> c
     })
 }
 
+/// `mlx_arm_array_item_computed`: `a.item()` in one call for an array already computed (no
+/// evaluation, so a caller holding a lock such as Python's GIL need not release it). Writes
+/// the element to `res` as its C type (bool, the integer types, float, double: at most 8
+/// bytes) and its dtype to `*dtype`, returning 0. Returns -1, with nothing written or
+/// reported, when the array is not computed yet or its dtype has no direct read (half
+/// precision, complex): the caller then takes the evaluating path. Returns 1 with the error
+/// reported for an empty handle or a size other than 1.
+///
+/// # Safety
+/// `res` must be writable for 8 bytes, aligned for 8; `dtype` writable; `arr` empty or live.
+#[no_mangle]
+pub unsafe extern "C" fn mlx_arm_array_item_computed(res: *mut core::ffi::c_void, dtype: *mut mlx_dtype, arr: mlx_array) -> c_int {
+    const NAME: &str = "mlx_arm_array_item_computed";
+    let mut skipped = false;
+    let rc = status(NAME, || {
+        if res.is_null() || dtype.is_null() {
+            return Err(Error::invalid(NAME, "the result pointer is NULL"));
+        }
+        // Borrowed, not cloned: nothing here releases the caller's lock or evaluates.
+        let a = &handle::get(arr)?.array;
+        if a.size() != 1 {
+            return Err(Error::invalid(NAME, "item can only be called on arrays of size 1."));
+        }
+        if !a.is_available() {
+            skipped = true;
+            return Ok(());
+        }
+        let d = a.data()?;
+        macro_rules! put {
+            ($t:ty) => {{
+                let v = d.read::<$t>(a.shape())?;
+                (res as *mut $t).write(*v.first().ok_or_else(|| Error::runtime(NAME, "the array has no element"))?)
+            }};
+        }
+        match a.dtype() {
+            DType::Bool => put!(bool),
+            DType::Uint8 => put!(u8),
+            DType::Uint16 => put!(u16),
+            DType::Uint32 => put!(u32),
+            DType::Uint64 => put!(u64),
+            DType::Int8 => put!(i8),
+            DType::Int16 => put!(i16),
+            DType::Int32 => put!(i32),
+            DType::Int64 => put!(i64),
+            DType::Float32 => put!(f32),
+            DType::Float64 => put!(f64),
+            DType::Float16 | DType::Bfloat16 | DType::Complex64 => {
+                skipped = true;
+                return Ok(());
+            }
+        }
+        dtype.write(a.dtype().code() as mlx_dtype);
+        Ok(())
+    });
+    if rc == 0 && skipped {
+        -1
+    } else {
+        rc
+    }
+}
+
 macro_rules! items {
     ($( $name:ident, $t:ty; )*) => {$(
         #[doc = concat!("`", stringify!($name), "`: the value of a size-1 array of exactly this dtype.")]

@@ -193,6 +193,8 @@ core_api! {
     "mx.fast.layer_norm" => crate::ops::fast::layer_norm,
     "mx.fast.rope" => crate::ops::fast::rope,
     "mx.fast.scaled_dot_product_attention" => crate::ops::fast::scaled_dot_product_attention,
+    // (as MLX's CPU build: exported, never run — no Metal back-end; ops/fast/custom_kernel.rs)
+    "mx.fast.metal_kernel" => crate::ops::fast::custom_kernel::metal_kernel,
     // mx.fft (area: fft; kernels in cpu/fft/)
     "mx.fft.fft" => crate::ops::fft::fft,
     "mx.fft.ifft" => crate::ops::fft::ifft,

@@ -9,11 +9,13 @@ figure. Graph cases work on tiny arrays, so what is measured is the binding, not
 - chains of 10 000 ops: ``a = a + 1`` and ``a = mx.add(a, 1)`` on a 1-element float32 array;
 - 2 000 independent calls each of: ``a * b``, ``mx.add(a, b)``, ``a[0]``, ``a[:, 1]``,
   ``a.reshape(4)``, ``a.T``, ``mx.transpose(a)``, ``mx.matmul(a, b)`` on (2, 2) float32 arrays;
-  ``mx.array([1.0, 2.0, 3.0])``; ``mx.sum(x, axis=-1)``, ``x[..., i:i+1, :]`` and
+  ``mx.array([1.0, 2.0, 3.0])``, ``mx.array([[1, 2], [3, 4]])``, ``mx.array([[1.0, 2], [3, 4]])``,
+  ``mx.array([True, False, True])``, ``mx.array`` of a 4×8 nested list of floats; ``mx.sum(x, axis=-1)``, ``x[..., i:i+1, :]`` and
   ``x[..., i:i+1, :] = u`` on a (1, 2, 16, 4) array (a KV cache's read and write);
 - ``mx.multiply(a, 2.0)``, ``a * 2.0``, ``mx.exp(a)`` on a (2, 2) float32 array; one forward of
   a small MLP (``maximum(x @ w1 + b1, 0.0) @ w2 + b2``, 16 → 32 → 8, batch 1: 5 ops per call);
-- no graph: ``mx.eval`` of a 2-node graph (built outside the timing), ``a.item()``,
+- no graph: ``mx.eval`` of a 2-node graph (built outside the timing), ``a.item()`` (float32
+  and int32),
   ``a.dtype``, ``a.shape``, ``a.ndim``.
 
     PYTHONPATH=python-cffi MLX_ARM_LIBRARY=target/release/libmlx_arm.so \\
@@ -160,6 +162,11 @@ CASES = [
     ("mx.transpose(a)", _each(_one, lambda mx, a: mx.transpose(a))),
     ("mx.matmul(a, b)", _each(_pair, lambda mx, a, b: mx.matmul(a, b))),
     ("mx.array([1., 2., 3.])", _each(lambda mx: (), lambda mx: mx.array([1.0, 2.0, 3.0]))),
+    ("mx.array([[1, 2], [3, 4]])", _each(lambda mx: (), lambda mx: mx.array([[1, 2], [3, 4]]))),
+    ("mx.array([[1., 2], [3, 4]])", _each(lambda mx: (), lambda mx: mx.array([[1.0, 2], [3, 4]]))),
+    ("mx.array([True, False, True])", _each(lambda mx: (), lambda mx: mx.array([True, False, True]))),
+    ("mx.array(4×8 nested floats)", _each(lambda mx: ([[float(i * 8 + j) for j in range(8)] for i in range(4)],),
+                                          lambda mx, v: mx.array(v))),
     ("mx.sum(x, axis=-1)", _each(_kv, lambda mx, x, u: mx.sum(x, axis=-1, keepdims=False))),
     ("x.sum(axis=-1)", _each(_kv, lambda mx, x, u: x.sum(axis=-1))),
     ("x.mean((1, 2))", _each(_kv, lambda mx, x, u: x.mean((1, 2)))),
@@ -171,6 +178,7 @@ CASES = [
     ("x[..., i:i+1, :] = u", slice_write),
     ("mx.eval(tiny graph)", eval_tiny),
     ("a.item()", _no_graph(lambda mx: (mx.array(1.5),), lambda mx, a: a.item())),
+    ("k.item() (int32)", _no_graph(lambda mx: (mx.array(7),), lambda mx, a: a.item())),
     ("a.dtype", _no_graph(_one, lambda mx, a: a.dtype)),
     ("a.shape", _no_graph(_one, lambda mx, a: a.shape)),
     ("a.ndim", _no_graph(_one, lambda mx, a: a.ndim)),

@@ -462,6 +462,63 @@ def test_array_from_list(v):
     np.testing.assert_array_equal(np.array(a), want)
 
 
+_NESTED = [
+    [[1, 2], [3, 4]], [[1.0, 2], [3, 4]], [[True, False], [False, True]], [True, 1], [True, 2.5], [False, True, False],
+    [[[1, 2, 3]], [[4, 5, 6]]], ((1, 2), (3, 4)), [(1.5, 2), [3, 4]], [[2**31, 1]], [[-(2**63), 2**63 - 1]],
+    [[1e39, 2], [3, -1e39]], [[0.1] * 9] * 9, [[[[[[7]]]]]], [[1, 2**40], [True, 0.5]], [[float("nan"), float("inf")]],
+    [[1, 2], [3, 4.0]], [[1] * 70, [2] * 70],
+]
+_NESTED_PYTHON = [
+    [[1, 2], [3]], [[1, 2], 3], [1, [2, 3]], [[], []], [[1, 2], [3, [4]]], [[2**64, 1]], [[2**63, 1]],
+    [[1 + 2j, 2]], [[mx.array(1.0), 2.0]], [[np.float32(1), 2.0]], [[None, 1]], [[1, "a"]], [[1, 2], (3, 4, 5)],
+]
+
+
+def _python_reference(v):
+    """The Python path's result (the reference), or the exception it raises."""
+    try:
+        return _array._from_list(v, None)
+    except Exception as e:  # noqa: BLE001 - compared below
+        return e
+
+
+@pytest.mark.parametrize("v", _NESTED + _NESTED_PYTHON)
+def test_array_from_nested_list_equals_the_python_path(v):
+    """mx.array(nested list) (C for regular lists of bools / ints / floats) gives exactly what
+    the Python path gives: values, shape, dtype (bools -> bool, ints -> int32 or int64, any
+    float -> float32), and the same exception class and message otherwise."""
+    want = _python_reference(v)
+    if isinstance(want, Exception):
+        with pytest.raises(type(want)) as info:
+            mx.array(v)
+        assert str(info.value) == str(want)
+        return
+    got = mx.array(v)
+    assert got.dtype == want.dtype and got.shape == want.shape
+    np.testing.assert_array_equal(np.array(got), np.array(want))
+
+
+def test_regular_nested_lists_stay_in_c(monkeypatch):
+    """With the C type the regular lists never reach the Python path; the others do."""
+    if _array._C is None:
+        pytest.skip("pure-Python array class")
+    calls, inner = [], _array._from_list
+
+    def recorded(v, dtype):
+        calls.append(v)
+        return inner(v, dtype)
+
+    monkeypatch.setattr(_array, "_from_list", recorded)
+    for v in _NESTED:
+        if isinstance(v, list):
+            mx.array(v)
+    assert calls == []
+    mx.array([[1, 2], [3, 4]], mx.float32)  # a dtype
+    mx.array([[2**63, 1]])  # beyond int64
+    mx.array([[1 + 2j]])  # complex
+    assert len(calls) == 3
+
+
 def test_array_from_list_other_forms():
     assert mx.array([1.0, 2.0], mx.int32).dtype == mx.int32
     assert mx.array([1, 2], dtype=mx.float16).dtype == mx.float16

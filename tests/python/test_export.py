@@ -83,3 +83,33 @@ def test_exception_in_function_propagates(tmp_path):
 
     with pytest.raises(KeyError, match="inside"):
         mx.export_function(str(tmp_path / "b.mlxfn"), boom, mx.ones((2,)))
+
+
+def _metal_kernel_fun():
+    k = mx.fast.metal_kernel(name="copy", input_names=["a"], output_names=["out"],
+                             source="uint e = thread_position_in_grid.x; out[e] = a[e];")
+    return lambda a: k(inputs=[a], grid=(a.size, 1, 1), threadgroup=(a.size, 1, 1), output_shapes=[a.shape],
+                       output_dtypes=[a.dtype])[0]
+
+
+@pytest.mark.parametrize("shapeless", [False, True])
+def test_metal_kernel_files_are_written_and_refused_on_import(tmp_path, shapeless):
+    """Real MLX's CPU build writes the file and refuses its first import (golden case
+    error_metal_kernel_import); every import is refused here (no Metal, no stream cache)."""
+    path = str(tmp_path / "k.mlxfn")
+    mx.export_function(path, _metal_kernel_fun(), mx.zeros((4,)), shapeless=shapeless)
+    for _ in range(2):
+        with pytest.raises(ValueError, match="Cannot make gpu stream"):
+            mx.import_function(path)
+
+
+def test_metal_kernel_is_a_node_only_inside_an_export_trace():
+    fun = _metal_kernel_fun()
+    with pytest.raises(RuntimeError, match="No Metal back-end"):
+        fun(mx.zeros((4,)))
+    events = []
+    mx.export_function(events.append, lambda a: fun(a) + 1, mx.zeros((4,)))
+    assert [e["name"] for e in events if e["type"] == "primitive"] == ["CustomKernel", "Add"]
+    # Other transforms do not export: the call is refused there too (as MLX).
+    with pytest.raises(RuntimeError, match="No Metal back-end"):
+        mx.grad(lambda a: fun(a).sum())(mx.zeros((4,)))

@@ -6,7 +6,7 @@ import mlx.nn as nn
 import pytest
 
 # Names of real MLX 0.32 that mlx-arm does not provide (each checked below to be missing).
-MISSING = [(mx.fast, "metal_kernel", "mlx.core.fast.metal_kernel"), (nn, "fully_shard", "mlx.nn.fully_shard")]
+MISSING = [(mx.fast, "cuda_kernel", "mlx.core.fast.cuda_kernel"), (nn, "fully_shard", "mlx.nn.fully_shard")]
 
 
 @pytest.mark.parametrize("module,name,full", MISSING)

@@ -265,8 +265,9 @@ unsafe fn complex(op: BinaryOp, y: &mut [u8], a: Option<&[u8]>, b: &[u8]) -> boo
         // MLX's floor_divide on complex is plain division.
         Divide | FloorDivide => f!(cm::div),
         Power => f!(cm::pow),
-        Maximum => f!(|x, y| if lt(y, x) { x } else { y }),
-        Minimum => f!(|x, y| if lt(x, y) { x } else { y }),
+        // A NaN in either part of `x` wins, and a NaN `y` compares false (MLX's rule).
+        Maximum => f!(|x, y| if x.re.is_nan() || x.im.is_nan() || lt(y, x) { x } else { y }),
+        Minimum => f!(|x, y| if x.re.is_nan() || x.im.is_nan() || lt(x, y) { x } else { y }),
         LogAddExp => f!(|x, y| {
             let (hi, lo) = if lt(y, x) { (x, y) } else { (y, x) };
             cm::add(hi, cm::log(cm::add(C::new(1.0, 0.0), cm::exp(cm::sub(lo, hi)))))

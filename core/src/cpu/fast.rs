@@ -27,6 +27,7 @@ pub fn eval(op: &FastOp, inputs: Vec<Array>, outputs: &[OutMeta]) -> Result<Vec<
             return lm::decode_heads(&inputs, *head_dim, *dims, *traditional, base.get() as f32, scale.get() as f32, outputs)
         }
         FastOp::KvWrite { at } => return lm::kv_write(inputs, *at, outputs),
+        FastOp::MetalKernel(_) => return Err(crate::ops::fast::custom_kernel::eval_refused()),
         _ => {}
     }
     let (shape, dtype) = super::out0(outputs, name)?.clone();
@@ -48,7 +49,9 @@ pub fn eval(op: &FastOp, inputs: Vec<Array>, outputs: &[OutMeta]) -> Result<Vec<
         FastOp::Softmax => return Err(Error::unsupported(name, alloc::format!("the fused softmax takes float32, not {dtype}."))),
         FastOp::Sdpa { scale, causal } if dtype == DType::Float32 => sdpa_f32(&inputs, scale.get() as f32, *causal, &shape, &out)?,
         FastOp::Sdpa { scale, causal } => float!(T => sdpa::<T>(&inputs, scale.get() as f32, *causal, &shape, &out))?,
-        FastOp::AddRmsNorm { .. } | FastOp::DecodeHeads { .. } | FastOp::KvWrite { .. } => return Err(Error::runtime(name, "handled above")),
+        FastOp::AddRmsNorm { .. } | FastOp::DecodeHeads { .. } | FastOp::KvWrite { .. } | FastOp::MetalKernel(_) => {
+            return Err(Error::runtime(name, "handled above"))
+        }
     }
     Ok(alloc::vec![out])
 }

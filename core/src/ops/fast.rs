@@ -9,6 +9,7 @@
 
 pub(crate) mod grad;
 pub mod lm;
+pub mod custom_kernel;
 
 use crate::array::Array;
 use crate::dtype::{finfo, promote_types, result_type, DType};
@@ -84,6 +85,9 @@ pub enum FastOp {
         /// The first row written.
         at: usize,
     },
+    /// A user's Metal kernel (`mx.fast.metal_kernel`), recorded only by an export trace and
+    /// never run here: no Metal back-end ([`custom_kernel`]).
+    MetalKernel(alloc::sync::Arc<custom_kernel::CustomKernel>),
 }
 
 impl FastOp {
@@ -98,6 +102,7 @@ impl FastOp {
             FastOp::AddRmsNorm { .. } => "add_rms_norm",
             FastOp::DecodeHeads { .. } => "decode_heads",
             FastOp::KvWrite { .. } => "kv_write",
+            FastOp::MetalKernel(_) => "custom_kernel",
         }
     }
 }

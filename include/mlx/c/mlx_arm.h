@@ -70,6 +70,35 @@ int mlx_arm_index_basic(mlx_array* res, const mlx_array a, const int64_t* index,
 int mlx_arm_index_basic_update(mlx_array* res, const mlx_array src, const mlx_array update, const int64_t* index,
                                size_t index_num, const mlx_stream s);
 
+/** `a.item()` in one call for an array already computed (no evaluation): writes the element
+ *  to `res` as its C type (bool, the integer types, float, double; `res` must hold 8 bytes,
+ *  aligned for 8) and its dtype to `*dtype`, returning 0. Returns -1, with nothing written or
+ *  reported, when the array is not computed yet or its dtype has no direct read (float16,
+ *  bfloat16, complex64): use `mlx_array_item_*` then. Returns 1 (error reported) for an empty
+ *  handle or a size other than 1. */
+int mlx_arm_array_item_computed(void* res, mlx_dtype* dtype, const mlx_array arr);
+/** `mx.fast.metal_kernel(...)(...)` in one call: MLX's `CustomKernel` node with the Metal
+ *  source MLX generates. There is no Metal back-end: outside an export trace (the C export
+ *  functions' closures) this fails with "[metal_kernel] No Metal back-end." (a runtime error),
+ *  as MLX's CPU build; inside one the kernel is recorded for the file, and evaluating it fails
+ *  the same way. `input_names`/`output_names` name the kernel's buffers; `math_mode` is MLX's
+ *  (0 safe, 1 relaxed, 2 fast). `output_shapes` holds every output's dims back to back,
+ *  `output_ndims` how many each (`outputs_num` shapes and `output_dtypes_num` dtypes, each
+ *  checked against the output names). Template argument `i` is `template_names[i]` of kind
+ *  `template_kinds[i]` (0 int, 1 bool, 2 dtype: the value an `mlx_dtype`). `device_type` is -1
+ *  when no stream was asked for, else an `mlx_device_type` (only the GPU is accepted).
+ *  `source_out`, when not NULL, receives the generated source. */
+int mlx_arm_fast_metal_kernel(mlx_vector_array* res, mlx_string* source_out, const char* name,
+                              const char* const* input_names, size_t input_names_num,
+                              const char* const* output_names, size_t output_names_num, const char* source,
+                              const char* header, bool ensure_row_contiguous, bool atomic_outputs, int math_mode,
+                              const mlx_vector_array inputs, const int* output_shapes, const size_t* output_ndims,
+                              const mlx_dtype* output_dtypes, size_t output_dtypes_num, size_t outputs_num,
+                              const int* grid,
+                              const int* threadgroup, const char* const* template_names, const int* template_kinds,
+                              const int* template_values, size_t template_num, bool has_init_value,
+                              float init_value, int device_type);
+
 /** Returns `size` bytes aligned to `align`, or NULL. */
 typedef void* (*mlx_arm_alloc_fn)(size_t size, size_t align, void* user);
 /** Releases memory from the matching alloc (same size and align). */

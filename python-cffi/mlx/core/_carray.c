@@ -34,7 +34,7 @@
 #endif
 /* Bumped with every change of this file's Python-facing behaviour: _array.py refuses a build
  * of another version (a stale build then means the pure-Python array, not a wrong one). */
-#define CARRAY_VERSION 8
+#define CARRAY_VERSION 9
 
 typedef int (*unary_fn)(mlx_array *, const mlx_array, const mlx_stream);
 typedef int (*binary_fn)(mlx_array *, const mlx_array, const mlx_array, const mlx_stream);
@@ -991,14 +991,20 @@ static PyObject *item_fast(PyObject *self, PyObject *unused) {
             float f32;
             double f64;
         } v;
-        int rc = -1, called = 1;
-        mlx_dtype dt = cached_dtype(a);
-        /* An array already computed is read without releasing the GIL (nothing to wait for;
-         * the release and re-acquire were a third of the call). */
-        bool avail = false;
-        PyThreadState *ts = NULL;
-        if (_mlx_array_is_available(&avail, h) != 0) mlx_arm_clear_last_error();
-        if (!avail) ts = PyEval_SaveThread();
+        int rc, called = 1;
+        mlx_dtype dt;
+        /* An array already computed: one library call reads it, without releasing the GIL
+         * (nothing to wait for) and without a second guarded call asking whether it is. */
+        rc = mlx_arm_array_item_computed(&v, &dt, h);
+        if (rc == 0) goto have_value;
+        if (rc > 0) {
+            mlx_arm_clear_last_error(); /* (the Python method calls again for its error) */
+            return PyObject_CallOneArg(py_item, self);
+        }
+        /* Not computed yet (or half precision / complex): evaluate with the GIL released. */
+        dt = cached_dtype(a);
+        rc = -1;
+        PyThreadState *ts = PyEval_SaveThread();
         switch (dt) {
         case MLX_BOOL: rc = mlx_array_item_bool(&v.b, h); break;
         case MLX_UINT8: rc = mlx_array_item_uint8(&v.u8, h); break;
@@ -1013,8 +1019,9 @@ static PyObject *item_fast(PyObject *self, PyObject *unused) {
         case MLX_FLOAT64: rc = mlx_array_item_float64(&v.f64, h); break;
         default: called = 0; break;
         }
-        if (ts != NULL) PyEval_RestoreThread(ts);
+        PyEval_RestoreThread(ts);
         if (rc == 0) {
+        have_value:
             switch (dt) {
             case MLX_BOOL: return PyBool_FromLong(v.b);
             case MLX_UINT8: return PyLong_FromLong(v.u8);
@@ -1057,50 +1064,118 @@ static PyObject *m_install_item(PyObject *m, PyObject *args) {
 
 /* ---- mx.array(list) ------------------------------------------------------------------------ */
 
-/* mx.array(v) for a non-empty 1-D list of only Python floats (float32) or only ints of int32's
- * range (int32), as _array._flat_list_handle; every other construction goes to the Python
- * __init__ (orig_init, the slot it set). */
+/* mx.array(v) for a non-empty list, nested to any depth in lists/tuples, of Python bools, ints
+ * and floats, as _array._from_list gives it: any float -> float32; else any int -> int32, or
+ * int64 when a value is beyond int32; else bool. Every other construction — a dtype, arrays
+ * or complex or other objects inside, a ragged or empty list (MLX's ValueError), an int beyond
+ * int64 — goes to the Python __init__ (orig_init, the slot it set), the reference. */
 static initproc orig_init;
 
 #define LIST_STACK 64
+#define LIST_DEPTH 32
+
+/* One leaf as read: its value as a double (what a float array is made from, ints converted as
+ * Python's float(int) does) and as an int64 (ints and bools). */
+typedef struct {
+    double d;
+    int64_t i;
+} list_leaf;
+
+typedef struct {
+    int shape[LIST_DEPTH];
+    int ndim;
+    list_leaf *leaf;
+    Py_ssize_t at;
+    int any_float, any_int;
+    int64_t lo, hi;
+} list_walk;
+
+/* Reads v (at depth `depth`) into w; 0 when v is not a regular list of plain numbers. */
+static int list_read(list_walk *w, PyObject *v, int depth) {
+    if (!PyList_CheckExact(v) && !PyTuple_CheckExact(v)) return 0;
+    Py_ssize_t len = Py_SIZE(v);
+    if (len != w->shape[depth]) return 0;
+    PyObject **items = PySequence_Fast_ITEMS(v);
+    if (depth + 1 < w->ndim) {
+        for (Py_ssize_t k = 0; k < len; k++)
+            if (!list_read(w, items[k], depth + 1)) return 0;
+        return 1;
+    }
+    for (Py_ssize_t k = 0; k < len; k++) {
+        PyObject *x = items[k];
+        PyTypeObject *t = Py_TYPE(x);
+        list_leaf *l = &w->leaf[w->at++];
+        if (t == &PyFloat_Type) {
+            l->d = PyFloat_AS_DOUBLE(x);
+            w->any_float = 1;
+        } else if (t == &PyBool_Type) {
+            l->i = x == Py_True;
+            l->d = (double)l->i;
+        } else if (t == &PyLong_Type) {
+            int overflow = 0;
+            long long y = PyLong_AsLongLongAndOverflow(x, &overflow);
+            if (overflow) return 0;
+            l->i = y;
+            l->d = (double)y; /* (correctly rounded, as PyLong_AsDouble) */
+            w->any_int = 1;
+            if (y < w->lo) w->lo = y;
+            if (y > w->hi) w->hi = y;
+        } else {
+            return 0;
+        }
+    }
+    return 1;
+}
+
 static int init_fast(PyObject *self, PyObject *args, PyObject *kwds) {
     CArray *a = (CArray *)self;
     if (Py_TYPE(self) != array_type || a->h.ctx != NULL || PyTuple_GET_SIZE(args) != 1 ||
         (kwds != NULL && PyDict_GET_SIZE(kwds) != 0) || !PyList_CheckExact(PyTuple_GET_ITEM(args, 0)))
         return orig_init(self, args, kwds);
     PyObject *v = PyTuple_GET_ITEM(args, 0);
-    Py_ssize_t n = PyList_GET_SIZE(v);
-    if (n == 0 || n > INT32_MAX) return orig_init(self, args, kwds);
-    PyTypeObject *t0 = Py_TYPE(PyList_GET_ITEM(v, 0));
-    if (t0 != &PyFloat_Type && t0 != &PyLong_Type) return orig_init(self, args, kwds);
-    union {
-        float f;
-        int32_t i;
-    } stack[LIST_STACK] = {{0}}, *buf = stack;
-    if (n > LIST_STACK && (buf = PyMem_Malloc((size_t)n * sizeof *buf)) == NULL) {
+    list_walk w = {.ndim = 0, .at = 0, .any_float = 0, .any_int = 0, .lo = 0, .hi = 0};
+    /* The shape, from the first element at each depth (list_read checks every other). */
+    Py_ssize_t n = 1;
+    for (PyObject *cur = v; PyList_CheckExact(cur) || PyTuple_CheckExact(cur);) {
+        Py_ssize_t len = Py_SIZE(cur);
+        if (w.ndim == LIST_DEPTH || len == 0 || len > INT32_MAX || n > PY_SSIZE_T_MAX / 16 / len)
+            return orig_init(self, args, kwds);
+        w.shape[w.ndim++] = (int)len;
+        n *= len;
+        cur = PySequence_Fast_ITEMS(cur)[0];
+    }
+    list_leaf stack[LIST_STACK];
+    w.leaf = stack;
+    if (n > LIST_STACK && (w.leaf = PyMem_Malloc((size_t)n * sizeof *w.leaf)) == NULL) {
         PyErr_NoMemory();
         return -1;
     }
-    int ok = 1;
-    for (Py_ssize_t k = 0; ok && k < n; k++) {
-        PyObject *x = PyList_GET_ITEM(v, k);
-        if (Py_TYPE(x) != t0) {
-            ok = 0;
-        } else if (t0 == &PyFloat_Type) {
-            buf[k].f = (float)PyFloat_AS_DOUBLE(x); /* (beyond float32's range: inf, as in MLX) */
-        } else {
-            int overflow = 0;
-            long long y = PyLong_AsLongLongAndOverflow(x, &overflow);
-            ok = !overflow && y >= INT32_MIN && y <= INT32_MAX;
-            buf[k].i = (int32_t)y;
-        }
-    }
+    int ok = list_read(&w, v, 0) && w.at == n;
+    mlx_dtype dt = w.any_float ? MLX_FLOAT32
+                   : w.any_int ? (w.lo >= INT32_MIN && w.hi <= INT32_MAX ? MLX_INT32 : MLX_INT64)
+                               : MLX_BOOL;
     int rc = 1;
     if (ok) {
-        int shape = (int)n;
-        rc = mlx_array_set_data(&a->h, buf, &shape, 1, t0 == &PyFloat_Type ? MLX_FLOAT32 : MLX_INT32);
+        int64_t out_stack[LIST_STACK];
+        void *out = n > LIST_STACK ? PyMem_Malloc((size_t)n * 8) : out_stack;
+        if (out == NULL) {
+            if (w.leaf != stack) PyMem_Free(w.leaf);
+            PyErr_NoMemory();
+            return -1;
+        }
+        for (Py_ssize_t k = 0; k < n; k++) {
+            list_leaf l = w.leaf[k];
+            switch (dt) {
+            case MLX_FLOAT32: ((float *)out)[k] = (float)l.d; break; /* (beyond float32: inf, as MLX) */
+            case MLX_INT32: ((int32_t *)out)[k] = (int32_t)l.i; break;
+            case MLX_INT64: ((int64_t *)out)[k] = l.i; break;
+            default: ((bool *)out)[k] = l.i != 0; break;
+            }
+        }
+        rc = mlx_array_set_data(&a->h, out, w.shape, w.ndim, dt);
+        if (out != out_stack) PyMem_Free(out);
     }
-    if (buf != stack) PyMem_Free(buf);
+    if (w.leaf != stack) PyMem_Free(w.leaf);
     if (!ok) return orig_init(self, args, kwds);
     if (rc != 0) {
         if (a->h.ctx != NULL) mlx_array_free(a->h);

@@ -14,7 +14,7 @@ import shutil
 import tempfile
 
 MODULE = "_mlx_carray"  # the extension's name inside mlx.core
-VERSION = 8  # CARRAY_VERSION in _carray.c
+VERSION = 9  # CARRAY_VERSION in _carray.c
 SOURCE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_carray.c")
 
 

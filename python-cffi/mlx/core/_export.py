@@ -169,6 +169,8 @@ def _arguments(v):
         return tuple(v["shape"])
     if isinstance(v, dict) and "dtype" in v:
         return _by_name(v["dtype"])
+    if isinstance(v, dict) and "tuples" in v:  # CustomKernel's shape infos
+        return [tuple(t) for t in v["tuples"]]
     return v
 
 

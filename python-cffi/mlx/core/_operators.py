@@ -249,7 +249,9 @@ def _getitem(self, idx):
         n = shape[axis]
         if isinstance(i, slice):
             b, e, s = i.indices(n)
-            if s < 0 and e < 0:
+            if not len(range(b, e, s)):
+                b, e, s = 0, 0, 1  # empty (indices() may give a start of -1 when stepping back)
+            elif s < 0 and e < 0:
                 e = -n - 1  # "before the first element"; the C op reads a plain -1 as n - 1
             start.append(b), stop.append(e), step.append(s)
             final.append("keep")

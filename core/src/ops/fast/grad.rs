@@ -31,7 +31,7 @@ fn given(t: &Array) -> Option<&Array> {
 type Fallback = (alloc::boxed::Box<dyn Fn(&[Array]) -> Result<Vec<Array>>>, Vec<usize>);
 
 pub(crate) fn vjp(op: &FastOp, inputs: &[Array], g: &Array, needs: &[bool]) -> Result<Grads> {
-    let (fun, argnums) = fallback(op);
+    let (fun, argnums) = fallback(op)?;
     // Only the differentiable inputs (not rope's offset or freqs).
     let needs: Vec<bool> = (0..inputs.len()).map(|i| needs[i] && argnums.contains(&i)).collect();
     crate::transforms::rules::through(&*fun, inputs, &needs, g)
@@ -63,14 +63,14 @@ pub(crate) fn vmap(op: &FastOp, inputs: &[Array], b: &[Option<Array>], n: usize)
             return Ok(vec![crate::ops::reshape(&y, &out)?]);
         }
     }
-    let (fun, _) = fallback(op);
+    let (fun, _) = fallback(op)?;
     let ins: Vec<Array> = inputs.iter().zip(b).map(|(x, bx)| bx.clone().unwrap_or_else(|| x.clone())).collect();
     let axes: Vec<i32> = b.iter().map(|bx| if bx.is_some() { 0 } else { -1 }).collect();
     crate::transforms::vmap(&*fun, &ins, &axes, &[])
 }
 
-fn fallback(op: &FastOp) -> Fallback {
-    match op {
+fn fallback(op: &FastOp) -> Result<Fallback> {
+    Ok(match op {
         FastOp::RmsNorm { eps } => {
             let eps = eps.get() as f32;
             (alloc::boxed::Box::new(move |v: &[Array]| Ok(vec![rms_norm_fallback(&v[0], given(&v[1]), eps)?])), vec![0, 1])
@@ -132,5 +132,7 @@ fn fallback(op: &FastOp) -> Fallback {
                 vec![0, 1, 2],
             )
         }
-    }
+        // No composed form: the kernel is Metal source (and never runs here).
+        FastOp::MetalKernel(_) => return Err(super::custom_kernel::eval_refused()),
+    })
 }

@@ -110,6 +110,10 @@ enum Arg {
     List(Vec<i64>),
     Shape(Vec<usize>),
     Dtype(DType),
+    Str(String),
+    Bool(bool),
+    /// A list of tuples of flags (MLX's `CustomKernel` shape infos).
+    Flags(Vec<[bool; 3]>),
 }
 
 fn write_args(out: &mut String, args: &[Arg]) {
@@ -132,6 +136,15 @@ fn write_args(out: &mut String, args: &[Arg]) {
                 out.push_str("{\"dtype\":");
                 quote(out, d.name());
                 out.push('}');
+            }
+            Arg::Str(v) => quote(out, v),
+            Arg::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
+            Arg::Flags(v) => {
+                out.push_str("{\"tuples\":[");
+                for (j, f) in v.iter().enumerate() {
+                    let _ = write!(out, "{}[{},{},{}]", if j > 0 { "," } else { "" }, f[0], f[1], f[2]);
+                }
+                out.push_str("]}");
             }
         }
     }
@@ -231,6 +244,21 @@ fn mlx_name(prim: &Primitive, out_shape: &[usize], out_dtype: DType) -> (String,
         Primitive::Quantized(crate::ops::quantized::QuantizedOp::QuantizedMatmul { .. }) => named("QuantizedMatmul"),
         Primitive::Quantized(crate::ops::quantized::QuantizedOp::GatherQmm { .. }) => named("GatherQMM"),
         Primitive::Fused(_) => named("Compiled"),
+        // MLX's state: name, source, grid, threadgroup, shape infos, row-contiguity, scalar
+        // arguments (none from Python), precompiled (no), shared memory (0), math mode.
+        Primitive::Fast(crate::ops::fast::FastOp::MetalKernel(k)) => {
+            let mut args = alloc::vec![Arg::Str(k.name.clone()), Arg::Str(k.source.clone())];
+            args.extend(k.grid.iter().chain(&k.threadgroup).map(|&v| Arg::Int(i64::from(v))));
+            args.extend([
+                Arg::Flags(k.shape_infos.clone()),
+                Arg::Bool(k.ensure_row_contiguous),
+                Arg::List(Vec::new()),
+                Arg::Bool(false),
+                Arg::Int(0),
+                Arg::Int(i64::from(k.math_mode)),
+            ]);
+            (String::from("CustomKernel"), args)
+        }
         p => (camel(p.name()), Vec::new()),
     }
 }

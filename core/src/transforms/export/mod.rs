@@ -27,6 +27,31 @@ use alloc::string::String;
 use alloc::vec::Vec;
 use core::fmt::Write;
 
+/// Number of export traces running (any thread; a counter, as traces nest). MLX's
+/// `in_export_tracing`: `mx.fast.metal_kernel` can record its node only inside one.
+static EXPORT_TRACES: core::sync::atomic::AtomicUsize = core::sync::atomic::AtomicUsize::new(0);
+
+/// Whether an export trace (a file or the callback listing) is running.
+pub(crate) fn export_tracing() -> bool {
+    EXPORT_TRACES.load(core::sync::atomic::Ordering::Acquire) > 0
+}
+
+/// Holds [`EXPORT_TRACES`] up for one trace (released on every exit path).
+struct ExportTraceGuard;
+
+impl ExportTraceGuard {
+    fn new() -> Self {
+        EXPORT_TRACES.fetch_add(1, core::sync::atomic::Ordering::AcqRel);
+        ExportTraceGuard
+    }
+}
+
+impl Drop for ExportTraceGuard {
+    fn drop(&mut self) {
+        EXPORT_TRACES.fetch_sub(1, core::sync::atomic::Ordering::AcqRel);
+    }
+}
+
 /// One traced call signature and its graph.
 pub(crate) struct Trace {
     n_args: usize,
@@ -43,7 +68,10 @@ impl Trace {
     fn record(fun: Fun<'_>, args: &[Array], kwargs: &[(String, Array)], shapeless: bool) -> Result<Trace> {
         let kw = sorted_kwargs(kwargs, "export_function")?;
         let inputs: Vec<Array> = args.iter().cloned().chain(kw.iter().map(|(_, a)| a.clone())).collect();
-        let tape = crate::transforms::compile::record(fun, &inputs, shapeless)?;
+        let tape = {
+            let _export = ExportTraceGuard::new();
+            crate::transforms::compile::record(fun, &inputs, shapeless)?
+        };
         Ok(Trace {
             n_args: args.len(),
             kwarg_names: kw.into_iter().map(|(k, _)| k).collect(),
@@ -151,6 +179,11 @@ impl ExportedFunction {
     /// Reads a file written by [`ExportedFunction::to_bytes`]; any defect is an error.
     pub fn from_bytes(bytes: &[u8]) -> Result<Self> {
         let (traces, metadata) = format::read(bytes)?;
+        for n in traces.iter().flat_map(|t| &t.tape.nodes) {
+            if let crate::primitive::Primitive::Fast(crate::ops::fast::FastOp::MetalKernel(k)) = &n.prim {
+                return Err(crate::ops::fast::custom_kernel::refuse_import(k));
+            }
+        }
         Ok(ExportedFunction { traces, metadata })
     }
 

@@ -9,6 +9,7 @@ use crate::io::cursor::Cursor;
 use crate::ops::binary::BinaryOp;
 use crate::ops::cast::CastOp;
 use crate::ops::creation::CreationOp;
+use crate::ops::fast::custom_kernel::CustomKernel;
 use crate::ops::fast::FastOp;
 use crate::ops::index::{IndexOp, ScatterMode};
 use crate::ops::linalg::{ConvParams, LinalgOp};
@@ -156,6 +157,10 @@ pub(super) fn encode(w: &mut Writer, prim: &Primitive) -> Result<()> {
             w.u8(12);
             encode_quantized(w, op);
         }
+        Primitive::Fast(FastOp::MetalKernel(k)) => {
+            w.u8(13);
+            encode_metal_kernel(w, k);
+        }
         Primitive::Random(_)
         | Primitive::Fast(_)
         | Primitive::Fft(_)
@@ -163,6 +168,52 @@ pub(super) fn encode(w: &mut Writer, prim: &Primitive) -> Result<()> {
         | Primitive::Fused(_) => return Err(not_exportable(prim)),
     }
     Ok(())
+}
+
+/// A Metal kernel: its name and source, grid and threadgroup, the per-input shape flags,
+/// then the flags and values MLX's `CustomKernel` holds.
+fn encode_metal_kernel(w: &mut Writer, k: &CustomKernel) {
+    w.str(&k.name);
+    w.str(&k.source);
+    k.grid.iter().chain(&k.threadgroup).for_each(|&v| w.i64(i64::from(v)));
+    w.count(k.shape_infos.len());
+    k.shape_infos.iter().flatten().for_each(|&b| w.bool(b));
+    w.bool(k.ensure_row_contiguous);
+    w.bool(k.init_value.is_some());
+    w.u32(k.init_value.unwrap_or(0));
+    w.u8(k.math_mode);
+}
+
+fn decode_metal_kernel(c: &mut Cursor) -> Result<CustomKernel> {
+    let name = read_str(c)?;
+    let source = read_str(c)?;
+    let mut dims = [0i32; 6];
+    for d in &mut dims {
+        let v = c.u64("grid size")? as i64;
+        *d = i32::try_from(v).map_err(|_| c.err(format!("grid size {v} is out of range")))?;
+    }
+    let n = c.u32("input count")? as usize;
+    if n > c.remaining() / 3 {
+        return Err(c.err(format!("{n} inputs' shape flags are longer than the {} bytes left", c.remaining())));
+    }
+    let shape_infos = (0..n).map(|_| Ok([read_bool(c)?, read_bool(c)?, read_bool(c)?])).collect::<Result<Vec<_>>>()?;
+    let ensure_row_contiguous = read_bool(c)?;
+    let has_init = read_bool(c)?;
+    let init = c.u32("init value")?;
+    let math_mode = c.u8("math mode")?;
+    if math_mode > 2 {
+        return Err(c.err(format!("unknown math mode {math_mode}")));
+    }
+    Ok(CustomKernel {
+        name,
+        source,
+        grid: [dims[0], dims[1], dims[2]],
+        threadgroup: [dims[3], dims[4], dims[5]],
+        shape_infos,
+        ensure_row_contiguous,
+        init_value: has_init.then_some(init),
+        math_mode,
+    })
 }
 
 /// A quantized op: a tag, then its parameters (modes by MLX name, GGUF types by ggml id).
@@ -312,6 +363,7 @@ pub(super) fn decode(c: &mut Cursor) -> Result<Primitive> {
         10 => Primitive::Creation(CreationOp::Arange { start: F64(c.u64("start")?), step: F64(c.u64("step")?) }),
         11 => Primitive::Fast(FastOp::Softmax),
         12 => Primitive::Quantized(decode_quantized(c)?),
+        13 => Primitive::Fast(FastOp::MetalKernel(alloc::sync::Arc::new(decode_metal_kernel(c)?))),
         t => return Err(c.err(format!("unknown primitive family tag {t}"))),
     })
 }

@@ -192,6 +192,9 @@ pub(crate) fn build(prim: &Primitive, args: &[Array], metas: &[OutMeta]) -> Resu
             one(ops::fast::softmax_rows(&a[0]))
         }
         Primitive::Quantized(op) => build_quantized(prim, op, args, *dtype),
+        // (A file holding one is refused when read, `custom_kernel::refuse_import`; inside an
+        // export trace the node is recorded again, as a direct call is.)
+        Primitive::Fast(ops::fast::FastOp::MetalKernel(k)) => ops::fast::custom_kernel::record((**k).clone(), args.to_vec(), metas.to_vec()),
         // No wire form (the encoder refuses them), so a decoded file cannot hold them.
         Primitive::Linalg(_) | Primitive::Random(_) | Primitive::Fast(_) | Primitive::Fft(_) | Primitive::Custom(_) | Primitive::Fused(_) => {
             Err(Error::unsupported(OP, format!("'{}' cannot be replayed from a file.", prim.name())))

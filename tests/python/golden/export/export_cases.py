@@ -230,3 +230,110 @@ def callback_constants_reduce_transpose(mx, d):
 @case
 def error_exporter_metadata_not_a_string(mx, d):
     return mx.exporter(os.path.join(d, "m.mlxfn"), lambda a: a, metadata=3)
+
+
+# ---- mx.fast.metal_kernel on a build without Metal (MLX's CPU wheel; mlx-arm has no Metal) ----
+# The kernel object is made and exported; calling it is MLX's RuntimeError.
+
+_KSRC = """
+    uint elem = thread_position_in_grid.x;
+    out[elem] = metal::exp(a[elem]) + a_shape[0] + s;
+"""
+
+
+def _kernel(mx, **kw):
+    args = dict(name="k", input_names=["a", "s"], output_names=["out", "aux"], source=_KSRC)
+    args.update(kw)
+    return mx.fast.metal_kernel(**args)
+
+
+def _kcall(mx, k, a, s, **kw):
+    args = dict(inputs=[a, s], grid=(a.size, 1, 1), threadgroup=(min(a.size, 256), 1, 1),
+                output_shapes=[a.shape, (3,)], output_dtypes=[a.dtype, mx.int32])
+    args.update(kw)
+    return k(**args)
+
+
+@case
+def metal_kernel_callback_events(mx, d):
+    """The exported CustomKernel node: MLX's generated name and source, grid, threadgroup,
+    shape flags, math mode (template of each kind; an int8 scalar input)."""
+    k = _kernel(mx, header="#define ONE 1\n", compile_options={"math_mode": "relaxed"})
+    return _events(mx, lambda a, s: _kcall(mx, k, a, s, template=[("T", mx.float16), ("N", -3), ("B", False)],
+                                           init_value=0.5, stream=mx.gpu),
+                   _x(mx, 3, 4), mx.array(2, mx.int8))
+
+
+@case
+def metal_kernel_callback_events_atomic_big_inputs(mx, d):
+    # (A thread attribute is named: without one, MLX's signature closes after each output when an
+    # input's shape is passed and there are two outputs — broken Metal that mlx-arm does not copy.)
+    k = _kernel(mx, atomic_outputs=True, ensure_row_contiguous=False,
+                source="out[thread_index_in_simdgroup] = a_strides[0] + a_ndim;")
+    return _events(mx, lambda a, s: _kcall(mx, k, a, s), _x(mx, 2, 8), _x(mx, 9))
+
+
+@case
+def error_metal_kernel_import(mx, d):
+    """Exported on the GPU stream: importing the file (without Metal, without a GPU) is MLX's
+    ValueError, shapeless or not — for the first such import in a process: MLX then keeps the
+    stream it failed to make, and a later import succeeds (a shapeless one's call is then
+    "CustomKernel cannot infer output shapes", a plain one's call a graph that cannot run).
+    Only the first is golden here (gen_export runs every case in one process); mlx-arm refuses
+    every import."""
+    k = _kernel(mx)
+    return _round_trip(mx, d, lambda a, s: _kcall(mx, k, a, s, stream=mx.gpu), _x(mx, 4), mx.array(1.0))
+
+
+@case
+def error_metal_kernel_call_without_metal(mx, d):
+    return _kcall(mx, _kernel(mx), _x(mx, 4), mx.array(1.0), stream=mx.gpu)
+
+
+@case
+def error_metal_kernel_compiled_call(mx, d):
+    k = _kernel(mx)
+    return mx.compile(lambda a, s: _kcall(mx, k, a, s))(_x(mx, 4), mx.array(1.0))
+
+
+@case
+def error_metal_kernel_export_on_cpu_stream(mx, d):
+    k = _kernel(mx)
+    return _events(mx, lambda a, s: _kcall(mx, k, a, s, stream=mx.cpu), _x(mx, 4), mx.array(1.0))
+
+
+@case
+def error_metal_kernel_input_count(mx, d):
+    return _kcall(mx, _kernel(mx), _x(mx, 4), mx.array(1.0), inputs=[_x(mx, 4)])
+
+
+@case
+def error_metal_kernel_output_dtypes_count(mx, d):
+    k = _kernel(mx)
+    return _events(mx, lambda a, s: _kcall(mx, k, a, s, output_dtypes=[mx.float32]), _x(mx, 4), mx.array(1.0))
+
+
+@case
+def error_metal_kernel_template_argument(mx, d):
+    k = _kernel(mx)
+    return _events(mx, lambda a, s: _kcall(mx, k, a, s, template=[("T", 1.5)]), _x(mx, 4), mx.array(1.0))
+
+
+@case
+def error_metal_kernel_no_outputs(mx, d):
+    return _kernel(mx, output_names=[])
+
+
+@case
+def error_metal_kernel_unknown_compile_option(mx, d):
+    return _kernel(mx, compile_options={"fast_math": True})
+
+
+@case
+def error_metal_kernel_compile_options_not_a_dict(mx, d):
+    return _kernel(mx, compile_options=["safe"])
+
+
+@case
+def error_metal_kernel_bad_math_mode(mx, d):
+    return _kernel(mx, compile_options={"math_mode": "exact"})
