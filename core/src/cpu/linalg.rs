@@ -118,8 +118,8 @@ where
     let (ao, bo) = (batch_offsets(&ad, a.shape()), batch_offsets(&bd, b.shape()));
     // Accumulate into the output itself when it is the accumulator type, else into a temp.
     let direct = core::mem::size_of::<T>() == core::mem::size_of::<A>();
-    // `vec!` of zeros is a zeroed allocation (fresh pages, not written here): its pages are
-    // first touched by the GEMM's threads instead of by one zero-filling pass on this thread.
+    // `vec!` of zeros is a zeroed allocation (`calloc`): where the allocator maps fresh pages
+    // they are first touched by the GEMM's threads, not by a zero-filling pass on this thread.
     let mut temp: Vec<A> = if direct { Vec::new() } else { alloc::vec![A::ZERO; n_out] };
     let acc_ptr: *mut A = if direct { out.buf.as_mut_ptr() as *mut A } else { temp.as_mut_ptr() };
     let beta = match c {
