@@ -6,7 +6,7 @@
 //!
 //! `cargo build --release -p mlx-arm-core --example bench_matmul`, then
 //! `MLX_ARM_NUM_THREADS=T taskset -c 0-$((T-1)) ./bench_matmul`. The PyTorch anchor of the
-//! same cases: `devbin/fg26/torch_gemm.py` (see docs/BENCHMARKS.md, section "fg26").
+//! same cases: `core/examples/bench_matmul_torch.py` (see docs/BENCHMARKS.md, section "fg26").
 
 #[path = "common/mod.rs"]
 mod common;

@@ -1050,7 +1050,7 @@ pub(crate) mod tests {
     #[test]
     fn bf16_pair_kernels_every_packer() {
         let level = crate::cpu::isa::best();
-        let Some(kern) = pairs::kernels(level) else {
+        let Some(kern) = pairs::runnable(level) else {
             std::eprintln!("bf16_pair_kernels_every_packer: no bf16 pair kernels on this CPU, skipped");
             return;
         };

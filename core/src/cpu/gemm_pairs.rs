@@ -1,4 +1,5 @@
-//! bfloat16 GEMM on instructions that multiply bf16 directly: AVX-512 BF16's `vdpbf16ps`
+//! bfloat16 GEMM on instructions that multiply bf16 directly (opt-in, `MLX_ARM_BF16_GEMM=dot`:
+//! slower than widening to f32 on the Xeon measured, see [`kernels`]): AVX-512 BF16's `vdpbf16ps`
 //! takes two vectors of bf16 pairs and adds each lane's two exact products (a bf16·bf16
 //! product fits an f32 mantissa) into an f32 accumulator. The operands are packed as 32-bit
 //! words holding two consecutive elements along the shared dimension — `x(r, 2q)` in the low
@@ -29,15 +30,52 @@ pub(crate) struct PairKernels {
     pub interleave: unsafe fn(lo: *const u16, hi: *const u16, n: usize, dst: *mut u32),
 }
 
-/// The pair kernels `level` runs on this CPU, if any (AVX-512 BF16 is asked apart from the
-/// level, like VNNI: forcing `avx2` or `portable` turns it off).
-pub(crate) fn kernels(level: Isa) -> Option<&'static PairKernels> {
+/// The pair kernels `level` could run on this CPU, if any (AVX-512 BF16 is asked apart from
+/// the level, like VNNI: forcing `avx2` or `portable` turns it off). Tests use this; products
+/// use [`kernels`].
+pub(crate) fn runnable(level: Isa) -> Option<&'static PairKernels> {
     #[cfg(target_arch = "x86_64")]
     return super::x86_bf16::kernels(level);
     #[allow(unreachable_code)]
     {
         let _ = level;
         None
+    }
+}
+
+/// The pair kernels bf16 products use: [`runnable`] only when `MLX_ARM_BF16_GEMM=dot` asks for
+/// them. Off by default because on the one CPU measured (the device's Sapphire-Rapids-class
+/// Xeon) `vdpbf16ps` ran at 0.55–0.6× the widen-to-f32 FMA kernel (docs/BENCHMARKS.md "fg26"):
+/// it retires half the multiply-adds per cycle that two 512-bit FMA pipes do there.
+pub(crate) fn kernels(level: Isa) -> Option<&'static PairKernels> {
+    if opted_in() {
+        runnable(level)
+    } else {
+        None
+    }
+}
+
+/// Whether `MLX_ARM_BF16_GEMM=dot` is set (read once; never without `std`).
+fn opted_in() -> bool {
+    #[cfg(feature = "std")]
+    {
+        extern crate std;
+        use core::sync::atomic::{AtomicU8, Ordering};
+        // 0 = unknown, 1 = no, 2 = yes.
+        static OPT: AtomicU8 = AtomicU8::new(0);
+        match OPT.load(Ordering::Relaxed) {
+            1 => false,
+            2 => true,
+            _ => {
+                let yes = std::env::var("MLX_ARM_BF16_GEMM").is_ok_and(|v| v.trim().eq_ignore_ascii_case("dot"));
+                OPT.store(if yes { 2 } else { 1 }, Ordering::Relaxed);
+                yes
+            }
+        }
+    }
+    #[cfg(not(feature = "std"))]
+    {
+        false
     }
 }
 
