@@ -353,6 +353,13 @@ mod x86;
 #[path = "arch/aarch64/gemm.rs"]
 mod arm;
 
+#[path = "gemm_pairs.rs"]
+mod pairs;
+
+#[cfg(target_arch = "x86_64")]
+#[path = "arch/x86_64/gemm_bf16.rs"]
+mod x86_bf16;
+
 /// One ISA's f32 kernels (see `arch/<cpu>/gemm.rs`). Strides are in elements.
 pub(crate) struct F32Kernels {
     /// Rows of the register tile.
@@ -407,6 +414,15 @@ trait Widen: GemmIn<f32> {
     fn half_dots(_kern: &F32Kernels) -> Option<HalfDots> {
         None
     }
+    /// Runs the blocked product on kernels that multiply this format directly (bf16 pairs on
+    /// AVX-512 BF16, [`pairs`]) if `level` has them here; false leaves it to the f32 kernels.
+    ///
+    /// # Safety
+    /// As [`gemm`]; k > 0, m > 0, n > 0.
+    #[allow(clippy::too_many_arguments)]
+    unsafe fn pairs(_level: Isa, _m: usize, _n: usize, _k: usize, _alpha: f32, _a: MatRef<Self>, _b: MatRef<Self>, _beta: f32, _c: MatMut<f32>, _parallel: bool) -> bool {
+        false
+    }
 }
 impl Widen for f32 {
     const IS_F32: bool = true;
@@ -428,6 +444,9 @@ impl Widen for bf16 {
     const FORMAT: usize = 2;
     fn half_dots(kern: &F32Kernels) -> Option<HalfDots> {
         kern.dots_bf16
+    }
+    unsafe fn pairs(level: Isa, m: usize, n: usize, k: usize, alpha: f32, a: MatRef<bf16>, b: MatRef<bf16>, beta: f32, c: MatMut<f32>, parallel: bool) -> bool {
+        pairs::run(level, m, n, k, alpha, a, b, beta, c, parallel)
     }
     unsafe fn widen(_: &F32Kernels, src: *const bf16, dst: *mut f32, n: usize) {
         // bf16 is the top half of an f32: a shift the compiler vectorizes.
@@ -463,6 +482,9 @@ const NCF: usize = 4096;
 /// Register-tile columns per task (a B block of ≤ 16 panels, ≤ 512 KiB, stays in L2 while
 /// one thread runs the tasks of that block one after another).
 const TASK_PANELS_N: usize = 16;
+/// Tasks per thread below which [`task_panels`] narrows the B blocks (the pool hands out at
+/// most four chunks per thread; sixteen tasks each keeps the last round short).
+const TASKS_PER_THREAD: usize = 16;
 /// Below this many multiply-adds a product runs on one thread.
 const PAR_MIN_FLOPS: usize = 1 << 18;
 /// Pack buffers up to this many floats (16 MiB) go back to [`PACK_CACHE`] after a product.
@@ -507,35 +529,107 @@ unsafe fn fast_f32<S: Widen>(level: Isa, m: usize, n: usize, k: usize, alpha: f3
     if (m == 1 || n == 1) && gemv(kern, m, n, k, alpha, a, b, beta, c, parallel) {
         return true;
     }
-    blocked(kern, m, n, k, alpha, a, b, beta, c, parallel);
+    if !S::pairs(level, m, n, k, alpha, a, b, beta, c, parallel) {
+        blocked(&WidenPanels { kern, a, b }, m, n, k, alpha, beta, c, parallel);
+    }
     true
+}
+
+/// What [`blocked`] needs from one way of packing and multiplying: the register tile, the
+/// depth of a slice, the two panel packers and the micro-kernel. Packed panels are 4-byte
+/// words (f32, or a pair of 16-bit floats along the shared dimension) laid out `[d][r]`.
+pub(crate) trait Panels: Sync {
+    /// Rows and columns of the register tile.
+    fn tile(&self) -> (usize, usize);
+    /// Elements of the shared dimension per slice.
+    fn kc_max(&self) -> usize;
+    /// Packed words per tile row or column for a slice of `kc` elements.
+    fn depth(&self, kc: usize) -> usize;
+    /// Packs rows `i0..i0+rows` of A over `pc..pc+kc` into one panel of `mr` rows (zero rows
+    /// past `rows`), `depth(kc)·mr` words at `dst`.
+    ///
+    /// # Safety
+    /// The rows and columns lie inside A's view; `dst` holds `depth(kc)·mr` words.
+    #[allow(clippy::too_many_arguments)]
+    unsafe fn pack_a(&self, dst: *mut f32, i0: usize, rows: usize, mr: usize, pc: usize, kc: usize, scratch: &mut Vec<f32>);
+    /// Packs columns `j0..j0+cols` of B over `pc..pc+kc` into one panel of `nr` columns.
+    ///
+    /// # Safety
+    /// As [`Panels::pack_a`] for B.
+    #[allow(clippy::too_many_arguments)]
+    unsafe fn pack_b(&self, dst: *mut f32, j0: usize, cols: usize, nr: usize, pc: usize, kc: usize, scratch: &mut Vec<f32>);
+    /// `C[mr×nr] (row stride ldc) = alpha·(packed A panel)·(packed B panel) + beta·C` over
+    /// `depth` words; C is not read when beta == 0.
+    ///
+    /// # Safety
+    /// The panels hold `depth·mr` / `depth·nr` words; C's `mr` rows hold `nr` writable floats.
+    #[allow(clippy::too_many_arguments)]
+    unsafe fn micro(&self, depth: usize, ap: *const f32, bp: *const f32, c: *mut f32, ldc: usize, alpha: f32, beta: f32);
+}
+
+/// The f32 kernels of a level, with f16/bf16 widened to f32 while packing.
+struct WidenPanels<'a, S> {
+    kern: &'a F32Kernels,
+    a: MatRef<S>,
+    b: MatRef<S>,
+}
+
+impl<S: Widen> Panels for WidenPanels<'_, S> {
+    fn tile(&self) -> (usize, usize) {
+        (self.kern.mr, self.kern.nr)
+    }
+    fn kc_max(&self) -> usize {
+        KCF
+    }
+    fn depth(&self, kc: usize) -> usize {
+        kc
+    }
+    unsafe fn pack_a(&self, dst: *mut f32, i0: usize, rows: usize, mr: usize, pc: usize, kc: usize, scratch: &mut Vec<f32>) {
+        pack_a_panel(self.kern, dst, self.a, i0, rows, mr, pc, kc, scratch)
+    }
+    unsafe fn pack_b(&self, dst: *mut f32, j0: usize, cols: usize, nr: usize, pc: usize, kc: usize, scratch: &mut Vec<f32>) {
+        pack_b_panel(self.kern, dst, self.b, j0, cols, nr, pc, kc, scratch)
+    }
+    #[inline(always)]
+    unsafe fn micro(&self, depth: usize, ap: *const f32, bp: *const f32, c: *mut f32, ldc: usize, alpha: f32, beta: f32) {
+        (self.kern.micro)(depth, ap, bp, c, ldc, alpha, beta)
+    }
+}
+
+/// Register-tile columns per task: at most [`TASK_PANELS_N`], fewer when that would leave
+/// fewer than [`TASKS_PER_THREAD`] tasks per thread (16 threads on 1024³ got 148 tasks of
+/// 25 µs — about nine each, the last round a third idle; 64×4096² got 40 for 16 threads).
+fn task_panels(mpanels: usize, npanels: usize, threads: usize) -> usize {
+    let want = threads.saturating_mul(TASKS_PER_THREAD).max(1);
+    (mpanels.saturating_mul(npanels) / want).clamp(1, TASK_PANELS_N)
 }
 
 /// The general case: Goto-style packing; per slice of the shared dimension, one parallel pass
 /// packs A's and B's panels, a second runs the register tiles.
 ///
 /// Work split: a task is one A micro-panel (`mr` rows) against one block of up to
-/// [`TASK_PANELS_N`] B panels, and tasks are numbered block-major, so the contiguous task
-/// ranges the pool hands a thread reuse one L2-resident B block while the A micro-panel sits
-/// in L1. Tasks this small (a few hundred tiles per thread at 512³) keep two threads busy to
-/// the end; each tile is still one kernel call per slice whatever the split, so results do
-/// not depend on the thread count.
+/// [`TASK_PANELS_N`] B panels ([`task_panels`]), and tasks are numbered block-major, so the
+/// contiguous task ranges the pool hands a thread reuse one L2-resident B block while the A
+/// micro-panel sits in L1. Each tile is still one kernel call per slice whatever the split, so
+/// results do not depend on the thread count.
 #[allow(clippy::too_many_arguments)]
-unsafe fn blocked<S: Widen>(kern: &F32Kernels, m: usize, n: usize, k: usize, alpha: f32, a: MatRef<S>, b: MatRef<S>, beta: f32, c: MatMut<f32>, parallel: bool) {
-    let (mr, nr) = (kern.mr, kern.nr);
+unsafe fn blocked<P: Panels>(pk: &P, m: usize, n: usize, k: usize, alpha: f32, beta: f32, c: MatMut<f32>, parallel: bool) {
+    let (mr, nr) = pk.tile();
     let par = parallel && m.saturating_mul(n).saturating_mul(k) >= PAR_MIN_FLOPS;
+    let threads = if par { crate::parallel::num_threads() } else { 1 };
     let mpanels = m.div_ceil(mr);
     let (mut abuf, mut bbuf) = (PackBuf::take(), PackBuf::take());
     let mut pc = 0;
     while pc < k {
-        let kc = KCF.min(k - pc);
+        let kc = pk.kc_max().min(k - pc);
+        let depth = pk.depth(kc);
         let beta_here = if pc == 0 { beta } else { 1.0 };
-        let ap = SyncPtr(aligned(&mut abuf.0, mpanels * mr * kc));
+        let ap = SyncPtr(aligned(&mut abuf.0, mpanels * mr * depth));
         let mut jc = 0;
         while jc < n {
             let nc = NCF.min(n - jc);
             let npanels = nc.div_ceil(nr);
-            let bp = SyncPtr(aligned(&mut bbuf.0, npanels * nr * kc));
+            let bp = SyncPtr(aligned(&mut bbuf.0, npanels * nr * depth));
             // A's panels for this slice are packed with B's first block, in the same pass.
             let apanels = if jc == 0 { mpanels } else { 0 };
             let items = apanels + npanels;
@@ -548,30 +642,31 @@ unsafe fn blocked<S: Widen>(kern: &F32Kernels, m: usize, n: usize, k: usize, alp
                     unsafe {
                         if it < apanels {
                             let rows = mr.min(m - it * mr);
-                            pack_a_panel(kern, ap.0.add(it * mr * kc), a, it * mr, rows, mr, pc, kc, &mut scratch);
+                            pk.pack_a(ap.0.add(it * mr * depth), it * mr, rows, mr, pc, kc, &mut scratch);
                         } else {
                             let pnl = it - apanels;
                             let cols = nr.min(nc - pnl * nr);
-                            pack_b_panel(kern, bp.0.add(pnl * nr * kc), b, jc + pnl * nr, cols, nr, pc, kc, &mut scratch);
+                            pk.pack_b(bp.0.add(pnl * nr * depth), jc + pnl * nr, cols, nr, pc, kc, &mut scratch);
                         }
                     }
                 }
             });
-            let nblocks = npanels.div_ceil(TASK_PANELS_N);
+            let tn = task_panels(mpanels, npanels, threads);
+            let nblocks = npanels.div_ceil(tn);
             let tasks = nblocks * mpanels;
             let cp = SyncPtr(c.ptr);
             parallel_for(tasks, if par { 1 } else { tasks }, &|r| {
                 let (ap, bp, cp) = (ap, bp, cp);
                 for t in r {
                     let (blk, ip) = (t / mpanels, t % mpanels);
-                    let jp_end = ((blk + 1) * TASK_PANELS_N).min(npanels);
+                    let jp_end = ((blk + 1) * tn).min(npanels);
                     let i = ip * mr;
-                    for jp in blk * TASK_PANELS_N..jp_end {
+                    for jp in blk * tn..jp_end {
                         // Columns end at this NCF block's end (nr need not divide NCF).
                         let j = jc + jp * nr;
-                        // SAFETY: the packed panels hold mr·kc / nr·kc floats; tile (i, j)
-                        // of C belongs to this task alone.
-                        unsafe { tile(kern, kc, ap.0.add(ip * mr * kc), bp.0.add(jp * nr * kc), cp.0, c.ldc, i, j, mr.min(m - i), nr.min(jc + nc - j), alpha, beta_here) };
+                        // SAFETY: the packed panels hold mr·depth / nr·depth words; tile
+                        // (i, j) of C belongs to this task alone.
+                        unsafe { tile(pk, depth, ap.0.add(ip * mr * depth), bp.0.add(jp * nr * depth), cp.0, c.ldc, i, j, mr.min(m - i), nr.min(jc + nc - j), alpha, beta_here) };
                     }
                 }
             });
@@ -585,18 +680,19 @@ unsafe fn blocked<S: Widen>(kern: &F32Kernels, m: usize, n: usize, k: usize, alp
 /// the kernel never writes outside C.
 #[allow(clippy::too_many_arguments)]
 #[inline(always)]
-unsafe fn tile(kern: &F32Kernels, kc: usize, ap: *const f32, bp: *const f32, c: *mut f32, ldc: usize, i: usize, j: usize, rows: usize, cols: usize, alpha: f32, beta: f32) {
+unsafe fn tile<P: Panels>(pk: &P, depth: usize, ap: *const f32, bp: *const f32, c: *mut f32, ldc: usize, i: usize, j: usize, rows: usize, cols: usize, alpha: f32, beta: f32) {
+    let (mr, nr) = pk.tile();
     let dst = c.add(i * ldc + j);
-    if rows == kern.mr && cols == kern.nr {
-        (kern.micro)(kc, ap, bp, dst, ldc, alpha, beta);
+    if rows == mr && cols == nr {
+        pk.micro(depth, ap, bp, dst, ldc, alpha, beta);
         return;
     }
     let mut t = [0f32; MAX_TILE];
-    (kern.micro)(kc, ap, bp, t.as_mut_ptr(), kern.nr, 1.0, 0.0);
+    pk.micro(depth, ap, bp, t.as_mut_ptr(), nr, 1.0, 0.0);
     for r in 0..rows {
         let row = dst.add(r * ldc);
         for cc in 0..cols {
-            let v = alpha * t[r * kern.nr + cc];
+            let v = alpha * t[r * nr + cc];
             *row.add(cc) = if beta == 0.0 { v } else { v + beta * *row.add(cc) };
         }
     }
@@ -847,6 +943,15 @@ pub(crate) mod tests {
     /// The reference sums depend only on the shape, so they are computed once: the test's cost
     /// stays the kernels' own even under qemu.
     fn check<S: GemmIn<f32> + Widen>(levels: &[Isa], pairs: &[(usize, usize)], m: usize, n: usize, k: usize, from: fn(f32) -> S) {
+        check_with(levels, pairs, m, n, k, from, &|level, m, n, k, alpha, a, b, beta, c| unsafe { gemm_at(level, m, n, k, alpha, a, b, beta, c, true) });
+    }
+
+    /// A product under test: `(level, m, n, k, alpha, A, B, beta, C)`.
+    type Runner<'a, S> = &'a dyn Fn(Isa, usize, usize, usize, f32, MatRef<S>, MatRef<S>, f32, MatMut<f32>);
+
+    /// [`check`] on any runner (a particular packer or kernel set).
+    #[allow(clippy::too_many_arguments)]
+    fn check_with<S: GemmIn<f32> + Widen>(levels: &[Isa], pairs: &[(usize, usize)], m: usize, n: usize, k: usize, from: fn(f32) -> S, run: Runner<'_, S>) {
         let (alpha, beta) = (1.5f32, -0.5f32);
         let av: Vec<S> = vals(m * k, 1 + m as u64 * 31 + k as u64).into_iter().map(from).collect();
         let bv: Vec<S> = vals(k * n, 7 + n as u64 * 17 + k as u64).into_iter().map(from).collect();
@@ -888,7 +993,7 @@ pub(crate) mod tests {
                         // A NaN output buffer must not leak through beta = 0.
                         let mut c: Vec<f32> = if bet == 0.0 { vec![f32::NAN; m * n] } else { c0.clone() };
                         unsafe {
-                            gemm_at(level, m, n, k, alpha, MatRef::new(ab.as_ptr(), ars, acs), MatRef::new(bb.as_ptr(), brs, bcs), bet, MatMut::new(c.as_mut_ptr(), n), true);
+                            run(level, m, n, k, alpha, MatRef::new(ab.as_ptr(), ars, acs), MatRef::new(bb.as_ptr(), brs, bcs), bet, MatMut::new(c.as_mut_ptr(), n));
                         }
                         for (idx, (&got, &(s, mag))) in c.iter().zip(&reference).enumerate() {
                             let cin = if bet == 0.0 { 0.0 } else { c0[idx] as f64 };
@@ -936,6 +1041,99 @@ pub(crate) mod tests {
             }
         };
     }
+    /// The bf16 pair kernels (AVX-512 BF16) through each of their packers — the 32-bit
+    /// transposer, the interleaver and the scalar loop (`transpose = None` sends adjacent
+    /// pairs there) — plus the f32 kernels they replace at that level, against the f64
+    /// reference with the f32 path's bound: each lane's two exact products are added with one
+    /// rounding each. Odd depths and depths crossing the 512-element slice included. Skipped
+    /// (with a note) on CPUs without AVX-512 BF16; `every_level_bf16` covers the dispatch.
+    #[test]
+    fn bf16_pair_kernels_every_packer() {
+        let level = crate::cpu::isa::best();
+        let Some(kern) = pairs::runnable(level) else {
+            std::eprintln!("bf16_pair_kernels_every_packer: no bf16 pair kernels on this CPU, skipped");
+            return;
+        };
+        let transpose = f32_kernels(level).and_then(|f| f.pack_t).map(|p| p[0]);
+        let with_t = |_: Isa, m, n, k, alpha, a, b, beta, c| unsafe { pairs::run_with(kern, transpose, m, n, k, alpha, a, b, beta, c, true) };
+        let without_t = |_: Isa, m, n, k, alpha, a, b, beta, c| unsafe { pairs::run_with(kern, None, m, n, k, alpha, a, b, beta, c, true) };
+        let widened = |level: Isa, m, n, k, alpha, a, b, beta, c| unsafe {
+            let f = f32_kernels(level).expect("f32 kernels at the best level");
+            blocked(&WidenPanels::<bf16> { kern: f, a, b }, m, n, k, alpha, beta, c, true)
+        };
+        let all: [(usize, usize); 16] = core::array::from_fn(|i| (i / 4, i % 4));
+        let mut turn = 0;
+        for &m in &[1usize, 3, 14, 15, 29] {
+            for &n in &[1usize, 17, 32, 33, 70] {
+                for &k in &[1usize, 2, 3, 16, 31, 513, 1030] {
+                    turn += 1;
+                    let pick = [(0, 0), (turn % 4, (turn / 4) % 4), (1, 1)];
+                    check_with::<bf16>(&[level], &pick, m, n, k, bf16::from_f32, &with_t);
+                    check_with::<bf16>(&[level], &pick, m, n, k, bf16::from_f32, &without_t);
+                    check_with::<bf16>(&[level], &pick, m, n, k, bf16::from_f32, &widened);
+                }
+            }
+        }
+        check_with::<bf16>(&[level], &all, 120, 530, 1100, bf16::from_f32, &with_t);
+        check_with::<bf16>(&[level], &all, 120, 530, 1100, bf16::from_f32, &without_t);
+    }
+
+    /// A portable stand-in for a pair instruction set (5×7 tile, so every edge is hit): the
+    /// same packing and driver as the AVX-512 BF16 kernels, each lane adding its high then its
+    /// low product (exact in f32) with one rounding each, as `vdpbf16ps` does.
+    mod emulated {
+        use super::super::pairs::PairKernels;
+        pub(super) const MR: usize = 5;
+        pub(super) const NR: usize = 7;
+        unsafe fn micro(kq: usize, ap: *const u32, bp: *const u32, c: *mut f32, ldc: usize, alpha: f32, beta: f32) {
+            let h = |w: u32, hi: bool| f32::from_bits(if hi { w & 0xffff_0000 } else { w << 16 });
+            for r in 0..MR {
+                for cc in 0..NR {
+                    let mut acc = 0f32;
+                    for q in 0..kq {
+                        let (a, b) = (*ap.add(q * MR + r), *bp.add(q * NR + cc));
+                        acc += h(a, true) * h(b, true);
+                        acc += h(a, false) * h(b, false);
+                    }
+                    let o = c.add(r * ldc + cc);
+                    *o = if beta == 0.0 { alpha * acc } else { alpha * acc + beta * *o };
+                }
+            }
+        }
+        unsafe fn interleave(lo: *const u16, hi: *const u16, n: usize, dst: *mut u32) {
+            for c in 0..n {
+                *dst.add(c) = *lo.add(c) as u32 | (*hi.add(c) as u32) << 16;
+            }
+        }
+        /// The 32-bit transposer's contract, one word at a time.
+        pub(super) unsafe fn transpose(src: *const u8, ld: isize, rows: usize, w: usize, kc: usize, dst: *mut f32) {
+            let (src, dst) = (src as *const u32, dst as *mut u32);
+            for p in 0..kc {
+                for r in 0..w {
+                    *dst.add(p * w + r) = if r < rows { core::ptr::read_unaligned(src.offset(r as isize * ld + p as isize)) } else { 0 };
+                }
+            }
+        }
+        pub(super) static KERNELS: PairKernels = PairKernels { mr: MR, nr: NR, micro, interleave };
+    }
+
+    /// The pair packing and driver on the emulated kernels, with and without the transposer,
+    /// on every layout pair, odd and even depths and depths crossing the 512-element slice.
+    #[test]
+    fn bf16_pair_packing_on_emulated_kernels() {
+        let k_t = |_: Isa, m, n, k, alpha, a, b, beta, c| unsafe { pairs::run_with(&emulated::KERNELS, Some(emulated::transpose), m, n, k, alpha, a, b, beta, c, true) };
+        let k_n = |_: Isa, m, n, k, alpha, a, b, beta, c| unsafe { pairs::run_with(&emulated::KERNELS, None, m, n, k, alpha, a, b, beta, c, true) };
+        let all: [(usize, usize); 16] = core::array::from_fn(|i| (i / 4, i % 4));
+        for &m in &[1usize, 4, 5, 6, 11] {
+            for &n in &[1usize, 6, 7, 8, 15] {
+                for &k in &[1usize, 2, 3, 4, 17, 513, 1026] {
+                    check_with::<bf16>(&[Isa::Portable], &all, m, n, k, bf16::from_f32, &k_t);
+                    check_with::<bf16>(&[Isa::Portable], &all, m, n, k, bf16::from_f32, &k_n);
+                }
+            }
+        }
+    }
+
     kernel_test!(every_level_f32, f32, |x| x);
     kernel_test!(every_level_f16, f16, f16::from_f32);
     kernel_test!(every_level_bf16, bf16, bf16::from_f32);

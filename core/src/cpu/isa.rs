@@ -205,6 +205,35 @@ pub fn has_avx512_vnni() -> bool {
     }
 }
 
+/// Whether AVX-512 BF16 (`vdpbf16ps`: bf16 pair dot products into f32) exists here. Asked
+/// separately from [`Isa::Avx512`] (Sapphire Rapids and Zen 4 have it, Skylake-X and Ice Lake
+/// do not); kernels use it only when [`Isa::Avx512`] is allowed.
+pub fn has_avx512_bf16() -> bool {
+    #[cfg(all(target_arch = "x86_64", feature = "std"))]
+    {
+        extern crate std;
+        // 0 = unknown, 1 = no, 2 = yes.
+        static BF16: AtomicU8 = AtomicU8::new(0);
+        match BF16.load(Ordering::Relaxed) {
+            1 => false,
+            2 => true,
+            _ => {
+                let yes = std::is_x86_feature_detected!("avx512bf16") && std::is_x86_feature_detected!("avx512bw");
+                BF16.store(if yes { 2 } else { 1 }, Ordering::Relaxed);
+                yes
+            }
+        }
+    }
+    #[cfg(all(target_arch = "x86_64", not(feature = "std")))]
+    {
+        cfg!(all(target_feature = "avx512bf16", target_feature = "avx512bw"))
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        false
+    }
+}
+
 /// Every level this machine can run, lowest first (what a kernel test iterates over).
 pub fn available() -> alloc::vec::Vec<Isa> {
     Isa::ALL.into_iter().filter(|i| i.is_available()).collect()

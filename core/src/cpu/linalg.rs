@@ -118,13 +118,10 @@ where
     let (ao, bo) = (batch_offsets(&ad, a.shape()), batch_offsets(&bd, b.shape()));
     // Accumulate into the output itself when it is the accumulator type, else into a temp.
     let direct = core::mem::size_of::<T>() == core::mem::size_of::<A>();
-    let mut temp: Vec<A> = Vec::new();
-    let acc_ptr: *mut A = if direct {
-        out.buf.as_mut_ptr() as *mut A
-    } else {
-        temp.resize(n_out, A::ZERO);
-        temp.as_mut_ptr()
-    };
+    // `vec!` of zeros is a zeroed allocation (`calloc`): where the allocator maps fresh pages
+    // they are first touched by the GEMM's threads, not by a zero-filling pass on this thread.
+    let mut temp: Vec<A> = if direct { Vec::new() } else { alloc::vec![A::ZERO; n_out] };
+    let acc_ptr: *mut A = if direct { out.buf.as_mut_ptr() as *mut A } else { temp.as_mut_ptr() };
     let beta = match c {
         Some(c) => {
             let cv = c.data()?.read::<T>(shape)?.into_owned();
@@ -160,13 +157,37 @@ where
         (0..batches).for_each(|i| run(i, true));
     }
     if !direct {
-        // SAFETY: fresh output buffer of n_out elements of T.
-        let o = unsafe { out.slice_mut::<T>(n_out) };
-        for (y, &x) in o.iter_mut().zip(&temp) {
-            *y = T::from_acc(x);
-        }
+        narrow_out::<T, A>(&temp, out);
     }
     Ok(())
+}
+
+/// Elements per work item when narrowing an f32 product into an f16/bf16 output.
+const NARROW_CHUNK: usize = 1 << 14;
+
+/// `out = temp` rounded to T (f16/bf16; round to nearest even), over the pool in chunks with
+/// the astype slice kernel (F16C where present). One thread rounding a 1024² product element
+/// by element took longer than a sixteen-thread GEMM computing it.
+fn narrow_out<T: Real<Acc = A>, A: Acc>(temp: &[A], out: &Data) {
+    let n = temp.len();
+    // SAFETY: fresh output buffer of n elements of T.
+    let o = OutPtr(unsafe { out.slice_mut::<T>(n) }.as_mut_ptr());
+    let narrow = (core::mem::size_of::<A>() == 4).then(|| super::cast::kernel(crate::DType::Float32, T::DTYPE));
+    parallel_for(n.div_ceil(NARROW_CHUNK), 4, &|r| {
+        let o = &o;
+        let (j0, j1) = (r.start * NARROW_CHUNK, (r.end * NARROW_CHUNK).min(n));
+        // SAFETY: elements j0..j1 of the output belong to this range alone.
+        let y = unsafe { core::slice::from_raw_parts_mut(o.0.add(j0), j1 - j0) };
+        match narrow {
+            // SAFETY: A is f32 here (4 bytes, an accumulator); y holds j1 - j0 elements of T.
+            Some(kern) => unsafe {
+                let x = core::slice::from_raw_parts(temp.as_ptr().add(j0) as *const u8, (j1 - j0) * 4);
+                let yb = core::slice::from_raw_parts_mut(y.as_mut_ptr() as *mut u8, core::mem::size_of_val(y));
+                kern(yb, Some(x))
+            },
+            None => y.iter_mut().zip(&temp[j0..j1]).for_each(|(y, &x)| *y = T::from_acc(x)),
+        }
+    });
 }
 
 /// complex64 products: a direct loop (MLX supports them; they are rare in models).
