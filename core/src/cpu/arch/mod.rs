@@ -22,6 +22,8 @@ pub mod x86_64;
 pub(crate) mod prepared;
 #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
 pub(crate) mod panel;
+#[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
+pub(crate) mod dot_gemv;
 
 /// The register family the float kernels (GEMM, vector math) of a level are written for.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -154,12 +156,19 @@ pub(crate) fn quant_gemv(ty: GgmlType, level: Isa) -> Option<QuantGemv> {
     #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
     let layout_rows = panel::Layout::of(ty).map_or(0, panel::Layout::min_rows);
     #[cfg(target_arch = "x86_64")]
-    return x86_64::gemv::gemv_for(ty, level).map(|g| {
+    // MXFP4 and the ternary formats: the dot kernel per pair plus the panel (dot_gemv.rs).
+    return x86_64::gemv::gemv_for(ty, level)
+        .or_else(|| x86_64::quant_fp::gemv_for(ty, level))
+        .or_else(|| x86_64::quant_tq::gemv_for(ty, level))
+        .map(|g| {
         let rows = if x86_64::gemv::avx512_vnni(level) { PANEL_MIN_ROWS } else { PANEL_MIN_ROWS_WORDS };
         QuantGemv { panel: x86_64::gemm_panel::panel_for(ty, level), panel_min_rows: rows.max(layout_rows), ..g }
     });
     #[cfg(target_arch = "aarch64")]
-    return aarch64::gemv::gemv_for(ty, level).map(|g| QuantGemv {
+    return aarch64::gemv::gemv_for(ty, level)
+        .or_else(|| aarch64::quant_fp::gemv_for(ty, level))
+        .or_else(|| aarch64::quant_tq::gemv_for(ty, level))
+        .map(|g| QuantGemv {
         panel: aarch64::gemm_panel::panel_for(ty, level),
         panel_min_rows: PANEL_MIN_ROWS_WORDS.max(layout_rows),
         ..g

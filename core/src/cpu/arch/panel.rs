@@ -10,8 +10,8 @@
 //! The panel is built per call from the file layout (no copy of the weights is kept):
 //! unpacking 16 rows costs about what one activation row's pass over them costs, so it pays
 //! from [`super::PANEL_MIN_ROWS`] activation rows on. Every element is stored unsigned
-//! (nibbles as they are, Q6_K's 6-bit values, Q8_0 and the IQ4 levels offset by 128), so one
-//! kernel serves every format:
+//! (nibbles as they are, Q6_K's 6-bit values, Q8_0 and the IQ4 levels offset by 128, MXFP4's
+//! doubled levels by 12, the ternary codes 0..2 as they are), so one kernel serves every format:
 //!
 //! `W_j · a = Σ_g A_j[g] · d_a[g] · (Σ_{e∈g} q_j[e]·a[e] − o·Σ_{e∈g} a[e]) + B_j[g] · s_a[g]`
 //!
@@ -54,11 +54,17 @@ pub(crate) enum Layout {
     Iq4Nl,
     /// IQ4_XS: 256-element blocks, a 6-bit scale per 32 elements.
     Iq4Xs,
+    /// MXFP4: 32 E2M1 codes under an E8M0 scale; stored as the doubled level + 12 (0..24).
+    Mxfp4,
+    /// TQ1_0, TQ2_0: 256 trits under an f16 `d`, stored as the code 0..2 (TQ2_0: 0..3, the
+    /// unused code 3 decoding to 2 as in ggml), offset 1; eight 32-element groups of scale 1.
+    Tq1,
+    Tq2,
 }
 
 impl Layout {
     /// Every layout, in discriminant order (`ALL[l as usize] == l`).
-    pub(crate) const ALL: [Layout; 12] = [
+    pub(crate) const ALL: [Layout; 15] = [
         Layout::Q4_0,
         Layout::Q4_1,
         Layout::Q5_0,
@@ -71,6 +77,9 @@ impl Layout {
         Layout::Q6K,
         Layout::Iq4Nl,
         Layout::Iq4Xs,
+        Layout::Mxfp4,
+        Layout::Tq1,
+        Layout::Tq2,
     ];
 
     /// The layout a panel holds weights of GGUF type `ty` in (the one table of which types
@@ -90,6 +99,9 @@ impl Layout {
             T::Q6_K => Layout::Q6K,
             T::IQ4_NL => Layout::Iq4Nl,
             T::IQ4_XS => Layout::Iq4Xs,
+            T::MXFP4 => Layout::Mxfp4,
+            T::TQ1_0 => Layout::Tq1,
+            T::TQ2_0 => Layout::Tq2,
             _ => return None,
         })
     }
@@ -101,9 +113,13 @@ impl Layout {
     /// the line builder a multiply per word and its i16 sums a second widening, and Q2_K's
     /// 16-element groups each paid the float work (convert, scale, min) for 4 integer steps
     /// (AVX2 has applied the scales in integers since kq23, not re-measured at 64 rows).
+    ///
+    /// MXFP4 and the ternary formats build their lines word by word at every level (the
+    /// AVX-512 gathers have no arm for them), so they take that threshold there too.
     pub(crate) fn min_rows(self) -> usize {
         match self {
             Layout::Q5_0 | Layout::Q5_1 | Layout::Q2K => 512,
+            Layout::Mxfp4 | Layout::Tq1 | Layout::Tq2 => super::PANEL_MIN_ROWS_WORDS,
             _ => 0,
         }
     }
@@ -123,14 +139,17 @@ impl Layout {
             Layout::Q6K => super::prepared::Q6K_BYTES,
             Layout::Iq4Nl => 18,
             Layout::Iq4Xs => IQ4XS_BYTES,
+            Layout::Mxfp4 => GgmlType::MXFP4.block_bytes(),
+            Layout::Tq1 => GgmlType::TQ1_0.block_bytes(),
+            Layout::Tq2 => GgmlType::TQ2_0.block_bytes(),
         }
     }
     /// Groups (of one `A`, `B` each) per weight block, which is also the groups sharing one
     /// activation `d` (Q8_K: one per 256 elements).
     pub(crate) fn groups_per_block(self) -> usize {
         match self {
-            Layout::Q4_0 | Layout::Q4_1 | Layout::Q5_0 | Layout::Q5_1 | Layout::Q8_0 | Layout::Iq4Nl => 1,
-            Layout::Q4K | Layout::Q5K | Layout::Iq4Xs => 8,
+            Layout::Q4_0 | Layout::Q4_1 | Layout::Q5_0 | Layout::Q5_1 | Layout::Q8_0 | Layout::Iq4Nl | Layout::Mxfp4 => 1,
+            Layout::Q4K | Layout::Q5K | Layout::Iq4Xs | Layout::Tq1 | Layout::Tq2 => 8,
             Layout::Q2K | Layout::Q3K | Layout::Q6K => 16,
         }
     }
@@ -151,6 +170,8 @@ impl Layout {
             Layout::Q3K => 4,
             Layout::Q8_0 | Layout::Iq4Nl | Layout::Iq4Xs => 128,
             Layout::Q6K => 32,
+            Layout::Mxfp4 => 12,
+            Layout::Tq1 | Layout::Tq2 => 1,
             Layout::Q4_1 | Layout::Q5_1 | Layout::Q2K | Layout::Q4K | Layout::Q5K => 0,
         }
     }
@@ -168,17 +189,32 @@ impl Layout {
         }
     }
     /// Whether the format's group scales are small integers under one float `d` per block
-    /// (Q2_K's 4-bit, Q3_K's 6-bit), which a level may apply in the integer domain
+    /// (Q2_K's 4-bit, Q3_K's 6-bit; the ternary formats' groups all have scale 1), which a
+    /// level may apply in the integer domain
     /// ([`PanelLevel::INT_SCALES`]): the groups' integer dots, each times its scale, summed
     /// exactly, then one convert and float multiply per super-block instead of per group.
     pub(crate) fn has_int_scales(self) -> bool {
-        matches!(self, Layout::Q2K | Layout::Q3K)
+        matches!(self, Layout::Q2K | Layout::Q3K | Layout::Tq1 | Layout::Tq2)
+    }
+    /// Where the activations are the quantized rows as they are (`arch/dot_gemv.rs`: MXFP4's
+    /// Q8_0, the ternary formats' Q8_K): the bytes of an activation block and the offset of
+    /// its quants in it. None where they are prepared ([`super::prepared`]).
+    pub(crate) fn act_block_bytes(self) -> Option<(usize, usize)> {
+        match self {
+            Layout::Mxfp4 => Some((GgmlType::Q8_0.block_bytes(), 2)),
+            Layout::Tq1 | Layout::Tq2 => Some((GgmlType::Q8_K.block_bytes(), 4)),
+            _ => None,
+        }
     }
     fn holds(self, act: &Act, nb: usize) -> bool {
+        if let Some((bytes, _)) = self.act_block_bytes() {
+            return act.nb >= nb && act.q.len() >= nb * bytes && act.d.len() >= nb;
+        }
         match self {
             Layout::Q4_0 | Layout::Q4_1 | Layout::Q5_0 | Layout::Q5_1 | Layout::Q8_0 | Layout::Iq4Nl => holds_32(act, nb),
             Layout::Q4K | Layout::Q5K | Layout::Iq4Xs => holds_q8k(act, nb, 8),
             Layout::Q2K | Layout::Q3K | Layout::Q6K => holds_q8k(act, nb, 16),
+            Layout::Mxfp4 | Layout::Tq1 | Layout::Tq2 => false,
         }
     }
 }
@@ -283,6 +319,14 @@ impl Panel {
                             self.scales(g0 + s, r, d * blk[192 + s] as i8 as f32, 0.0);
                         }
                     }
+                    Layout::Mxfp4 => self.scales(g0, r, crate::quant::ggml::util::e8m0_to_f32_half(blk[0]), 0.0),
+                    Layout::Tq1 | Layout::Tq2 => {
+                        let d = f16_at(blk, bb - 2);
+                        for s in 0..8 {
+                            self.scales(g0 + s, r, d, 0.0);
+                            self.int_scale(g0 + s, b, r, 1, d);
+                        }
+                    }
                     Layout::Iq4Xs => {
                         let d = f16_at(blk, 0);
                         let mut head = [0u8; 8];
@@ -303,6 +347,16 @@ impl Panel {
 /// sub-blocks of [`super::prepared::prepare_q8k_pairs`], so every group has a partner).
 fn offsets(layout: Layout, nb: usize, pairs: bool) -> Vec<Offsets> {
     let groups = nb * layout.groups_per_block();
+    if let Some((bytes, at)) = layout.act_block_bytes() {
+        // The quantized rows as they are: group g's 32 quants in its activation block.
+        let gpb = layout.groups_per_block();
+        return (0..groups)
+            .map(|g| {
+                let lo = (bytes * (g / gpb) + at + 32 * (g % gpb)) as u32;
+                [lo, lo + 16]
+            })
+            .collect();
+    }
     let paired = pairs && matches!(layout, Layout::Q4_0 | Layout::Q4_1 | Layout::Q5_0 | Layout::Q5_1 | Layout::Iq4Nl);
     let all_paired = pairs && layout == Layout::Iq4Xs;
     (0..groups)
@@ -367,7 +421,8 @@ pub(crate) struct PassInputs<'a> {
 /// each, into the panel lines at `q` (`groups·steps·16` words), lanes past `rows` zero: per
 /// group g and step t, the word of row r holds elements `4t..4t + 4` of its group g unsigned
 /// (nibbles as stored; Q5_K with the fifth bit as 16; Q6_K's low nibble and high pair as
-/// 0..63; Q8_0's bytes + 128), element `4t + i` in byte i.
+/// 0..63; Q8_0's bytes + 128; MXFP4's doubled level + 12; the ternary codes), element `4t + i`
+/// in byte i.
 ///
 /// # Safety
 /// The CPU has the function's features; the rows hold `nb` blocks of `layout`; `q` holds the
@@ -448,7 +503,7 @@ pub(crate) fn gemm_for<P: PanelLevel>(ty: GgmlType) -> Option<PanelGemm> {
             }
         };
     }
-    Some(at!(Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q2K, Q3K, Q4K, Q5K, Q6K, Iq4Nl, Iq4Xs))
+    Some(at!(Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q2K, Q3K, Q4K, Q5K, Q6K, Iq4Nl, Iq4Xs, Mxfp4, Tq1, Tq2))
 }
 
 /// Activation rows per register tile of every level's micro-kernel (each level's file says
@@ -600,9 +655,64 @@ pub(crate) unsafe fn lines_words<const SIGNED: bool>(layout: Layout, w: *const u
                         }
                     }
                 }
+                Layout::Mxfp4 => {
+                    for t in 0..4 {
+                        let v = word(1 + 4 * t);
+                        put(g0, t, mxfp4_level(v & LOW4));
+                        put(g0, t + 4, mxfp4_level((v >> 4) & LOW4));
+                    }
+                }
+                Layout::Tq2 => {
+                    // Bits 2l..2l + 2 of byte 32·half + m: element 128·half + 32·l + m.
+                    for s in 0..8 {
+                        let (half, l) = (s / 4, s % 4);
+                        for t in 0..8 {
+                            put(g0 + s, t, (word(32 * half + 4 * t) >> (2 * l)) & 0x0303_0303);
+                        }
+                    }
+                }
+                Layout::Tq1 => {
+                    let codes = tq1_codes(blk);
+                    for s in 0..8 {
+                        for t in 0..8 {
+                            let at = 32 * s + 4 * t;
+                            put(g0 + s, t, u32::from_le_bytes([codes[at], codes[at + 1], codes[at + 2], codes[at + 3]]));
+                        }
+                    }
+                }
             }
         }
     }
+}
+
+/// Four MXFP4 codes (one per byte) to their doubled levels + 12 (0..24, unsigned).
+fn mxfp4_level(v: u32) -> u32 {
+    u32::from_le_bytes(v.to_le_bytes().map(|c| (crate::quant::ggml::mxfp4::KVALUES[(c & 15) as usize] + 12) as u8))
+}
+
+/// The 256 codes (trit + 1: 0..2) of the TQ1_0 block `blk` in element order, as ggml decodes
+/// them: trit n of a fraction byte q is `((q·3ⁿ mod 256)·3) >> 8` (module docs of
+/// `quant::ggml::ternary`). Written as loops over whole byte runs so that they vectorise.
+fn tq1_codes(blk: &[u8]) -> [u8; 256] {
+    const POW3: [u8; 5] = [1, 3, 9, 27, 81];
+    let trit = |q: u8, n: usize| ((q.wrapping_mul(POW3[n]) as u16 * 3) >> 8) as u8;
+    let mut c = [0u8; 256];
+    for n in 0..5 {
+        // Bytes 0..32: element 32n + m; bytes 32..48: element 160 + 16n + m.
+        for m in 0..32 {
+            c[32 * n + m] = trit(blk[m], n);
+        }
+        for m in 0..16 {
+            c[160 + 16 * n + m] = trit(blk[32 + m], n);
+        }
+    }
+    // qh (bytes 48..52): trit n of byte j is element 240 + 4n + j.
+    for n in 0..4 {
+        for j in 0..4 {
+            c[240 + 4 * n + j] = trit(blk[48 + j], n);
+        }
+    }
+    c
 }
 
 /// Bits 0..4 of `bits` as the value 16 in bytes 0..4 (Q5_0 and Q5_1's fifth bits of 4

@@ -33,6 +33,10 @@ const PASS_ELEMENTS: usize = 512;
 const OFFSET: u8 = 0;
 const MIN: u8 = 1;
 const NONE: u8 = 2;
+/// An offset, and one group per block whose weight and activation scales are multiplied
+/// first, then the dot by that (MXFP4, in ggml's order: a zero dot under an overflowing
+/// scale product is NaN, as in the dot kernel).
+const SCALED: u8 = 3;
 
 /// The kernels, written once over `$dot` (acc + Σ of 4 adjacent i8 products per i32 lane).
 macro_rules! panel_kernels {
@@ -81,15 +85,23 @@ macro_rules! panel_kernels {
                                     let bw = vld1q_f32(ab.add(32 * g + 16 + 4 * k));
                                     acc[i][k] = vfmaq_f32(acc[i][k], bw, vdupq_n_f32(*acts[i].s.get_unchecked(g)));
                                 }
-                                OFFSET => d = vsubq_s32(d, vdupq_n_s32(*inp.sums.get_unchecked((i0 + i) * p.groups + g))),
+                                OFFSET | SCALED => d = vsubq_s32(d, vdupq_n_s32(*inp.sums.get_unchecked((i0 + i) * p.groups + g))),
                                 _ => {}
                             }
-                            part[i][k] = vfmaq_f32(part[i][k], vcvtq_f32_s32(d), aw[k]);
+                            if MODE == SCALED {
+                                let s = vmulq_f32(aw[k], vdupq_n_f32(*acts[i].d.get_unchecked(g)));
+                                acc[i][k] = vfmaq_f32(acc[i][k], vcvtq_f32_s32(d), s);
+                            } else {
+                                part[i][k] = vfmaq_f32(part[i][k], vcvtq_f32_s32(d), aw[k]);
+                            }
                         }
                     }
                 }
                 let dg = g0 / run;
                 for i in 0..M {
+                    if MODE == SCALED {
+                        break;
+                    }
                     let da = vdupq_n_f32(*acts[i].d.get_unchecked(dg));
                     for k in 0..2 {
                         acc[i][k] = vfmaq_f32(acc[i][k], part[i][k], da);
@@ -154,7 +166,8 @@ macro_rules! panel_kernels {
                 Layout::Q3K | Layout::Q6K => rows::<4, OFFSET>(inp, p, acts, cols, out, ldo),
                 Layout::Q2K => rows::<4, MIN>(inp, p, acts, cols, out, ldo),
                 Layout::Q4_1 | Layout::Q5_1 | Layout::Q4K | Layout::Q5K => rows::<8, MIN>(inp, p, acts, cols, out, ldo),
-                Layout::Q4_0 | Layout::Q5_0 => rows::<8, OFFSET>(inp, p, acts, cols, out, ldo),
+                Layout::Q4_0 | Layout::Q5_0 | Layout::Tq1 | Layout::Tq2 => rows::<8, OFFSET>(inp, p, acts, cols, out, ldo),
+                Layout::Mxfp4 => rows::<8, SCALED>(inp, p, acts, cols, out, ldo),
                 // `byte + 128` panels are never built here (the levels ask for signed ones).
                 Layout::Q8_0 | Layout::Iq4Nl | Layout::Iq4Xs => {}
             }

@@ -63,11 +63,23 @@ fn mxfp4_sdot(w: &[u8], a: &[u8]) -> f32 {
     unsafe { dotprod::mxfp4_q8_0(w, a) }
 }
 
-/// The MXFP4 dot kernel for `level`, if the CPU runs it (same level rules as `quant::dot_for`).
-pub(crate) fn dot_for(ty: GgmlType, level: Isa) -> Option<crate::cpu::arch::QuantDotFn> {
+/// Whether `level` runs an MXFP4 kernel of this file on this CPU: None if not, else whether
+/// the `sdot` one (same level rules as `quant::dot_for`).
+fn sdot_at(ty: GgmlType, level: Isa) -> Option<bool> {
     if ty != GgmlType::MXFP4 || level == Isa::Portable || !level.allows(Isa::Neon) || !Isa::Neon.is_available() {
         return None;
     }
-    let sdot = level.allows(Isa::Dotprod) && Isa::Dotprod.is_available();
-    Some(if sdot { mxfp4_sdot } else { mxfp4_neon })
+    Some(level.allows(Isa::Dotprod) && Isa::Dotprod.is_available())
+}
+
+/// The MXFP4 dot kernel for `level`, if the CPU runs it.
+pub(crate) fn dot_for(ty: GgmlType, level: Isa) -> Option<crate::cpu::arch::QuantDotFn> {
+    Some(if sdot_at(ty, level)? { mxfp4_sdot } else { mxfp4_neon })
+}
+
+/// The MXFP4 matmul for `level` (the dot kernel per pair, the panel added by `arch::quant_gemv`;
+/// see `arch/dot_gemv.rs`), if the CPU runs it.
+pub(crate) fn gemv_for(ty: GgmlType, level: Isa) -> Option<crate::cpu::arch::QuantGemv> {
+    use crate::cpu::arch::dot_gemv::{dot_gemv, prepare_q8_0_raw};
+    Some(if sdot_at(ty, level)? { dot_gemv!(prepare_q8_0_raw, mxfp4_sdot) } else { dot_gemv!(prepare_q8_0_raw, mxfp4_neon) })
 }

@@ -122,18 +122,35 @@ safe!(tq2_0_neon, neon::tq2_0_q8_k);
 safe!(tq1_0_sdot, dotprod::tq1_0_q8_k);
 safe!(tq2_0_sdot, dotprod::tq2_0_q8_k);
 
-/// The ternary dot kernel of `ty` for `level`, if the CPU runs it (same level rules as
-/// `quant::dot_for`).
-pub(crate) fn dot_for(ty: GgmlType, level: Isa) -> Option<crate::cpu::arch::QuantDotFn> {
+/// Whether `level` runs a ternary kernel on this CPU: None if not, else whether the `sdot`
+/// one (same level rules as `quant::dot_for`).
+fn sdot_at(level: Isa) -> Option<bool> {
     if level == Isa::Portable || !level.allows(Isa::Neon) || !Isa::Neon.is_available() {
         return None;
     }
-    let sdot = level.allows(Isa::Dotprod) && Isa::Dotprod.is_available();
-    match (ty, sdot) {
+    Some(level.allows(Isa::Dotprod) && Isa::Dotprod.is_available())
+}
+
+/// The ternary dot kernel of `ty` for `level`, if the CPU runs it.
+pub(crate) fn dot_for(ty: GgmlType, level: Isa) -> Option<crate::cpu::arch::QuantDotFn> {
+    match (ty, sdot_at(level)?) {
         (GgmlType::TQ1_0, false) => Some(tq1_0_neon),
         (GgmlType::TQ2_0, false) => Some(tq2_0_neon),
         (GgmlType::TQ1_0, true) => Some(tq1_0_sdot),
         (GgmlType::TQ2_0, true) => Some(tq2_0_sdot),
+        _ => None,
+    }
+}
+
+/// The ternary matmul of `ty` for `level` (the dot kernel per pair, the panel added by
+/// `arch::quant_gemv`; see `arch/dot_gemv.rs`), if the CPU runs it.
+pub(crate) fn gemv_for(ty: GgmlType, level: Isa) -> Option<crate::cpu::arch::QuantGemv> {
+    use crate::cpu::arch::dot_gemv::{dot_gemv, prepare_q8_k_raw as prep};
+    match (ty, sdot_at(level)?) {
+        (GgmlType::TQ1_0, false) => Some(dot_gemv!(prep, tq1_0_neon)),
+        (GgmlType::TQ2_0, false) => Some(dot_gemv!(prep, tq2_0_neon)),
+        (GgmlType::TQ1_0, true) => Some(dot_gemv!(prep, tq1_0_sdot)),
+        (GgmlType::TQ2_0, true) => Some(dot_gemv!(prep, tq2_0_sdot)),
         _ => None,
     }
 }

@@ -7,7 +7,7 @@
 
 use core::arch::x86_64::*;
 
-use super::super::panel::{gemm_for, with_tile_rows, Layout, Panel, PanelKernel, PanelLevel, PanelLines, PassInputs};
+use super::super::panel::{gemm_for, lines_words, with_tile_rows, Layout, Panel, PanelKernel, PanelLevel, PanelLines, PassInputs};
 use super::super::prepared::Low2;
 use super::super::GemvActivations as Act;
 
@@ -17,9 +17,11 @@ const ROWS: usize = super::super::panel::TILE_ROWS;
 
 /// `M`-row tile of activations `acts` (rows `i0..i0 + M` of the pass) against the panel: the
 /// 16 lanes of `out[i]` are the outputs of activation row i. `MIN`: the format has a min
-/// (`B·s`), else an offset (`o·Σa` from `inp.sums`).
+/// (`B·s`), else an offset (`o·Σa` from `inp.sums`). `SCALED` (MXFP4, one group per block):
+/// the weight's and activation's scales are multiplied first, then the dot by that (ggml's
+/// order, so that a zero dot under an overflowing scale product is NaN as in the dot kernel).
 #[target_feature(enable = "avx512f,avx512bw,avx512vnni")]
-unsafe fn tile<const M: usize, const STEPS: usize, const MIN: bool>(inp: &PassInputs, p: &Panel, i0: usize, acts: [&Act; M]) -> [__m512; M] {
+unsafe fn tile<const M: usize, const STEPS: usize, const MIN: bool, const SCALED: bool>(inp: &PassInputs, p: &Panel, i0: usize, acts: [&Act; M]) -> [__m512; M] {
     let mut acc = [_mm512_setzero_ps(); M];
     let (q, ab) = (p.q.as_ptr(), p.ab.as_ptr());
     // Groups sharing one activation scale `d` (a Q8_K super-block): their `A·dot` are summed
@@ -50,11 +52,19 @@ unsafe fn tile<const M: usize, const STEPS: usize, const MIN: bool>(inp: &PassIn
                 } else {
                     dot = _mm512_sub_epi32(dot, _mm512_set1_epi32(*inp.sums.get_unchecked((i0 + i) * p.groups + g)));
                 }
-                part[i] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(dot), aw, part[i]);
+                if SCALED {
+                    let s = _mm512_mul_ps(aw, _mm512_set1_ps(*acts[i].d.get_unchecked(g)));
+                    acc[i] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(dot), s, acc[i]);
+                } else {
+                    part[i] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(dot), aw, part[i]);
+                }
             }
         }
         let dg = g0 / run;
         for i in 0..M {
+            if SCALED {
+                break;
+            }
             acc[i] = _mm512_fmadd_ps(part[i], _mm512_set1_ps(*acts[i].d.get_unchecked(dg)), acc[i]);
         }
         g0 += run;
@@ -63,14 +73,14 @@ unsafe fn tile<const M: usize, const STEPS: usize, const MIN: bool>(inp: &PassIn
 }
 
 #[target_feature(enable = "avx512f,avx512bw,avx512vnni")]
-unsafe fn rows<const STEPS: usize, const MIN: bool>(inp: &PassInputs, p: &Panel, acts: &[Act], cols: usize, out: *mut f32, ldo: usize) {
+unsafe fn rows<const STEPS: usize, const MIN: bool, const SCALED: bool>(inp: &PassInputs, p: &Panel, acts: &[Act], cols: usize, out: *mut f32, ldo: usize) {
     let mask: __mmask16 = ((1u32 << cols) - 1) as u16;
     let mut i0 = 0;
     while i0 < acts.len() {
         let rm = (acts.len() - i0).min(ROWS);
         let a = &acts[i0..i0 + rm];
         with_tile_rows!(rm, M => {
-            let t = tile::<M, STEPS, MIN>(inp, p, i0, core::array::from_fn(|i| &a[i]));
+            let t = tile::<M, STEPS, MIN, SCALED>(inp, p, i0, core::array::from_fn(|i| &a[i]));
             for (i, v) in t.iter().enumerate() {
                 _mm512_mask_storeu_ps(out.add((i0 + i) * ldo), mask, *v);
             }
@@ -84,11 +94,14 @@ unsafe fn rows<const STEPS: usize, const MIN: bool>(inp: &PassInputs, p: &Panel,
 /// # Safety
 /// As [`super::super::panel::PanelKernel`]; the CPU has AVX-512 F/BW and VNNI.
 pub(crate) unsafe fn kernel(inp: &PassInputs, p: &Panel, acts: &[Act], cols: usize, out: *mut f32, ldo: usize) {
+    if inp.layout == Layout::Mxfp4 {
+        return rows::<8, false, true>(inp, p, acts, cols, out, ldo);
+    }
     match (inp.layout.steps(), inp.layout.offset() == 0) {
-        (4, false) => rows::<4, false>(inp, p, acts, cols, out, ldo),
-        (4, true) => rows::<4, true>(inp, p, acts, cols, out, ldo),
-        (_, false) => rows::<8, false>(inp, p, acts, cols, out, ldo),
-        (_, true) => rows::<8, true>(inp, p, acts, cols, out, ldo),
+        (4, false) => rows::<4, false, false>(inp, p, acts, cols, out, ldo),
+        (4, true) => rows::<4, true, false>(inp, p, acts, cols, out, ldo),
+        (_, false) => rows::<8, false, false>(inp, p, acts, cols, out, ldo),
+        (_, true) => rows::<8, true, false>(inp, p, acts, cols, out, ldo),
     }
 }
 
@@ -99,6 +112,10 @@ pub(crate) unsafe fn kernel(inp: &PassInputs, p: &Panel, acts: &[Act], cols: usi
 /// As [`super::super::panel::PanelLines`]; the CPU has AVX-512 F/BW.
 #[target_feature(enable = "avx512f,avx512bw")]
 pub(crate) unsafe fn lines(layout: Layout, w: *const u8, wrb: usize, rows: usize, nb: usize, q: *mut u32) {
+    if matches!(layout, Layout::Mxfp4 | Layout::Tq1 | Layout::Tq2) {
+        // No gathered form (yet): the word-level unpacker, whose values are the same.
+        return lines_words::<false>(layout, w, wrb, rows, nb, q);
+    }
     let live: __mmask16 = ((1u32 << rows) - 1) as u16;
     let row_at = _mm512_mullo_epi32(_mm512_set1_epi32(wrb as i32), _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15));
     let gather = |at: usize| _mm512_mask_i32gather_epi32::<1>(_mm512_setzero_si512(), live, row_at, w.add(at) as *const i32);
@@ -205,6 +222,8 @@ pub(crate) unsafe fn lines(layout: Layout, w: *const u8, wrb: usize, rows: usize
                     }
                 }
             }
+            // Built by `lines_words` above.
+            Layout::Mxfp4 | Layout::Tq1 | Layout::Tq2 => {}
         }
     }
 }

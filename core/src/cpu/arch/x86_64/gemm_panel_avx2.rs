@@ -44,6 +44,10 @@ const ROWS: usize = super::super::panel::TILE_ROWS;
 const OFFSET: u8 = 0;
 const MIN: u8 = 1;
 const NONE: u8 = 2;
+/// An offset, and one group per block whose weight and activation scales are multiplied
+/// first, then the dot by that (MXFP4, in ggml's order: a zero dot under an overflowing
+/// scale product is NaN, as in the dot kernel).
+const SCALED: u8 = 3;
 
 /// The `M`-row tile of activations `acts` (rows `i0..i0 + M` of the pass) against half `h` of
 /// the panel's `groups` (whole super-blocks), added to `acc`: lane r of `acc[i]` sums weight
@@ -116,10 +120,15 @@ unsafe fn tile<const M: usize, const STEPS: usize, const CHUNK: usize, const SIG
                         let bw = _mm256_loadu_ps(ab.add(32 * g + 16));
                         acc[i] = _mm256_fmadd_ps(bw, _mm256_set1_ps(*acts[i].s.get_unchecked(g)), acc[i]);
                     }
-                    OFFSET => dot[i] = _mm256_sub_epi32(dot[i], _mm256_set1_epi32(*inp.sums.get_unchecked((i0 + i) * p.groups + g))),
+                    OFFSET | SCALED => dot[i] = _mm256_sub_epi32(dot[i], _mm256_set1_epi32(*inp.sums.get_unchecked((i0 + i) * p.groups + g))),
                     _ => {}
                 }
-                part[i] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(dot[i]), aw, part[i]);
+                if MODE == SCALED {
+                    let s = _mm256_mul_ps(aw, _mm256_set1_ps(*acts[i].d.get_unchecked(g)));
+                    acc[i] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(dot[i]), s, acc[i]);
+                } else {
+                    part[i] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(dot[i]), aw, part[i]);
+                }
             }
         }
         let dg = g0 / run;
@@ -130,7 +139,7 @@ unsafe fn tile<const M: usize, const STEPS: usize, const CHUNK: usize, const SIG
                 let s = _mm256_mul_ps(dw, _mm256_set1_ps(*acts[i].d.get_unchecked(dg)));
                 acc[i] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(idot[i]), s, acc[i]);
             }
-        } else {
+        } else if MODE != SCALED {
             for i in 0..M {
                 acc[i] = _mm256_fmadd_ps(part[i], _mm256_set1_ps(*acts[i].d.get_unchecked(dg)), acc[i]);
             }
@@ -213,6 +222,11 @@ unsafe fn kernel(inp: &PassInputs, p: &Panel, acts: &[Act], cols: usize, out: *m
         Layout::Q5_0 => rows::<8, 4, false, OFFSET, false>(inp, p, acts, cols, out, ldo),
         Layout::Q4_1 | Layout::Q4K => rows::<8, 8, false, MIN, false>(inp, p, acts, cols, out, ldo),
         Layout::Q4_0 => rows::<8, 8, false, OFFSET, false>(inp, p, acts, cols, out, ldo),
+        // MXFP4's levels + 12 (≤ 24: 5 steps of pairs ≤ 2·24·128 fit i16, so 4 per widening).
+        Layout::Mxfp4 => rows::<8, 4, false, SCALED, false>(inp, p, acts, cols, out, ldo),
+        // Ternary codes ≤ 3 (pairs ≤ 768): a whole group per widening, after the i16 offset
+        // term (|Σa| ≤ 32·128); scale 1 per group, so the block's dots are summed in integers.
+        Layout::Tq1 | Layout::Tq2 => rows::<8, 8, false, OFFSET, true>(inp, p, acts, cols, out, ldo),
         // Unsigned `byte + 128` never reaches this level (panel_for builds them signed).
         Layout::Q8_0 | Layout::Iq4Nl | Layout::Iq4Xs => {}
     }

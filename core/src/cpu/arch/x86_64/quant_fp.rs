@@ -79,13 +79,25 @@ fn mxfp4_vnni(w: &[u8], a: &[u8]) -> f32 {
     unsafe { vnni::mxfp4_q8_0(w, a) }
 }
 
-/// The MXFP4 dot kernel for `level`, if the CPU runs it (same level rules as `quant::dot_for`).
-pub(crate) fn dot_for(ty: GgmlType, level: Isa) -> Option<crate::cpu::arch::QuantDotFn> {
+/// Whether `level` runs an MXFP4 kernel of this file on this CPU: None if not, else whether
+/// the VNNI one (same level rules as `quant::dot_for`).
+fn vnni_at(ty: GgmlType, level: Isa) -> Option<bool> {
     if ty != GgmlType::MXFP4 || !level.allows(Isa::Avx2) || level == Isa::Portable || !Isa::Avx2.is_available() {
         return None;
     }
-    let vnni = level.allows(Isa::Avx512) && Isa::Avx512.is_available() && isa::has_avx512_vnni();
-    Some(if vnni { mxfp4_vnni } else { mxfp4_avx2 })
+    Some(level.allows(Isa::Avx512) && Isa::Avx512.is_available() && isa::has_avx512_vnni())
+}
+
+/// The MXFP4 dot kernel for `level`, if the CPU runs it.
+pub(crate) fn dot_for(ty: GgmlType, level: Isa) -> Option<crate::cpu::arch::QuantDotFn> {
+    Some(if vnni_at(ty, level)? { mxfp4_vnni } else { mxfp4_avx2 })
+}
+
+/// The MXFP4 matmul for `level` (the dot kernel per pair, the panel added by `arch::quant_gemv`;
+/// see `arch/dot_gemv.rs`), if the CPU runs it.
+pub(crate) fn gemv_for(ty: GgmlType, level: Isa) -> Option<crate::cpu::arch::QuantGemv> {
+    use crate::cpu::arch::dot_gemv::{dot_gemv, prepare_q8_0_raw};
+    Some(if vnni_at(ty, level)? { dot_gemv!(prepare_q8_0_raw, mxfp4_vnni) } else { dot_gemv!(prepare_q8_0_raw, mxfp4_avx2) })
 }
 
 #[cfg(test)]

@@ -178,18 +178,35 @@ safe!(tq2_0_avx2, avx2::tq2_0_q8_k);
 safe!(tq1_0_vnni, vnni::tq1_0_q8_k);
 safe!(tq2_0_vnni, vnni::tq2_0_q8_k);
 
-/// The ternary dot kernel of `ty` for `level`, if the CPU runs it (same level rules as
-/// `quant::dot_for`).
-pub(crate) fn dot_for(ty: GgmlType, level: Isa) -> Option<crate::cpu::arch::QuantDotFn> {
+/// Whether `level` runs a ternary kernel on this CPU: None if not, else whether the VNNI one
+/// (same level rules as `quant::dot_for`).
+fn vnni_at(level: Isa) -> Option<bool> {
     if !level.allows(Isa::Avx2) || level == Isa::Portable || !Isa::Avx2.is_available() {
         return None;
     }
-    let vnni = level.allows(Isa::Avx512) && Isa::Avx512.is_available() && isa::has_avx512_vnni();
-    match (ty, vnni) {
+    Some(level.allows(Isa::Avx512) && Isa::Avx512.is_available() && isa::has_avx512_vnni())
+}
+
+/// The ternary dot kernel of `ty` for `level`, if the CPU runs it.
+pub(crate) fn dot_for(ty: GgmlType, level: Isa) -> Option<crate::cpu::arch::QuantDotFn> {
+    match (ty, vnni_at(level)?) {
         (GgmlType::TQ1_0, false) => Some(tq1_0_avx2),
         (GgmlType::TQ2_0, false) => Some(tq2_0_avx2),
         (GgmlType::TQ1_0, true) => Some(tq1_0_vnni),
         (GgmlType::TQ2_0, true) => Some(tq2_0_vnni),
+        _ => None,
+    }
+}
+
+/// The ternary matmul of `ty` for `level` (the dot kernel per pair, the panel added by
+/// `arch::quant_gemv`; see `arch/dot_gemv.rs`), if the CPU runs it.
+pub(crate) fn gemv_for(ty: GgmlType, level: Isa) -> Option<crate::cpu::arch::QuantGemv> {
+    use crate::cpu::arch::dot_gemv::{dot_gemv, prepare_q8_k_raw as prep};
+    match (ty, vnni_at(level)?) {
+        (GgmlType::TQ1_0, false) => Some(dot_gemv!(prep, tq1_0_avx2)),
+        (GgmlType::TQ2_0, false) => Some(dot_gemv!(prep, tq2_0_avx2)),
+        (GgmlType::TQ1_0, true) => Some(dot_gemv!(prep, tq1_0_vnni)),
+        (GgmlType::TQ2_0, true) => Some(dot_gemv!(prep, tq2_0_vnni)),
         _ => None,
     }
 }
