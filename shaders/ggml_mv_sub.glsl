@@ -14,10 +14,12 @@
 // FusedOp program of the SwiGLU's shape — r2 = f(g), r3 = h(g, r2), x = k(r3, u) with unary f
 // and binary h, k given as elementwise.glsl codes (a layer's g·sigmoid(g)·u before its down
 // projection) — over inputs g (a0) and u (a1), each step rounded to T as fused.comp rounds it,
-// and the first workgroup's first subgroup also stores it (xo), so the program's output exists
-// as if fused.comp had run. (fused.comp's general programs index registers dynamically, which
-// here, recomputed by every subgroup, cost ~60 µs a GEMV on an H200: the host folds only this
-// shape.)
+// and the first workgroup also stores it (xo), so the program's output exists
+// as if fused.comp had run. The workgroup's 128 invocations compute x once into shared memory
+// (FX_MAX_K elements at most: the host folds no longer rows) and every subgroup reads it there:
+// recomputed by each subgroup (vk26) it cost 17.7 µs a GEMV on an H200, more than the two
+// dispatches it replaces. (fused.comp's general programs index registers dynamically, ~60 µs
+// a GEMV: the host folds only this shape.)
 #extension GL_EXT_control_flow_attributes : enable
 #extension GL_KHR_shader_subgroup_arithmetic : enable
 #include "common.glsl"
@@ -43,13 +45,17 @@ layout(push_constant) uniform P {
 #endif
 } p;
 #ifdef FUSED_X
+// The longest x folded (kernels.rs FX_MAX_K): 16 KiB of float32, Vulkan's least shared memory.
+const uint FX_MAX_K = 4096;
+shared float xs[FX_MAX_K];
 float rt(float v) { return float(T(v)); }
-float x_at(uint i) {
+float x_fused(uint i) {
     float g = float(a0[p.off_g + i]);
     float r2 = rt(unary_op(p.f, g));
     float r3 = rt(binary_op(p.h, g, r2));
     return rt(binary_op(p.kk, r3, float(a1[p.off_u + i])));
 }
+float x_at(uint i) { return xs[i]; }
 #else
 float x_at(uint i) { return float(x[p.off_x + i]); }
 #endif
@@ -60,6 +66,15 @@ void main() {
     uint wid = gl_WorkGroupID.x + gl_WorkGroupID.y * gl_NumWorkGroups.x;
     if (wid >= p.n_cols) return;
     uint parts = (p.k / 32) * 4;
+#ifdef FUSED_X
+    // x once a workgroup (the early return above is the whole workgroup's: no barrier skipped).
+    for (uint i = gl_LocalInvocationID.x; i < p.k; i += 128) {
+        float v = x_fused(i);
+        xs[i] = v;
+        if (wid == 0) xo[i] = T(v);
+    }
+    barrier();
+#endif
     // The workgroup's 4·OUTS outputs, OUTS per subgroup, however many subgroups it has.
     for (uint s = gl_SubgroupID; s < 4; s += gl_NumSubgroups) {
         uint col0 = (wid * 4 + s) * OUTS;
@@ -70,11 +85,6 @@ void main() {
             uint xb = b * 32;
             float xv[8];
             [[unroll]] for (uint i = 0; i < 8; ++i) xv[i] = x_at(xb + part_elem(part, i));
-#ifdef FUSED_X
-            if (wid == 0 && s == 0) {
-                [[unroll]] for (uint i = 0; i < 8; ++i) xo[xb + part_elem(part, i)] = T(xv[i]);
-            }
-#endif
             [[unroll]] for (uint c = 0; c < OUTS; ++c) {
                 // Past the last output: the last one again (not stored), so every lane runs.
                 uint col = min(col0 + c, p.n - 1);

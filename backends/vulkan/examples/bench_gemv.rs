@@ -14,6 +14,9 @@
 //! - `chained wall µs`: the same chain's host wall time (record, submit, wait) per GEMV;
 //! - `GB/s`: the weight's bytes over the chained time.
 //!
+//! Then, for each `N×K` with N < K (a down projection), `swiglu+down`: a chain of MLP tails (up
+//! GEMV, SwiGLU, down GEMV) with the SwiGLU folded into the down GEMV and unfolded, GPU µs a step.
+//!
 //! The floor is a chain of float32 adds of 576 elements; the bandwidth a multiply by one of 256 MiB.
 //!
 //! `cargo run --release -p mlx-arm-vulkan --example bench_gemv -- [--type q4_1] [--shapes NxK,...] [--reps R] [--chain C]`
@@ -21,8 +24,13 @@
 //! 3072x576 (gate/up joined), 576x1536, 49152x576; then TinyLlama 1.1B's 2048x2048, 256x2048,
 //! 5632x2048, 2048x5632, 32000x2048).
 
+use mlx_arm_core::ops::binary::BinaryOp;
+use mlx_arm_core::ops::fused::{FusedOp, Step};
+use mlx_arm_core::ops::unary::UnaryOp;
+use mlx_arm_core::primitive::Primitive;
 use mlx_arm_core::quant::GgmlType;
 use mlx_arm_core::{device, ops, Array, DType, Device, Result, Value};
+use std::sync::Arc;
 use std::time::Instant;
 
 const DEFAULT_SHAPES: &str = "576x576,960x576,192x576,1536x576,3072x576,576x1536,49152x576,2048x2048,256x2048,5632x2048,2048x5632,32000x2048";
@@ -171,5 +179,61 @@ fn run() -> Result<()> {
         let bytes = mb * if w2.is_some() { 2.0 } else { 1.0 };
         println!("{label:>12} {bytes:>10.3} {alone:>10.2} {chained:>10.2} {best_wall:>16.2} {:>8.0}", bytes * 1e6 / (chained * 1e-6) / 1e9);
     }
+    for &(n, k) in shapes.iter().filter(|s| s.0 < s.1) {
+        swiglu_down(n, k, ty, chain, &done)?;
+    }
+    Ok(())
+}
+
+/// lm's SwiGLU program (lm/src/model.rs): g·sigmoid(g)·u, registers g = 0, u = 1.
+fn swiglu(dtype: DType) -> Arc<FusedOp> {
+    let step = |prim, args: &[usize]| Step { prim, args: args.to_vec(), dtype };
+    Arc::new(FusedOp {
+        n_inputs: 2,
+        steps: vec![
+            step(Primitive::Unary(UnaryOp::Sigmoid), &[0]),
+            step(Primitive::Binary(BinaryOp::Multiply), &[0, 2]),
+            step(Primitive::Binary(BinaryOp::Multiply), &[3, 1]),
+        ],
+    })
+}
+
+/// A decode step's MLP tail for a down weight `N×K` (N < K): a chain of `chain` steps, each the
+/// up GEMV (`K×N`, from the last step's output), the SwiGLU of it and a fixed u, and the down
+/// GEMV, with the SwiGLU folded into the down GEMV (ggml_mv_sub_fx.comp) and unfolded
+/// (`set_fusion(false)`: fused.comp, then ggml_mv_sub.comp). Prints GPU µs a step (all three
+/// kernels) and the folded GEMV's and the SwiGLU's µs a dispatch.
+fn swiglu_down(n: usize, k: usize, ty: GgmlType, chain: usize, done: &dyn Fn(&Array) -> Result<()>) -> Result<()> {
+    let down = ops::ggml_quantize(&random(&[n, k], 7)?, ty)?;
+    let up = ops::ggml_quantize(&random(&[k, n], 9)?, ty)?;
+    let u = random(&[1, k], 13)?;
+    let x = random(&[1, n], 11)?;
+    for a in [&down, &up, &u, &x] {
+        done(a)?;
+    }
+    let prog = swiglu(DType::Float32);
+    let kernels = ["ggml_mv_sub", "ggml_mv_sub_fx", "fused"];
+    let total = || kernels.iter().fold(0.0, |a, name| a + gpu_ns(name).0);
+    for fold in [true, false, true, false] {
+        mlx_arm_vulkan::set_fusion(fold);
+        let (t0, (f0, fc0), (s0, sc0)) = (total(), gpu_ns("ggml_mv_sub_fx"), gpu_ns("fused"));
+        let mut y = x.clone();
+        for _ in 0..chain {
+            let g = gemv(&y, &up, ty, n)?;
+            let act = FusedOp::record(&prog, vec![g, u.clone()])?;
+            y = gemv(&act, &down, ty, k)?;
+        }
+        done(&y)?;
+        let ((f1, fc1), (s1, sc1)) = (gpu_ns("ggml_mv_sub_fx"), gpu_ns("fused"));
+        let per = |a: f64, b: f64, c0: u64, c1: u64| if c1 > c0 { format!("{:.2}", (b - a) / (c1 - c0) as f64 / 1e3) } else { "-".into() };
+        println!(
+            "swiglu+down {n}x{k} {}: {:.2} µs GPU a step (up GEMV + SwiGLU + down GEMV); ggml_mv_sub_fx {} µs, fused {} µs a dispatch",
+            if fold { "folded" } else { "unfolded" },
+            (total() - t0) / chain as f64 / 1e3,
+            per(f0, f1, fc0, fc1),
+            per(s0, s1, sc0, sc1)
+        );
+    }
+    mlx_arm_vulkan::set_fusion(true);
     Ok(())
 }

@@ -1152,7 +1152,8 @@ pub(crate) fn ggml_gemv(rec: &mut Recorder, x: (&Data, &[usize]), w: &Bound, n: 
     }
     let push = [m as u32, n as u32, k as u32, row_bytes as u32, n_cols as u32, bx.off as u32, w.off as u32];
     // x made by a held-back FusedOp program (a layer's SwiGLU): computed here instead.
-    if let Shader::GgmlMvSub(t, outs) = shader {
+    // (x lives in the workgroup's shared memory there: rows up to FX_MAX_K.)
+    if let (Shader::GgmlMvSub(t, outs), true) = (shader, k <= FX_MAX_K) {
         if let Some(fx) = defer::take_fused_x(rec, &bx.mem, bx.off, k, f16) {
             let mut all = [0u32; 12];
             all[..7].copy_from_slice(&push);
@@ -1165,6 +1166,10 @@ pub(crate) fn ggml_gemv(rec: &mut Recorder, x: (&Data, &[usize]), w: &Bound, n: 
     dispatch(rec, shader, f16, &[&bx.mem, &w.mem, &om], 2, &push, grid(groups)?)?;
     Ok(Some(out))
 }
+
+/// The longest x that ggml_mv_sub_fx.comp computes (its shared array, 16 KiB of float32: the
+/// least shared memory Vulkan guarantees; ggml_mv_sub.glsl's FX_MAX_K).
+const FX_MAX_K: usize = 4096;
 
 /// [`gather_rows`] with int32 or uint32 indices in device memory: gather.comp copies the rows
 /// as words (rows and the table's start must be whole words; others run on the CPU).
