@@ -23,28 +23,14 @@ use alloc::vec::Vec;
 
 use crate::cpu::arch::affine::{kernels, period_codes, period_scales_len, permute, permuted_len, AffineKernels, Fused, FusedWidth, MAX_ROWS};
 use crate::cpu::elementwise::OutPtr;
-use crate::cpu::gemm::{gemm_at, MatMut, MatRef};
+use crate::cpu::qmm_panels::{gemm_n, gemm_t, with_f32_io, PanelSource, GEMV_GRAIN_BYTES, K_SLICE, OP, TILE_COLS};
 use crate::cpu::isa::Isa;
-use crate::dtype::DType;
 use crate::error::{Error, Result};
-use crate::parallel::{num_threads, parallel_for};
+use crate::parallel::parallel_for;
 use crate::quant::mlx::qmm::check_dims;
-use crate::quant::mlx::{try_zeroed, widen_f32, QFloat, QScales, QuantMode, QuantParams};
+use crate::quant::mlx::{try_zeroed, QFloat, QScales, QuantMode, QuantParams};
 
-const OP: &str = "quantized_matmul";
-
-/// Activation rows up to which the decode kernels run; above, the dequantized-panel GEMM.
-pub const GEMV_MAX_M: usize = 8;
-/// Weight bytes per GEMV task: a task's slice should outweigh claiming it (a few µs).
-const GEMV_GRAIN_BYTES: usize = 16 << 10;
-/// Columns per tile of `x @ Ŵ` on the decode path (its decoded codes stay in L1).
-const TILE_COLS: usize = 4096;
-/// Stored rows per slice of `x @ Ŵ` on the decode path (the unit of its split over threads).
-const K_SLICE: usize = 256;
-/// Weight rows (`x @ Ŵᵀ`) or columns (`x @ Ŵ`) per dequantized GEMM panel.
-const PANEL: usize = 128;
-/// Activation rows per GEMM task, at least (below, the panel's dequantization dominates).
-const MIN_TASK_ROWS: usize = 32;
+pub use super::qmm_panels::GEMV_MAX_M;
 
 /// `out = x @ Ŵᵀ` (`transpose`) or `x @ Ŵ` for affine-quantized `w` with the kernels of
 /// `level` (an available level; tests run each), threaded over the pool. Shapes as
@@ -83,29 +69,19 @@ pub fn qmm_at<T: QFloat + Sync>(
     // SAFETY: u32 has no padding and u8 no alignment; the slice covers the same bytes
     // (little-endian checked above, so byte i of the stream is byte i of the buffer).
     let wb = unsafe { core::slice::from_raw_parts(w.as_ptr() as *const u8, w.len() * 4) };
-    let xf = widen_f32(x);
-    let mut tmp = Vec::new();
-    let of: &mut [f32] = match as_f32_mut(out) {
-        Some(o) => o,
-        None => {
-            tmp = try_zeroed(OP, out.len(), 0f32)?;
-            &mut tmp
-        }
-    };
     let q = Quant { w: wb, scales, biases, bits: p.bits, gs: p.group_size, kern: kernels(level) };
-    let o = OutPtr(of.as_mut_ptr());
-    match (transpose, m <= GEMV_MAX_M) {
-        (true, true) => gemv_t(&q, &xf, m, k, n, o)?,
-        (false, true) => gemv_n(&q, &xf, m, k, n, o)?,
-        (true, false) => gemm_t(level, &q, &xf, m, k, n, o),
-        (false, false) => gemm_n(level, &q, &xf, m, k, n, o),
-    }
-    if T::DTYPE != DType::Float32 {
-        for (d, &v) in out.iter_mut().zip(&tmp) {
-            *d = T::from_f32(v);
+    with_f32_io(x, out, |xf, o| match (transpose, m <= GEMV_MAX_M) {
+        (true, true) => gemv_t(&q, xf, m, k, n, o),
+        (false, true) => gemv_n(&q, xf, m, k, n, o),
+        (true, false) => {
+            gemm_t(level, &q, xf, m, k, n, o);
+            Ok(())
         }
-    }
-    Ok(())
+        (false, false) => {
+            gemm_n(level, &q, xf, m, k, n, o);
+            Ok(())
+        }
+    })
 }
 
 /// The quantized weight of one product and the kernels to read it with.
@@ -123,6 +99,12 @@ impl<T: QFloat> Quant<'_, T> {
     fn bytes(&self, len: usize) -> usize {
         len * self.bits as usize / 8
     }
+}
+
+impl<T: QFloat + Sync> PanelSource for Quant<'_, T> {
+    fn group_size(&self) -> usize {
+        self.gs
+    }
     /// Decodes codes `c0..c0 + q.len()` of stored row `row` (rows of `len` codes) into `q`.
     fn decode(&self, row: usize, len: usize, c0: usize, q: &mut [f32]) {
         let start = self.bytes(row * len + c0);
@@ -138,11 +120,6 @@ impl<T: QFloat> Quant<'_, T> {
             }
         }
     }
-}
-
-fn as_f32_mut<T: QFloat>(v: &mut [T]) -> Option<&mut [f32]> {
-    // SAFETY: T is f32 (same dtype), so the slice reinterprets exactly.
-    (T::DTYPE == DType::Float32).then(|| unsafe { core::slice::from_raw_parts_mut(v.as_mut_ptr() as *mut f32, v.len()) })
 }
 
 /// Per activation row, the sum of each group of `gs` elements (the bias term's factor).
@@ -344,84 +321,4 @@ fn gemv_n<T: QFloat + Sync>(q: &Quant<'_, T>, xf: &[f32], m: usize, k: usize, n:
         }
     }
     Ok(())
-}
-
-/// How many row blocks to split `m` into so that `panels × blocks` tasks feed every thread.
-fn row_blocks(m: usize, panels: usize) -> usize {
-    let want = (2 * num_threads()).div_ceil(panels.max(1));
-    want.min(m.div_ceil(MIN_TASK_ROWS)).max(1)
-}
-
-/// Runs `gemm(rows of x, panel)` into output columns `c0..c0 + cols` for row block `blk`.
-#[allow(clippy::too_many_arguments)]
-fn panel_product(level: Isa, xf: &[f32], m: usize, k: usize, n: usize, mb: usize, blk: usize, panel: MatRef<f32>, c0: usize, cols: usize, o: OutPtr<f32>) {
-    let r0 = blk * mb;
-    let rows = mb.min(m - r0);
-    // SAFETY: x rows r0..r0+rows are inside xf (m×k, row stride k); the panel covers k×cols
-    // (caller); output rows r0.. and columns c0..c0+cols lie inside m×n and belong to this
-    // task alone.
-    unsafe {
-        let a = MatRef::new(xf.as_ptr().add(r0 * k), k as isize, 1);
-        let c = MatMut::new(o.0.add(r0 * n + c0), n);
-        gemm_at(level, rows, cols, k, 1.0f32, a, panel, 0.0, c, false);
-    }
-}
-
-/// GEMM path of `x @ Ŵᵀ`: panels of `PANEL` weight rows dequantized to f32 (`cols × k`, read
-/// transposed by the GEMM), times row blocks of x.
-fn gemm_t<T: QFloat + Sync>(level: Isa, q: &Quant<'_, T>, xf: &[f32], m: usize, k: usize, n: usize, o: OutPtr<f32>) {
-    let gpr = k / q.gs;
-    let panels = n.div_ceil(PANEL);
-    let blocks = row_blocks(m, panels);
-    let mb = m.div_ceil(blocks);
-    parallel_for(panels * blocks, 1, &|tasks| {
-        let mut codes = vec![0f32; k];
-        let mut panel = vec![0f32; PANEL * k];
-        let mut built = usize::MAX;
-        for t in tasks {
-            let (pi, blk) = (t / blocks, t % blocks);
-            let (j0, cols) = (pi * PANEL, PANEL.min(n - pi * PANEL));
-            if built != pi {
-                for (j, dst) in (j0..j0 + cols).zip(panel.chunks_exact_mut(k)) {
-                    q.decode(j, k, 0, &mut codes);
-                    q.expand(&codes, j * gpr, dst);
-                }
-                built = pi;
-            }
-            // SAFETY: the panel holds cols rows of k floats: element (p, j) at j·k + p.
-            let b = unsafe { MatRef::new(panel.as_ptr(), 1, k as isize) };
-            panel_product(level, xf, m, k, n, mb, blk, b, j0, cols, o);
-        }
-    });
-}
-
-/// GEMM path of `x @ Ŵ` (W stored `(k, n)`): panels of whole groups of columns dequantized
-/// to f32 (`k × cols`), times row blocks of x.
-fn gemm_n<T: QFloat + Sync>(level: Isa, q: &Quant<'_, T>, xf: &[f32], m: usize, k: usize, n: usize, o: OutPtr<f32>) {
-    let gs = q.gs;
-    let gpr = n / gs;
-    let pg = (PANEL / gs).max(1);
-    let panels = gpr.div_ceil(pg);
-    let blocks = row_blocks(m, panels);
-    let mb = m.div_ceil(blocks);
-    parallel_for(panels * blocks, 1, &|tasks| {
-        let mut codes = vec![0f32; pg * gs];
-        let mut panel = vec![0f32; k * pg * gs];
-        let mut built = usize::MAX;
-        for t in tasks {
-            let (pi, blk) = (t / blocks, t % blocks);
-            let (g0, g1) = (pi * pg, ((pi + 1) * pg).min(gpr));
-            let cols = (g1 - g0) * gs;
-            if built != pi {
-                for (kk, dst) in panel.chunks_exact_mut(cols).take(k).enumerate() {
-                    q.decode(kk, n, g0 * gs, &mut codes[..cols]);
-                    q.expand(&codes[..cols], kk * gpr + g0, dst);
-                }
-                built = pi;
-            }
-            // SAFETY: the panel holds k rows of cols floats: element (p, j) at p·cols + j.
-            let b = unsafe { MatRef::new(panel.as_ptr(), cols as isize, 1) };
-            panel_product(level, xf, m, k, n, mb, blk, b, g0 * gs, cols, o);
-        }
-    });
 }

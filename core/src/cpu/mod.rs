@@ -24,6 +24,7 @@ pub mod index;
 pub mod linalg;
 pub mod math;
 pub mod mlx_fp;
+mod qmm_panels;
 pub mod quantized;
 pub mod random;
 pub mod reduce;
