@@ -23,7 +23,7 @@ use alloc::vec::Vec;
 
 use crate::cpu::arch::affine::{kernels, period_codes, period_scales_len, permute, permuted_len, AffineKernels, Fused, FusedWidth, MAX_ROWS};
 use crate::cpu::elementwise::OutPtr;
-use crate::cpu::qmm_panels::{gemm_n, gemm_t, with_f32_io, PanelSource, GEMV_GRAIN_BYTES, K_SLICE, OP, TILE_COLS};
+use crate::cpu::qmm_panels::{gemm_n, gemm_t, packed_bytes, with_f32_io, PanelSource, GEMV_GRAIN_BYTES, K_SLICE, OP, TILE_COLS};
 use crate::cpu::isa::Isa;
 use crate::error::{Error, Result};
 use crate::parallel::parallel_for;
@@ -55,20 +55,10 @@ pub fn qmm_at<T: QFloat + Sync>(
     if p.mode != QuantMode::Affine {
         return Err(Error::invalid(OP, "Expected affine quantization parameters."));
     }
-    if cfg!(target_endian = "big") {
-        // The decoders read the packed words as little-endian bytes.
-        return crate::quant::mlx::qmm(x, m, k, w, sc, n, p, transpose, out, 0..m);
-    }
-    if m == 0 || n == 0 {
+    let reference = |out: &mut [T]| crate::quant::mlx::qmm(x, m, k, w, sc, n, p, transpose, out, 0..m);
+    let Some(wb) = packed_bytes(w, m, k, n, out, reference)? else {
         return Ok(());
-    }
-    if k == 0 {
-        out.fill(T::from_f32(0.0));
-        return Ok(());
-    }
-    // SAFETY: u32 has no padding and u8 no alignment; the slice covers the same bytes
-    // (little-endian checked above, so byte i of the stream is byte i of the buffer).
-    let wb = unsafe { core::slice::from_raw_parts(w.as_ptr() as *const u8, w.len() * 4) };
+    };
     let q = Quant { w: wb, scales, biases, bits: p.bits, gs: p.group_size, kern: kernels(level) };
     with_f32_io(x, out, |xf, o| match (transpose, m <= GEMV_MAX_M) {
         (true, true) => gemv_t(&q, xf, m, k, n, o),

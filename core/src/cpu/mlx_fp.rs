@@ -22,7 +22,7 @@ use alloc::vec;
 use crate::cpu::arch::affine::kernels as affine_kernels;
 use crate::cpu::arch::mlx_fp::{kernels, FpFormat, FpKernels, MAX_ROWS};
 use crate::cpu::elementwise::OutPtr;
-use crate::cpu::qmm_panels::{gemm_n, gemm_t, with_f32_io, PanelSource, GEMV_GRAIN_BYTES, K_SLICE, OP, TILE_COLS};
+use crate::cpu::qmm_panels::{gemm_n, gemm_t, packed_bytes, with_f32_io, PanelSource, GEMV_GRAIN_BYTES, K_SLICE, OP, TILE_COLS};
 use crate::cpu::isa::Isa;
 use crate::error::{Error, Result};
 use crate::parallel::parallel_for;
@@ -57,20 +57,10 @@ pub fn qmm_fp_at<T: QFloat + Sync>(
         8 => FpFormat::E4M3,
         _ => return Err(Error::invalid(OP, "Expected 4- or 8-bit fp quantization parameters.")),
     };
-    if cfg!(target_endian = "big") {
-        // The kernels read the packed words as little-endian bytes.
-        return crate::quant::mlx::qmm(x, m, k, w, sc, n, p, transpose, out, 0..m);
-    }
-    if m == 0 || n == 0 {
+    let reference = |out: &mut [T]| crate::quant::mlx::qmm(x, m, k, w, sc, n, p, transpose, out, 0..m);
+    let Some(wb) = packed_bytes(w, m, k, n, out, reference)? else {
         return Ok(());
-    }
-    if k == 0 {
-        out.fill(T::from_f32(0.0));
-        return Ok(());
-    }
-    // SAFETY: u32 has no padding and u8 no alignment; the slice covers the same bytes
-    // (little-endian checked above, so byte i of the stream is byte i of the buffer).
-    let wb = unsafe { core::slice::from_raw_parts(w.as_ptr() as *const u8, w.len() * 4) };
+    };
     let lut: [f32; 256] = core::array::from_fn(|c| fp_scale::<T>(p.mode, c as u8) * fmt.raw_factor());
     let q = Quant { w: wb, scales, lut, fmt, gs: p.group_size, kern: kernels(level) };
     with_f32_io(x, out, |xf, o| match (transpose, m <= GEMV_MAX_M) {

@@ -62,6 +62,32 @@ pub(crate) fn with_f32_io<T: QFloat>(x: &[T], out: &mut [T], f: impl FnOnce(&[f3
     Ok(())
 }
 
+/// What both drivers do once the shapes are checked: `Ok(None)` when the product is already
+/// written (no rows or columns; `k = 0` gives zeros; a big-endian target, where the kernels'
+/// little-endian reads do not hold, runs `reference`), else the packed words as bytes.
+pub(crate) fn packed_bytes<'w, T: QFloat>(
+    w: &'w [u32],
+    m: usize,
+    k: usize,
+    n: usize,
+    out: &mut [T],
+    reference: impl FnOnce(&mut [T]) -> Result<()>,
+) -> Result<Option<&'w [u8]>> {
+    if cfg!(target_endian = "big") {
+        return reference(out).map(|()| None);
+    }
+    if m == 0 || n == 0 {
+        return Ok(None);
+    }
+    if k == 0 {
+        out.fill(T::from_f32(0.0));
+        return Ok(None);
+    }
+    // SAFETY: u32 has no padding and u8 no alignment; the slice covers the same bytes
+    // (little-endian checked above, so byte i of the stream is byte i of the buffer).
+    Ok(Some(unsafe { core::slice::from_raw_parts(w.as_ptr() as *const u8, w.len() * 4) }))
+}
+
 fn as_f32_mut<T: QFloat>(v: &mut [T]) -> Option<&mut [f32]> {
     // SAFETY: T is f32 (same dtype), so the slice reinterprets exactly.
     (T::DTYPE == DType::Float32).then(|| unsafe { core::slice::from_raw_parts_mut(v.as_mut_ptr() as *mut f32, v.len()) })
