@@ -1,6 +1,7 @@
 //! Where a decode step's host time goes on the GPU, call by call: loads a GGUF model, decodes
 //! greedily one step at a time on the Vulkan device and prints, per step, the dispatches, the
-//! backend's recording time and the driver calls' shares (`QueueStats`).
+//! backend's recording time and the driver calls' shares (`QueueStats`); first, how long the
+//! pipelines took to create and what the on-disk pipeline cache held (`PipelineCacheStats`).
 //! Usage: cargo run --release -p mlx-arm-vulkan --example decode_calls -- MODEL.gguf [STEPS]
 
 use mlx_arm_core::{device, Device};
@@ -12,6 +13,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut args = std::env::args().skip(1);
     let path = args.next().ok_or("usage: decode_calls MODEL.gguf [STEPS]")?;
     let steps: usize = args.next().map_or(Ok(64), |s| s.parse())?;
+    let start = std::time::Instant::now();
     let info = vkb::init()?;
     println!("device: {} ({}), fusion {}", info.name, info.kind, if vkb::fusion_enabled() { "on" } else { "off" });
     let loaded = files::load_model(std::path::Path::new(&path))?;
@@ -23,6 +25,21 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     // Warm-up steps (pipelines, pool), then the measured ones.
     for _ in 0..8 {
         tok = generate::step_greedy(model, &mut cache, &[tok])?;
+    }
+    let warm_ms = start.elapsed().as_secs_f64() * 1e3;
+    vkb::save_pipeline_cache();
+    if let Some(pc) = vkb::pipeline_cache_stats() {
+        println!(
+            "RESULT pipelines: {} created in {:.1} ms (vkCreateComputePipelines); start to 8th step {warm_ms:.0} ms; disk cache {}: loaded {} bytes{}, saved {} bytes ({} saves){}",
+            pc.pipelines_built,
+            pc.build_ns as f64 * 1e-6,
+            pc.path.as_ref().map_or("off".to_string(), |p| p.display().to_string()),
+            pc.loaded_bytes,
+            pc.rejected.map_or(String::new(), |r| format!(" (file refused: {r})")),
+            pc.saved_bytes,
+            pc.saves,
+            pc.save_error.map_or(String::new(), |e| format!(" (save failed: {e})")),
+        );
     }
     let before = vkb::queue_stats();
     let t = std::time::Instant::now();

@@ -1,6 +1,7 @@
 //! The Vulkan instance, the chosen physical device, its logical device with one compute queue,
 //! and the memory sub-allocator. Built once per process; every failure is an `Error`.
 
+use crate::pipeline_cache::DiskCache;
 use crate::{coopmat, subgroup};
 use ash::vk;
 use gpu_allocator::vulkan::{Allocator, AllocatorCreateDesc};
@@ -59,6 +60,8 @@ pub(crate) struct Context {
     /// Nanoseconds per timestamp tick, or `None` where the queue writes no timestamps (then
     /// `MLX_ARM_VULKAN_PROFILE` measures nothing).
     pub timestamp_ns: Option<f64>,
+    /// The device's pipeline cache, kept on disk (`crate::pipeline_cache`).
+    pub pipeline_cache: DiskCache,
 }
 
 fn rank(t: vk::PhysicalDeviceType) -> u32 {
@@ -88,6 +91,7 @@ struct Candidate {
     kind: vk::PhysicalDeviceType,
     family: u32,
     timestamp_ns: Option<f64>,
+    props: vk::PhysicalDeviceProperties,
 }
 
 impl Context {
@@ -132,7 +136,7 @@ impl Context {
             }
             let stamps = families[family].timestamp_valid_bits > 0 && props.limits.timestamp_period > 0.0;
             let timestamp_ns = stamps.then_some(f64::from(props.limits.timestamp_period));
-            cands.push(Candidate { pdev, index, name, kind: props.device_type, family: family as u32, timestamp_ns });
+            cands.push(Candidate { pdev, index, name, kind: props.device_type, family: family as u32, timestamp_ns, props });
         }
         if cands.is_empty() {
             return Err(Error::runtime(
@@ -206,6 +210,7 @@ impl Context {
             }
             _ => shared_default,
         };
+        let pipeline_cache = DiskCache::open(&device, &chosen.props)?;
         let info = DeviceInfo { name: chosen.name, kind: kind_name(chosen.kind).into(), shared_memory, f16, coopmat, subgroup };
         Ok(Context {
             _entry: entry,
@@ -220,6 +225,7 @@ impl Context {
             ggml_mv,
             ggml_outs,
             timestamp_ns: chosen.timestamp_ns,
+            pipeline_cache,
         })
     }
 }

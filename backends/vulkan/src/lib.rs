@@ -9,6 +9,7 @@ mod fusion;
 mod kernels;
 mod lm_ops;
 mod memory;
+mod pipeline_cache;
 mod pipelines;
 mod profile;
 mod queue;
@@ -18,6 +19,7 @@ pub use context::{DeviceInfo, DEVICE_ENV, MEMORY_ENV};
 pub use coopmat::COOPMAT_ENV;
 pub use defer::{fusion_enabled, set_fusion, FUSE_ENV};
 pub use kernels::coopmat_dispatches;
+pub use pipeline_cache::{PipelineCacheStats, PIPELINE_CACHE_ENV};
 pub use profile::{kernel_times, KernelTime, PROFILE_ENV};
 pub use queue::{stats as queue_stats, QueueStats};
 pub use subgroup::{GGML_LANES_ENV, GGML_MV_ENV, GGML_OUTS_ENV, SUBGROUP_ENV};
@@ -67,6 +69,23 @@ pub fn device_info() -> Option<DeviceInfo> {
     match CTX.get() {
         Some(Ok(c)) => Some(c.info.clone()),
         _ => None,
+    }
+}
+
+/// How the on-disk pipeline cache fared in this process (where it lives, what was loaded or
+/// refused, saves, pipelines built and their time), or `None` before a successful [`init`].
+pub fn pipeline_cache_stats() -> Option<PipelineCacheStats> {
+    match CTX.get() {
+        Some(Ok(c)) => Some(c.pipeline_cache.stats()),
+        _ => None,
+    }
+}
+
+/// Writes the pipeline cache to disk now if pipelines were built since it was last read or
+/// written (the backend also does so at the next host wait); failures go to the stats.
+pub fn save_pipeline_cache() {
+    if let Some(Ok(c)) = CTX.get() {
+        c.pipeline_cache.save(&c.device);
     }
 }
 

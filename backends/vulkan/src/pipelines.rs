@@ -1,6 +1,7 @@
 //! Compute pipelines, built once per (shader, element type) from the SPIR-V committed under
 //! `shaders/spv/`. Every shader binds storage buffers 0..n in set 0 through push descriptors
-//! (no descriptor pools to manage) and takes its parameters as push constants.
+//! (no descriptor pools to manage) and takes its parameters as push constants. Pipelines are
+//! created through the device's pipeline cache, kept on disk (`crate::pipeline_cache`).
 
 use crate::context::{vk_err, Context, MAIN};
 use ash::vk;
@@ -215,8 +216,12 @@ fn build(ctx: &Context, shader: Shader, f16: bool) -> Result<Pipeline> {
             stage = stage.specialization_info(&spec);
         }
         let ci = [vk::ComputePipelineCreateInfo::default().stage(stage).layout(layout)];
-        let made = d.create_compute_pipelines(vk::PipelineCache::null(), &ci, None);
+        let t = std::time::Instant::now();
+        let made = d.create_compute_pipelines(ctx.pipeline_cache.cache, &ci, None);
         d.destroy_shader_module(module, None);
+        if made.is_ok() {
+            ctx.pipeline_cache.built(t.elapsed().as_nanos() as u64);
+        }
         let pipeline = made.map_err(|(_, r)| vk_err(OP, "vkCreateComputePipelines", r))?[0];
         Ok(Pipeline { pipeline, layout })
     }

@@ -565,6 +565,9 @@ impl Recorder {
     fn wait_until(&mut self, upto: u64) -> Result<()> {
         self.submit()?;
         self.limit = FIRST_BATCH.min(self.cap);
+        // Pipelines built for the work just submitted go to disk while the GPU runs it (a
+        // flag test when none were built).
+        self.ctx.pipeline_cache.save(&self.ctx.device);
         if !self.in_flight.iter().any(|b| b.seq <= upto) {
             return Ok(());
         }
