@@ -36,7 +36,7 @@ unsafe fn pair_scales(s16: __m256i, t: usize) -> __m256i {
     _mm256_shuffle_epi8(_mm256_permutevar8x32_epi32(s16, _mm256_set1_epi32(t as i32)), pick)
 }
 
-/// The 8 sub-block scales (bytes of `scales`) of a Q4_K/Q5_K super-block as `vpmaddwd` factor
+/// The 8 sub-block scales (bytes of `scales`) of a Q4_K super-block as `vpmaddwd` factor
 /// pairs `s_k | s_k << 16`, stored to `dst`. The caller hides `dst` from the optimizer
 /// ([`core::hint::black_box`]) before reading it back with [`bcast`], so each sub-block's
 /// factors are one `vpbroadcastd` from memory — a load, no shuffle. Broadcasting i16 lane k of
@@ -206,7 +206,10 @@ impl Kernel for Q5K {
     unsafe fn tile<const M: usize, const R: usize>(self, x: *const u8, wrb: usize, nb: usize, acts: [&Act; M]) -> [[f32; R]; M] {
         let wb = K4::<true>::BYTES;
         let (m4, sixteen) = (_mm256_set1_epi8(0x0F), _mm256_set1_epi8(0x10));
-        let mut pairs = [0u32; 8];
+        // Shuffle controls broadcasting i16 lane k. (Q4_K's `scale_pairs` here, once per
+        // super-block of one row rather than of four, measured 0.92–0.96× at one thread on the
+        // Xeon and +7 % instructions: docs/BENCHMARKS.md, "gq27".)
+        let pick: [__m256i; 8] = core::array::from_fn(|k| _mm256_set1_epi16(((2 * k) | ((2 * k + 1) << 8)) as i16));
         let mut acc = [[_mm256_setzero_ps(); R]; M];
         let ahead = prefetch_distance(R * wrb);
         for r in 0..R {
@@ -216,8 +219,8 @@ impl Kernel for Q5K {
                     prefetch_lines_ahead(xb, ahead, wb.div_ceil(64));
                 }
                 let (scales, mins) = q4k_scales_mins((xb.add(4) as *const [u8; 12]).read_unaligned());
-                scale_pairs(scales, &mut pairs);
-                let pairs = core::hint::black_box(&mut pairs);
+                // The 8 scales as i16, in both 128-bit lanes.
+                let s16 = _mm256_broadcastsi128_si256(_mm_cvtepu8_epi16(_mm_cvtsi64_si128(scales as i64)));
                 let mut qh = _mm256_loadu_si256(xb.add(K4::<true>::QH) as *const __m256i);
                 let mut isum = [_mm256_setzero_si256(); M];
                 for j in 0..4 {
@@ -228,7 +231,7 @@ impl Kernel for Q5K {
                         _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16::<4>(raw), m4), _mm256_and_si256(_mm256_slli_epi16::<3>(qh), sixteen)),
                     ];
                     qh = _mm256_srli_epi16::<2>(qh);
-                    let s = [bcast(pairs, 2 * j), bcast(pairs, 2 * j + 1)];
+                    let s = [_mm256_shuffle_epi8(s16, pick[2 * j]), _mm256_shuffle_epi8(s16, pick[2 * j + 1])];
                     for i in 0..M {
                         let p = acts[i].q.as_ptr().add(b * 256 + 64 * j) as *const __m256i;
                         let d = _mm256_add_epi32(scaled_dot(w[0], _mm256_loadu_si256(p), s[0]), scaled_dot(w[1], _mm256_loadu_si256(p.add(1)), s[1]));
