@@ -61,6 +61,62 @@ fn anchor(ty: T, k: usize) -> Option<(f64, f64)> {
 /// in cache on larger hosts, so only 4096×14336 is DRAM-bound).
 const DRAM_READ_GBS: f64 = 37.6;
 
+/// Seconds per GEMV the way benchmarks/ggml_gemv_anchor.c times llama.cpp's, so the two are
+/// compared like for like: 3 uncounted calls, then 41 samples of enough back-to-back calls for
+/// ~20 MB of weights each, the median sample's time per call. (15 single calls, the earlier
+/// rule, made a 1 ms GEMV's figure 15 ms of work: one slow interval moved it by ±30 %.)
+fn gemv_seconds(weight_bytes: f64, mut f: impl FnMut()) -> f64 {
+    let reps = (2e7 / (weight_bytes + 1.0)) as usize + 1;
+    let mut samples: Vec<f64> = Vec::with_capacity(41);
+    for _ in 0..3 {
+        f();
+    }
+    for _ in 0..41 {
+        let t = std::time::Instant::now();
+        for _ in 0..reps {
+            f();
+        }
+        samples.push(t.elapsed().as_secs_f64() / reps as f64);
+    }
+    samples.sort_by(|a, b| a.total_cmp(b));
+    samples[samples.len() / 2]
+}
+
+/// Read bandwidth at `threads` threads (each summing its own share of a
+/// 256 MiB buffer, median of 5 passes), measured once per thread count in this process, so the
+/// GEMV's weight GB/s can be put over the read bandwidth of the same run (issue 17's "≥ 85 % of
+/// read bandwidth"; only meaningful for weights the caches do not hold).
+fn read_gbs(cache: &mut Vec<(usize, Option<f64>)>, threads: usize) -> Option<f64> {
+    if let Some(&(_, v)) = cache.iter().find(|(t, _)| *t == threads) {
+        return v;
+    }
+    let n: usize = 64 * 1024 * 1024;
+    let src: Vec<u32> = (0..n as u32).collect();
+    let per = n.div_ceil(threads.max(1)).next_multiple_of(16);
+    let t = common::median_seconds(1, 5, || {
+        std::thread::scope(|s| {
+            for part in src.chunks(per) {
+                s.spawn(move || {
+                    // Integer sums vectorize freely: 16 independent lanes, bound by loads.
+                    let acc = part.chunks_exact(16).fold([0u32; 16], |mut a, c| {
+                        for (x, &y) in a.iter_mut().zip(c) {
+                            *x = x.wrapping_add(y);
+                        }
+                        a
+                    });
+                    std::hint::black_box(acc);
+                });
+            }
+        })
+    });
+    let v = Some((4 * n) as f64 / t / 1e9);
+    if let Some(r) = v {
+        println!("read bandwidth, {threads} thread(s), 256 MiB: {r:.1} GB/s");
+    }
+    cache.push((threads, v));
+    v
+}
+
 fn main() {
     let args: Vec<String> = std::env::args().collect();
     let arg = |k: &str| args.iter().position(|a| a == k).and_then(|i| args.get(i + 1)).cloned();
@@ -87,9 +143,14 @@ fn main() {
     let best = *levels.last().unwrap();
     println!("ggml_matmul, f32 activations; weights n×k; ISA levels here: {:?}", levels.iter().map(|l| l.name()).collect::<Vec<_>>());
     println!(
-        "{:<6} {:>11} {:>5} {:>9} {:>3} | {:>9} {:>8} {:>9} | {:>8} {:>7}",
-        "type", "n×k", "m", "isa", "thr", "ms", "GB/s", "GFLOP/s", "anchor", "ratio"
+        "{:<6} {:>11} {:>5} {:>9} {:>3} | {:>9} {:>8} {:>9} | {:>8} {:>7} {:>6}",
+        "type", "n×k", "m", "isa", "thr", "ms", "GB/s", "GFLOP/s", "anchor", "ratio", "%read"
     );
+    // `--no-read-bw`: skip the read-bandwidth measurement (the %read column).
+    let mut read_bw: Vec<(usize, Option<f64>)> = Vec::new();
+    if args.iter().any(|a| a == "--no-read-bw") {
+        read_bw.extend(thread_counts.iter().map(|&t| (t, None)));
+    }
     // `--types q4_0,q8_0` limits the run to those weight types.
     let only = arg("--types");
     for ty in [
@@ -121,8 +182,8 @@ fn main() {
                             continue;
                         }
                         set_num_threads(threads);
-                        let runs = if m == 1 { 15 } else { 3 };
-                        let t = common::median_seconds(1, runs, || ops::ggml_matmul(&x, &w, ty, k).unwrap().eval().unwrap());
+                        let call = || ops::ggml_matmul(&x, &w, ty, k).unwrap().eval().unwrap();
+                        let t = if m == 1 { gemv_seconds(bytes, call) } else { common::median_seconds(1, 3, call) };
                         let gflops = 2.0 * (m * n * k) as f64 / t / 1e9;
                         let (a, ratio) = match (anchor(ty, k), threads == 2 && n == 4096, m) {
                             (Some((g1, _)), true, 1) => (format!("{g1:.1}"), format!("{:.2}", gflops / g1)),
@@ -131,8 +192,9 @@ fn main() {
                             (None, true, 1) => (format!("{DRAM_READ_GBS}GB/s"), format!("{:.2}", bytes / t / 1e9 / DRAM_READ_GBS)),
                             _ => ("–".into(), "–".into()),
                         };
+                        let of_read = read_gbs(&mut read_bw, threads).map_or("–".into(), |r| format!("{:.0}%", 100.0 * bytes / t / 1e9 / r));
                         println!(
-                            "{:<6} {:>11} {:>5} {:>9} {:>3} | {:>9.3} {:>8.2} {:>9.1} | {:>8} {:>7}",
+                            "{:<6} {:>11} {:>5} {:>9} {:>3} | {:>9.3} {:>8.2} {:>9.1} | {:>8} {:>7} {:>6}",
                             ty.name(),
                             format!("{n}×{k}"),
                             m,
@@ -142,7 +204,8 @@ fn main() {
                             bytes / t / 1e9,
                             gflops,
                             a,
-                            ratio
+                            ratio,
+                            if m == 1 { of_read } else { "–".into() }
                         );
                     }
                 }
@@ -151,6 +214,7 @@ fn main() {
     }
     set_num_threads(0);
     println!("anchor = llama.cpp test-backend-ops MUL_MAT GFLOP/s, 2 threads (RESULTS.md); * = its GEMM is n=512; GB/s = DRAM read, ratio of weight GB/s");
+    println!("%read = weight GB/s of the GEMV over the read bandwidth at its thread count, this run (caches may hold the weights)");
     if std::path::Path::new(&anchor_bin).exists() {
         // Only the weight types and shapes measured above (the whole MUL_MAT table takes minutes).
         // ggml spells the K-quants `q4_K` (a regex, so case matters).

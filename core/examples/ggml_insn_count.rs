@@ -26,7 +26,10 @@ fn main() -> Result<(), String> {
         "q4_0" => T::Q4_0,
         "q4_1" => T::Q4_1,
         "q8_0" => T::Q8_0,
+        "q2_k" => T::Q2_K,
+        "q3_k" => T::Q3_K,
         "q4_k" => T::Q4_K,
+        "q5_k" => T::Q5_K,
         "q6_k" => T::Q6_K,
         other => return Err(format!("unknown --type {other}")),
     };

@@ -36,6 +36,28 @@ unsafe fn pair_scales(s16: __m256i, t: usize) -> __m256i {
     _mm256_shuffle_epi8(_mm256_permutevar8x32_epi32(s16, _mm256_set1_epi32(t as i32)), pick)
 }
 
+/// The 8 sub-block scales (bytes of `scales`) of a Q4_K super-block as `vpmaddwd` factor
+/// pairs `s_k | s_k << 16`, stored to `dst`. The caller hides `dst` from the optimizer
+/// ([`core::hint::black_box`]) before reading it back with [`bcast`], so each sub-block's
+/// factors are one `vpbroadcastd` from memory — a load, no shuffle. Broadcasting i16 lane k of
+/// a register instead (`vpshufb` with a constant mask) was lowered by the compiler to a lane
+/// extract and a `vpbroadcastw`: two shuffle-port µops per sub-block, 16 per super-block row,
+/// with the 16 `vpmaddubsw`/`vpmaddwd` on the other ports — the tile was shuffle-bound on Intel
+/// (docs/BENCHMARKS.md, "gq27").
+#[target_feature(enable = "avx2,fma,f16c")]
+#[inline]
+unsafe fn scale_pairs(scales: u64, dst: &mut [u32; 8]) {
+    let s32 = _mm256_cvtepu8_epi32(_mm_cvtsi64_si128(scales as i64));
+    _mm256_storeu_si256(dst.as_mut_ptr() as *mut __m256i, _mm256_or_si256(s32, _mm256_slli_epi32::<16>(s32)));
+}
+
+/// Factor pair `k` of [`scale_pairs`] in every 32-bit lane.
+#[target_feature(enable = "avx2,fma,f16c")]
+#[inline]
+unsafe fn bcast(pairs: &[u32; 8], k: usize) -> __m256i {
+    _mm256_set1_epi32(pairs[k] as i32)
+}
+
 /// The low 8 signed bytes of `s8` times `factor`, as f32.
 #[target_feature(enable = "avx2,fma,f16c")]
 #[inline]
@@ -122,12 +144,10 @@ impl Kernel for Q4K {
     unsafe fn tile<const M: usize, const R: usize>(self, x: *const u8, wrb: usize, nb: usize, acts: [&Act; M]) -> [[f32; R]; M] {
         let wb = K4::<false>::BYTES;
         let m4 = _mm256_set1_epi8(0x0F);
-        // Shuffle controls broadcasting i16 lane k.
-        let pick: [__m256i; 8] = core::array::from_fn(|k| _mm256_set1_epi16(((2 * k) | ((2 * k + 1) << 8)) as i16));
         let mut acc = [[_mm256_setzero_ps(); R]; M];
         let ahead = prefetch_distance(R * wrb);
+        let mut pairs = [[0u32; 8]; R];
         for b in 0..nb {
-            let mut s16 = [_mm256_setzero_si256(); R];
             let mut dw = [0f32; R];
             let mut off = [[_mm256_setzero_ps(); 1]; R];
             for r in 0..R {
@@ -136,11 +156,11 @@ impl Kernel for Q4K {
                     prefetch_lines_ahead(xb, ahead, wb.div_ceil(64));
                 }
                 let (scales, mins) = q4k_scales_mins((xb.add(4) as *const [u8; 12]).read_unaligned());
-                // The 8 scales as i16, in both 128-bit lanes.
-                s16[r] = _mm256_broadcastsi128_si256(_mm_cvtepu8_epi16(_mm_cvtsi64_si128(scales as i64)));
+                scale_pairs(scales, &mut pairs[r]);
                 dw[r] = f16_at(xb);
                 off[r] = [f32x8(_mm_cvtsi64_si128(mins as i64), -f16_at(xb.add(2)))];
             }
+            let pairs = core::hint::black_box(&mut pairs);
             let mut isum = [[_mm256_setzero_si256(); R]; M];
             for j in 0..4 {
                 let a = acts.map(|act| {
@@ -150,7 +170,7 @@ impl Kernel for Q4K {
                 for r in 0..R {
                     let raw = _mm256_loadu_si256(x.add(r * wrb + b * wb + K4::<false>::QS + 32 * j) as *const __m256i);
                     let w = [_mm256_and_si256(raw, m4), _mm256_and_si256(_mm256_srli_epi16::<4>(raw), m4)];
-                    let s = [_mm256_shuffle_epi8(s16[r], pick[2 * j]), _mm256_shuffle_epi8(s16[r], pick[2 * j + 1])];
+                    let s = [bcast(&pairs[r], 2 * j), bcast(&pairs[r], 2 * j + 1)];
                     for i in 0..M {
                         let d = _mm256_add_epi32(scaled_dot(w[0], a[i][0], s[0]), scaled_dot(w[1], a[i][1], s[1]));
                         isum[i][r] = _mm256_add_epi32(isum[i][r], d);
@@ -186,7 +206,9 @@ impl Kernel for Q5K {
     unsafe fn tile<const M: usize, const R: usize>(self, x: *const u8, wrb: usize, nb: usize, acts: [&Act; M]) -> [[f32; R]; M] {
         let wb = K4::<true>::BYTES;
         let (m4, sixteen) = (_mm256_set1_epi8(0x0F), _mm256_set1_epi8(0x10));
-        // Shuffle controls broadcasting i16 lane k.
+        // Shuffle controls broadcasting i16 lane k. (Q4_K's `scale_pairs` here, once per
+        // super-block of one row rather than of four, measured 0.92–0.96× at one thread on the
+        // Xeon and +7 % instructions: docs/BENCHMARKS.md, "gq27".)
         let pick: [__m256i; 8] = core::array::from_fn(|k| _mm256_set1_epi16(((2 * k) | ((2 * k + 1) << 8)) as i16));
         let mut acc = [[_mm256_setzero_ps(); R]; M];
         let ahead = prefetch_distance(R * wrb);
