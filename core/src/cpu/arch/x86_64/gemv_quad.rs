@@ -24,26 +24,30 @@
 use core::arch::x86_64::*;
 
 use super::gemv::level_table;
-use super::quant::hsum_ps;
+use crate::quant::ggml::util::f16_to_f32;
 use crate::quant::GgmlType;
 
 use super::super::prepared::{self, holds_32, quant_gemv, Format, Kernel, Order, Second};
 use super::super::{GemvActivations as Act, QuantGemv};
 
-/// A nibble format and the `vpermt2b` index that gathers four blocks' nibble bytes from the
-/// 64 bytes at the first block (table 0) and the 64 bytes ending with the fourth (table 1).
+/// A nibble format and its two byte indices into the 64 bytes at a quad's first block
+/// (table 0) and the 64 bytes ending with its fourth (table 1): `idx` gathers the four
+/// blocks' nibble bytes (`vpermt2b`), `scales` their f16 `d` (bytes 0..32) and second f16
+/// (Q4_1's min, bytes 32..64) spread to the 4 lanes of each block (`vpermb` of table 0).
 #[derive(Clone, Copy)]
 pub(crate) struct Quad {
     f: Format,
     idx: [u8; 64],
+    scales: [u8; 64],
 }
 
 impl Quad {
     /// Only for nibble formats of at most 32 bytes a block whose nibbles end the block (Q4_0,
-    /// Q4_1, IQ4_NL): four blocks then span 64..128 bytes and both loads stay inside them.
+    /// Q4_1, IQ4_NL): four blocks then span 64..128 bytes, both loads stay inside them and
+    /// every block's leading f16 pair lies in table 0.
     const fn new(f: Format) -> Quad {
         let second = 4 * f.wb - 64;
-        let mut idx = [0u8; 64];
+        let (mut idx, mut scales) = ([0u8; 64], [0u8; 64]);
         let mut k = 0;
         while k < 4 {
             let mut j = 0;
@@ -52,142 +56,114 @@ impl Quad {
                 idx[16 * k + j] = if off < 64 { off } else { 64 + off - second } as u8;
                 j += 1;
             }
+            // Lanes 4k..4k + 4 (two bytes each) of both halves.
+            let mut l = 0;
+            while l < 4 {
+                let at = 8 * k + 2 * l;
+                scales[at] = (k * f.wb) as u8;
+                scales[at + 1] = (k * f.wb + 1) as u8;
+                scales[32 + at] = (k * f.wb + 2) as u8;
+                scales[32 + at + 1] = (k * f.wb + 3) as u8;
+                l += 1;
+            }
             k += 1;
         }
-        Quad { f, idx }
+        Quad { f, idx, scales }
     }
 }
 
-/// Lane → scale-lane index for the quad `q` of a group of 8 (blocks 4q..4q + 4, whose
-/// `d_w·d_a` sit in lanes 2·block of the group's scale register): 4 lanes per block.
-#[target_feature(enable = "avx512f")]
-unsafe fn quad_lanes(q: i32) -> __m512i {
-    let b = |k: i32| 2 * (4 * q + k);
-    _mm512_setr_epi32(b(0), b(0), b(0), b(0), b(1), b(1), b(1), b(1), b(2), b(2), b(2), b(2), b(3), b(3), b(3), b(3))
-}
-
-/// `R` weight rows against `M` prepared activation rows (see [`Kernel::tile`]).
+/// `R` weight rows against `M` prepared activation rows (see [`Kernel::tile`]). Per quad of
+/// blocks and weight row: two loads, one `vpermt2b` (nibbles), one `vpermb` + convert (scales),
+/// two masks, a shift, two `vpdpbusd`, one convert and two FMAs: `acc += (dot·d_a + s_a)·d_w`
+/// (Q4_0, IQ4_NL: `s_a` = the offset term, in the first lane of each block only) or
+/// `acc += (dot·d_a)·d_w + m_w·s_a` (Q4_1). The last 1–3 blocks of a row (nb mod 4) go
+/// through scalar code: at most three blocks a row, and exact integer dots as well.
 #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512vnni,avx512vbmi,avx2,fma,f16c")]
 unsafe fn tile<const M: usize, const R: usize>(k: Quad, x: *const u8, wrb: usize, nb: usize, acts: [&Act; M]) -> [[f32; R]; M] {
     let f = k.f;
     let mut acc = [[_mm512_setzero_ps(); R]; M];
-    let mut acc_tail = [[_mm256_setzero_ps(); R]; M];
     let idx = _mm512_loadu_si512(k.idx.as_ptr() as *const _);
+    let scale_idx = _mm512_loadu_si512(k.scales.as_ptr() as *const _);
     let low4 = _mm512_set1_epi8(0x0F);
     let table = _mm512_broadcast_i32x4(level_table());
-    let quads = [quad_lanes(0), quad_lanes(1)];
-    let interleave = _mm512_setr_epi32(0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23);
-    let duplicate = _mm512_setr_epi32(0, 0, 1, 1, 2, 2, 3, 3, 4, 4, 5, 5, 6, 6, 7, 7);
-    let wb = f.wb as i32;
-    let block_offsets = _mm256_setr_epi32(0, wb, 2 * wb, 3 * wb, 4 * wb, 5 * wb, 6 * wb, 7 * wb);
+    let spread = _mm512_setr_epi32(0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2, 2, 3, 3, 3, 3);
+    let min = f.second == Second::Min;
     let second_load = 4 * f.wb - 64;
-    // Byte offset of the current step in every activation row's `q`.
-    let mut qo = 0;
-    let mut g = 0;
-    while g < nb {
-        let count = (nb - g).min(8);
-        let present: __mmask8 = ((1u32 << count) - 1) as u8;
-        // The group's scales as in `gemv.rs`: per weight row lane 2i = d (lane 2i + 1 = Q4_1's
-        // min); per (activation, weight) row lane 2i = d_w·d_a, lane 2i + 1 the second term,
-        // which goes straight into the odd lanes of the accumulator.
-        let mut ws = [_mm512_setzero_ps(); R];
-        for (r, v) in ws.iter_mut().enumerate() {
-            let xg = x.add(r * wrb + g * f.wb);
-            let words = _mm256_mmask_i32gather_epi32::<1>(_mm256_setzero_si256(), present, block_offsets, xg as *const i32);
-            *v = match f.second {
-                Second::Min => _mm512_cvtph_ps(words),
-                _ => _mm512_permutexvar_ps(duplicate, _mm512_castps256_ps512(_mm256_cvtph_ps(_mm256_cvtepi32_epi16(words)))),
-            };
-        }
-        let mut sc = [[_mm512_setzero_ps(); R]; M];
-        for i in 0..M {
-            let da = _mm512_castps256_ps512(_mm256_loadu_ps(acts[i].d.as_ptr().add(g)));
-            let sa = _mm512_castps256_ps512(_mm256_loadu_ps(acts[i].s.as_ptr().add(g)));
-            let ads = _mm512_permutex2var_ps(da, interleave, sa);
-            for r in 0..R {
-                sc[i][r] = _mm512_mul_ps(ws[r], ads);
-                if f.second != Second::None {
-                    acc[i][r] = _mm512_mask_add_ps(acc[i][r], 0xAAAA, acc[i][r], sc[i][r]);
-                }
+    let quads = nb / 4;
+    for qd in 0..quads {
+        let b = 4 * qd;
+        // Per activation row: the low- and high-nibble halves of the 4 blocks (two pairs
+        // regrouped), `d_a` spread to each block's lanes, `s_a` in its first lane.
+        let a = acts.map(|act| {
+            let p = act.q.as_ptr().add(128 * qd);
+            let (p0, p1) = (_mm512_loadu_si512(p as *const _), _mm512_loadu_si512(p.add(64) as *const _));
+            let da = _mm512_permutexvar_ps(spread, _mm512_castps128_ps512(_mm_loadu_ps(act.d.as_ptr().add(b))));
+            let sa = _mm512_maskz_permutexvar_ps(0x1111, spread, _mm512_castps128_ps512(_mm_loadu_ps(act.s.as_ptr().add(b))));
+            (_mm512_shuffle_i64x2::<0x44>(p0, p1), _mm512_shuffle_i64x2::<0xEE>(p0, p1), da, sa)
+        });
+        for r in 0..R {
+            let xb = x.add(r * wrb + b * f.wb);
+            let t0 = _mm512_loadu_si512(xb as *const _);
+            let raw = _mm512_permutex2var_epi8(t0, idx, _mm512_loadu_si512(xb.add(second_load) as *const _));
+            let sw = _mm512_permutexvar_epi8(scale_idx, t0);
+            let dw = _mm512_cvtph_ps(_mm512_castsi512_si256(sw));
+            let mut lo = _mm512_and_si512(raw, low4);
+            let mut hi = _mm512_and_si512(_mm512_srli_epi16(raw, 4), low4);
+            if f.levels {
+                lo = _mm512_shuffle_epi8(table, lo);
+                hi = _mm512_shuffle_epi8(table, hi);
             }
-        }
-        for (q, lanes) in quads.iter().enumerate().take(count / 4) {
-            // Two activation pairs regrouped into the low- and high-nibble halves of 4 blocks.
-            let a = acts.map(|act| {
-                let p = act.q.as_ptr().add(qo);
-                let (p0, p1) = (_mm512_loadu_si512(p as *const _), _mm512_loadu_si512(p.add(64) as *const _));
-                (_mm512_shuffle_i64x2::<0x44>(p0, p1), _mm512_shuffle_i64x2::<0xEE>(p0, p1))
-            });
-            for r in 0..R {
-                let xb = x.add(r * wrb + (g + 4 * q) * f.wb);
-                let raw = _mm512_permutex2var_epi8(
-                    _mm512_loadu_si512(xb as *const _),
-                    idx,
-                    _mm512_loadu_si512(xb.add(second_load) as *const _),
-                );
-                let mut lo = _mm512_and_si512(raw, low4);
-                let mut hi = _mm512_and_si512(_mm512_srli_epi16(raw, 4), low4);
-                if f.levels {
-                    lo = _mm512_shuffle_epi8(table, lo);
-                    hi = _mm512_shuffle_epi8(table, hi);
-                }
+            if min {
+                let mw = _mm512_cvtph_ps(_mm512_extracti64x4_epi64::<1>(sw));
                 for i in 0..M {
-                    let dot = _mm512_dpbusd_epi32(_mm512_dpbusd_epi32(_mm512_setzero_si512(), lo, a[i].0), hi, a[i].1);
-                    acc[i][r] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(dot), _mm512_permutexvar_ps(*lanes, sc[i][r]), acc[i][r]);
+                    let (al, ah, da, sa) = a[i];
+                    let dot = _mm512_cvtepi32_ps(_mm512_dpbusd_epi32(_mm512_dpbusd_epi32(_mm512_setzero_si512(), lo, al), hi, ah));
+                    acc[i][r] = _mm512_fmadd_ps(_mm512_mul_ps(dot, da), dw, _mm512_fmadd_ps(mw, sa, acc[i][r]));
                 }
-            }
-            qo += 128;
-        }
-        let mut b = count / 4 * 4;
-        if count - b >= 2 {
-            // A last pair (the row's last group): `[lo₀, lo₁, hi₀, hi₁]` as `gemv.rs` takes it.
-            let a = acts.map(|act| _mm512_loadu_si512(act.q.as_ptr().add(qo) as *const _));
-            let (b0, b1) = (2 * b as i32, 2 * b as i32 + 2);
-            let lanes = _mm512_setr_epi32(b0, b0, b0, b0, b1, b1, b1, b1, b0, b0, b0, b0, b1, b1, b1, b1);
-            for r in 0..R {
-                let xb = x.add(r * wrb + (g + b) * f.wb + f.wq);
-                let raw = _mm256_inserti128_si256(
-                    _mm256_castsi128_si256(_mm_loadu_si128(xb as *const __m128i)),
-                    _mm_loadu_si128(xb.add(f.wb) as *const __m128i),
-                    1,
-                );
-                let both = _mm512_inserti64x4(_mm512_castsi256_si512(raw), _mm256_srli_epi16(raw, 4), 1);
-                let mut w = _mm512_and_si512(both, low4);
-                if f.levels {
-                    w = _mm512_shuffle_epi8(table, w);
-                }
+            } else {
                 for i in 0..M {
-                    let dot = _mm512_dpbusd_epi32(_mm512_setzero_si512(), w, a[i]);
-                    acc[i][r] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(dot), _mm512_permutexvar_ps(lanes, sc[i][r]), acc[i][r]);
+                    let (al, ah, da, sa) = a[i];
+                    let dot = _mm512_cvtepi32_ps(_mm512_dpbusd_epi32(_mm512_dpbusd_epi32(_mm512_setzero_si512(), lo, al), hi, ah));
+                    acc[i][r] = _mm512_fmadd_ps(_mm512_fmadd_ps(dot, da, sa), dw, acc[i][r]);
                 }
             }
-            qo += 64;
-            b += 2;
         }
-        if count - b == 1 {
-            // The row's last block, alone (natural order): 32 elements in a 256-bit register.
-            let a = acts.map(|act| _mm256_loadu_si256(act.q.as_ptr().add(qo) as *const __m256i));
-            let at_b = _mm512_set1_epi32(2 * b as i32);
-            for r in 0..R {
-                let t = _mm_loadu_si128(x.add(r * wrb + (g + b) * f.wb + f.wq) as *const __m128i);
-                let mut w = _mm256_and_si256(_mm256_set_m128i(_mm_srli_epi16(t, 4), t), _mm256_set1_epi8(0x0F));
-                if f.levels {
-                    w = _mm256_shuffle_epi8(_mm256_broadcastsi128_si256(level_table()), w);
-                }
-                for i in 0..M {
-                    let dot = _mm256_dpbusd_epi32(_mm256_setzero_si256(), w, a[i]);
-                    let scale = _mm512_castps512_ps256(_mm512_permutexvar_ps(at_b, sc[i][r]));
-                    acc_tail[i][r] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(dot), scale, acc_tail[i][r]);
-                }
-            }
-            qo += 32;
-        }
-        g += 8;
     }
     let mut out = [[0f32; R]; M];
     for i in 0..M {
         for r in 0..R {
-            out[i][r] = _mm512_reduce_add_ps(acc[i][r]) + hsum_ps(acc_tail[i][r]);
+            out[i][r] = _mm512_reduce_add_ps(acc[i][r]);
+        }
+    }
+    // The row's last nb mod 4 blocks: a pair in pair order (`[lo₀, lo₁, hi₀, hi₁]`) and a
+    // last odd block in natural order ([`Order::NibblePairs`]).
+    let levels = crate::quant::ggml::iq4::KVALUES;
+    for b in 4 * quads..nb {
+        let (lo_at, hi_at) = if b < nb / 2 * 2 {
+            let pair = 128 * quads + 64 * ((b - 4 * quads) / 2);
+            (pair + 16 * (b % 2), pair + 32 + 16 * (b % 2))
+        } else {
+            (32 * b, 32 * b + 16)
+        };
+        for r in 0..R {
+            let blk = core::slice::from_raw_parts(x.add(r * wrb + b * f.wb), f.wb);
+            let dw = f16_to_f32([blk[0], blk[1]]);
+            let w = |v: u8| if f.levels { (levels[v as usize] as i32) + 128 } else { v as i32 };
+            for i in 0..M {
+                let q = &acts[i].q;
+                let dot: i32 = (0..16)
+                    .map(|j| {
+                        let n = blk[f.wq + j];
+                        w(n & 0x0F) * q[lo_at + j] as i8 as i32 + w(n >> 4) * q[hi_at + j] as i8 as i32
+                    })
+                    .sum();
+                let (da, sa) = (acts[i].d[b], acts[i].s[b]);
+                out[i][r] += if min {
+                    dot as f32 * da * dw + f16_to_f32([blk[2], blk[3]]) * sa
+                } else {
+                    (dot as f32 * da + sa) * dw
+                };
+            }
         }
     }
     out
