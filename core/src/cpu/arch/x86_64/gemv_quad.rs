@@ -7,7 +7,11 @@
 //! come out of two overlapping 64-byte loads with one `vpermt2b` (VBMI), into one register
 //! `[q₀, q₁, q₂, q₃]` (16 bytes each); its low and high nibbles go through two `vpdpbusd` into
 //! ONE i32 accumulator whose lanes `4k..4k + 4` then hold block k's whole integer dot, so the
-//! convert, the scale permute and the FMA happen once per four blocks.
+//! convert and the FMAs happen once per four blocks. The four blocks' f16 scales come out of
+//! the first load with one `vpermb` (spread to their lanes) and one `vcvtph2ps`, which replaces
+//! the pair kernel's per-group gather, permute and multiply: that took about as many
+//! instructions as the rest (docs/BENCHMARKS.md, "q4v28": the nibble window alone gained
+//! 0.97–1.39×, with the scales 1.34–1.92× at 2 threads).
 //!
 //! The activation rows are the ones [`super::gemv`] prepares ([`Order::NibblePairs`]), so
 //! the weight-panel GEMM that shares them (`gemm_panel.rs`, from 8 rows) is untouched: two
