@@ -62,6 +62,14 @@ fn quantized_gemm_matches_the_dot_kernel_at_every_level_and_thread_count() {
                 (1, 11, 18),
                 (1, 5, 7),
                 (1, 6, 17),
+                // The AVX-512 VBMI kernel of four blocks a step (arch/x86_64/gemv_quad.rs, on
+                // CPUs with VBMI): one quad alone, a whole group then a last group of a quad
+                // alone, with a pair, with a pair and a block, with a block; a 2-row tile.
+                (1, 3, 4),
+                (1, 5, 12),
+                (1, 7, 14),
+                (1, 9, 15),
+                (2, 5, 13),
                 // A decode row of 4096 for the K-quants (16 super-blocks: the AVX2 kernels'
                 // exact i32 sums per super-block, 16 of them per output), all tile edges.
                 (1, 7, 16),

@@ -221,6 +221,10 @@ pub(crate) fn gemv_for(ty: GgmlType, level: crate::cpu::isa::Isa) -> Option<Quan
     if !avx512_vnni(level) {
         return super::gemv_avx2::gemv_for(ty, level);
     }
+    // Q4_0, Q4_1, IQ4_NL four blocks a step where the CPU has AVX-512 VBMI (gemv_quad.rs).
+    if let Some(g) = super::gemv_quad::gemv_for(ty) {
+        return Some(g);
+    }
     match ty {
         GgmlType::Q4_0 => Some(GEMV_Q4_0),
         GgmlType::Q4_1 => Some(GEMV_Q4_1),

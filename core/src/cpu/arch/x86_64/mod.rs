@@ -4,6 +4,7 @@ pub mod quant_iq4;
 pub mod quant_fp;
 pub mod quant_tq;
 pub mod gemv;
+pub mod gemv_quad;
 pub mod gemm_panel;
 pub mod gemm_panel_avx2;
 pub mod gemv_k;
