@@ -485,6 +485,9 @@ const TASK_PANELS_N: usize = 16;
 /// Tasks per thread below which [`task_panels`] narrows the B blocks (the pool hands out at
 /// most four chunks per thread; sixteen tasks each keeps the last round short).
 const TASKS_PER_THREAD: usize = 16;
+/// Products with at most this many rows of A pack B panel by panel inside the tile tasks
+/// ([`blocked`]'s short-A mode).
+const SHORT_A_ROWS: usize = 128;
 /// Below this many multiply-adds a product runs on one thread.
 const PAR_MIN_FLOPS: usize = 1 << 18;
 /// Pack buffers up to this many floats (16 MiB) go back to [`PACK_CACHE`] after a product.
@@ -612,6 +615,13 @@ fn task_panels(mpanels: usize, npanels: usize, threads: usize) -> usize {
 /// contiguous task ranges the pool hands a thread reuse one L2-resident B block while the A
 /// micro-panel sits in L1. Each tile is still one kernel call per slice whatever the split, so
 /// results do not depend on the thread count.
+///
+/// Short A (m ≤ [`SHORT_A_ROWS`], e.g. 64×4096×4096): each B panel feeds only a few tiles, so
+/// packing B in a pass of its own (written by one core, read back by another through L3, the
+/// pass not overlapping any arithmetic) cost as much as the tiles (device: 11.7 of 28.3 ms on
+/// one thread). There the pass packs only A, and a task is one B panel: the thread packs it
+/// into a buffer of its own and runs every A micro-panel against it while it is in L1. Same
+/// kernel calls per tile, so the same bits.
 #[allow(clippy::too_many_arguments)]
 unsafe fn blocked<P: Panels>(pk: &P, m: usize, n: usize, k: usize, alpha: f32, beta: f32, c: MatMut<f32>, parallel: bool) {
     let (mr, nr) = pk.tile();
@@ -632,8 +642,10 @@ unsafe fn blocked<P: Panels>(pk: &P, m: usize, n: usize, k: usize, alpha: f32, b
             let bp = SyncPtr(aligned(&mut bbuf.0, npanels * nr * depth));
             // A's panels for this slice are packed with B's first block, in the same pass.
             let apanels = if jc == 0 { mpanels } else { 0 };
-            let items = apanels + npanels;
-            let grain = if par && (apanels * mr + nc) * kc >= 1 << 15 { 1 } else { items };
+            let short_a = m <= SHORT_A_ROWS;
+            let (bitems, bcols) = if short_a { (0, 0) } else { (npanels, nc) };
+            let items = apanels + bitems;
+            let grain = if par && (apanels * mr + bcols) * kc >= 1 << 15 { 1 } else { items.max(1) };
             parallel_for(items, grain, &|r| {
                 let (ap, bp) = (ap, bp);
                 let mut scratch = Vec::new();
@@ -651,6 +663,11 @@ unsafe fn blocked<P: Panels>(pk: &P, m: usize, n: usize, k: usize, alpha: f32, b
                     }
                 }
             });
+            if short_a {
+                short_a_tiles(pk, mpanels, npanels, depth, ap, c, m, jc, nc, pc, kc, alpha, beta_here, par);
+                jc += nc;
+                continue;
+            }
             let tn = task_panels(mpanels, npanels, threads);
             let nblocks = npanels.div_ceil(tn);
             let tasks = nblocks * mpanels;
@@ -674,6 +691,33 @@ unsafe fn blocked<P: Panels>(pk: &P, m: usize, n: usize, k: usize, alpha: f32, b
         }
         pc += kc;
     }
+}
+
+/// The tiles of one slice and B block in [`blocked`]'s short-A mode: a task is one B panel,
+/// packed by the thread that runs it into its own buffer, then multiplied by every packed A
+/// micro-panel at `ap`.
+#[allow(clippy::too_many_arguments)]
+unsafe fn short_a_tiles<P: Panels>(pk: &P, mpanels: usize, npanels: usize, depth: usize, ap: SyncPtr<f32>, c: MatMut<f32>, m: usize, jc: usize, nc: usize, pc: usize, kc: usize, alpha: f32, beta: f32, par: bool) {
+    let (mr, nr) = pk.tile();
+    let cp = SyncPtr(c.ptr);
+    parallel_for(npanels, if par { 1 } else { npanels }, &|r| {
+        let (ap, cp) = (ap, cp);
+        let (mut scratch, mut local) = (Vec::new(), Vec::new());
+        let bl = aligned(&mut local, nr * depth);
+        for jp in r {
+            let j = jc + jp * nr;
+            let cols = nr.min(jc + nc - j);
+            // SAFETY: `bl` holds nr·depth words of this task's own; the packed A panels hold
+            // mr·depth words each; tiles (·, j) of C belong to this task alone.
+            unsafe {
+                pk.pack_b(bl, j, cols, nr, pc, kc, &mut scratch);
+                for ip in 0..mpanels {
+                    let i = ip * mr;
+                    tile(pk, depth, ap.0.add(ip * mr * depth), bl, cp.0, c.ldc, i, j, mr.min(m - i), cols, alpha, beta);
+                }
+            }
+        }
+    });
 }
 
 /// One register tile at C(i, j) with `rows × cols` valid; edge tiles go through scratch so
@@ -1035,7 +1079,9 @@ pub(crate) mod tests {
                     }
                 }
                 let big_pairs = [(0, 0), (1, 1), (2, 2), (3, 3), (0, 1), (1, 0)];
-                for &(m, n, k) in &[(120, 530, 300), (1, 300, 530), (300, 1, 257), (29, 45, 600), (2, 4101, 3), (3, 8200, 2)] {
+                // 120 rows run blocked()'s short-A mode (B packed inside the tile tasks), 150
+                // the shared B pass (more than SHORT_A_ROWS).
+                for &(m, n, k) in &[(120, 530, 300), (150, 70, 300), (1, 300, 530), (300, 1, 257), (29, 45, 600), (2, 4101, 3), (3, 8200, 2)] {
                     check::<$t>(&levels, &big_pairs, m, n, k, $from);
                 }
             }
@@ -1076,6 +1122,8 @@ pub(crate) mod tests {
         }
         check_with::<bf16>(&[level], &all, 120, 530, 1100, bf16::from_f32, &with_t);
         check_with::<bf16>(&[level], &all, 120, 530, 1100, bf16::from_f32, &without_t);
+        // More rows than SHORT_A_ROWS: B packed in the shared pass.
+        check_with::<bf16>(&[level], &all, 150, 70, 1100, bf16::from_f32, &with_t);
     }
 
     /// A portable stand-in for a pair instruction set (5×7 tile, so every edge is hit): the
@@ -1132,6 +1180,8 @@ pub(crate) mod tests {
                 }
             }
         }
+        // More rows than SHORT_A_ROWS: B packed in the shared pass.
+        check_with::<bf16>(&[Isa::Portable], &all, 131, 15, 1026, bf16::from_f32, &k_t);
     }
 
     kernel_test!(every_level_f32, f32, |x| x);
