@@ -485,12 +485,15 @@ const TASK_PANELS_N: usize = 16;
 /// Tasks per thread below which [`task_panels`] narrows the B blocks (the pool hands out at
 /// most four chunks per thread; sixteen tasks each keeps the last round short).
 const TASKS_PER_THREAD: usize = 16;
+/// Products with at most this many rows of A pack B panel by panel inside the tile tasks
+/// ([`blocked`]'s short-A mode).
+const SHORT_A_ROWS: usize = 128;
 /// Below this many multiply-adds a product runs on one thread.
 const PAR_MIN_FLOPS: usize = 1 << 18;
 /// Pack buffers up to this many floats (16 MiB) go back to [`PACK_CACHE`] after a product.
 const CACHED_PACK_MAX: usize = 1 << 22;
-/// Buffers [`PACK_CACHE`] keeps (a product takes two; a few products may run at once).
-const CACHED_PACKS: usize = 4;
+/// Buffers [`PACK_CACHE`] keeps (a product takes four; a few products may run at once).
+const CACHED_PACKS: usize = 8;
 
 /// Pack buffers of finished products, so that the next one neither allocates nor zeroes
 /// megabytes (a fresh large `Vec` is a fresh mapping: zero-filling it page-faults every page,
@@ -604,76 +607,181 @@ fn task_panels(mpanels: usize, npanels: usize, threads: usize) -> usize {
     (mpanels.saturating_mul(npanels) / want).clamp(1, TASK_PANELS_N)
 }
 
-/// The general case: Goto-style packing; per slice of the shared dimension, one parallel pass
-/// packs A's and B's panels, a second runs the register tiles.
+/// The general case: Goto-style packing in steps (a slice of the shared dimension × a block
+/// of ≤ [`NCF`] columns). One parallel pass packs step 0's panels; then each pass runs the
+/// register tiles of step s and packs step s + 1's A and B panels into the other of two
+/// buffers each, so packing overlaps arithmetic and there is one barrier per step.
 ///
 /// Work split: a task is one A micro-panel (`mr` rows) against one block of up to
 /// [`TASK_PANELS_N`] B panels ([`task_panels`]), and tasks are numbered block-major, so the
 /// contiguous task ranges the pool hands a thread reuse one L2-resident B block while the A
 /// micro-panel sits in L1. Each tile is still one kernel call per slice whatever the split, so
 /// results do not depend on the thread count.
+///
+/// Short A (m ≤ [`SHORT_A_ROWS`], e.g. 64×4096×4096): each B panel feeds only a few tiles, so
+/// packing B in a pass of its own (written by one core, read back by another through L3, the
+/// pass not overlapping any arithmetic) cost as much as the tiles (device: 11.7 of 28.3 ms on
+/// one thread). There the pass packs only A, and a task is one B panel: the thread packs it
+/// into a buffer of its own and runs every A micro-panel against it while it is in L1. Same
+/// kernel calls per tile, so the same bits.
 #[allow(clippy::too_many_arguments)]
 unsafe fn blocked<P: Panels>(pk: &P, m: usize, n: usize, k: usize, alpha: f32, beta: f32, c: MatMut<f32>, parallel: bool) {
     let (mr, nr) = pk.tile();
     let par = parallel && m.saturating_mul(n).saturating_mul(k) >= PAR_MIN_FLOPS;
+    if m <= SHORT_A_ROWS {
+        return short_a(pk, m, n, k, alpha, beta, c, par);
+    }
     let threads = if par { crate::parallel::num_threads() } else { 1 };
     let mpanels = m.div_ceil(mr);
-    let (mut abuf, mut bbuf) = (PackBuf::take(), PackBuf::take());
+    let kcm = pk.kc_max();
+    let nblk = n.div_ceil(NCF);
+    let steps = k.div_ceil(kcm) * nblk;
+    let dmax = pk.depth(kcm.min(k));
+    // Two buffers each: step s packs into one while the tiles of step s − 1 read the other.
+    let mut bufs = [PackBuf::take(), PackBuf::take(), PackBuf::take(), PackBuf::take()];
+    let alen = mpanels * mr * dmax;
+    let blen = NCF.min(n).div_ceil(nr) * nr * dmax;
+    let [a0, a1, b0, b1] = &mut bufs;
+    let abufs = [SyncPtr(aligned(&mut a0.0, alen)), SyncPtr(aligned(&mut a1.0, alen))];
+    let bbufs = [SyncPtr(aligned(&mut b0.0, blen)), SyncPtr(aligned(&mut b1.0, blen))];
+    let at = |s: usize| {
+        let (q, blk) = (s / nblk, s % nblk);
+        let (pc, jc) = (q * kcm, blk * NCF);
+        let (kc, nc) = (kcm.min(k - pc), NCF.min(n - jc));
+        // A's panels for a slice are packed with B's first block, in the same pass.
+        let apanels = if blk == 0 { mpanels } else { 0 };
+        Step { pc, kc, depth: pk.depth(kc), jc, nc, npanels: nc.div_ceil(nr), apanels, ap: abufs[q % 2], bp: bbufs[s % 2] }
+    };
+    let pack = |st: &Step, it: usize, scratch: &mut Vec<f32>| {
+        // SAFETY: each panel of the packed buffers belongs to one item; no tile of this pass
+        // reads the buffers of step `st`.
+        unsafe {
+            if it < st.apanels {
+                let rows = mr.min(m - it * mr);
+                pk.pack_a(st.ap.0.add(it * mr * st.depth), it * mr, rows, mr, st.pc, st.kc, scratch);
+            } else {
+                let pnl = it - st.apanels;
+                let cols = nr.min(st.nc - pnl * nr);
+                pk.pack_b(st.bp.0.add(pnl * nr * st.depth), st.jc + pnl * nr, cols, nr, st.pc, st.kc, scratch);
+            }
+        }
+    };
+    let first = at(0);
+    let items = first.apanels + first.npanels;
+    let grain = if par && (first.apanels * mr + first.nc) * first.kc >= 1 << 15 { 1 } else { items };
+    parallel_for(items, grain, &|r| {
+        let mut scratch = Vec::new();
+        r.for_each(|it| pack(&first, it, &mut scratch));
+    });
+    let cp = SyncPtr(c.ptr);
+    for s in 0..steps {
+        let cur = at(s);
+        let next = (s + 1 < steps).then(|| at(s + 1));
+        let beta_here = if cur.pc == 0 { beta } else { 1.0 };
+        let tn = task_panels(mpanels, cur.npanels, threads);
+        let tasks = cur.npanels.div_ceil(tn) * mpanels;
+        // The next step's packing rides in this pass after the tiles (its own buffers), so
+        // packing — bound by memory, 25 % of a 16-thread 1024³ product as a pass of its own —
+        // overlaps the arithmetic, and a product has one barrier per step instead of two.
+        let items = tasks + next.as_ref().map_or(0, |x| x.apanels + x.npanels);
+        parallel_for(items, if par { 1 } else { items }, &|r| {
+            let (cur, cp) = (&cur, cp);
+            let mut scratch = Vec::new();
+            for t in r {
+                if t >= tasks {
+                    if let Some(nx) = &next {
+                        pack(nx, t - tasks, &mut scratch);
+                    }
+                    continue;
+                }
+                let (blk, ip) = (t / mpanels, t % mpanels);
+                let jp_end = ((blk + 1) * tn).min(cur.npanels);
+                let i = ip * mr;
+                for jp in blk * tn..jp_end {
+                    // Columns end at this NCF block's end (nr need not divide NCF).
+                    let j = cur.jc + jp * nr;
+                    // SAFETY: the packed panels hold mr·depth / nr·depth words; tile (i, j)
+                    // of C belongs to this task alone.
+                    unsafe { tile(pk, cur.depth, cur.ap.0.add(ip * mr * cur.depth), cur.bp.0.add(jp * nr * cur.depth), cp.0, c.ldc, i, j, mr.min(m - i), nr.min(cur.jc + cur.nc - j), alpha, beta_here) };
+                }
+            }
+        });
+    }
+}
+
+/// One step of [`blocked`]: the slice `pc..pc+kc` of the shared dimension (`depth` packed
+/// words) against the B block of columns `jc..jc+nc`, and the buffers its panels go to.
+struct Step {
+    pc: usize,
+    kc: usize,
+    depth: usize,
+    jc: usize,
+    nc: usize,
+    npanels: usize,
+    /// A panels packed at this step (all of them at a slice's first block, else none).
+    apanels: usize,
+    ap: SyncPtr<f32>,
+    bp: SyncPtr<f32>,
+}
+
+/// [`blocked`] for short A: per slice one pass packs A, then [`short_a_tiles`] packs and
+/// multiplies B panel by panel.
+#[allow(clippy::too_many_arguments)]
+unsafe fn short_a<P: Panels>(pk: &P, m: usize, n: usize, k: usize, alpha: f32, beta: f32, c: MatMut<f32>, par: bool) {
+    let (mr, _) = pk.tile();
+    let mpanels = m.div_ceil(mr);
+    let mut abuf = PackBuf::take();
     let mut pc = 0;
     while pc < k {
         let kc = pk.kc_max().min(k - pc);
         let depth = pk.depth(kc);
         let beta_here = if pc == 0 { beta } else { 1.0 };
         let ap = SyncPtr(aligned(&mut abuf.0, mpanels * mr * depth));
+        let grain = if par && mpanels * mr * kc >= 1 << 15 { 1 } else { mpanels };
+        parallel_for(mpanels, grain, &|r| {
+            let ap = ap;
+            let mut scratch = Vec::new();
+            for it in r {
+                let rows = mr.min(m - it * mr);
+                // SAFETY: each panel of the packed buffer belongs to one item.
+                unsafe { pk.pack_a(ap.0.add(it * mr * depth), it * mr, rows, mr, pc, kc, &mut scratch) };
+            }
+        });
         let mut jc = 0;
         while jc < n {
             let nc = NCF.min(n - jc);
-            let npanels = nc.div_ceil(nr);
-            let bp = SyncPtr(aligned(&mut bbuf.0, npanels * nr * depth));
-            // A's panels for this slice are packed with B's first block, in the same pass.
-            let apanels = if jc == 0 { mpanels } else { 0 };
-            let items = apanels + npanels;
-            let grain = if par && (apanels * mr + nc) * kc >= 1 << 15 { 1 } else { items };
-            parallel_for(items, grain, &|r| {
-                let (ap, bp) = (ap, bp);
-                let mut scratch = Vec::new();
-                for it in r {
-                    // SAFETY: each panel of the packed buffers belongs to one item.
-                    unsafe {
-                        if it < apanels {
-                            let rows = mr.min(m - it * mr);
-                            pk.pack_a(ap.0.add(it * mr * depth), it * mr, rows, mr, pc, kc, &mut scratch);
-                        } else {
-                            let pnl = it - apanels;
-                            let cols = nr.min(nc - pnl * nr);
-                            pk.pack_b(bp.0.add(pnl * nr * depth), jc + pnl * nr, cols, nr, pc, kc, &mut scratch);
-                        }
-                    }
-                }
-            });
-            let tn = task_panels(mpanels, npanels, threads);
-            let nblocks = npanels.div_ceil(tn);
-            let tasks = nblocks * mpanels;
-            let cp = SyncPtr(c.ptr);
-            parallel_for(tasks, if par { 1 } else { tasks }, &|r| {
-                let (ap, bp, cp) = (ap, bp, cp);
-                for t in r {
-                    let (blk, ip) = (t / mpanels, t % mpanels);
-                    let jp_end = ((blk + 1) * tn).min(npanels);
-                    let i = ip * mr;
-                    for jp in blk * tn..jp_end {
-                        // Columns end at this NCF block's end (nr need not divide NCF).
-                        let j = jc + jp * nr;
-                        // SAFETY: the packed panels hold mr·depth / nr·depth words; tile
-                        // (i, j) of C belongs to this task alone.
-                        unsafe { tile(pk, depth, ap.0.add(ip * mr * depth), bp.0.add(jp * nr * depth), cp.0, c.ldc, i, j, mr.min(m - i), nr.min(jc + nc - j), alpha, beta_here) };
-                    }
-                }
-            });
+            short_a_tiles(pk, mpanels, nc.div_ceil(pk.tile().1), depth, ap, c, m, jc, nc, pc, kc, alpha, beta_here, par);
             jc += nc;
         }
         pc += kc;
     }
+}
+
+/// The tiles of one slice and B block in [`blocked`]'s short-A mode: a task is one B panel,
+/// packed by the thread that runs it into its own buffer, then multiplied by every packed A
+/// micro-panel at `ap`.
+#[allow(clippy::too_many_arguments)]
+unsafe fn short_a_tiles<P: Panels>(pk: &P, mpanels: usize, npanels: usize, depth: usize, ap: SyncPtr<f32>, c: MatMut<f32>, m: usize, jc: usize, nc: usize, pc: usize, kc: usize, alpha: f32, beta: f32, par: bool) {
+    let (mr, nr) = pk.tile();
+    let cp = SyncPtr(c.ptr);
+    parallel_for(npanels, if par { 1 } else { npanels }, &|r| {
+        let (ap, cp) = (ap, cp);
+        let (mut scratch, mut local) = (Vec::new(), Vec::new());
+        let bl = aligned(&mut local, nr * depth);
+        for jp in r {
+            let j = jc + jp * nr;
+            let cols = nr.min(jc + nc - j);
+            // SAFETY: `bl` holds nr·depth words of this task's own; the packed A panels hold
+            // mr·depth words each; tiles (·, j) of C belong to this task alone.
+            unsafe {
+                pk.pack_b(bl, j, cols, nr, pc, kc, &mut scratch);
+                for ip in 0..mpanels {
+                    let i = ip * mr;
+                    tile(pk, depth, ap.0.add(ip * mr * depth), bl, cp.0, c.ldc, i, j, mr.min(m - i), cols, alpha, beta);
+                }
+            }
+        }
+    });
 }
 
 /// One register tile at C(i, j) with `rows × cols` valid; edge tiles go through scratch so
@@ -1035,7 +1143,9 @@ pub(crate) mod tests {
                     }
                 }
                 let big_pairs = [(0, 0), (1, 1), (2, 2), (3, 3), (0, 1), (1, 0)];
-                for &(m, n, k) in &[(120, 530, 300), (1, 300, 530), (300, 1, 257), (29, 45, 600), (2, 4101, 3), (3, 8200, 2)] {
+                // 120 rows run blocked()'s short-A mode (B packed inside the tile tasks), 150
+                // the shared B pass (more than SHORT_A_ROWS).
+                for &(m, n, k) in &[(120, 530, 300), (150, 70, 300), (1, 300, 530), (300, 1, 257), (29, 45, 600), (2, 4101, 3), (3, 8200, 2)] {
                     check::<$t>(&levels, &big_pairs, m, n, k, $from);
                 }
             }
@@ -1076,6 +1186,8 @@ pub(crate) mod tests {
         }
         check_with::<bf16>(&[level], &all, 120, 530, 1100, bf16::from_f32, &with_t);
         check_with::<bf16>(&[level], &all, 120, 530, 1100, bf16::from_f32, &without_t);
+        // More rows than SHORT_A_ROWS: B packed in the shared pass.
+        check_with::<bf16>(&[level], &all, 150, 70, 1100, bf16::from_f32, &with_t);
     }
 
     /// A portable stand-in for a pair instruction set (5×7 tile, so every edge is hit): the
@@ -1132,6 +1244,8 @@ pub(crate) mod tests {
                 }
             }
         }
+        // More rows than SHORT_A_ROWS: B packed in the shared pass.
+        check_with::<bf16>(&[Isa::Portable], &all, 131, 15, 1026, bf16::from_f32, &k_t);
     }
 
     kernel_test!(every_level_f32, f32, |x| x);
