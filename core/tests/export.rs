@@ -72,6 +72,14 @@ fn signatures_pick_traces_and_mismatches_are_errors() {
     assert_eq!(got[0].to_vec::<f32>().unwrap(), ops::multiply(&p, &q).unwrap().to_vec::<f32>().unwrap());
     let got = imp.call(&[arr(&[3], 7), arr(&[3], 8)], &[]).unwrap();
     assert_eq!(got[0].shape(), &[3]);
+    // As MLX's `FunctionTable::match` (mlx-c's example-export.c calls a function exported with
+    // one positional argument with one keyword): inputs in all, keywords after the positional
+    // ones in name order, any name the trace was not made with.
+    let (u, v) = (arr(&[3], 9), arr(&[3], 10));
+    let want = ops::multiply(&u, &v).unwrap().to_vec::<f32>().unwrap();
+    for (args, kw) in [(vec![u.clone()], vec![("z".to_string(), v.clone())]), (vec![], vec![("a".to_string(), u.clone()), ("b".to_string(), v.clone())])] {
+        assert_eq!(imp.call(&args, &kw).unwrap()[0].to_vec::<f32>().unwrap(), want);
+    }
     for (args, kw) in [
         (vec![p.clone(), q.clone()], vec![]),                    // 2-positional trace is (3,)
         (vec![p.clone()], vec![("c".to_string(), q.clone())]), // wrong keyword name

@@ -53,17 +53,24 @@ pub fn ones(shape: &[usize], dtype: DType) -> Result<Array> {
 
 /// `mx.zeros_like(a)`.
 pub fn zeros_like(a: &Array) -> Result<Array> {
-    zeros(a.shape(), a.dtype())
+    full_like(a, Value::I(0), None)
 }
 
 /// `mx.ones_like(a)`.
 pub fn ones_like(a: &Array) -> Result<Array> {
-    ones(a.shape(), a.dtype())
+    full_like(a, Value::I(1), None)
 }
 
-/// `mx.full_like(a, value, dtype=None)`.
+/// `mx.full_like(a, value, dtype=None)`. In a shapeless trace the value is broadcast against
+/// `a` itself (MLX's `full_like` broadcasts against `a`), so a replay on other shapes infers
+/// the shape again instead of reading a constant of the traced shape.
 pub fn full_like(a: &Array, value: Value, dtype: Option<DType>) -> Result<Array> {
-    full(a.shape(), value, dtype.unwrap_or(a.dtype()))
+    let dtype = dtype.unwrap_or(a.dtype());
+    if crate::transforms::compile::shape_generic(a) {
+        let v = Array::from_value(value, dtype)?;
+        return crate::ops::contiguous(&crate::ops::shape::broadcast_axes(&v, core::slice::from_ref(a), &[])?);
+    }
+    full(a.shape(), value, dtype)
 }
 
 /// `mx.empty(shape, dtype)`. In MLX 0.32 `mx.empty` *is* `mx.zeros` (the same function

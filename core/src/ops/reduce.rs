@@ -147,11 +147,6 @@ pub fn at_least_float(d: DType) -> DType {
     }
 }
 
-/// The shape with `axes` dropped.
-fn drop_axes(shape: &[usize], axes: &[usize]) -> Vec<isize> {
-    shape.iter().enumerate().filter(|(i, _)| !axes.contains(i)).map(|(_, &d)| d as isize).collect()
-}
-
 /// Records `kind` over `axes` of `a`, keeping or dropping the reduced axes.
 pub fn reduce(kind: ReduceKind, a: &Array, axes: Option<&[isize]>, keepdims: bool) -> Result<Array> {
     let name = kind_name(kind);
@@ -181,7 +176,8 @@ pub fn reduce(kind: ReduceKind, a: &Array, axes: Option<&[isize]>, keepdims: boo
     if keepdims {
         Ok(out)
     } else {
-        ops::reshape(&out, &drop_axes(a.shape(), &axes))
+        // A squeeze (MLX's `Squeeze`), which a shapeless trace asks again on other shapes.
+        ops::squeeze(&out, Some(&axes.iter().map(|&i| i as isize).collect::<Vec<_>>()))
     }
 }
 
@@ -327,9 +323,9 @@ pub fn logsumexp(a: &Array, axes: Option<&[isize]>, keepdims: bool) -> Result<Ar
     };
     let maxval = max(&x, Some(given), true)?;
     let out = ops::log(&sum(&ops::exp(&ops::subtract(&x, &maxval)?)?, Some(given), keepdims)?)?;
-    let shape: Vec<isize> = out.shape().iter().map(|&d| d as isize).collect();
-    let out = ops::add(&out, &ops::reshape(&maxval, &shape)?)?;
-    let maxval = ops::reshape(&maxval, &shape)?;
+    // A squeeze, not a reshape to the traced shape: a shapeless trace serves other shapes.
+    let maxval = if keepdims { maxval } else { ops::squeeze(&maxval, Some(given))? };
+    let out = ops::add(&out, &maxval)?;
     ops::where_(&ops::isinf(&maxval)?, &maxval, &out)
 }
 
@@ -451,7 +447,7 @@ fn arg_reduce(a: &Array, axis: Option<isize>, keepdims: bool, is_max: bool) -> R
     let ax = reduction_axes(a, Some(&[axis]), name)?[0];
     let mut kept = a.shape().to_vec();
     kept[ax] = 1;
-    let out = if a.shape()[ax] == 1 {
+    let out = if a.shape()[ax] == 1 && !crate::transforms::compile::shape_generic(a) {
         ops::zeros(&kept, DType::Uint32)?
     } else {
         Array::from_op(Primitive::Reduce(ReduceOp::ArgReduce { max: is_max, axis: ax }), alloc::vec![a.clone()], kept, DType::Uint32)
@@ -459,7 +455,7 @@ fn arg_reduce(a: &Array, axis: Option<isize>, keepdims: bool, is_max: bool) -> R
     if keepdims {
         Ok(out)
     } else {
-        ops::reshape(&out, &drop_axes(a.shape(), &[ax]))
+        ops::squeeze(&out, Some(&[ax as isize]))
     }
 }
 

@@ -9,6 +9,7 @@ use crate::error::Result;
 use crate::ops::*;
 use crate::transforms::rules::{scalar, unsupported, Grads};
 use alloc::vec;
+use alloc::vec::Vec;
 
 /// Whether `op` has a rule, for docs/GRAD.md.
 pub(crate) fn status(op: BinaryOp) -> &'static str {
@@ -21,6 +22,26 @@ pub(crate) fn status(op: BinaryOp) -> &'static str {
 
 /// Cotangents of `a` and `b` for `y = op(a, b)`.
 pub(crate) fn vjp(op: BinaryOp, inputs: &[Array], y: &Array, g: &Array, needs: &[bool]) -> Result<Grads> {
+    // In a shapeless trace an operand that is a constant broadcast to the traced shape (the
+    // `2` of `x ** 2`) is used unbroadcast, as MLX's rules read it: what the rule computes
+    // from it alone (`2 - 1`) stays a scalar instead of a constant of the traced shape, which
+    // would tie the trace to that shape (docs/COMPILE.md). The cotangents still take the
+    // output's shape from `g`; a rule whose result would not is asked with the operands as
+    // they are.
+    if crate::transforms::compile::shape_generic(y) || crate::transforms::compile::shape_generic(g) {
+        let stripped: Vec<Array> = inputs.iter().map(|a| if a.is_tracer() { None } else { crate::transforms::compile::broadcast_source(a) }.unwrap_or_else(|| a.clone())).collect();
+        if stripped.iter().zip(inputs).any(|(s, a)| s.shape() != a.shape()) {
+            let grads = vjp_of(op, &stripped, y, g, needs)?;
+            let kept = |(d, a): (&Option<Array>, &Array)| d.as_ref().is_none_or(|d| d.shape() == a.shape());
+            if grads.iter().zip(inputs).zip(needs).all(|(da, &n)| !n || kept(da)) {
+                return Ok(grads.into_iter().zip(needs).map(|(d, &n)| if n { d } else { None }).collect());
+            }
+        }
+    }
+    vjp_of(op, inputs, y, g, needs)
+}
+
+fn vjp_of(op: BinaryOp, inputs: &[Array], y: &Array, g: &Array, needs: &[bool]) -> Result<Grads> {
     use BinaryOp::*;
     let (a, b) = (&inputs[0], &inputs[1]);
     // Integer operands are differentiated through +, - and × (exact in integers), as MLX.

@@ -24,6 +24,17 @@ pub(crate) const STATUS: &[(&str, &str)] = &[
     ("logcumsumexp", "no"),
 ];
 
+/// The cotangent `g` (reduced axes kept as size 1) broadcast to `x`'s shape. In a shapeless
+/// trace it is broadcast against `x` itself (MLX's `broadcast_arrays({cotan, in})`, a
+/// broadcast whose shape a replay infers again), so the trace serves other shapes.
+fn back_to(g: &Array, x: &Array) -> Result<Array> {
+    if crate::transforms::compile::shape_generic(x) || crate::transforms::compile::shape_generic(g) {
+        crate::ops::shape::broadcast_axes(g, core::slice::from_ref(x), &[])
+    } else {
+        broadcast_to(g, x.shape())
+    }
+}
+
 pub(crate) fn vjp(op: &ReduceOp, inputs: &[Array], out: &Array, g: &Array) -> Result<Grads> {
     let x = &inputs[0];
     // As MLX, integer arrays are differentiated through sums, products and extremes (exact
@@ -38,7 +49,7 @@ pub(crate) fn vjp(op: &ReduceOp, inputs: &[Array], out: &Array, g: &Array) -> Re
     }
     let d = match op {
         ReduceOp::Reduce { kind, axes } => match kind {
-            ReduceKind::Sum => broadcast_to(g, x.shape())?,
+            ReduceKind::Sum => back_to(g, x)?,
             ReduceKind::Max | ReduceKind::Min => {
                 // The cotangent is shared equally among the elements equal to the extreme.
                 let mask = astype(&equal(x, out)?, x.dtype())?;
@@ -57,9 +68,9 @@ pub(crate) fn vjp(op: &ReduceOp, inputs: &[Array], out: &Array, g: &Array) -> Re
             }
             // Holomorphic: the cotangent times the conjugate derivative for complex inputs.
             ReduceKind::Prod if x.dtype() == DType::Complex64 => {
-                conjugate(&multiply(&broadcast_to(&conjugate(g)?, x.shape())?, &prod_of_others(x, axes)?)?)?
+                conjugate(&multiply(&back_to(&conjugate(g)?, x)?, &prod_of_others(x, axes)?)?)?
             }
-            ReduceKind::Prod => multiply(&broadcast_to(g, x.shape())?, &prod_of_others(x, axes)?)?,
+            ReduceKind::Prod => multiply(&back_to(g, x)?, &prod_of_others(x, axes)?)?,
             ReduceKind::All | ReduceKind::Any => return Ok(vec![None]),
         },
         ReduceOp::ArgReduce { .. } => return Ok(vec![None]),

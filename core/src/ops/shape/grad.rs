@@ -35,7 +35,13 @@ pub(crate) fn vjp(op: &ShapeOp, inputs: &[Array], out: &Array, g: &Array, needs:
     let x = &inputs[0];
     let one = |d: Array| Ok(vec![Some(d)]);
     match op {
-        ShapeOp::Reshape => one(reshape(g, &isz(x.shape()))?),
+        // A reshape a shapeless trace noted (a squeeze, an expand_dims …) is undone by its
+        // inverse request, which a replay asks again on other shapes (MLX's `Squeeze::vjp`
+        // is an `expand_dims`); any other goes back to the traced shape.
+        ShapeOp::Reshape => match crate::transforms::compile::reshape_request(crate::transforms::node_key(out)) {
+            Some(req) => one(req.inverse(g, x)?),
+            None => one(reshape(g, &isz(x.shape()))?),
+        },
         ShapeOp::Transpose(perm) => {
             let mut inv = vec![0isize; perm.len()];
             for (i, &p) in perm.iter().enumerate() {
@@ -43,6 +49,8 @@ pub(crate) fn vjp(op: &ShapeOp, inputs: &[Array], out: &Array, g: &Array, needs:
             }
             one(transpose(g, Some(&inv))?)
         }
+        // In a shapeless trace the sum keeps its axes (no reshape to the traced shape).
+        ShapeOp::Broadcast if crate::transforms::compile::shape_generic(g) => one(unbroadcast_generic(g, x.shape())?),
         ShapeOp::Broadcast => one(unbroadcast(g, x.shape())?),
         // The inputs after the first only give their shapes (MLX stops their gradients).
         ShapeOp::BroadcastAxes(_) => {

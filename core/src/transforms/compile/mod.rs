@@ -22,6 +22,7 @@ use alloc::sync::Arc;
 use alloc::vec::Vec;
 use core::sync::atomic::{AtomicU8, AtomicUsize, Ordering};
 use tape::Tape;
+pub(crate) use tape::broadcast_source;
 
 /// A function of arrays to arrays that can be kept and called again (what `compile` takes).
 /// `Send + Sync`, so a [`Compiled`] function can be shared by threads (see [`Compiled`]).
@@ -74,6 +75,19 @@ impl ReshapeRequest {
             ReshapeRequest::ExpandDims(axes) => crate::ops::expand_dims(a, axes),
             ReshapeRequest::Squeeze(axes) => crate::ops::squeeze(a, Some(axes)),
             ReshapeRequest::Identity => Ok(a.clone()),
+        }
+    }
+
+    /// The reshape that maps `g` (shaped like this reshape's output) back to the shape of
+    /// its input `x`, asked so that a shapeless replay asks it again: the cotangent's way
+    /// back through a noted reshape. An inferred target has no such inverse (the input's
+    /// shape is not a function of the request): it goes back to `x`'s traced shape.
+    pub(crate) fn inverse(&self, g: &Array, x: &Array) -> Result<Array> {
+        match self {
+            ReshapeRequest::ExpandDims(axes) => crate::ops::squeeze(g, Some(axes)),
+            ReshapeRequest::Squeeze(axes) => crate::ops::expand_dims(g, axes),
+            ReshapeRequest::Identity => Ok(g.clone()),
+            ReshapeRequest::Infer(_) => crate::ops::reshape(g, &x.shape().iter().map(|&d| d as isize).collect::<Vec<_>>()),
         }
     }
 }

@@ -57,7 +57,7 @@ pub(crate) struct Tape {
 }
 
 /// The input of a broadcast node, if `a` is one (pending or kept by the trace).
-fn broadcast_source(a: &Array) -> Option<Array> {
+pub(crate) fn broadcast_source(a: &Array) -> Option<Array> {
     let op = a.graph_op()?;
     if op.prim != Primitive::Shape(ShapeOp::Broadcast) {
         return None;

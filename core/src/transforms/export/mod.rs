@@ -83,10 +83,14 @@ impl Trace {
 
     /// Whether a call with `args` and sorted `kwargs` fits this trace.
     fn matches(&self, args: &[Array], kwargs: &[(String, Array)]) -> bool {
-        let names_match = kwargs.len() == self.kwarg_names.len() && kwargs.iter().zip(&self.kwarg_names).all(|((k, _), n)| k == n);
+        // As MLX's `FunctionTable::match`: the number of inputs in all, every keyword the
+        // trace was made with given, then the positional arguments and the keywords (in name
+        // order) against the traced inputs in order — so a function exported with one
+        // positional argument is called with one keyword too (mlx-c's example-export.c).
+        let names_given = self.kwarg_names.iter().all(|n| kwargs.iter().any(|(k, _)| k == n));
         let inputs = args.iter().chain(kwargs.iter().map(|(_, a)| a));
-        args.len() == self.n_args
-            && names_match
+        args.len() + kwargs.len() == self.tape.input_shapes.len()
+            && names_given
             && inputs.zip(self.tape.input_shapes.iter().zip(&self.input_dtypes)).all(|(a, (s, d))| {
                 a.dtype() == *d && if self.shapeless { a.ndim() == s.len() } else { a.shape() == &s[..] }
             })

@@ -337,3 +337,12 @@ def error_metal_kernel_compile_options_not_a_dict(mx, d):
 @case
 def error_metal_kernel_bad_math_mode(mx, d):
     return _kernel(mx, compile_options={"math_mode": "exact"})
+
+
+@case
+def keywords_fill_positional_inputs(mx, d):
+    # MLX matches a call by its number of inputs in all: keyword arrays (in name order) fill
+    # the inputs after the positional ones, whatever the names (mlx-c's example-export.c).
+    x, y = _x(mx, 3), _x(mx, 3, seed=1)
+    f = _round_trip(mx, d, lambda a, b: a * b + a, x, y)
+    return f(x, zz=y), f(b=x, a=y), f(q=x, p=y)

@@ -888,12 +888,61 @@ def shapeless_compile_broadcast_matmul(mx):
 
 @case
 def shapeless_compile_grad_of_broadcast_matmul(mx):
-    # Values only: here `** 2`'s cotangent holds a constant the trace made at the traced
-    # shape, so a second shape traces again (MLX reuses the trace); one trace where it does
-    # not is checked by core/tests/compile.rs shapeless_grad_of_a_broadcasting_matmul_traces_once.
+    # One trace for both shapes, as MLX (values and trace counts).
     g = mx.grad(lambda x, y: (mx.matmul(x, y) ** 2).sum(), argnums=(0, 1))
     calls = [(_x(mx, 2, 1, 3, 4), _x(mx, 5, 4, 2, seed=1)), (_x(mx, 3, 1, 2, 3, seed=2), _x(mx, 4, 3, 1, seed=3))]
-    return _traced_calls(mx, g, calls)[0]
+    return _traced_calls(mx, g, calls)
+
+
+# Shapeless traces real MLX reuses on new shapes of the same rank (one trace for three shapes):
+# reductions without keepdims, `** 2`, the gradient of a sum, zeros_like, softmax's gradient.
+_SHAPELESS_SWEEP = {
+    "sum": lambda mx: lambda x: x.sum(),
+    "sum0": lambda mx: lambda x: x.sum(0),
+    "max1": lambda mx: lambda x: x.max(1),
+    "prod": lambda mx: lambda x: x.prod(),
+    "mean": lambda mx: lambda x: x.mean(),
+    "var0": lambda mx: lambda x: mx.var(x, 0),
+    "std": lambda mx: lambda x: mx.std(x),
+    "logsumexp": lambda mx: lambda x: mx.logsumexp(x, -1),
+    "argmax": lambda mx: lambda x: mx.argmax(x, -1),
+    "square_pow": lambda mx: lambda x: x ** 2,
+    "sum_square_pow": lambda mx: lambda x: (x ** 2).sum(),
+    "zeros_like": lambda mx: lambda x: mx.zeros_like(x) + x,
+    "ones_like": lambda mx: lambda x: mx.ones_like(x) * x,
+    "grad_sum_square_pow": lambda mx: mx.grad(lambda z: (z ** 2).sum()),
+    "grad_mean": lambda mx: mx.grad(lambda z: z.mean()),
+    "value_and_grad_sum_square": lambda mx: mx.value_and_grad(lambda z: (z ** 2).sum()),
+    "grad_softmax": lambda mx: mx.grad(lambda z: (mx.softmax(z, -1) * z).sum()),
+}
+
+
+def _sweep_case(name):
+    def run(mx):
+        calls = [(_x(mx, 2, 3, seed=7),), (_x(mx, 4, 5, seed=8),), (_x(mx, 3, 7, seed=9),)]
+        return _traced_calls(mx, _SHAPELESS_SWEEP[name](mx), calls)
+    run.__name__ = "shapeless_trace_counts_" + name
+    return case(run)
+
+
+for _name in _SHAPELESS_SWEEP:
+    _sweep_case(_name)
+
+
+@case
+def shapeless_trace_counts_grad_sum_matmul(mx):
+    g = mx.grad(lambda x, y: (x @ y).sum(), argnums=(0, 1))
+    calls = [(_x(mx, 2, 3), _x(mx, 3, 4, seed=1)), (_x(mx, 4, 5, seed=2), _x(mx, 5, 2, seed=3)),
+             (_x(mx, 3, 7, seed=4), _x(mx, 7, 6, seed=5))]
+    return _traced_calls(mx, g, calls)
+
+
+@case
+def shapeless_trace_counts_grad_sum_broadcast_matmul(mx):
+    g = mx.grad(lambda x, y: mx.matmul(x, y).sum(), argnums=(0, 1))
+    calls = [(_x(mx, 2, 1, 3, 4), _x(mx, 5, 4, 2, seed=1)), (_x(mx, 3, 1, 2, 3, seed=2), _x(mx, 4, 3, 1, seed=3)),
+             (_x(mx, 2, 1, 2, 5, seed=4), _x(mx, 3, 5, 4, seed=5))]
+    return _traced_calls(mx, g, calls)
 
 
 @case
