@@ -9,7 +9,7 @@ use std::process::Command;
 /// Allowed peak RSS as a multiple of (file + KV cache). Measured 1.12–1.16× before dec25,
 /// 1.06–1.09× after it (docs/BENCHMARKS.md, "dec25": the KV cache's buffers are resident only
 /// where written), and since rss27 (the buffer cache lends a block to a request up to 4× smaller;
-/// `add_rms_norm` writes its sum into x's buffer) 1.053–1.055× at 2 threads, 1.060–1.063× at 8
+/// `add_rms_norm` writes its sum into x's buffer) 1.050–1.055× at 2 threads, 1.060–1.063× at 8
 /// and 1.071–1.073× at 16 on the 16-core device, 1.057–1.060× on the 2-core dev VM (the test
 /// runs on every core). The rest is the binary's own pages, activations and the buffer cache,
 /// varying by ~0.5 % with how the threads interleave and where the binary's hot code falls.

@@ -95,7 +95,10 @@ static CACHE_BYTES: AtomicUsize = AtomicUsize::new(0);
 /// Freed blocks kept for reuse, so a loop that allocates the same sizes every step stops
 /// paying the allocator and page faults (MLX's buffer cache). Only tiny blocks bypass it: a
 /// decode step's vectors (a few KiB each, hundreds per step) cost more through the system
-/// allocator's aligned path than through the cache.
+/// allocator's aligned path than through the cache. A request may take a block up to
+/// [`REUSE_SLACK`] times its size: with exact sizes only, a prefill's cache held one block per
+/// tensor of each size ever live together (3.3 MiB for the default model's 128-token prompt
+/// against 2.1 MiB live at once; 2.7 MiB this way; docs/BENCHMARKS.md, "rss27").
 struct Cached {
     ptr: NonNull<u8>,
     len: usize,
