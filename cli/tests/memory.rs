@@ -8,13 +8,15 @@ use std::process::Command;
 
 /// Allowed peak RSS as a multiple of (file + KV cache). Measured 1.12–1.16× before dec25,
 /// 1.06–1.09× after it (docs/BENCHMARKS.md, "dec25": the KV cache's buffers are resident only
-/// where written); since then 1.064–1.073× at 2 threads and up to 1.087× at 16 (the test runs
-/// on every core), main's binary and rss26's alike ("rss26": its 0.37 MiB smaller merge table
-/// is below the spread). The rest is the binary's own pages, activations and the buffer cache,
-/// varying by ~1 % with how the threads interleave and where the binary's hot code falls. The
-/// bound leaves ~1.4 MiB at 16 threads and ~2.8 MiB at 2 for regressions to trip it; main's
-/// binary before rss26 passes it too. The goal is 1.05×.
-const MAX_RATIO: f64 = 1.10;
+/// where written), and since rss27 (the buffer cache lends a block to a request up to 4× smaller;
+/// `add_rms_norm` writes its sum into x's buffer) 1.050–1.055× at 2 threads, 1.060–1.063× at 8
+/// and 1.071–1.073× at 16 on the 16-core device, 1.057–1.060× on the 2-core dev VM (the test
+/// runs on every core). The rest is the binary's own pages, activations and the buffer cache,
+/// varying by ~0.5 % with how the threads interleave and where the binary's hot code falls.
+/// The bound leaves ~0.7 MiB at 16 threads and ~2.6 MiB at 2 for regressions to trip it. Main's
+/// binary before rss27 (1.062× / 1.067–1.069× / 1.078× on the device) passes it too: the cut is
+/// ~0.6–0.8 MiB, within this margin. The goal is 1.05×.
+const MAX_RATIO: f64 = 1.08;
 
 fn default_model_installed() -> bool {
     let ok = mlx_arm_lm::load::files::default_model_path().exists();

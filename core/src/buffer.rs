@@ -95,7 +95,10 @@ static CACHE_BYTES: AtomicUsize = AtomicUsize::new(0);
 /// Freed blocks kept for reuse, so a loop that allocates the same sizes every step stops
 /// paying the allocator and page faults (MLX's buffer cache). Only tiny blocks bypass it: a
 /// decode step's vectors (a few KiB each, hundreds per step) cost more through the system
-/// allocator's aligned path than through the cache.
+/// allocator's aligned path than through the cache. A request may take a block up to
+/// [`REUSE_SLACK`] times its size: with exact sizes only, a prefill's cache held one block per
+/// tensor of each size ever live together (3.3 MiB for the default model's 128-token prompt
+/// against 2.1 MiB live at once; 2.7 MiB this way; docs/BENCHMARKS.md, "rss27").
 struct Cached {
     ptr: NonNull<u8>,
     len: usize,
@@ -109,6 +112,8 @@ static CACHE: spin::Mutex<alloc::vec::Vec<Cached>> = spin::Mutex::new(alloc::vec
 const CACHE_MIN: usize = 512;
 /// Entries kept at most (searched linearly, most recently freed first).
 const CACHE_ENTRIES: usize = 256;
+/// A request may take a cached block up to this many times its size (the smallest that fits).
+const REUSE_SLACK: usize = 4;
 
 /// Bytes held in the cache.
 pub fn cache_memory() -> usize {
@@ -137,15 +142,26 @@ fn trim_cache(limit: usize) {
     }
 }
 
-fn take_cached(len: usize, a: &'static dyn Allocator) -> Option<NonNull<u8>> {
+fn take_cached(len: usize, a: &'static dyn Allocator) -> Option<(NonNull<u8>, usize)> {
     if len < CACHE_MIN {
         return None;
     }
     let mut cache = CACHE.lock();
-    let i = cache.iter().rposition(|c| c.len == len && core::ptr::addr_eq(c.allocator, a))?;
-    let c = cache.swap_remove(i);
-    CACHE_BYTES.fetch_sub(len, Ordering::Relaxed);
-    Some(c.ptr)
+    // The smallest block that fits, up to REUSE_SLACK times the request (an exact size at
+    // once; of equal sizes the most recently freed).
+    let most = len.saturating_mul(REUSE_SLACK);
+    let mut best: Option<(usize, usize)> = None;
+    for (i, c) in cache.iter().enumerate().rev() {
+        if c.len >= len && c.len <= most && core::ptr::addr_eq(c.allocator, a) && best.is_none_or(|(_, l)| c.len < l) {
+            best = Some((i, c.len));
+            if c.len == len {
+                break;
+            }
+        }
+    }
+    let c = cache.swap_remove(best?.0);
+    CACHE_BYTES.fetch_sub(c.len, Ordering::Relaxed);
+    Some((c.ptr, c.len))
 }
 
 /// Keeps a freed block for reuse if the cache has room; otherwise hands it back.
@@ -287,7 +303,9 @@ pub fn device_active_memory() -> usize {
 }
 
 enum Backing {
-    Owned { allocator: &'static dyn Allocator, align: usize },
+    /// `cap`: the block's size as allocated, at least the buffer's length (a cached block
+    /// taken for a smaller request, see [`take_cached`]).
+    Owned { allocator: &'static dyn Allocator, align: usize, cap: usize },
     /// Held only to keep the external owner (mapping, static region) alive.
     External(#[allow(dead_code)] Box<dyn ExternalBytes>),
     /// Owned by a backend; `mirror` is the host copy when the memory is not mapped.
@@ -341,19 +359,19 @@ impl Buffer {
             return Self::allocate(len, op, true);
         };
         PEAK.fetch_max(active, Ordering::Relaxed);
-        Ok(Arc::new(Buffer::with_backing(p, len, Backing::Owned { allocator: a, align: PAGE_ALIGN }, true)))
+        Ok(Arc::new(Buffer::with_backing(p, len, Backing::Owned { allocator: a, align: PAGE_ALIGN, cap: len }, true)))
     }
 
     fn allocate(len: usize, op: &'static str, zero: bool) -> Result<Arc<Buffer>> {
         let active = reserve(len, op)?;
         let a = allocator();
-        let ptr = match take_cached(len, a) {
-            Some(p) => {
+        let (ptr, cap) = match take_cached(len, a) {
+            Some((p, cap)) => {
                 if zero {
                     // SAFETY: the cached block is valid for len bytes and ours alone.
                     unsafe { core::ptr::write_bytes(p.as_ptr(), 0, len) };
                 }
-                p
+                (p, cap)
             }
             None => {
                 // Zeroed even for overwrite: a fresh block may hold another object's freed
@@ -363,11 +381,11 @@ impl Buffer {
                     ACTIVE.fetch_sub(len, Ordering::Relaxed);
                     return Err(Error::out_of_memory(op, len));
                 };
-                p
+                (p, len)
             }
         };
         PEAK.fetch_max(active, Ordering::Relaxed);
-        Ok(Arc::new(Buffer::with_backing(ptr, len, Backing::Owned { allocator: a, align: ALIGN }, true)))
+        Ok(Arc::new(Buffer::with_backing(ptr, len, Backing::Owned { allocator: a, align: ALIGN, cap }, true)))
     }
 
     fn with_backing(ptr: NonNull<u8>, len: usize, backing: Backing, host_current: bool) -> Buffer {
@@ -510,10 +528,10 @@ impl Buffer {
 impl Drop for Buffer {
     fn drop(&mut self) {
         match &self.backing {
-            Backing::Owned { allocator, align } => {
+            Backing::Owned { allocator, align, cap } => {
                 ACTIVE.fetch_sub(self.len, Ordering::Relaxed);
                 // The cache keeps and frees blocks of ALIGN only ([`Buffer::new_pages`]' go back).
-                let unkept = if *align == ALIGN { give_back(self.ptr, self.len, *allocator) } else { Some((self.ptr, self.len)) };
+                let unkept = if *align == ALIGN { give_back(self.ptr, *cap, *allocator) } else { Some((self.ptr, *cap)) };
                 if let Some((ptr, len)) = unkept {
                     // SAFETY: allocated by this allocator with this size and alignment.
                     unsafe { allocator.free(ptr, len, *align) };

@@ -39,6 +39,26 @@ fn add_rms_norm_equals_add_then_rms_norm_bitwise() {
     }
 }
 
+/// x as a lazy temporary the fused node holds alone (the model's residual stream): the CPU
+/// kernel writes the sum into x's buffer, with the same bits as the ordinary ops.
+#[test]
+fn add_rms_norm_into_a_donated_x_equals_add_then_rms_norm() {
+    for dt in [DType::Float32, DType::Float16, DType::Bfloat16] {
+        for shape in [&[1usize, 128, 576][..], &[2, 7, 64], &[3, 37]] {
+            let d = *shape.last().unwrap();
+            let (a, b, r, w) = (arr(shape, 4, dt), arr(shape, 5, dt), arr(shape, 2, dt), arr(&[d], 3, dt));
+            let plain = add_rms_norm_fallback(&ops::add(&a, &b).unwrap(), &r, &w, 1e-5).unwrap();
+            let x = ops::add(&a, &b).unwrap();
+            let fused = add_rms_norm(&x, &r, &w, 1e-5).unwrap();
+            drop(x);
+            mlx_arm_core::eval(&fused).unwrap();
+            for (f, p) in fused.iter().zip(&plain) {
+                assert_eq!(bits(f), bits(p), "{dt:?} {shape:?}");
+            }
+        }
+    }
+}
+
 #[test]
 fn add_rms_norm_matches_a_hand_computation() {
     let (rows, d) = (3, 50);

@@ -22,7 +22,7 @@ pub fn eval(op: &FastOp, inputs: Vec<Array>, outputs: &[OutMeta]) -> Result<Vec<
     let name = op.name();
     // The language models' fused ops (several outputs each).
     match op {
-        FastOp::AddRmsNorm { eps } => return lm::add_rms_norm(&inputs, eps.get() as f32, outputs),
+        FastOp::AddRmsNorm { eps } => return lm::add_rms_norm(inputs, eps.get() as f32, outputs),
         FastOp::DecodeHeads { head_dim, dims, traditional, base, scale } => {
             return lm::decode_heads(&inputs, *head_dim, *dims, *traditional, base.get() as f32, scale.get() as f32, outputs)
         }

@@ -12,29 +12,44 @@ use crate::parallel::parallel_for;
 use crate::shape::row_major_strides;
 use alloc::vec::Vec;
 
-/// `add_rms_norm`: inputs x, r, weight; outputs `x + r` and its RMSNorm.
-pub(super) fn add_rms_norm(inputs: &[Array], eps: f32, outputs: &[OutMeta]) -> Result<Vec<Data>> {
+/// `add_rms_norm`: inputs x, r, weight; outputs `x + r` and its RMSNorm. The sum is written
+/// into x's buffer where this node holds x's only reference (the residual stream's previous
+/// value, dead after the add): one activation buffer fewer live at a prefill's peak (issue 16).
+pub(super) fn add_rms_norm(inputs: Vec<Array>, eps: f32, outputs: &[OutMeta]) -> Result<Vec<Data>> {
     const OP: &str = "add_rms_norm";
     let (shape, dtype) = crate::cpu::out0(outputs, OP)?.clone();
     if outputs.len() != 2 || inputs.len() != 3 {
         return Err(Error::runtime(OP, "takes three inputs and gives two outputs"));
     }
-    let sum = Data::alloc_for_overwrite(&shape, dtype, OP)?;
+    let mut inputs = inputs.into_iter();
+    let (Some(x), Some(r), Some(w)) = (inputs.next(), inputs.next(), inputs.next()) else {
+        return Err(Error::runtime(OP, "takes three inputs and gives two outputs"));
+    };
+    let nbytes = shape.iter().product::<usize>() * dtype.size();
+    let (x, sum) = if x.dtype() == dtype && x.shape() == shape.as_slice() {
+        match x.donate(nbytes) {
+            Ok(d) => (None, d),
+            Err(x) => (Some(x), Data::alloc_for_overwrite(&shape, dtype, OP)?),
+        }
+    } else {
+        (Some(x), Data::alloc_for_overwrite(&shape, dtype, OP)?)
+    };
     let normed = Data::alloc_for_overwrite(&shape, dtype, OP)?;
-    crate::dispatch_float!(dtype, T => add_norm::<T>(inputs, eps, &shape, &sum, &normed),
+    crate::dispatch_float!(dtype, T => add_norm::<T>(x.as_ref(), &r, &w, eps, &shape, &sum, &normed),
         else Err(Error::unsupported(OP, alloc::format!("{OP} does not support {dtype}."))))?;
     Ok(alloc::vec![sum, normed])
 }
 
-fn add_norm<T: Store>(inputs: &[Array], eps: f32, shape: &[usize], sum: &Data, normed: &Data) -> Result<()> {
-    const OP: &str = "add_rms_norm";
+/// `x = None`: x's values are already in `sum` (its donated buffer), added to in place.
+fn add_norm<T: Store>(x: Option<&Array>, r: &Array, w: &Array, eps: f32, shape: &[usize], sum: &Data, normed: &Data) -> Result<()> {
     let d = shape.last().copied().unwrap_or(1);
-    let (x, r, w) = (crate::cpu::input(inputs, 0, OP)?, crate::cpu::input(inputs, 1, OP)?, crate::cpu::input(inputs, 2, OP)?);
-    let (xd, rd, wd) = (x.data()?, r.data()?, w.data()?);
-    let (xv, rv) = (xd.read::<T>(shape)?, rd.read::<T>(shape)?);
+    let xd = x.map(|x| x.data()).transpose()?;
+    let (rd, wd) = (r.data()?, w.data()?);
+    let xv = xd.as_ref().map(|xd| xd.read::<T>(shape)).transpose()?;
+    let rv = rd.read::<T>(shape)?;
     let wv = per_feature::<T>(&wd, w.ndim(), d)?;
-    let n = xv.len();
-    if d == 0 || n == 0 || rv.len() != n {
+    let n = rv.len();
+    if d == 0 || n == 0 || xv.as_ref().is_some_and(|xv| xv.len() != n) {
         return Ok(());
     }
     // As `rms_norm`'s kernel: the f32 of 1/d.
@@ -45,14 +60,26 @@ fn add_norm<T: Store>(inputs: &[Array], eps: f32, shape: &[usize], sum: &Data, n
         let (ps, py) = (&ps, &py);
         for i in rows {
             let row = i * d..(i + 1) * d;
-            // SAFETY: row i of each fresh output buffer, written by this chunk only.
+            // SAFETY: row i of each output buffer (fresh, or x's donated one), written by this
+            // chunk only.
             let (s, y) = unsafe { (ps.chunk(&row), py.chunk(&row)) };
-            let (a, b) = (&xv[row.clone()], &rv[row.clone()]);
-            if let (Some(a), Some(b), Some(s)) = (as_f32(a), as_f32(b), as_f32_mut(&mut *s)) {
-                s.iter_mut().zip(a).zip(b).for_each(|((s, &a), &b)| *s = a + b);
-            } else {
-                // `add` of two halves: the f32 sum rounded once to the dtype.
-                s.iter_mut().zip(a).zip(b).for_each(|((s, &a), &b)| *s = T::from_f(a.f() + b.f()));
+            let b = &rv[row.clone()];
+            match xv.as_ref().map(|xv| &xv[row.clone()]) {
+                Some(a) => {
+                    if let (Some(a), Some(b), Some(s)) = (as_f32(a), as_f32(b), as_f32_mut(&mut *s)) {
+                        s.iter_mut().zip(a).zip(b).for_each(|((s, &a), &b)| *s = a + b);
+                    } else {
+                        // `add` of two halves: the f32 sum rounded once to the dtype.
+                        s.iter_mut().zip(a).zip(b).for_each(|((s, &a), &b)| *s = T::from_f(a.f() + b.f()));
+                    }
+                }
+                None => {
+                    if let (Some(b), Some(s)) = (as_f32(b), as_f32_mut(&mut *s)) {
+                        s.iter_mut().zip(b).for_each(|(s, &b)| *s += b);
+                    } else {
+                        s.iter_mut().zip(b).for_each(|(s, &b)| *s = T::from_f(s.f() + b.f()));
+                    }
+                }
             }
             rms_row(level, s, &wv, eps, inv_d, y);
         }
