@@ -119,8 +119,7 @@ impl PanelSource for Quant<'_> {
 /// Decode path of `x @ Ŵᵀ`: weight rows split over threads, each read once by the fused dot
 /// for up to `MAX_ROWS` activation rows at a time. Where the ISA has a [`FusedE2m1`], E2M1
 /// rows run it over their whole spans (activations permuted once per call) and the plain dot
-/// over the rest (fewer than 16 groups), the sums added. Long rows are cut in segments of
-/// [`K_CHUNK`] codes, each read by [`ROW_BLOCK`] rows before the next.
+/// over the rest (fewer than 16 groups), the two sums added.
 fn gemv_t(q: &Quant<'_>, xf: &[f32], m: usize, k: usize, n: usize, o: OutPtr<f32>) -> Result<()> {
     let (gpr, rb) = (k / q.gs, q.bytes(k));
     let fused = q.kern.fused_e2m1.filter(|_| q.fmt == FpFormat::E2M1 && matches!(q.gs, 16 | 32));
@@ -136,63 +135,44 @@ fn gemv_t(q: &Quant<'_>, xf: &[f32], m: usize, k: usize, n: usize, o: OutPtr<f32
             permute_e2m1(&x[..kf], f.lanes, d);
         }
     }
+    let (gf, bf) = (kf / q.gs, q.bytes(kf));
     let grain = (GEMV_GRAIN_BYTES / rb.max(1)).max(1);
-    // Segments of a row: K_CHUNK codes at a time (whole spans: K_CHUNK is a multiple of
-    // 16·32), the fused part first, then the rest of the row with the plain dot.
-    let cuts = |c0: usize| if c0 < kf { (c0 + K_CHUNK).min(kf) } else { (c0 + K_CHUNK).min(k) };
     parallel_for(n, grain, &|rows| {
         // Moves the whole OutPtr (Sync) into the closure, not just its raw-pointer field.
         #[allow(clippy::redundant_locals)]
         let o = o;
-        for jb in rows.clone().step_by(ROW_BLOCK) {
-            let je = (jb + ROW_BLOCK).min(rows.end);
+        for j in rows {
+            let (wr, sr) = (&q.w[j * rb..(j + 1) * rb], &q.scales[j * gpr..(j + 1) * gpr]);
             for r0 in (0..m).step_by(MAX_ROWS) {
                 let rows = MAX_ROWS.min(m - r0);
-                let mut acc = [[0f32; MAX_ROWS]; ROW_BLOCK];
-                // Each segment of the activations is read by ROW_BLOCK weight rows in a row
-                // while it is in L1 (a whole 14336-long f32 row is not).
-                let mut c0 = 0;
-                while c0 < k {
-                    let c1 = cuts(c0);
-                    let (g0, g1) = (c0 / q.gs, c1 / q.gs);
+                let mut res = [0f32; MAX_ROWS];
+                if let Some(f) = fused.filter(|_| kf > 0) {
                     let mut xs: [&[f32]; MAX_ROWS] = [&[]; MAX_ROWS];
-                    let fused_seg = fused.filter(|_| c1 <= kf);
                     for (r, x) in xs.iter_mut().enumerate().take(rows) {
-                        *x = match fused_seg {
-                            Some(_) => &xp[(r0 + r) * kf + c0..(r0 + r) * kf + c1],
-                            None => &xf[(r0 + r) * k + c0..(r0 + r) * k + c1],
-                        };
+                        *x = &xp[(r0 + r) * kf..(r0 + r + 1) * kf];
                     }
-                    for (j, a) in (jb..je).zip(acc.iter_mut()) {
-                        let wr = &q.w[j * rb + q.bytes(c0)..j * rb + q.bytes(c1)];
-                        let sr = &q.scales[j * gpr + g0..j * gpr + g1];
-                        let mut res = [0f32; MAX_ROWS];
-                        match fused_seg {
-                            Some(f) => (f.dot)(wr, q.gs, sr, &q.lut, &xs[..rows], &mut res[..rows]),
-                            None => (q.kern.dot)(q.fmt, wr, q.gs, sr, &q.lut, &xs[..rows], &mut res[..rows]),
-                        }
-                        for (v, t) in a.iter_mut().zip(res) {
-                            *v += t;
-                        }
-                    }
-                    c0 = c1;
+                    (f.dot)(&wr[..bf], q.gs, &sr[..gf], &q.lut, &xs[..rows], &mut res[..rows]);
                 }
-                for (j, a) in (jb..je).zip(&acc) {
-                    for (r, &v) in a.iter().enumerate().take(rows) {
-                        // SAFETY: (r0 + r, j) is inside the m×n output; only this task writes column j.
-                        unsafe { *o.0.add((r0 + r) * n + j) = v };
+                if kf < k {
+                    let mut xs: [&[f32]; MAX_ROWS] = [&[]; MAX_ROWS];
+                    for (r, x) in xs.iter_mut().enumerate().take(rows) {
+                        *x = &xf[(r0 + r) * k + kf..(r0 + r + 1) * k];
                     }
+                    let mut rest = [0f32; MAX_ROWS];
+                    (q.kern.dot)(q.fmt, &wr[bf..], q.gs, &sr[gf..], &q.lut, &xs[..rows], &mut rest[..rows]);
+                    for (v, t) in res.iter_mut().zip(rest) {
+                        *v += t;
+                    }
+                }
+                for (r, &v) in res.iter().enumerate().take(rows) {
+                    // SAFETY: (r0 + r, j) is inside the m×n output; only this task writes column j.
+                    unsafe { *o.0.add((r0 + r) * n + j) = v };
                 }
             }
         }
     });
     Ok(())
 }
-
-/// Codes of a weight row per segment of [`gemv_t`] (16 KiB of one f32 activation row).
-const K_CHUNK: usize = 4096;
-/// Weight rows that read one activation segment in a row.
-const ROW_BLOCK: usize = 16;
 
 /// Decode path of `x @ Ŵ` (W stored `(k, n)`, groups along n): (slice of `K_SLICE` stored rows
 /// × tile of `TILE_COLS` columns) tasks, each walking its rows in order (long contiguous reads)
