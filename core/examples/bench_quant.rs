@@ -20,6 +20,9 @@
 //! 4096×14336, 1 and 2 threads, the active level against the portable one (`--fp-portable`
 //! adds the portable level's m = 1 rows; the old path, `quant::mlx::qmm` run on one thread,
 //! is timed at m = 1 as the before figure) and the read bandwidth, all in one run.
+//! `--threads 1,2,4,8,16` picks the thread counts (default 1,2; the read bandwidth is measured
+//! at each), `--no-old` skips the old path and `--no-gemm` the m = 128 rows; affine 8-bit g64
+//! runs beside affine 4-bit (issue 17's goal covers both).
 
 #[path = "common/mod.rs"]
 mod common;
@@ -85,7 +88,9 @@ fn main() {
     let python = arg("--python").unwrap_or_else(|| "python3".into());
     let m: usize = arg("--m").and_then(|s| s.parse().ok()).unwrap_or(64);
     if args.iter().any(|a| a == "--fp") {
-        fp_section(args.iter().any(|a| a == "--fp-portable"));
+        let threads: Vec<usize> = arg("--threads").map_or(vec![1, 2], |t| t.split(',').filter_map(|v| v.parse().ok()).collect());
+        let flag = |f: &str| args.iter().any(|a| a == f);
+        fp_section(flag("--fp-portable"), &threads, !flag("--no-old"), !flag("--no-gemm"));
         return;
     }
     if args.iter().any(|a| a == "--affine") {
@@ -293,13 +298,14 @@ fn affine_section(python: &str, gemm_m: usize) {
 }
 
 /// `--fp`: the fp modes beside affine 4-bit g64 (see the module doc).
-fn fp_section(with_portable: bool) {
+fn fp_section(with_portable: bool, thread_counts: &[usize], with_old: bool, with_gemm: bool) {
     use mlx_arm_core::cpu::isa::{self, Isa};
     use mlx_arm_core::quant::mlx::{qmm, QScales, QuantMode, QuantParams};
     let level = isa::isa();
     println!("MLX fp-mode quantized_matmul x @ Wᵀ, f32 activations, level {level:?}, {} cores", std::thread::available_parallelism().map_or(1, |c| c.get()));
     println!("{:<14} {:<18} {:>3} {:>9} {:>10} {:>8} {:>12} {:>9}", "mode", "case", "thr", "ms", "fig", "of read", "old qmm ms", "speed-up");
-    let modes: [(&str, Option<i64>, Option<i64>); 4] = [("affine", Some(64), Some(4)), ("mxfp4", None, None), ("nvfp4", None, None), ("mxfp8", None, None)];
+    let modes: [(&str, Option<i64>, Option<i64>); 5] =
+        [("affine", Some(64), Some(4)), ("affine", Some(64), Some(8)), ("mxfp4", None, None), ("nvfp4", None, None), ("mxfp8", None, None)];
     for &(n, k) in &AFFINE_SHAPES {
         let w = Array::from_slice(&fill(n * k, 3), &[n, k]).unwrap();
         let x1 = Array::from_slice(&fill(k, 5), &[1, k]).unwrap();
@@ -312,7 +318,7 @@ fn fp_section(with_portable: bool) {
                 q
             })
             .collect();
-        for threads in [1usize, 2] {
+        for &threads in thread_counts {
             mlx_arm_core::parallel::set_parallel_for(if threads == 1 { Some(common::serial) } else { None });
             mlx_arm_core::parallel::set_num_threads(threads);
             let read = read_bandwidth(threads);
@@ -321,7 +327,7 @@ fn fp_section(with_portable: bool) {
                 let bytes: usize = q.iter().map(|a| a.nbytes()).sum();
                 let qmm_op = |x: &Array| ops::quantized_matmul(x, &q[0], &q[1], q.get(2), true, gs, bits, mode).unwrap();
                 // The old path (the portable reference, one thread) at m = 1.
-                let old = (mode != "affine" && threads == 1).then(|| {
+                let old = (with_old && mode != "affine" && threads == 1).then(|| {
                     let md = QuantMode::parse(mode, "quantize").unwrap();
                     let p = QuantParams::new("quantize", md, md.default_group_size(), md.default_bits()).unwrap();
                     let (wq, sc, xv) = (q[0].to_vec::<u32>().unwrap(), q[1].to_vec::<u8>().unwrap(), x1.to_vec::<f32>().unwrap());
@@ -335,7 +341,7 @@ fn fp_section(with_portable: bool) {
                 for lv in levels {
                     isa::set_isa(lv).unwrap();
                     for (label, x, runs) in [("m=1", &x1, 15usize), ("m=128", &xm, 3)] {
-                        if lv == Isa::Portable && label == "m=128" {
+                        if (lv == Isa::Portable || !with_gemm) && label == "m=128" {
                             continue;
                         }
                         let secs = best_seconds(runs, || qmm_op(x).eval().unwrap());
@@ -350,7 +356,8 @@ fn fp_section(with_portable: bool) {
                             (Some(o), 1) if lv == level => (format!("{:.3}", o * 1e3), format!("{:.1}x", o / secs)),
                             _ => ("–".into(), "–".into()),
                         };
-                        println!("{:<14} {:<18} {:>3} {:>9.3} {:>10} {:>8} {:>12} {:>9}", format!("{mode} {:?}", lv).to_lowercase(), format!("{label} {n}x{k}"), threads, secs * 1e3, fig, of_read, o, su);
+                        let name = if mode == "affine" { format!("affine{} {:?}", bits.unwrap_or(4), lv) } else { format!("{mode} {:?}", lv) };
+                        println!("{:<14} {:<18} {:>3} {:>9.3} {:>10} {:>8} {:>12} {:>9}", name.to_lowercase(), format!("{label} {n}x{k}"), threads, secs * 1e3, fig, of_read, o, su);
                     }
                 }
                 isa::set_isa(level).unwrap();

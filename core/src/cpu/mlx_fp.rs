@@ -20,7 +20,7 @@
 use alloc::vec;
 
 use crate::cpu::arch::affine::kernels as affine_kernels;
-use crate::cpu::arch::mlx_fp::{kernels, FpFormat, FpKernels, MAX_ROWS};
+use crate::cpu::arch::mlx_fp::{kernels, permute_e2m1, FpFormat, FpKernels, FusedE2m1, MAX_ROWS};
 use crate::cpu::elementwise::OutPtr;
 use crate::cpu::qmm_panels::{gemm_n, gemm_t, packed_bytes, with_f32_io, PanelSource, GEMV_GRAIN_BYTES, K_SLICE, OP, TILE_COLS};
 use crate::cpu::isa::Isa;
@@ -64,10 +64,7 @@ pub fn qmm_fp_at<T: QFloat + Sync>(
     let lut: [f32; 256] = core::array::from_fn(|c| fp_scale::<T>(p.mode, c as u8) * fmt.raw_factor());
     let q = Quant { w: wb, scales, lut, fmt, gs: p.group_size, kern: kernels(level) };
     with_f32_io(x, out, |xf, o| match (transpose, m <= GEMV_MAX_M) {
-        (true, true) => {
-            gemv_t(&q, xf, m, k, n, o);
-            Ok(())
-        }
+        (true, true) => gemv_t(&q, xf, m, k, n, o),
         (false, true) => gemv_n(level, &q, xf, m, k, n, o),
         (true, false) => {
             gemm_t(level, &q, xf, m, k, n, o);
@@ -120,9 +117,25 @@ impl PanelSource for Quant<'_> {
 }
 
 /// Decode path of `x @ Ŵᵀ`: weight rows split over threads, each read once by the fused dot
-/// for up to `MAX_ROWS` activation rows at a time.
-fn gemv_t(q: &Quant<'_>, xf: &[f32], m: usize, k: usize, n: usize, o: OutPtr<f32>) {
+/// for up to `MAX_ROWS` activation rows at a time. Where the ISA has a [`FusedE2m1`], E2M1
+/// rows run it over their whole spans (activations permuted once per call) and the plain dot
+/// over the rest (fewer than 16 groups), the two sums added.
+fn gemv_t(q: &Quant<'_>, xf: &[f32], m: usize, k: usize, n: usize, o: OutPtr<f32>) -> Result<()> {
     let (gpr, rb) = (k / q.gs, q.bytes(k));
+    let fused = q.kern.fused_e2m1.filter(|_| q.fmt == FpFormat::E2M1 && matches!(q.gs, 16 | 32));
+    // Codes of each row the fused dot takes; a span is a whole number of the kernel's blocks.
+    let kf = fused.map_or(0, |f| {
+        let span = FusedE2m1::span(q.gs);
+        debug_assert!(span.is_multiple_of(8 * f.lanes));
+        k / span * span
+    });
+    let mut xp = try_zeroed(OP, m * kf, 0f32)?;
+    if let Some(f) = fused.filter(|_| kf > 0) {
+        for (x, d) in xf.chunks_exact(k).zip(xp.chunks_exact_mut(kf)) {
+            permute_e2m1(&x[..kf], f.lanes, d);
+        }
+    }
+    let (gf, bf) = (kf / q.gs, q.bytes(kf));
     let grain = (GEMV_GRAIN_BYTES / rb.max(1)).max(1);
     parallel_for(n, grain, &|rows| {
         // Moves the whole OutPtr (Sync) into the closure, not just its raw-pointer field.
@@ -132,12 +145,25 @@ fn gemv_t(q: &Quant<'_>, xf: &[f32], m: usize, k: usize, n: usize, o: OutPtr<f32
             let (wr, sr) = (&q.w[j * rb..(j + 1) * rb], &q.scales[j * gpr..(j + 1) * gpr]);
             for r0 in (0..m).step_by(MAX_ROWS) {
                 let rows = MAX_ROWS.min(m - r0);
-                let mut xs: [&[f32]; MAX_ROWS] = [&[]; MAX_ROWS];
-                for (r, x) in xs.iter_mut().enumerate().take(rows) {
-                    *x = &xf[(r0 + r) * k..(r0 + r + 1) * k];
-                }
                 let mut res = [0f32; MAX_ROWS];
-                (q.kern.dot)(q.fmt, wr, q.gs, sr, &q.lut, &xs[..rows], &mut res[..rows]);
+                if let Some(f) = fused.filter(|_| kf > 0) {
+                    let mut xs: [&[f32]; MAX_ROWS] = [&[]; MAX_ROWS];
+                    for (r, x) in xs.iter_mut().enumerate().take(rows) {
+                        *x = &xp[(r0 + r) * kf..(r0 + r + 1) * kf];
+                    }
+                    (f.dot)(&wr[..bf], q.gs, &sr[..gf], &q.lut, &xs[..rows], &mut res[..rows]);
+                }
+                if kf < k {
+                    let mut xs: [&[f32]; MAX_ROWS] = [&[]; MAX_ROWS];
+                    for (r, x) in xs.iter_mut().enumerate().take(rows) {
+                        *x = &xf[(r0 + r) * k + kf..(r0 + r + 1) * k];
+                    }
+                    let mut rest = [0f32; MAX_ROWS];
+                    (q.kern.dot)(q.fmt, &wr[bf..], q.gs, &sr[gf..], &q.lut, &xs[..rows], &mut rest[..rows]);
+                    for (v, t) in res.iter_mut().zip(rest) {
+                        *v += t;
+                    }
+                }
                 for (r, &v) in res.iter().enumerate().take(rows) {
                     // SAFETY: (r0 + r, j) is inside the m×n output; only this task writes column j.
                     unsafe { *o.0.add((r0 + r) * n + j) = v };
@@ -145,6 +171,7 @@ fn gemv_t(q: &Quant<'_>, xf: &[f32], m: usize, k: usize, n: usize, o: OutPtr<f32
             }
         }
     });
+    Ok(())
 }
 
 /// Decode path of `x @ Ŵ` (W stored `(k, n)`, groups along n): (slice of `K_SLICE` stored rows

@@ -301,6 +301,15 @@ pub(crate) const fn period_codes(bits: u32) -> usize {
     layout(bits).codes
 }
 
+/// The [`Layout`] of a fused width (`fuses(bits)`), built at compile time: `layout` is a loop
+/// over the codes, and the kernels' per-row checks need it once per weight row (called at run
+/// time it cost about a tenth of a 4-bit row's dot on the dev VM).
+fn fused_layout(bits: u32) -> &'static Layout {
+    static LAYOUTS: [Layout; 9] = [layout(2), layout(2), layout(2), layout(3), layout(4), layout(5), layout(6), layout(2), layout(8)];
+    debug_assert!(fuses(bits));
+    &LAYOUTS[(bits as usize).min(8)]
+}
+
 /// Blocks of `lanes` periods covering `k` codes.
 fn blocks(k: usize, bits: u32, lanes: usize) -> usize {
     k.div_ceil(period_codes(bits)).div_ceil(lanes)
@@ -348,9 +357,10 @@ pub(crate) fn permute(x: &[f32], bits: u32, lanes: usize, dst: &mut [f32]) {
 /// (panics otherwise: the SIMD kernels read by pointer after this); returns the row's block
 /// count and how many of them are whole in `w`.
 fn fused_blocks(bits: u32, rows: usize, lanes: usize, w: &[u8], sp: &[f32], xp: &[&[f32]], out: &[f32]) -> (usize, usize) {
-    let lay = layout(bits);
+    assert!(fuses(bits));
+    let lay = fused_layout(bits);
     let period_bytes = 4 * lay.phases;
-    assert!(fuses(bits) && w.len().is_multiple_of(period_bytes) && xp.len() >= rows && out.len() >= rows);
+    assert!(w.len().is_multiple_of(period_bytes) && xp.len() >= rows && out.len() >= rows);
     let periods = w.len() / period_bytes;
     let blocks = periods.div_ceil(lanes);
     assert!(sp.len() >= blocks * lanes && xp.iter().take(rows).all(|x| x.len() >= blocks * lay.total * lanes));
@@ -378,7 +388,7 @@ impl<'a, const R: usize> FusedRow<'a, R> {
     /// arguments break the [`Fused::dot`] contract, since the kernels read by pointer after this.
     pub(crate) fn new(bits: u32, lanes: usize, w: &'a [u8], sp: &[f32], xp: &[&[f32]], out: &[f32]) -> Self {
         let (blocks, whole) = fused_blocks(bits, R, lanes, w, sp, xp, out);
-        let block_bytes = 4 * layout(bits).phases * lanes;
+        let block_bytes = 4 * fused_layout(bits).phases * lanes;
         assert!(block_bytes <= MAX_PHASES * MAX_LANES * 4);
         let x = core::array::from_fn(|r| xp[r].as_ptr());
         FusedRow { blocks, x, w, block_bytes, whole, pad: [0; MAX_PHASES * MAX_LANES * 4] }

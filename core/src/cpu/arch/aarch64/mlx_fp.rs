@@ -24,7 +24,7 @@ pub(crate) fn kernels_for(level: Isa) -> Option<&'static FpKernels> {
     None
 }
 
-static NEON: FpKernels = FpKernels { dot: dot_neon, decode: decode_neon };
+static NEON: FpKernels = FpKernels { dot: dot_neon, decode: decode_neon, fused_e2m1: None };
 
 /// See the x86-64 twin: sign and magnitude bits of a code shifted left by 20, the magnitude
 /// alone (all set: NaN), and 2¹²⁰.

@@ -8,6 +8,10 @@
 //! per activation row, even and odd slots into separate accumulators, and per phase one FMA by
 //! the per-period scales (`vpermps`'d to the phase's lanes).
 //!
+//! At AVX-512 the 4-bit dot skips the mask and convert: per nibble one `vpsrld` and one
+//! `vpermps` of a register of the 16 code values (times the slot's power of two), which reads
+//! only the low four index bits.
+//!
 //! Each `#[target_feature]` function is only reached through [`kernels_for`], which hands a
 //! table out only when the active level allows it — what makes calling them sound.
 
@@ -355,10 +359,31 @@ unsafe fn fused_avx512_impl<const B: u32, const R: usize>(w: &[u8], sp: &[f32], 
     let lay = &Lay::<B, L>::LAYOUT;
     let p = lay.phases;
     let mut total = [_mm512_setzero_ps(); R];
+    // 4 bits: code J of a word is `(word >> 4J) & 15`, its activation permuted with the factor
+    // 16^-(J % 4) (the slot's shift); a full-width permute of the 16 values q·16^(J % 4) (exact)
+    // reads only the index's low four bits, so shift + permute replace and + convert.
+    let iota = _mm512_cvtepi32_ps(_mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15));
+    let q16: [__m512; 4] = core::array::from_fn(|j| _mm512_mul_ps(iota, _mm512_set1_ps((1u32 << (4 * j)) as f32)));
     let mut xo = 0;
     for blk in 0..row.blocks {
         // Whole blocks in place, the row's partial last one from a zero-padded copy.
         let src = row.block(blk).as_ptr();
+        if B == 4 {
+            let word = _mm512_loadu_si512(src as *const __m512i);
+            let mut a = [[_mm512_setzero_ps(); R]; 2];
+            unroll!(J in [0, 1, 2, 3, 4, 5, 6, 7] {
+                let q = _mm512_permutexvar_ps(_mm512_srli_epi32::<{ (4 * J) as u32 }>(word), q16[J & 3]);
+                for r in 0..R {
+                    a[J & 1][r] = _mm512_fmadd_ps(_mm512_loadu_ps(x[r].add(xo + L * J)), q, a[J & 1][r]);
+                }
+            });
+            xo += L * 8;
+            let sc = _mm512_loadu_ps(sp.as_ptr().add(L * blk));
+            for r in 0..R {
+                total[r] = _mm512_fmadd_ps(sc, _mm512_add_ps(a[0][r], a[1][r]), total[r]);
+            }
+            continue;
+        }
         let mut v = [_mm512_setzero_si512(); MAX_PHASES];
         unroll!(S in [0, 1, 2, 3, 4] {
             if S < p {

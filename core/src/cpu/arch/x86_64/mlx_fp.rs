@@ -8,6 +8,11 @@
 //!   is the E4M3 value times 2⁻¹²⁰ (subnormals included); one multiply by 2¹²⁰ (exact) gives
 //!   it, and a compare turns the NaN code (`0x7F`/`0xFF`) into a NaN lane.
 //!
+//! - E2M1 at AVX-512, fused ([`FusedE2m1`]): 64 bytes (16 words) per block, `vpsrld` by 4·k
+//!   and one `vpermps` of the 16 raw values as f32 per nibble `k` (the permute reads only the
+//!   index's low four bits), the activations permuted to match once per call; per 16 groups one
+//!   `vpgatherdd` of their scales from the table, `vpermps`'d to each block's lanes.
+//!
 //! The dot keeps each group's sum in its own accumulators (two per activation row), then adds
 //! `scale × group sum` into one of two totals (even and odd groups), as the portable kernel's
 //! `Σ_g s_g·Σ x·v` does, in a different order.
@@ -16,7 +21,8 @@
 //! table out only when the level allows it — the driver only passes levels the CPU runs.
 
 use super::quant::hsum_ps;
-use crate::cpu::arch::mlx_fp::{FpFormat, FpKernels, PORTABLE};
+use crate::cpu::arch::affine::unroll;
+use crate::cpu::arch::mlx_fp::{FpFormat, FpKernels, FusedE2m1, PORTABLE};
 use crate::cpu::isa::Isa;
 use crate::quant::ggml::mxfp4::KVALUES;
 use core::arch::x86_64::*;
@@ -32,8 +38,9 @@ pub(crate) fn kernels_for(level: Isa) -> Option<&'static FpKernels> {
     None
 }
 
-static AVX2: FpKernels = FpKernels { dot: dot_avx2, decode: decode_avx2 };
-static AVX512: FpKernels = FpKernels { dot: dot_avx512, decode: decode_avx512 };
+static AVX2: FpKernels = FpKernels { dot: dot_avx2, decode: decode_avx2, fused_e2m1: None };
+static AVX512: FpKernels =
+    FpKernels { dot: dot_avx512, decode: decode_avx512, fused_e2m1: Some(FusedE2m1 { lanes: 16, dot: fused_e2m1_avx512 }) };
 
 /// `0x87F0_0000`: the sign and the seven exponent+mantissa bits of a code shifted left by 20.
 const E4M3_KEEP: i32 = 0x87F0_0000u32 as i32;
@@ -258,5 +265,67 @@ unsafe fn decode_avx512_impl<const F: usize>(src: &[u8], dst: &mut [f32], steps:
     let (sp, dp) = (src.as_ptr(), dst.as_mut_ptr());
     for i in 0..steps {
         _mm512_storeu_ps(dp.add(16 * i), step_avx512::<F>(t, sp.add(i * 2 * F)));
+    }
+}
+
+fn fused_e2m1_avx512(w: &[u8], gs: usize, sc: &[u8], lut: &[f32; 256], xp: &[&[f32]], out: &mut [f32]) {
+    // SAFETY: AVX-512 F/BW available (kernels_for); lengths are checked inside.
+    unsafe {
+        match (gs, xp.len()) {
+            (16, 1) => fused_e2m1_avx512_impl::<16, 1>(w, sc, lut, xp, out),
+            (16, 2) => fused_e2m1_avx512_impl::<16, 2>(w, sc, lut, xp, out),
+            (16, 3) => fused_e2m1_avx512_impl::<16, 3>(w, sc, lut, xp, out),
+            (16, _) => fused_e2m1_avx512_impl::<16, 4>(w, sc, lut, xp, out),
+            (32, 1) => fused_e2m1_avx512_impl::<32, 1>(w, sc, lut, xp, out),
+            (32, 2) => fused_e2m1_avx512_impl::<32, 2>(w, sc, lut, xp, out),
+            (32, 3) => fused_e2m1_avx512_impl::<32, 3>(w, sc, lut, xp, out),
+            (32, _) => fused_e2m1_avx512_impl::<32, 4>(w, sc, lut, xp, out),
+            // The driver only hands groups of 16 or 32 over (MLX's nvfp4 and mxfp4).
+            _ => panic!("fused E2M1 dot: group size {gs} is not 16 or 32"),
+        }
+    }
+}
+
+/// [`FusedE2m1::dot`] for groups of `G` and `R` activation rows (see the module doc).
+#[target_feature(enable = "avx512f,avx512bw,avx2,fma")]
+unsafe fn fused_e2m1_avx512_impl<const G: usize, const R: usize>(w: &[u8], sc: &[u8], lut: &[f32; 256], xp: &[&[f32]], out: &mut [f32]) {
+    const L: usize = 16;
+    let n = sc.len() * G;
+    assert!(n.is_multiple_of(FusedE2m1::span(G)) && w.len() >= n / 2 && xp.len() == R && out.len() == R);
+    let x: [*const f32; R] = core::array::from_fn(|r| {
+        assert!(xp[r].len() >= n);
+        xp[r].as_ptr()
+    });
+    let table = _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(_mm_loadu_si128(KVALUES.as_ptr() as *const __m128i)));
+    // Lane l of a block holds codes 8l..8l + 8: group 8l/G of the block's 8L/G groups.
+    let gpb = 8 * L / G;
+    let bps = 16 / gpb;
+    let iota = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+    let lane_group = _mm512_srlv_epi32(iota, _mm512_set1_epi32((G / 8).trailing_zeros() as i32));
+    let (wp, sp) = (w.as_ptr(), sc.as_ptr());
+    let mut total = [_mm512_setzero_ps(); R];
+    for span in 0..n / FusedE2m1::span(G) {
+        // The 16 groups' scales, one lane each.
+        let codes = _mm512_cvtepu8_epi32(_mm_loadu_si128(sp.add(16 * span) as *const __m128i));
+        let s = _mm512_i32gather_ps::<4>(codes, lut.as_ptr() as *const _);
+        for bb in 0..bps {
+            let b = span * bps + bb;
+            let sv = _mm512_permutexvar_ps(_mm512_add_epi32(lane_group, _mm512_set1_epi32((bb * gpb) as i32)), s);
+            let wv = _mm512_loadu_si512(wp.add(64 * b) as *const __m512i);
+            let xo = 8 * L * b;
+            let mut a = [[_mm512_setzero_ps(); R]; 2];
+            unroll!(K in [0, 1, 2, 3, 4, 5, 6, 7] {
+                let v = _mm512_permutexvar_ps(_mm512_srli_epi32::<{ (4 * K) as u32 }>(wv), table);
+                for r in 0..R {
+                    a[K & 1][r] = _mm512_fmadd_ps(_mm512_loadu_ps(x[r].add(xo + L * K)), v, a[K & 1][r]);
+                }
+            });
+            for r in 0..R {
+                total[r] = _mm512_fmadd_ps(sv, _mm512_add_ps(a[0][r], a[1][r]), total[r]);
+            }
+        }
+    }
+    for r in 0..R {
+        out[r] = _mm512_reduce_add_ps(total[r]);
     }
 }
