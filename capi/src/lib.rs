@@ -55,6 +55,7 @@ pub mod io_types;
 pub mod map;
 pub mod map_string;
 pub mod memory;
+pub mod cuda_kernel;
 pub mod metal_kernel;
 pub mod model;
 mod named_stream;

@@ -7,6 +7,7 @@ use crate::arg;
 use crate::error::status;
 use crate::handle;
 use crate::prelude::*;
+use mlx_arm_core::DType;
 use mlx_arm_core::error::{Error, Result};
 use crate::string::cstring;
 use crate::types::{mlx_dtype, mlx_string, mlx_vector_array};
@@ -15,13 +16,47 @@ use mlx_arm_core::ops::fast::custom_kernel::{check_counts, metal_kernel, KernelC
 
 const OP: &str = "mlx_arm_fast_metal_kernel";
 
-unsafe fn strings(p: *const *const c_char, n: usize, name: &'static str) -> Result<Vec<String>> {
+// The argument readers below are shared with the CUDA kernels (`cuda_kernel.rs`).
+
+/// `n` NUL-terminated strings.
+pub(crate) unsafe fn strings(p: *const *const c_char, n: usize, name: &'static str) -> Result<Vec<String>> {
     arg::slice(p, n, name)?.iter().map(|&s| arg::string(s, name).map(String::from)).collect()
 }
 
-unsafe fn dims3(p: *const c_int, name: &'static str) -> Result<[i32; 3]> {
+/// Three ints (a grid or threadgroup size).
+pub(crate) unsafe fn dims3(p: *const c_int, name: &'static str) -> Result<[i32; 3]> {
     let v = arg::slice(p, 3, name)?;
     Ok([v[0], v[1], v[2]])
+}
+
+/// The outputs' shapes and dtypes: `output_ndims[i]` dims of output `i` back to back in
+/// `output_shapes`, one dtype each (`outputs_num` of both).
+pub(crate) unsafe fn outputs(
+    op: &'static str,
+    output_shapes: *const c_int,
+    output_ndims: *const usize,
+    output_dtypes: *const mlx_dtype,
+    outputs_num: usize,
+) -> Result<Vec<(Vec<usize>, DType)>> {
+    let ndims = arg::slice(output_ndims, outputs_num, "output_ndims")?;
+    let total = ndims.iter().try_fold(0usize, |t, &n| t.checked_add(n)).ok_or_else(|| Error::invalid(op, "output_ndims overflow"))?;
+    let all_dims = arg::shape(output_shapes, total, "output_shapes")?;
+    let dtypes = arg::slice(output_dtypes, outputs_num, "output_dtypes")?;
+    let mut outputs = Vec::with_capacity(outputs_num);
+    let mut at = 0;
+    for (&n, &d) in ndims.iter().zip(dtypes) {
+        outputs.push((all_dims[at..at + n].to_vec(), arg::dtype(d)?));
+        at += n;
+    }
+    Ok(outputs)
+}
+
+/// The device a call asked for: `None` for -1 (no stream given), else whether it is the GPU.
+pub(crate) fn on_gpu(device_type: c_int) -> Option<bool> {
+    match device_type {
+        -1 => None,
+        t => Some(arg::device_type(t as _).is_ok_and(|t| t == mlx_arm_core::device::DeviceType::Gpu)),
+    }
 }
 
 /// Runs (records) a Metal kernel. `input_names`/`output_names` name the kernel's buffers;
@@ -78,16 +113,7 @@ pub unsafe extern "C" fn mlx_arm_fast_metal_kernel(
         };
         let inputs = arg::vector_array(inputs)?;
         check_counts(&spec, inputs.len(), outputs_num, output_dtypes_num)?;
-        let ndims = arg::slice(output_ndims, outputs_num, "output_ndims")?;
-        let total = ndims.iter().try_fold(0usize, |t, &n| t.checked_add(n)).ok_or_else(|| Error::invalid(OP, "output_ndims overflow"))?;
-        let all_dims = arg::shape(output_shapes, total, "output_shapes")?;
-        let dtypes = arg::slice(output_dtypes, output_dtypes_num, "output_dtypes")?;
-        let mut outputs = Vec::with_capacity(outputs_num);
-        let mut at = 0;
-        for (&n, &d) in ndims.iter().zip(dtypes) {
-            outputs.push((all_dims[at..at + n].to_vec(), arg::dtype(d)?));
-            at += n;
-        }
+        let outputs = outputs(OP, output_shapes, output_ndims, output_dtypes, outputs_num)?;
         let names = strings(template_names, template_num, "template_names")?;
         let kinds = arg::slice(template_kinds, template_num, "template_kinds")?;
         let values = arg::slice(template_values, template_num, "template_values")?;
@@ -101,10 +127,6 @@ pub unsafe extern "C" fn mlx_arm_fast_metal_kernel(
             };
             template.push((n, a));
         }
-        let on_gpu = match device_type {
-            -1 => None,
-            t => Some(arg::device_type(t as _).is_ok_and(|t| t == mlx_arm_core::device::DeviceType::Gpu)),
-        };
         let call = KernelCall {
             inputs: &inputs,
             outputs: &outputs,
@@ -112,7 +134,7 @@ pub unsafe extern "C" fn mlx_arm_fast_metal_kernel(
             threadgroup: dims3(threadgroup, "threadgroup")?,
             template: &template,
             init_value: has_init_value.then_some(init_value),
-            on_gpu,
+            on_gpu: on_gpu(device_type),
         };
         let (arrays, text) = metal_kernel(&spec, &call)?;
         if !source_out.is_null() {

@@ -195,6 +195,9 @@ core_api! {
     "mx.fast.scaled_dot_product_attention" => crate::ops::fast::scaled_dot_product_attention,
     // (as MLX's CPU build: exported, never run — no Metal back-end; ops/fast/custom_kernel.rs)
     "mx.fast.metal_kernel" => crate::ops::fast::custom_kernel::metal_kernel,
+    // (as MLX's CPU build: the error "No CUDA back-end." for any arguments; ops/fast/custom_kernel.rs)
+    "mx.fast.cuda_kernel" => crate::ops::fast::custom_kernel::cuda_kernel,
+    "mx.fast.precompiled_cuda_kernel" => crate::ops::fast::custom_kernel::precompiled_cuda_kernel,
     // mx.fft (area: fft; kernels in cpu/fft/)
     "mx.fft.fft" => crate::ops::fft::fft,
     "mx.fft.ifft" => crate::ops::fft::ifft,

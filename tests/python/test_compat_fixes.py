@@ -436,3 +436,29 @@ def test_python_floats_beyond_a_half_types_range_become_inf():
     b = mx.zeros((2,), mx.bfloat16)
     b[0] = 1e39
     assert b.tolist() == [np.inf, 0.0]
+
+
+def test_floor_divide_rounds_the_half_quotient_first():
+    """py29 (differential tester, `divmod` of float16/bfloat16): MLX's floor_divide is
+    floor(divide(a, b)), the quotient rounded to the dtype first. 1004 / 40.25 = 24.944 in
+    float32, which bfloat16 (8 significant bits: 24.875, 25.0 around it) rounds to 25.0, so the
+    floor is 25, not 24; the remainder is fmod's and stays 38 (checked against real MLX 0.32.4)."""
+    a = mx.array([1004.0, -1004.0, 7.0], mx.bfloat16)
+    b = mx.array([40.25, 40.25, 2.0], mx.bfloat16)
+    for q in (mx.floor_divide(a, b), a // b, mx.divmod(a, b)[0]):
+        assert q.dtype == mx.bfloat16 and q.tolist() == [25.0, -25.0, 3.0]
+    assert mx.remainder(a, b).tolist() == [38.0, 2.25, 1.0]
+    f32 = mx.floor_divide(a.astype(mx.float32), b.astype(mx.float32))
+    assert f32.tolist() == [24.0, -25.0, 3.0]  # float32 keeps 24.944
+
+
+def test_pad_width_type_error_is_nanobinds():
+    """py29: `mx.pad(x, "x")` is MLX's TypeError with nanobind's whole message (text recorded
+    from real MLX 0.32.4)."""
+    with pytest.raises(TypeError) as info:
+        mx.pad(mx.zeros((3, 2)), "x")
+    assert str(info.value) == (
+        "pad(): incompatible function arguments. The following argument types are supported:\n"
+        "    1. pad(a: array, pad_width: int | tuple[int] | tuple[int, int] | list[tuple[int, int]], mode: "
+        "Literal['constant', 'edge', 'reflect', 'symmetric'] = 'constant', constant_values: scalar | array = 0, *, "
+        "stream: StreamOrDevice = None) -> array\n\nInvoked with types: mlx.core.array, str")

@@ -93,8 +93,8 @@ def test_errors_are_python_exceptions():
         mx.sum(mx.array([1, 2]), axis=4)
     with pytest.raises(ValueError):  # MLX 0.32's own tests expect ValueError for bad axes
         mx.sum(mx.array([1, 2]), axis=4)
-    with pytest.raises(NotImplementedError, match="mlx.core.fast.cuda_kernel"):
-        mx.fast.cuda_kernel
+    with pytest.raises(RuntimeError, match="No CUDA back-end"):  # as MLX's CPU build (py29)
+        mx.fast.cuda_kernel("k", ["a"], ["o"], "s")
     with pytest.raises(AttributeError):
         mx.not_an_mlx_function
 

@@ -144,7 +144,7 @@ def test_mlx_arm_platform_info():
     import mlx.arm
 
     info = mlx.arm.platform_info()
-    assert info["version"] == mx.__version__
+    assert info["version"] == mx.__mlx_arm_version__
     assert info["arch"] in (platform.machine(), {"arm64": "aarch64", "AMD64": "x86_64"}.get(platform.machine()))
     assert "cpu" in info["backends"] and info["cpu_cores"] >= 1
     assert isinstance(info["cpu_features"], list) and info["gpu_name"] is None
@@ -154,6 +154,19 @@ def test_mlx_arm_platform_info():
             f(*args)
     with pytest.raises(ValueError):
         mlx.arm.set_shared_memory_mode("nope")
+
+
+def test_version_is_mlx_s():
+    """``mx.__version__`` is the MLX version the API matches (real MLX's own ``__version__``,
+    recorded from the oracle in _signatures.json), as mlx-c's ``mlx_version`` (issue 20)."""
+    import json
+    import os
+
+    import mlx.core as core
+
+    with open(os.path.join(os.path.dirname(core.__file__), "_signatures.json"), encoding="utf-8") as f:
+        assert mx.__version__ == json.load(f)["mlx_version"]
+    assert mx.__mlx_arm_version__ != mx.__version__
 
 
 def test_setitem_matches_numpy():

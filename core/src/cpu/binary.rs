@@ -97,7 +97,9 @@ unsafe fn float<T: Real>(op: BinaryOp, y: &mut [u8], a: Option<&[u8]>, b: &[u8])
         Subtract => apply2::<T, T, T>(y, a, b, |x, y| T::from_acc(x.acc() - y.acc())),
         Multiply => apply2::<T, T, T>(y, a, b, |x, y| T::from_acc(x.acc() * y.acc())),
         Divide => apply2::<T, T, T>(y, a, b, |x, y| T::from_acc(x.acc() / y.acc())),
-        FloorDivide => f!(|x, y| (x / y).floor()),
+        // MLX: floor(divide(a, b)), so the quotient is rounded to T before the floor (for
+        // float16/bfloat16 that rounding can reach the next integer: 24.99 → 25).
+        FloorDivide => apply2::<T, T, T>(y, a, b, |x, y| T::from_acc(T::from_acc(x.acc() / y.acc()).acc().floor())),
         Remainder => f!(|x, y| {
             let r = x.fmod(y);
             if r != T::Acc::ZERO && ((r < T::Acc::ZERO) != (y < T::Acc::ZERO)) { r + y } else { r }

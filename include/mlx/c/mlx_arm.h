@@ -98,6 +98,26 @@ int mlx_arm_fast_metal_kernel(mlx_vector_array* res, mlx_string* source_out, con
                               const int* threadgroup, const char* const* template_names, const int* template_kinds,
                               const int* template_values, size_t template_num, bool has_init_value,
                               float init_value, int device_type);
+/** `mx.fast.cuda_kernel(...)`: MLX's CUDA kernel object. There is no CUDA back-end, so, as
+ *  MLX's CPU build, this always fails with "[cuda_kernel] No CUDA back-end." (a runtime error),
+ *  inside an export trace too; the arguments are read (pointers checked) and otherwise unused. */
+int mlx_arm_fast_cuda_kernel(const char* name, const char* const* input_names, size_t input_names_num,
+                             const char* const* output_names, size_t output_names_num, const char* source,
+                             const char* header, bool ensure_row_contiguous, int shared_memory);
+/** `mx.fast.precompiled_cuda_kernel(...)`: always the error of `mlx_arm_fast_cuda_kernel`
+ *  (MLX's CPU build); nothing is written to `res`. Arguments as MLX's, which it does not check
+ *  before the error: `output_shapes` holds every output's dims back to back, `output_ndims` how
+ *  many each (`output_shapes_num` shapes, `output_dtypes_num` dtypes); scalar `i` is
+ *  `scalar_values[i]` of kind `scalar_kinds[i]` (0 bool, 1 int32, 2 float32); `device_type` is
+ *  -1 when no stream was asked for, else an `mlx_device_type`. */
+int mlx_arm_fast_precompiled_cuda_kernel(mlx_vector_array* res, const char* name, const uint8_t* compiled_source,
+                                         size_t compiled_source_len, const mlx_vector_array inputs,
+                                         const int* output_shapes, const size_t* output_ndims,
+                                         size_t output_shapes_num, const mlx_dtype* output_dtypes,
+                                         size_t output_dtypes_num, const int* scalar_kinds,
+                                         const double* scalar_values, size_t scalars_num, const int* grid,
+                                         const int* threadgroup, int shared_memory, bool has_init_value,
+                                         float init_value, bool ensure_row_contiguous, int device_type);
 
 /** Returns `size` bytes aligned to `align`, or NULL. */
 typedef void* (*mlx_arm_alloc_fn)(size_t size, size_t align, void* user);

@@ -15,7 +15,7 @@ import sys as _sys
 import types as _types
 
 from . import _binder, _composite, _dtypes, _extra, _names, _operators, _random  # noqa: F401  (_operators installs array operators)
-from ._array import _ARR_PTR, _C as _CARRAY, _Ctx, _newp, ArrayIterator, ArrayLike, array, hinted_scalar as _hinted_scalar, to_array, wrap
+from ._array import _ARR_PTR, _C as _CARRAY, _Ctx, _newp, ArrayIterator, ArrayLike, array, hinted_scalar as _hinted_scalar, to_array as _to_array, wrap as _wrap
 from ._device import (Device, DeviceType, Stream, StreamContext, async_eval, clear_cache,
                       clear_streams, cpu, default_device, default_stream, device_count, eval,
                       get_active_memory, get_cache_memory, get_memory_limit, get_peak_memory, gpu,
@@ -31,7 +31,22 @@ from ._dtypes import (Dtype, DtypeCategory, bfloat16, bool_, complex64, finfo, f
 from ._ffi import check as _check, error as _ffi_error, ffi as _cffi, lib as _lib
 from ._missing import NotProvidedError as _NotProvidedError
 
-__version__ = _cffi.string(_lib.mlx_arm_version_string()).decode()
+
+
+def _mlx_version():
+    s = _cffi.new("mlx_string*", _lib.mlx_string_new())
+    try:
+        _check(_lib.mlx_version(s))
+        return _cffi.string(_lib.mlx_string_data(s[0])).decode()
+    finally:
+        _lib.mlx_string_free(s[0])
+
+
+# As real MLX: the MLX version whose API this is (mlx-c's `mlx_version`; programs compare
+# `mx.__version__` against MLX releases). mlx-arm's own version is `__mlx_arm_version__` (and
+# `mlx.arm.platform_info()["version"]`).
+__version__ = _mlx_version()
+__mlx_arm_version__ = _cffi.string(_lib.mlx_arm_version_string()).decode()
 
 complexfloating = DtypeCategory.complexfloating
 floating = DtypeCategory.floating
@@ -150,7 +165,7 @@ fft = _make_submodule("fft")
 def _op(cname, *args):
     p = _cffi.new(_ARR_PTR)
     _check(getattr(_lib, cname)(p, *args))
-    return wrap(p)
+    return _wrap(p)
 
 
 def _stream(stream):
@@ -219,15 +234,15 @@ def full(shape, vals, dtype=None, *, stream=None):
     # As MLX 0.32.4, `dtype` is only a hint for a Python scalar (see hinted_scalar): an array
     # keeps its own dtype and `full([2], 1.5, dtype=mx.int32)` is float32.
     v = None if dtype is None else _hinted_scalar(vals, dtype)
-    v = to_array(vals) if v is None else v
+    v = _to_array(vals) if v is None else v
     sh, n = _shape_arg(shape)
     return _op("mlx_full", sh, n, v._p[0], v.dtype.code, _stream(stream))
 
 
 def full_like(a, vals, dtype=None, *, stream=None):
-    a = to_array(a)
+    a = _to_array(a)
     target = dtype or a.dtype
-    v = to_array(vals, target) if type(vals) is float else to_array(vals)
+    v = _to_array(vals, target) if type(vals) is float else _to_array(vals)
     return _op("mlx_full_like", a._p[0], v._p[0], target.code, _stream(stream))
 
 
@@ -300,7 +315,7 @@ def asarray(a, dtype=None, *, copy=None):
         raise ValueError("Unable to avoid copy while creating an array as requested.")
     if copy and isinstance(a, array):
         return array(a, dtype)
-    return to_array(a, dtype)
+    return _to_array(a, dtype)
 
 
 def from_dlpack(x, /, *, copy=None):
@@ -342,7 +357,7 @@ def _like_with_dtype(name, base, make):
     def f(a, /, dtype=None, *, stream=None):
         if dtype is None:
             return base(a, stream=stream)
-        return make(to_array(a).shape, dtype, stream=stream)
+        return make(_to_array(a).shape, dtype, stream=stream)
 
     f.__name__ = name
     return f
@@ -423,7 +438,7 @@ def _reshape_method(self, *args, **kwargs):
                 if _lib.mlx_reshape(p, self._p[0], buf, len(shape), _Ctx.stream):
                     raise _ffi_error()
                 if _CARRAY is not None:  # (the C array type: one call)
-                    return wrap(p)
+                    return _wrap(p)
                 a = _obj_new(array)
                 a._p = p
                 a._s = a._d = None

@@ -11,6 +11,7 @@ files written by Apple's MLX are refused with an error.
 import json
 import os
 
+from ._nbargs import incompatible
 from ._ffi import error, ffi, lib
 
 _BAD_INPUTS = ("Inputs can either be a variable number of positional and keyword arrays or a single tuple "
@@ -86,21 +87,9 @@ _SIGNATURES = {
 }
 
 
-def _type_name(v):
-    t = type(v)
-    if t.__module__ == "builtins":
-        return t.__name__
-    # Our mlx.core classes live in private modules; MLX names them mlx.core.<name>.
-    return f"mlx.core.{t.__qualname__}" if t.__module__.startswith("mlx.core") else f"{t.__module__}.{t.__qualname__}"
-
-
 def _bad_call(tag, args, kwargs):
     """MLX's (nanobind's) TypeError for arguments of the wrong types."""
-    types = ", ".join(_type_name(a) for a in args)
-    if kwargs:
-        types += ", kwargs = { " + ", ".join(f"{k}: {_type_name(v)}" for k, v in kwargs.items()) + " }"
-    return TypeError(f"{tag}(): incompatible function arguments. The following argument types are supported:\n"
-                     f"    1. {_SIGNATURES[tag]}\n\nInvoked with types: {types}")
+    return incompatible(tag, _SIGNATURES[tag], args, kwargs)
 
 
 class FunctionExporter:

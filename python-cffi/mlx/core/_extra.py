@@ -4,7 +4,7 @@ variants). Each is installed only when the library exports the C functions it ne
 an older library the name keeps raising NotImplementedError."""
 from ._array import _ARR_PTR, array, stream_handle, to_array, wrap
 from ._ffi import check, exported, ffi, lib
-from . import _metal_kernel
+from . import _cuda_kernel, _metal_kernel
 
 
 def _res(cname, *args):
@@ -192,6 +192,8 @@ _TABLE = [
     ("split", split, ["mlx_split", "mlx_split_sections"]),
     ("fast.rope", rope, ["mlx_fast_rope", "mlx_fast_rope_dynamic"]),
     ("fast.metal_kernel", _metal_kernel.metal_kernel, ["mlx_arm_fast_metal_kernel"]),
+    ("fast.cuda_kernel", _cuda_kernel.cuda_kernel, ["mlx_arm_fast_cuda_kernel"]),
+    ("fast.precompiled_cuda_kernel", _cuda_kernel.precompiled_cuda_kernel, ["mlx_arm_fast_precompiled_cuda_kernel"]),
     ("depends", depends, ["mlx_depends"]),
     ("qqmm", qqmm, ["mlx_qqmm"]),
     ("unique", unique, ["mlx_arm_unique"]),

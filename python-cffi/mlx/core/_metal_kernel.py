@@ -35,13 +35,16 @@ def _math_mode(compile_options):
 
 
 def _device_type(stream):
-    """-1 for no stream, else the mlx_device_type the stream or device names."""
+    """-1 for no stream, else the mlx_device_type the stream or device names (shared with
+    ``_cuda_kernel``)."""
     from ._device import Device, DeviceType, Stream, ThreadLocalStream
 
     if stream is None:
         return -1
     if isinstance(stream, DeviceType):
         return stream.value
+    if isinstance(stream, int) and not isinstance(stream, bool) and stream in (0, 1):
+        return stream  # a DeviceType's value, which MLX's enum accepts
     if isinstance(stream, Device):
         return stream.type.value
     if isinstance(stream, (Stream, ThreadLocalStream)):
@@ -51,8 +54,16 @@ def _device_type(stream):
 
 
 def _strings(values):
+    """``char*[]`` of ``values`` and what keeps its strings alive (shared with ``_cuda_kernel``)."""
     keep = [ffi.new("char[]", str(v).encode()) for v in values]
     return keep, ffi.new("char*[]", keep)
+
+
+def _c_outputs(shapes, dtypes):
+    """The outputs' C arguments ``(output_shapes, output_ndims, output_dtypes)``: every shape's
+    dims back to back, the dims of each, a dtype each (shared with ``_cuda_kernel``)."""
+    return (ffi.new("int[]", [d for s in shapes for d in s] or [0]), ffi.new("size_t[]", [len(s) for s in shapes]),
+            ffi.new("mlx_dtype[]", [d.code for d in dtypes] or [0]))
 
 
 class _MetalKernel:
@@ -89,6 +100,7 @@ class _MetalKernel:
         if not all(isinstance(d, Dtype) for d in dtypes):
             raise TypeError(f"__call__(): incompatible function arguments. The following argument types are supported:\n"
                             f"    1. {_CALL_SIG}\n")
+        c_shapes = _c_outputs(shapes, dtypes)
         grid, threadgroup = tuple(int(v) for v in grid), tuple(int(v) for v in threadgroup)
         if len(grid) != 3 or len(threadgroup) != 3:
             raise TypeError(f"__call__(): incompatible function arguments. The following argument types are supported:\n"
@@ -107,8 +119,7 @@ class _MetalKernel:
                 res, src if verbose else ffi.NULL, self._name.encode(),
                 in_names, len(in_keep), out_names, len(out_keep), self._source.encode(), self._header.encode(),
                 self._ensure_row_contiguous, self._atomic_outputs, self._math_mode, vec.v,
-                ffi.new("int[]", [d for s in shapes for d in s] or [0]), ffi.new("size_t[]", [len(s) for s in shapes]),
-                ffi.new("mlx_dtype[]", [d.code for d in dtypes] or [0]), len(dtypes), len(shapes),
+                *c_shapes, len(dtypes), len(shapes),
                 ffi.new("int[3]", grid), ffi.new("int[3]", threadgroup),
                 t_names, ffi.new("int[]", kinds), ffi.new("int[]", values), len(names),
                 init_value is not None, float(init_value or 0.0), _device_type(stream)))

@@ -117,10 +117,22 @@ def _pad_pairs(pad_width, ndim):
     return out
 
 
+_PAD_SIG = ("pad(a: array, pad_width: int | tuple[int] | tuple[int, int] | list[tuple[int, int]], mode: "
+            "Literal['constant', 'edge', 'reflect', 'symmetric'] = 'constant', constant_values: scalar | array = 0, *, "
+            "stream: StreamOrDevice = None) -> array")
+
+
 def pad(a, pad_width, mode="constant", constant_values=0, *, stream=None):
     """``a`` padded on every axis (``mode``: constant, edge, reflect, symmetric)."""
+    given = a
     a = to_array(a)
-    pairs = _pad_pairs(pad_width, a.ndim)
+    try:
+        pairs = _pad_pairs(pad_width, a.ndim)
+    except TypeError:
+        # nanobind's message (exact for the usual positional ``pad(a, pad_width)`` call).
+        from ._nbargs import incompatible
+
+        raise incompatible("pad", _PAD_SIG, (given, pad_width), {}) from None
     if isinstance(constant_values, array):
         cv = constant_values
     else:

@@ -5,6 +5,7 @@ from mlx.core._missing import NotProvidedError as _NotProvidedError
 from mlx.nn import init, losses
 from mlx.nn.layers import *  # noqa: F401,F403
 from mlx.nn.utils import average_gradients, value_and_grad
+from mlx.nn.layers import distributed  # noqa: F401  (MLX's star import exposes the submodule as nn.distributed)
 from mlx.nn.layers.distributed import (  # noqa: F401
     AllToShardedLinear, QuantizedAllToShardedLinear, QuantizedShardedToAllLinear, ShardedToAllLinear,
 )

@@ -1,4 +1,5 @@
-//! `mx.fast.metal_kernel`: a user's Metal kernel as one graph node (MLX's `CustomKernel`).
+//! `mx.fast.metal_kernel`: a user's Metal kernel as one graph node (MLX's `CustomKernel`);
+//! `mx.fast.cuda_kernel` / `precompiled_cuda_kernel`: MLX's CUDA kernels, refused (below).
 //!
 //! mlx-arm has no Metal back-end, so the node can never run here. It exists so that a function
 //! calling such a kernel can be *exported* on a machine without Metal, as MLX's CPU build
@@ -332,4 +333,71 @@ pub(crate) fn refuse_import(k: &CustomKernel) -> Error {
 /// Evaluating the node: there is no Metal back-end to run it on.
 pub(crate) fn eval_refused() -> Error {
     no_metal()
+}
+
+// MLX's CUDA kernels. MLX's build without CUDA (its CPU wheel) has both functions throw
+// "[cuda_kernel] No CUDA back-end." before looking at any argument, and records no node: unlike
+// `metal_kernel` there is nothing an export trace could hold (MLX's `export_function` fails
+// the same way), so these are that error and nothing else. Their arguments are MLX's, so that
+// a caller's code reads as it would against MLX.
+
+/// A scalar argument of [`precompiled_cuda_kernel`] (MLX's `ScalarArg`).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum ScalarArg {
+    /// `bool`.
+    Bool(bool),
+    /// `int32_t`.
+    Int(i32),
+    /// `float`.
+    Float(f32),
+}
+
+fn no_cuda() -> Error {
+    Error::runtime("cuda_kernel", "No CUDA back-end.")
+}
+
+/// MLX's `fast::cuda_kernel`: makes the kernel object from `spec` (its `atomic_outputs` and
+/// `math_mode` are Metal's and unused) and `shared_memory` bytes. There is no CUDA back-end,
+/// so this is MLX's `RuntimeError` "No CUDA back-end." whatever the arguments (as MLX's CPU
+/// build, which checks none of them).
+pub fn cuda_kernel(spec: &KernelSpec, shared_memory: i32) -> Result<core::convert::Infallible> {
+    let _ = (spec, shared_memory);
+    Err(no_cuda())
+}
+
+/// One call of [`precompiled_cuda_kernel`]: MLX's arguments, unchecked as MLX leaves them
+/// (shapes are its `int32` dims; the two output lists need not have the same length).
+#[derive(Clone, Debug)]
+pub struct PrecompiledCall<'a> {
+    /// The kernel's name in `compiled_source`.
+    pub name: &'a str,
+    /// PTX or cubin bytes.
+    pub compiled_source: &'a [u8],
+    /// The arrays passed to the kernel.
+    pub inputs: &'a [Array],
+    /// Per output: its shape.
+    pub output_shapes: &'a [Vec<i32>],
+    /// Per output: its dtype.
+    pub output_dtypes: &'a [DType],
+    /// Scalars passed after the arrays.
+    pub scalars: &'a [ScalarArg],
+    /// Grid and threadgroup sizes in threads.
+    pub grid: [i32; 3],
+    /// See [`PrecompiledCall::grid`].
+    pub threadgroup: [i32; 3],
+    /// Dynamic shared memory in bytes.
+    pub shared_memory: i32,
+    /// The value outputs are filled with first, if any.
+    pub init_value: Option<f32>,
+    /// Copy the inputs to row-contiguous order first.
+    pub ensure_row_contiguous: bool,
+    /// The device asked for, as [`KernelCall::on_gpu`].
+    pub on_gpu: Option<bool>,
+}
+
+/// MLX's `fast::precompiled_cuda_kernel`: runs the PTX or cubin kernel of `call`. No CUDA
+/// back-end: MLX's `RuntimeError`, as [`cuda_kernel`].
+pub fn precompiled_cuda_kernel(call: &PrecompiledCall<'_>) -> Result<Vec<Array>> {
+    let _ = call;
+    Err(no_cuda())
 }
