@@ -49,7 +49,7 @@ fn scalar(kind: c_int, value: f64) -> Result<ScalarArg> {
     const OP: &str = "mlx_arm_fast_precompiled_cuda_kernel";
     match kind {
         0 => Ok(ScalarArg::Bool(value != 0.0)),
-        1 if value == value.trunc() && (i32::MIN as f64..=i32::MAX as f64).contains(&value) => Ok(ScalarArg::Int(value as i32)),
+        1 if value == libm::trunc(value) && (i32::MIN as f64..=i32::MAX as f64).contains(&value) => Ok(ScalarArg::Int(value as i32)),
         1 => Err(Error::invalid(OP, format!("int scalar {value} is not an int32"))),
         2 => Ok(ScalarArg::Float(value as f32)),
         _ => Err(Error::invalid(OP, format!("scalar kind {kind} is not 0 (bool), 1 (int) or 2 (float)"))),
