@@ -5,31 +5,16 @@ use crate::arg;
 use crate::error::status;
 use crate::types::mlx_vector_array;
 use core::ffi::c_int;
-use mlx_arm_core::Error;
+use mlx_arm_core::array::array_buffer_size;
 
-/// `*res` = the summed length of the distinct buffers of `arrays`; an unevaluated array is an
-/// error (MLX's ValueError), nothing is evaluated.
+/// `*res` = [`array_buffer_size`] of `arrays` (an unevaluated array is MLX's ValueError).
 ///
 /// # Safety
 /// `res` writable; `arrays` live.
 #[no_mangle]
 pub unsafe extern "C" fn mlx_arm_get_array_buffer_size(res: *mut usize, arrays: mlx_vector_array) -> c_int {
     status("mlx_arm_get_array_buffer_size", || {
-        let mut seen = alloc::collections::BTreeSet::new();
-        let mut total = 0usize;
-        for a in arg::vector_array(arrays)? {
-            if !a.is_available() {
-                return Err(Error::invalid(
-                    "get_array_buffer_size",
-                    "Arrays must be evaluated before querying buffer size.",
-                ));
-            }
-            let buf = a.data()?.buf;
-            let key = alloc::sync::Arc::as_ptr(&buf) as *const u8;
-            if seen.insert(key) {
-                total = total.saturating_add(buf.len());
-            }
-        }
+        let total = array_buffer_size(&arg::vector_array(arrays)?)?;
         arg::out(res, total, "res")
     })
 }

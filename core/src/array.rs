@@ -159,6 +159,24 @@ pub(crate) fn fill_elements(dst: &mut [u8], elem: &[u8]) {
     }
 }
 
+/// Bytes of the buffers behind evaluated `arrays`, each buffer counted once however many arrays
+/// view it (MLX's `get_array_buffer_size`). An unevaluated array is MLX's error; nothing is
+/// evaluated.
+pub fn array_buffer_size(arrays: &[Array]) -> Result<usize> {
+    let mut seen = alloc::collections::BTreeSet::new();
+    let mut total = 0usize;
+    for a in arrays {
+        if !a.is_available() {
+            return Err(Error::invalid("get_array_buffer_size", "Arrays must be evaluated before querying buffer size."));
+        }
+        let buf = a.data()?.buf;
+        if seen.insert(Arc::as_ptr(&buf) as *const u8 as usize) {
+            total = total.saturating_add(buf.len());
+        }
+    }
+    Ok(total)
+}
+
 /// Calls `f(offset, len)` for runs of `len` consecutive elements (element offset of the run's
 /// first) that together cover a strided view in row-major order. Axes that continue each other
 /// in memory are merged first, so a dense view is one run and a window of a larger buffer (a

@@ -265,6 +265,7 @@ core_api! {
     "mx.new_stream" => crate::device::new_stream,
     "mx.synchronize" => crate::device::synchronize,
     "mx.get_active_memory" => crate::buffer::active_memory,
+    "mx.get_array_buffer_size" => crate::array::array_buffer_size,
     "mx.get_peak_memory" => crate::buffer::peak_memory,
     "mx.reset_peak_memory" => crate::buffer::reset_peak_memory,
     "mx.get_memory_limit" => crate::buffer::memory_limit,
