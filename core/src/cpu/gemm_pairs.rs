@@ -60,18 +60,9 @@ fn opted_in() -> bool {
     #[cfg(feature = "std")]
     {
         extern crate std;
-        use core::sync::atomic::{AtomicU8, Ordering};
-        // 0 = unknown, 1 = no, 2 = yes.
+        use core::sync::atomic::AtomicU8;
         static OPT: AtomicU8 = AtomicU8::new(0);
-        match OPT.load(Ordering::Relaxed) {
-            1 => false,
-            2 => true,
-            _ => {
-                let yes = std::env::var("MLX_ARM_BF16_GEMM").is_ok_and(|v| v.trim().eq_ignore_ascii_case("dot"));
-                OPT.store(if yes { 2 } else { 1 }, Ordering::Relaxed);
-                yes
-            }
-        }
+        crate::cpu::isa::probed_once(&OPT, || std::env::var("MLX_ARM_BF16_GEMM").is_ok_and(|v| v.trim().eq_ignore_ascii_case("dot")))
     }
     #[cfg(not(feature = "std"))]
     {

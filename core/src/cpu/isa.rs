@@ -183,17 +183,8 @@ pub fn has_avx512_vnni() -> bool {
     #[cfg(all(target_arch = "x86_64", feature = "std"))]
     {
         extern crate std;
-        // 0 = unknown, 1 = no, 2 = yes.
         static VNNI: AtomicU8 = AtomicU8::new(0);
-        match VNNI.load(Ordering::Relaxed) {
-            1 => false,
-            2 => true,
-            _ => {
-                let yes = std::is_x86_feature_detected!("avx512vnni") && std::is_x86_feature_detected!("avx512vl");
-                VNNI.store(if yes { 2 } else { 1 }, Ordering::Relaxed);
-                yes
-            }
-        }
+        probed_once(&VNNI, || std::is_x86_feature_detected!("avx512vnni") && std::is_x86_feature_detected!("avx512vl"))
     }
     #[cfg(all(target_arch = "x86_64", not(feature = "std")))]
     {
@@ -212,17 +203,8 @@ pub fn has_avx512_bf16() -> bool {
     #[cfg(all(target_arch = "x86_64", feature = "std"))]
     {
         extern crate std;
-        // 0 = unknown, 1 = no, 2 = yes.
         static BF16: AtomicU8 = AtomicU8::new(0);
-        match BF16.load(Ordering::Relaxed) {
-            1 => false,
-            2 => true,
-            _ => {
-                let yes = std::is_x86_feature_detected!("avx512bf16") && std::is_x86_feature_detected!("avx512bw");
-                BF16.store(if yes { 2 } else { 1 }, Ordering::Relaxed);
-                yes
-            }
-        }
+        probed_once(&BF16, || std::is_x86_feature_detected!("avx512bf16") && std::is_x86_feature_detected!("avx512bw"))
     }
     #[cfg(all(target_arch = "x86_64", not(feature = "std")))]
     {
@@ -231,6 +213,42 @@ pub fn has_avx512_bf16() -> bool {
     #[cfg(not(target_arch = "x86_64"))]
     {
         false
+    }
+}
+
+/// Whether AVX-512 VBMI (`vpermb`, `vpermt2b`: byte permutes across a 512-bit register) exists
+/// here (Ice Lake and later, Zen 4; not Skylake-X). Kernels use it only when [`Isa::Avx512`] is
+/// allowed.
+pub fn has_avx512_vbmi() -> bool {
+    #[cfg(all(target_arch = "x86_64", feature = "std"))]
+    {
+        extern crate std;
+        static VBMI: AtomicU8 = AtomicU8::new(0);
+        probed_once(&VBMI, || std::is_x86_feature_detected!("avx512vbmi"))
+    }
+    #[cfg(all(target_arch = "x86_64", not(feature = "std")))]
+    {
+        cfg!(target_feature = "avx512vbmi")
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        false
+    }
+}
+
+/// A yes/no fact of this process (a CPU feature, an environment switch) asked once and kept in
+/// `cell`: 0 = not asked yet, 1 = no, 2 = yes. Two threads asking at once both probe; they get
+/// the same answer.
+#[allow(dead_code)] // every caller is behind a target or `std` cfg
+pub(crate) fn probed_once(cell: &AtomicU8, probe: impl FnOnce() -> bool) -> bool {
+    match cell.load(Ordering::Relaxed) {
+        1 => false,
+        2 => true,
+        _ => {
+            let yes = probe();
+            cell.store(if yes { 2 } else { 1 }, Ordering::Relaxed);
+            yes
+        }
     }
 }
 

@@ -198,23 +198,16 @@ fn enabled() -> bool {
     #[cfg(feature = "std")]
     {
         extern crate std;
-        use core::sync::atomic::{AtomicU8, Ordering};
-        // 0 = unknown, 1 = no, 2 = yes.
-        static ON: AtomicU8 = AtomicU8::new(0);
-        match ON.load(Ordering::Relaxed) {
-            1 => false,
-            2 => true,
-            _ => {
-                let pairs = std::env::var("MLX_ARM_Q4_GEMV").is_ok_and(|v| v.trim().eq_ignore_ascii_case("pairs"));
-                let yes = !pairs && std::is_x86_feature_detected!("avx512vbmi");
-                ON.store(if yes { 2 } else { 1 }, Ordering::Relaxed);
-                yes
-            }
-        }
+        use core::sync::atomic::AtomicU8;
+        static PAIRS: AtomicU8 = AtomicU8::new(0);
+        let pairs = crate::cpu::isa::probed_once(&PAIRS, || {
+            std::env::var("MLX_ARM_Q4_GEMV").is_ok_and(|v| v.trim().eq_ignore_ascii_case("pairs"))
+        });
+        !pairs && crate::cpu::isa::has_avx512_vbmi()
     }
     #[cfg(not(feature = "std"))]
     {
-        cfg!(target_feature = "avx512vbmi")
+        crate::cpu::isa::has_avx512_vbmi()
     }
 }
 
