@@ -31,6 +31,14 @@ layout(std430, set = 0, binding = 1) readonly buffer A1 { T a1[]; };
 layout(std430, set = 0, binding = 2) readonly buffer W { uint w[]; };
 layout(std430, set = 0, binding = 3) writeonly buffer O { T o[]; };
 layout(std430, set = 0, binding = 4) writeonly buffer XO { T xo[]; };
+#elif defined(NORM_X)
+layout(std430, set = 0, binding = 0) readonly buffer A0 { T a0[]; };
+layout(std430, set = 0, binding = 1) readonly buffer A1 { T a1[]; };
+layout(std430, set = 0, binding = 2) readonly buffer G { T g[]; };
+layout(std430, set = 0, binding = 3) readonly buffer W { uint w[]; };
+layout(std430, set = 0, binding = 4) writeonly buffer O { T o[]; };
+layout(std430, set = 0, binding = 5) writeonly buffer XO { T xo[]; };
+layout(std430, set = 0, binding = 6) writeonly buffer SO { T so[]; };
 #else
 layout(std430, set = 0, binding = 0) readonly buffer X { T x[]; };
 layout(std430, set = 0, binding = 1) readonly buffer W { uint w[]; };
@@ -42,6 +50,8 @@ layout(push_constant) uniform P {
     uint m; uint n; uint k; uint row_bytes; uint n_cols; uint off_x; uint off_w;
 #ifdef FUSED_X
     uint off_g; uint off_u; uint f; uint h; uint kk;
+#elif defined(NORM_X)
+    uint off_a; uint off_y; uint off_n; uint n_step; float eps; uint add;
 #endif
 } p;
 #ifdef FUSED_X
@@ -54,6 +64,17 @@ float x_fused(uint i) {
     float r2 = rt(unary_op(p.f, g));
     float r3 = rt(binary_op(p.h, g, r2));
     return rt(binary_op(p.kk, r3, float(a1[p.off_u + i])));
+}
+float x_at(uint i) { return xs[i]; }
+#elif defined(NORM_X)
+const uint FX_MAX_K = 4096;
+shared float xs[FX_MAX_K];
+// Two sums a subgroup (256 / the subgroup size at most, a subgroup of one included).
+shared float part[256];
+// Element i of the row normalized (norm.glsl's xin).
+float xin(uint i) {
+    if (p.add == 0) return float(a0[p.off_a + i]);
+    return float(T(float(a0[p.off_a + i]) + float(a1[p.off_y + i])));
 }
 float x_at(uint i) { return xs[i]; }
 #else
@@ -74,6 +95,42 @@ void main() {
         if (wid == 0) xo[i] = T(v);
     }
     barrier();
+#elif defined(NORM_X)
+    {
+        uint t = gl_LocalInvocationID.x;
+        float inv_d = 1.0 / float(p.k);
+        float mu = 0.0;
+        float acc0 = 0.0;
+        for (uint i = t; i < p.k; i += 256) {
+            float v = xin(i) - mu;
+            acc0 += v * v;
+        }
+        float acc1 = 0.0;
+        for (uint i = t + 128; i < p.k; i += 256) {
+            float v = xin(i) - mu;
+            acc1 += v * v;
+        }
+        float s0 = subgroupAdd(acc0);
+        float s1 = subgroupAdd(acc1);
+        if (subgroupElect()) {
+            part[gl_SubgroupID] = s0;
+            part[gl_SubgroupID + gl_NumSubgroups] = s1;
+        }
+        barrier();
+        float total = 0.0;
+        for (uint i = 0; i < 2 * gl_NumSubgroups; ++i) total += part[i];
+        float scale = inversesqrt(total * inv_d + p.eps);
+        for (uint i = t; i < p.k; i += 128) {
+            float xv = xin(i);
+            float r = float(T((xv - mu) * scale)) * float(g[p.off_n + i * p.n_step]);
+            xs[i] = float(T(r));
+            if (wid == 0) {
+                xo[i] = T(r);
+                if (p.add != 0) so[i] = T(xv);
+            }
+        }
+        barrier();
+    }
 #endif
     // The workgroup's 4·OUTS outputs, OUTS per subgroup, however many subgroups it has.
     for (uint s = gl_SubgroupID; s < 4; s += gl_NumSubgroups) {

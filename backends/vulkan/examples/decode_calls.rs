@@ -2,6 +2,7 @@
 //! greedily one step at a time on the Vulkan device and prints, per step, the dispatches, the
 //! backend's recording time and the driver calls' shares (`QueueStats`); first, how long the
 //! pipelines took to create and what the on-disk pipeline cache held (`PipelineCacheStats`).
+//! With `MLX_ARM_VULKAN_PROFILE=batch` also the GPU busy and idle time per step.
 //! Usage: cargo run --release -p mlx-arm-vulkan --example decode_calls -- MODEL.gguf [STEPS]
 
 use mlx_arm_core::{device, Device};
@@ -42,12 +43,14 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         );
     }
     let before = vkb::queue_stats();
+    let bt0 = vkb::batch_times();
     let t = std::time::Instant::now();
     for _ in 0..steps {
         tok = generate::step_greedy(model, &mut cache, &[tok])?;
     }
     let wall = t.elapsed().as_secs_f64() * 1e3 / steps as f64;
     let a = vkb::queue_stats();
+    let bt = vkb::batch_times();
     let per = |x: u64, y: u64| (x - y) as f64 * 1e-3 / steps as f64;
     let n = (a.dispatches - before.dispatches) as f64 / steps as f64;
     println!("RESULT per step: {wall:.3} ms wall, {n:.0} dispatches, {:.0} barriers", (a.barriers - before.barriers) as f64 / steps as f64);
@@ -63,5 +66,19 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         per(a.submit_ns, before.submit_ns),
         per(a.wait_ns, before.wait_ns),
     );
+    if bt.batches > bt0.batches {
+        // MLX_ARM_VULKAN_PROFILE=batch: the GPU's side of the same steps (the batches read so
+        // far: the last step's may still be in flight).
+        let k = steps as f64;
+        let busy = (bt.busy_ns - bt0.busy_ns) * 1e-3 / k;
+        println!(
+            "RESULT GPU per step: busy {busy:.1} µs ({:.2} µs a dispatch), idle between batches {:.1} µs over {:.1} gaps, {:.1} batches; host recording {:.1} µs",
+            busy / n,
+            (bt.idle_ns - bt0.idle_ns) * 1e-3 / k,
+            (bt.gaps - bt0.gaps) as f64 / k,
+            (bt.batches - bt0.batches) as f64 / k,
+            per(a.record_ns, before.record_ns),
+        );
+    }
     Ok(())
 }

@@ -57,6 +57,11 @@ pub(crate) enum Kind {
     /// off[4], step[12]): a one-row GGUF GEMV of its output may compute it instead
     /// (ggml_mv_sub_fx.comp, programs of the SwiGLU's shape).
     Fused,
+    /// An rms_norm of one row (norm.comp/norm_sg.comp: bindings x, w, b, y, out, sum; words
+    /// rows, dim, off_x, off_w, w_step, eps, layer, off_b, b_step, add, off_y), after a residual
+    /// add or not: a one-row GGUF GEMV of its output may compute it instead
+    /// (ggml_mv_sub_nx.comp).
+    Norm,
     /// A strided copy of an input into a window of an output (unary.comp's copy), with its
     /// job words for copy2.comp.
     Window { job: [u32; JOB_WORDS] },
@@ -228,6 +233,48 @@ pub(crate) struct FusedX {
     pub out: Arc<VkMemory>,
     /// ggml_mv_sub_fx.comp's words after the GEMV's: g's and u's offsets, the codes of f, h, k.
     pub words: [u32; 5],
+}
+
+/// An rms_norm dispatch of one row (norm_sg.comp; bindings and words as `kernels::norm`'s):
+/// held back, so that a one-row GGUF GEMV of its output can compute it ([`take_norm_x`]),
+/// where that GEMV can (`dim` within its shared memory, subgroup sums); otherwise recorded.
+pub(crate) fn norm(rec: &mut Recorder, f16: bool, bufs: [&Arc<VkMemory>; 6], push: &[u32; 11], groups: [u32; 3], sg: bool) -> Result<()> {
+    let (rows, dim, layer) = (push[0], push[1] as usize, push[6]);
+    if fusion_enabled() && sg && rows == 1 && layer == 0 && dim <= NX_MAX_K {
+        return rec.defer(Deferred::new(Kind::Norm, Shader::Norm(sg), f16, &bufs, 4, push, groups));
+    }
+    dispatch(rec, Shader::Norm(sg), f16, &bufs, 4, push, groups)
+}
+
+/// The longest row ggml_mv_sub_nx.comp normalizes (its shared array: kernels.rs FX_MAX_K).
+const NX_MAX_K: usize = 4096;
+
+/// The held-back one-row rms_norm whose output is `x` (from element 0 of `mem`, `n`
+/// elements), taken out of the recorder. `None`: no such norm (it stays held back).
+pub(crate) fn take_norm_x(rec: &mut Recorder, mem: &Arc<VkMemory>, off: usize, n: usize, f16: bool) -> Option<NormX> {
+    let p = rec.pending()?;
+    if p.kind != Kind::Norm || p.f16 != f16 || off != 0 || p.push[0] != 1 || p.push[1] as usize != n || !Arc::ptr_eq(p.mem(4), mem) {
+        return None;
+    }
+    let p = rec.take_pending()?;
+    let w = &p.push;
+    Some(NormX {
+        inputs: [p.mem(0).clone(), p.mem(3).clone(), p.mem(1).clone()],
+        outs: [p.mem(4).clone(), p.mem(5).clone()],
+        words: [w[2], w[10], w[3], w[4], w[5], w[9]],
+    })
+}
+
+/// A norm taken by [`take_norm_x`].
+pub(crate) struct NormX {
+    /// x, y (the residual; x again without an add) and the norm's weight.
+    pub inputs: [Arc<VkMemory>; 3],
+    /// The norm's output and the sum's (the norm's output again without an add), which the
+    /// GEMV stores too.
+    pub outs: [Arc<VkMemory>; 2],
+    /// ggml_mv_sub_nx.comp's words after the GEMV's: x's and y's offsets, the weight's offset
+    /// and step, eps (bits), add.
+    pub words: [u32; 6],
 }
 
 /// One cache buffer's window for [`rope_kv`]: the memory (a dense buffer held by the op), the

@@ -613,7 +613,9 @@ pub(crate) fn norm(rec: &mut Recorder, x: (&Data, &[usize]), w: (&Data, &[usize]
     ];
     let sg = rec.ctx().info.subgroup.is_some();
     // No residual: y and the sum's output repeat x and the output (never touched).
-    dispatch(rec, Shader::Norm(sg), f16, &[&bx.mem, &bw.mem, &bb.mem, &bx.mem, &om, &om], 4, &push, grid(rows)?)?;
+    let bufs = [&bx.mem, &bw.mem, &bb.mem, &bx.mem, &om, &om];
+    // One row of rms_norm may be held back for the GEMV after it (crate::defer::norm).
+    defer::norm(rec, f16, bufs, &push, grid(rows)?, sg)?;
     Ok(Some(out))
 }
 
@@ -638,7 +640,7 @@ pub(crate) fn norm_after_add(rec: &mut Recorder, x: (&Data, &[usize]), w: (&Data
     let rows = n / dim;
     let push = [rows as u32, dim as u32, a.off as u32, bw.off as u32, w_step as u32, eps.to_bits(), 0, bw.off as u32, 0, 1, b.off as u32];
     let sg = rec.ctx().info.subgroup.is_some();
-    dispatch(rec, Shader::Norm(sg), f16, &[&a.mem, &bw.mem, &bw.mem, &b.mem, &om, &sum], 4, &push, grid(rows)?)?;
+    defer::norm(rec, f16, [&a.mem, &bw.mem, &bw.mem, &b.mem, &om, &sum], &push, grid(rows)?, sg)?;
     Ok(Some(out))
 }
 
@@ -1163,6 +1165,19 @@ pub(crate) fn ggml_gemv(rec: &mut Recorder, x: (&Data, &[usize]), w: &Bound, n: 
             return Ok(Some(out));
         }
     }
+    // x made by a held-back one-row rms_norm (after a residual add or not): computed here.
+    // Not for the widest GEMVs (the logits): every workgroup recomputes the norm, which there
+    // costs more than the dispatch it saves.
+    if let (Shader::GgmlMvSub(t, outs), true) = (shader, k <= FX_MAX_K && groups <= NX_MAX_GROUPS) {
+        if let Some(nx) = defer::take_norm_x(rec, &bx.mem, bx.off, k, f16) {
+            let mut all = [0u32; 13];
+            all[..7].copy_from_slice(&push);
+            all[7..].copy_from_slice(&nx.words);
+            let b = [&nx.inputs[0], &nx.inputs[1], &nx.inputs[2], &w.mem, &om, &nx.outs[0], &nx.outs[1]];
+            dispatch(rec, Shader::GgmlMvSubNx(t, outs), f16, &b, 4, &all, grid(groups)?)?;
+            return Ok(Some(out));
+        }
+    }
     dispatch(rec, shader, f16, &[&bx.mem, &w.mem, &om], 2, &push, grid(groups)?)?;
     Ok(Some(out))
 }
@@ -1170,6 +1185,11 @@ pub(crate) fn ggml_gemv(rec: &mut Recorder, x: (&Data, &[usize]), w: &Bound, n: 
 /// The longest x that ggml_mv_sub_fx.comp computes (its shared array, 16 KiB of float32: the
 /// least shared memory Vulkan guarantees; ggml_mv_sub.glsl's FX_MAX_K).
 const FX_MAX_K: usize = 4096;
+
+/// The most workgroups a GEMV that computes its x from a held-back norm may have (each
+/// recomputes the norm): a decode step's Q/K/V and gate/up GEMVs are far below, the logits'
+/// GEMV (49152 rows, 4 outputs a subgroup: 3072 workgroups) above.
+const NX_MAX_GROUPS: usize = 2048;
 
 /// [`gather_rows`] with int32 or uint32 indices in device memory: gather.comp copies the rows
 /// as words (rows and the table's start must be whole words; others run on the CPU).

@@ -20,7 +20,7 @@ pub use coopmat::COOPMAT_ENV;
 pub use defer::{fusion_enabled, set_fusion, FUSE_ENV};
 pub use kernels::coopmat_dispatches;
 pub use pipeline_cache::{PipelineCacheStats, PIPELINE_CACHE_ENV};
-pub use profile::{kernel_times, KernelTime, PROFILE_ENV};
+pub use profile::{batch_times, kernel_times, BatchTimes, KernelTime, PROFILE_ENV};
 pub use queue::{stats as queue_stats, QueueStats};
 pub use subgroup::{GGML_LANES_ENV, GGML_MV_ENV, GGML_OUTS_ENV, SUBGROUP_ENV};
 

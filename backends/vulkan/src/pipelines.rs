@@ -48,6 +48,8 @@ pub(crate) enum Shader {
     GgmlMvSub(u32, u32),
     /// The same with x computed by a held-back FusedOp program (ggml_mv_sub_fx.comp).
     GgmlMvSubFx(u32, u32),
+    /// The same with x the rms_norm of a held-back norm dispatch (ggml_mv_sub_nx.comp).
+    GgmlMvSubNx(u32, u32),
     /// GGUF blocks to float32, for the GGUF type number.
     GgmlDequant(u32),
     Matmul,
@@ -82,6 +84,7 @@ impl Shader {
             Shader::GgmlMvCpu(_) => "ggml_mv_cpu",
             Shader::GgmlMvSub(..) => "ggml_mv_sub",
             Shader::GgmlMvSubFx(..) => "ggml_mv_sub_fx",
+            Shader::GgmlMvSubNx(..) => "ggml_mv_sub_nx",
             Shader::GgmlDequant(_) => "ggml_dequant",
             Shader::Matmul => "matmul",
             Shader::MatmulCoop(_) => "matmul_coopmat",
@@ -98,6 +101,7 @@ impl Shader {
             Shader::Qmm => 5,
             Shader::RopeKv => 8,
             Shader::GgmlMvSubFx(..) => 5,
+            Shader::GgmlMvSubNx(..) => 7,
             Shader::Sdpa | Shader::SdpaSplit => 6,
         }
     }
@@ -105,7 +109,7 @@ impl Shader {
     fn specialization(self, ctx: &Context) -> Vec<u32> {
         match self {
             Shader::GgmlMv(ty, _) | Shader::GgmlMm(ty, _) => vec![ty, ctx.ggml_lanes],
-            Shader::GgmlMvSub(ty, outs) | Shader::GgmlMvSubFx(ty, outs) => vec![ty, outs],
+            Shader::GgmlMvSub(ty, outs) | Shader::GgmlMvSubFx(ty, outs) | Shader::GgmlMvSubNx(ty, outs) => vec![ty, outs],
             Shader::GgmlDequant(ty) | Shader::GgmlMvCpu(ty) => vec![ty],
             Shader::MatmulCoop(shape) => shape.to_vec(),
             _ => Vec::new(),
@@ -147,6 +151,7 @@ impl Shader {
             Shader::GgmlMvCpu(_) => spv!("ggml_mv_cpu"),
             Shader::GgmlMvSub(..) => spv!("ggml_mv_sub"),
             Shader::GgmlMvSubFx(..) => spv!("ggml_mv_sub_fx"),
+            Shader::GgmlMvSubNx(..) => spv!("ggml_mv_sub_nx"),
             Shader::GgmlDequant(_) => spv!("ggml_dequant"),
             Shader::Matmul => spv!("matmul"),
             Shader::MatmulCoop(_) => spv!("matmul_coopmat", f16),

@@ -39,6 +39,8 @@ struct Batch {
     fence: vk::Fence,
     cb: vk::CommandBuffer,
     _keep: Vec<Arc<VkMemory>>,
+    /// Its start/end timestamp pair (`MLX_ARM_VULKAN_PROFILE=batch`).
+    stamp: Option<u32>,
 }
 
 pub(crate) struct Recorder {
@@ -75,6 +77,8 @@ pub(crate) struct Recorder {
     /// A dispatch held back for the next op to absorb (`crate::defer`); recorded before
     /// anything else is recorded, submitted or waited for.
     pending: Option<Deferred>,
+    /// The open command buffer's timestamp pair (`MLX_ARM_VULKAN_PROFILE=batch`).
+    open_stamp: Option<u32>,
 }
 
 /// Dispatches in the first batch after a wait.
@@ -241,6 +245,7 @@ pub(crate) fn init(ctx: &'static Context) -> Result<()> {
         bound: vk::Pipeline::null(),
         pipelines: Vec::new(),
         pending: None,
+        open_stamp: None,
     };
     let _ = RECORDER.set(Mutex::new(rec));
     Ok(())
@@ -311,7 +316,11 @@ impl Recorder {
         let bi = vk::CommandBufferBeginInfo::default().flags(vk::CommandBufferUsageFlags::ONE_TIME_SUBMIT);
         unsafe { d.begin_command_buffer(cb, &bi) }.map_err(|r| vk_err(OP, "vkBeginCommandBuffer", r))?;
         if let Some(p) = &mut self.profiler {
-            p.stamp(d, cb, None);
+            if p.batch_mode() {
+                self.open_stamp = Some(p.batch_start(d, cb));
+            } else {
+                p.stamp(d, cb, None);
+            }
         }
         self.open = Some(cb);
         self.bound = vk::Pipeline::null();
@@ -449,6 +458,10 @@ impl Recorder {
             .src_access_mask(vk::AccessFlags::SHADER_WRITE | vk::AccessFlags::TRANSFER_WRITE)
             .dst_access_mask(vk::AccessFlags::HOST_READ);
         let keep = std::mem::take(&mut self.keep);
+        let stamp = self.open_stamp.take();
+        if let (Some(p), Some(slot)) = (&mut self.profiler, stamp) {
+            p.batch_end(d, cb, slot);
+        }
         self.count = 0;
         let reuse = self.free_fences.pop();
         let result = (|| {
@@ -480,7 +493,7 @@ impl Recorder {
         add_ns(&STATS.submit_ns, t);
         match result {
             Ok(fence) => {
-                self.in_flight.push(Batch { seq: self.next_seq, fence, cb, _keep: keep });
+                self.in_flight.push(Batch { seq: self.next_seq, fence, cb, _keep: keep, stamp });
                 self.next_seq += 1;
                 bump(&STATS.submits);
                 let t = std::time::Instant::now();
@@ -529,6 +542,9 @@ impl Recorder {
             };
             if done {
                 let b = self.in_flight.swap_remove(i);
+                if let (Some(p), Some(slot)) = (&mut self.profiler, b.stamp) {
+                    p.batch_done(d, b.seq, slot);
+                }
                 // SAFETY: the batch is done with both; a fence goes back unsignalled.
                 match unsafe { d.reset_fences(&[b.fence]) } {
                     Ok(()) => self.free_fences.push(b.fence),
@@ -555,7 +571,7 @@ impl Recorder {
         self.flush()?;
         match mem.last_write.load(Ordering::Relaxed) {
             0 => Ok(()),
-            _ if self.profiler.is_some() => self.finish(),
+            _ if self.profiler.as_ref().is_some_and(|p| !p.batch_mode()) => self.finish(),
             seq => self.wait_until(seq),
         }
     }
