@@ -44,7 +44,8 @@ pub(crate) fn add_rms_norm(rec: &mut Recorder, x: (&Data, &[usize]), r: (&Data, 
         // norm.comp's words with the residual flag (word 9) and the second summand's offset.
         let push = [rows as u32, dim as u32, a.off as u32, bw.off as u32, w_step as u32, eps.to_bits(), 0, bw.off as u32, 0, 1, b.off as u32];
         let sg = rec.ctx().info.subgroup.is_some();
-        dispatch(rec, Shader::Norm(sg), f16, &[&a.mem, &bw.mem, &bw.mem, &b.mem, &om, &sm], 4, &push, grid(rows)?)?;
+        // One row (a decode step's) is held back for the GEMV after it (crate::defer::norm).
+        crate::defer::norm(rec, f16, [&a.mem, &bw.mem, &bw.mem, &b.mem, &om, &sm], &push, grid(rows)?, sg)?;
     }
     Ok(Some([sum, normed]))
 }

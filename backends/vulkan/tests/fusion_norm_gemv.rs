@@ -1,4 +1,5 @@
-//! A decode step's residual add and rms_norm of one row (or the rms_norm alone), followed by the
+//! A decode step's residual add and rms_norm of one row (two ops, or the language models'
+//! `add_rms_norm`, or the rms_norm alone), followed by the
 //! one-row GGUF GEMV of the norm (the Q/K/V or gate/up projection), with the GPUs' GEMV
 //! (ggml_mv_sub.comp, `MLX_ARM_VULKAN_GGML_MV=subgroup`): the held-back norm runs inside the
 //! GEMV (ggml_mv_sub_nx.comp), one dispatch where the unfused ones take three (add, norm,
@@ -7,6 +8,7 @@
 //! tests/fusion_defer.rs; the GEMV within the CPU's Q8 rounding of x, 1e-2 as in tests/harness).
 //! Rows longer than 4096 and GEMVs of more than 2048 workgroups are not folded.
 
+use mlx_arm_core::ops::fast::lm::add_rms_norm;
 use mlx_arm_core::quant::GgmlType;
 use mlx_arm_core::{device, eval, ops, Array, DType, Device};
 use mlx_arm_vulkan as vkb;
@@ -59,10 +61,22 @@ fn rms_norm_runs_inside_the_next_gemv() {
             let host = |seed, len| ops::astype(&Array::from_slice(&values(len, seed), &[1, 1, len]).unwrap(), dt).unwrap();
             let (x, y) = (host(5, k), host(7, k));
             let g = ops::reshape(&host(11, k), &[k as isize]).unwrap();
-            for add in [true, false] {
+            // "add": ops::add then ops::rms_norm (the add joins the norm in crate::defer), "lm":
+            // the language models' add_rms_norm (one op), "none": the norm alone.
+            for mode in ["add", "lm", "none"] {
                 let build = |x: &Array, y: &Array, g: &Array| {
-                    let s = if add { ops::add(x, y).unwrap() } else { x.clone() };
-                    let h = ops::rms_norm(&s, Some(g), 1e-5).unwrap();
+                    let (s, h) = match mode {
+                        "add" => {
+                            let s = ops::add(x, y).unwrap();
+                            let h = ops::rms_norm(&s, Some(g), 1e-5).unwrap();
+                            (s, h)
+                        }
+                        "lm" => {
+                            let [s, h] = add_rms_norm(x, y, g, 1e-5).unwrap();
+                            (s, h)
+                        }
+                        _ => (x.clone(), ops::rms_norm(x, Some(g), 1e-5).unwrap()),
+                    };
                     let out = ops::ggml_matmul(&h, &w, ty, k).unwrap();
                     vec![s, h, out]
                 };
@@ -82,9 +96,9 @@ fn rms_norm_runs_inside_the_next_gemv() {
                 };
                 let (fused, n_fused) = gpu(true);
                 let (plain, n_plain) = gpu(false);
-                let name = format!("k {k}, n {n}, {ty:?}, {dt:?}, add {add}");
+                let name = format!("k {k}, n {n}, {ty:?}, {dt:?}, {mode}");
                 // The add joins the norm (fusion_defer.rs) whether or not the GEMV takes both.
-                let saved = usize::from(add) + usize::from(folds);
+                let saved = usize::from(mode == "add") + usize::from(folds);
                 assert_eq!(n_plain - n_fused, saved, "{name}: {n_fused} dispatches fused, {n_plain} unfused");
                 for (i, (f, p)) in fused.iter().zip(&plain).enumerate() {
                     assert!(f.iter().zip(p).all(|(a, b)| a.to_bits() == b.to_bits()), "{name}: output {i} differs fused / unfused");
