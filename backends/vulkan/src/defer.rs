@@ -7,9 +7,11 @@
 //! the recorder does first records it unchanged ([`crate::queue::Recorder::flush`]: every
 //! recording, submission and host wait flushes it, so nobody sees its output unwritten).
 //! A fused dispatch computes exactly what the two plain ones compute, element for element.
-//! A decode step of the default model: 426 dispatches → 306.
+//! A decode step of the default model: 426 dispatches → 306. Later: a SwiGLU program and a
+//! one-row rms_norm are held back for the GEMV after them, which computes its x from them
+//! ([`take_fused_x`], [`take_norm_x`]): 249 → 189.
 
-use crate::kernels::{dispatch, grid, Bound, GROUP, MAX_BINDINGS};
+use crate::kernels::{dispatch, grid, Bound, FX_MAX_K, GROUP, MAX_BINDINGS};
 use crate::memory::VkMemory;
 use crate::pipelines::{Shader, PUSH_BYTES};
 use crate::queue::Recorder;
@@ -240,14 +242,11 @@ pub(crate) struct FusedX {
 /// where that GEMV can (`dim` within its shared memory, subgroup sums); otherwise recorded.
 pub(crate) fn norm(rec: &mut Recorder, f16: bool, bufs: [&Arc<VkMemory>; 6], push: &[u32; 11], groups: [u32; 3], sg: bool) -> Result<()> {
     let (rows, dim, layer) = (push[0], push[1] as usize, push[6]);
-    if fusion_enabled() && sg && rows == 1 && layer == 0 && dim <= NX_MAX_K {
+    if fusion_enabled() && sg && rows == 1 && layer == 0 && dim <= FX_MAX_K {
         return rec.defer(Deferred::new(Kind::Norm, Shader::Norm(sg), f16, &bufs, 4, push, groups));
     }
     dispatch(rec, Shader::Norm(sg), f16, &bufs, 4, push, groups)
 }
-
-/// The longest row ggml_mv_sub_nx.comp normalizes (its shared array: kernels.rs FX_MAX_K).
-const NX_MAX_K: usize = 4096;
 
 /// The held-back one-row rms_norm whose output is `x` (from element 0 of `mem`, `n`
 /// elements), taken out of the recorder. `None`: no such norm (it stays held back).

@@ -1184,7 +1184,7 @@ pub(crate) fn ggml_gemv(rec: &mut Recorder, x: (&Data, &[usize]), w: &Bound, n: 
 
 /// The longest x that ggml_mv_sub_fx.comp computes (its shared array, 16 KiB of float32: the
 /// least shared memory Vulkan guarantees; ggml_mv_sub.glsl's FX_MAX_K).
-const FX_MAX_K: usize = 4096;
+pub(crate) const FX_MAX_K: usize = 4096;
 
 /// The most workgroups a GEMV that computes its x from a held-back norm may have (each
 /// recomputes the norm): a decode step's Q/K/V and gate/up GEMVs are far below, the logits'
