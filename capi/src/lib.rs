@@ -63,6 +63,7 @@ mod prelude;
 pub mod stream;
 pub mod string;
 pub mod transforms;
+pub mod transforms_impl;
 pub mod types;
 pub mod vector;
 pub mod version;

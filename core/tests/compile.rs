@@ -456,7 +456,8 @@ fn shapeless_grad_of_a_broadcasting_matmul_traces_once() {
 /// `shapeless_trace_counts`): reductions without keepdims (a squeeze, not a reshape to the
 /// traced shape), `x ** 2` and its gradient (the `2` read unbroadcast), the gradient of a sum
 /// (its cotangent broadcast against the input, not to the traced shape), `zeros_like`, and the
-/// gradient of a (broadcasting) matmul's plain sum. Values equal the uncompiled function's.
+/// gradient of a (broadcasting) matmul's plain sum, argmax/argmin with no axis and a whole
+/// flatten. Values equal the uncompiled function's.
 #[test]
 fn shapeless_traces_once_where_mlx_does() {
     type F = fn(&[Array]) -> Result<Vec<Array>>;
@@ -465,6 +466,9 @@ fn shapeless_traces_once_where_mlx_does() {
         ("max(1)", |x| Ok(vec![ops::max(&x[0], Some(&[1]), false)?]), [vec![vec![2, 3]], vec![vec![4, 5]], vec![vec![3, 7]]]),
         ("var", |x| Ok(vec![ops::var(&x[0], None, false, 0)?]), [vec![vec![2, 3]], vec![vec![4, 5]], vec![vec![3, 7]]]),
         ("argmax", |x| Ok(vec![ops::argmax(&x[0], Some(-1), false)?]), [vec![vec![2, 3]], vec![vec![4, 5]], vec![vec![3, 7]]]),
+        ("argmax()", |x| Ok(vec![ops::argmax(&x[0], None, false)?]), [vec![vec![2, 3]], vec![vec![4, 5]], vec![vec![3, 7]]]),
+        ("argmin(keepdims)", |x| Ok(vec![ops::argmin(&x[0], None, true)?]), [vec![vec![2, 3]], vec![vec![4, 5]], vec![vec![3, 7]]]),
+        ("flatten", |x| Ok(vec![ops::flatten(&x[0], 0, -1)?]), [vec![vec![2, 3]], vec![vec![4, 5]], vec![vec![3, 7]]]),
         ("logsumexp", |x| Ok(vec![ops::logsumexp(&x[0], Some(&[-1]), false)?]), [vec![vec![2, 3]], vec![vec![4, 5]], vec![vec![3, 7]]]),
         ("x**2", |x| Ok(vec![ops::power(&x[0], &Array::from_slice(&[2.0f32], &[])?)?]), [vec![vec![2, 3]], vec![vec![4, 5]], vec![vec![3, 7]]]),
         ("zeros_like+x", |x| Ok(vec![ops::add(&ops::zeros_like(&x[0])?, &x[0])?]), [vec![vec![2, 3]], vec![vec![4, 5]], vec![vec![3, 7]]]),

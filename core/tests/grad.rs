@@ -493,10 +493,13 @@ fn deep_graph_does_not_overflow_the_stack() {
 #[test]
 fn errors_are_reported_not_wrong_gradients() {
     let x = arr(&[3.0, 1.0, 2.0], &[3]);
-    // No rule: a clear error naming the primitive.
-    let e = grad(&|v: &[Array]| Ok(vec![ops::sum(&ops::logcumsumexp(&v[0], None, false, true)?, None, false)?]), &[x.clone()], &[0]).unwrap_err();
-    assert_eq!(e.kind, ErrorKind::Unsupported);
-    assert!(e.to_string().contains("logcumsumexp"), "{e}");
+    // No rule in MLX: MLX's error, naming MLX's primitive.
+    let e = grad(&|v: &[Array]| Ok(vec![ops::sum(&ops::view(&v[0], DType::Float32)?, None, false)?]), &[x.clone()], &[0]).unwrap_err();
+    assert_eq!(e.kind, ErrorKind::InvalidArgument);
+    assert_eq!(e.to_string(), "[Primitive::vjp] Not implemented for View float32.");
+    let m = arr(&[2.0, 1.0, 1.0, 3.0], &[2, 2]);
+    let e = grad(&|v: &[Array]| Ok(vec![ops::sum(&ops::linalg::inv(&v[0])?, None, false)?]), &[m], &[0]).unwrap_err();
+    assert_eq!(e.to_string(), "[Primitive::vjp] Not implemented for Inverse.");
     // Towards integer indices: MLX's ValueError (stop_gradient them), not a silent zero.
     let idx = Array::from_slice(&[2i32, 0], &[2]).unwrap();
     let e = vjp(&|v: &[Array]| Ok(vec![ops::take(&v[0], &v[1], None)?]), &[x.clone(), idx.clone()], &[arr(&[1.0, 1.0], &[2])]).unwrap_err();
@@ -627,4 +630,88 @@ fn integer_extremes_jvp_and_divmod_carry_mlx_tangents() {
     let x = arr(&[7.0], &[]);
     let (_, jt) = jvp(&|v: &[Array]| ops::divmod(&v[0], &arr(&[3.0], &[])), &[x.clone()], &[arr(&[1.0], &[])]).unwrap();
     assert_eq!((vals(&jt[0]), vals(&jt[1])), (vec![0.0], vec![0.0]));
+}
+
+#[test]
+fn logcumsumexp_matches_finite_differences() {
+    let x = arr(&rnd(15, -2.0, 2.0, 61), &[3, 5]);
+    for reverse in [false, true] {
+        fd("logcumsumexp", &move |v: &[Array]| ops::logcumsumexp(&v[0], Some(1), reverse, true), &[x.clone()]);
+        fd("logcumsumexp axis 0", &move |v: &[Array]| ops::logcumsumexp(&v[0], Some(0), reverse, true), &[x.clone()]);
+        // An exclusive scan's first output (in scan order) is -inf: left out of the loss.
+        let (start, stop) = if reverse { (0, 4) } else { (1, 5) };
+        fd(
+            "logcumsumexp exclusive",
+            &move |v: &[Array]| ops::slice(&ops::logcumsumexp(&v[0], Some(1), reverse, false)?, &[0, start], &[3, stop], &[1, 1]),
+            &[x.clone()],
+        );
+    }
+    // jvp (the rule transposed at a zero cotangent) against a directional difference.
+    let t = arr(&rnd(15, -1.0, 1.0, 65), &[3, 5]);
+    for (reverse, inclusive) in [(false, true), (true, true), (false, false)] {
+        let f = move |v: &[Array]| Ok(vec![ops::logcumsumexp(&v[0], Some(1), reverse, inclusive)?]);
+        let (_, jt) = jvp(&f, &[x.clone()], &[t.clone()]).unwrap();
+        let h = 1e-6;
+        let at = |s: f64| vals(&f(&[ops::add(&x, &ops::multiply(&t, &arr(&[s], &[])).unwrap()).unwrap()]).unwrap()[0]);
+        let (hi, lo, got) = (at(h), at(-h), vals(&jt[0]));
+        for i in 0..15 {
+            if hi[i].is_infinite() {
+                continue; // an exclusive scan's first output
+            }
+            let want = (hi[i] - lo[i]) / (2.0 * h);
+            assert!((got[i] - want).abs() <= 1e-6 * (1.0 + want.abs()), "jvp {reverse} {inclusive} [{i}]: {} vs {want}", got[i]);
+        }
+    }
+    // Second derivative (the rule is made of differentiable ops).
+    let f = |v: &[Array]| -> Result<Vec<Array>> {
+        let g = grad(&|u: &[Array]| Ok(vec![ops::sum(&ops::square(&ops::logcumsumexp(&u[0], None, false, true)?)?, None, false)?]), v, &[0])?;
+        Ok(vec![ops::sum(&ops::multiply(&g[0], &arr(&[0.3, -1.0, 2.0, 0.5], &[4]))?, None, false)?])
+    };
+    check_fd("logcumsumexp second derivative", &move |v: &[Array]| Ok(f(v)?.remove(0)), &[arr(&[0.1, -0.5, 1.2, 0.3], &[4])], 1e-5, 1e-5);
+}
+
+#[test]
+fn as_strided_matches_finite_differences() {
+    // Overlapping windows (elements read several times add up), an offset, and an input that
+    // is a transposed (non-contiguous) view: as_strided reads its row-major order.
+    let x = arr(&rnd(12, -1.0, 1.0, 62), &[12]);
+    fd("as_strided", &|v: &[Array]| ops::as_strided(&v[0], &[4, 3], &[2, 1], 1), &[x.clone()]);
+    let m = arr(&rnd(12, -1.0, 1.0, 63), &[3, 4]);
+    fd("as_strided of a transpose", &|v: &[Array]| ops::as_strided(&ops::transpose(&v[0], None)?, &[3, 3], &[1, 2], 2), &[m]);
+    // Hand-computed: sum of a sliding window of 2 over 4 elements reads the middle twice.
+    let g = grad(&|v: &[Array]| Ok(vec![ops::sum(&ops::as_strided(&v[0], &[3, 2], &[1, 1], 0)?, None, false)?]), &[arr(&[1.0, 2.0, 3.0, 4.0], &[4])], &[0]).unwrap();
+    assert_eq!(vals(&g[0]), vec![1.0, 2.0, 2.0, 1.0]);
+}
+
+#[test]
+fn dequantize_and_quantize_rules() {
+    // dequantize is linear in scales and biases: central differences with a wide step are exact
+    // up to float32 rounding.
+    let wf = ops::astype(&arr(&rnd(4 * 64, -1.0, 1.0, 64), &[4, 64]), DType::Float32).unwrap();
+    let q = ops::quantize(&wf, Some(32), Some(4), "affine", None).unwrap();
+    let wq = q[0].clone();
+    let f = move |v: &[Array]| ops::dequantize(&wq, &v[0], Some(&v[1]), Some(32), Some(4), "affine", None, None);
+    check_fd("dequantize", &f, &[q[1].clone(), q[2].clone()], 0.25, 1e-4);
+    // quantize's scales and biases: away from rounding changes they are smooth functions of the
+    // group's extremes, so the gradient is nonzero only at each group's extremes.
+    let (_, g) = value_and_grad(
+        &|v: &[Array]| {
+            let q = ops::quantize(&v[0], Some(32), Some(4), "affine", None)?;
+            Ok(vec![ops::add(&ops::sum(&q[1], None, false)?, &ops::sum(&q[2], None, false)?)?])
+        },
+        &[wf.clone()],
+        &[0],
+    )
+    .unwrap();
+    let gv = vals(&g[0]);
+    let nonzero_per_group: Vec<usize> = gv.chunks(32).map(|c| c.iter().filter(|&&d| d != 0.0).count()).collect();
+    assert!(nonzero_per_group.iter().all(|&n| (1..=2).contains(&n)), "{nonzero_per_group:?}");
+    // The packed codes and an fp mode's outputs are integers: no gradient flows back.
+    let (_, g) = value_and_grad(
+        &|v: &[Array]| Ok(vec![ops::sum(&ops::astype(&ops::quantize(&v[0], Some(32), None, "mxfp4", None)?[1], DType::Float32)?, None, false)?]),
+        &[wf],
+        &[0],
+    )
+    .unwrap();
+    assert!(vals(&g[0]).iter().all(|&d| d == 0.0));
 }

@@ -168,3 +168,47 @@ fn second_derivatives_match_mlx() {
         assert_matches(c["name"].as_str().unwrap(), &g2[0], &c["grad2"], 1e-4, 1e-5);
     }
 }
+
+/// The functions of `gen_grad_rules.py`'s cases.
+fn run_rules(name: &str, x: &[Array]) -> Result<Array> {
+    let sl = |a: &Array, start: &[isize], stop: &[isize]| ops::slice(a, start, stop, &[1, 1]);
+    Ok(match name {
+        "logcumsumexp" => ops::logcumsumexp(&x[0], Some(1), false, true)?,
+        "logcumsumexp_rev" => ops::logcumsumexp(&x[0], Some(0), true, true)?,
+        "logcumsumexp_excl" => sl(&ops::logcumsumexp(&x[0], Some(1), false, false)?, &[0, 1], &[3, 5])?,
+        "logcumsumexp_rev_excl" => sl(&ops::logcumsumexp(&x[0], Some(1), true, false)?, &[0, 0], &[3, 4])?,
+        "as_strided" => ops::as_strided(&x[0], &[4, 3], &[2, 1], 1)?,
+        "as_strided_2d" => ops::as_strided(&x[0], &[2, 5], &[3, 1], 1)?,
+        "dequantize" => ops::dequantize(&x[0], &x[1], Some(&x[2]), Some(32), Some(4), "affine", None, None)?,
+        "quantize_scales" => ops::quantize(&x[0], Some(32), Some(4), "affine", None)?[1].clone(),
+        "quantize_biases" => ops::quantize(&x[0], Some(32), Some(4), "affine", None)?[2].clone(),
+        "quantize_both_8bit" => {
+            let q = ops::quantize(&x[0], Some(64), Some(8), "affine", None)?;
+            ops::concatenate(&[q[1].clone(), q[2].clone()], Some(1))?
+        }
+        other => panic!("unknown case {other}"),
+    })
+}
+
+#[test]
+fn more_rules_match_mlx() {
+    // logcumsumexp, as_strided, dequantize and quantize (gen_grad_rules.py): MLX's rules and,
+    // for quantize, the gradient of MLX's fallback.
+    let golden = load("grad/grad_rules.json");
+    let cases = golden["cases"].as_array().unwrap();
+    assert!(cases.len() >= 10);
+    for c in cases {
+        let name = c["name"].as_str().unwrap();
+        let xs: Vec<Array> = c["inputs"].as_array().unwrap().iter().map(array).collect();
+        let argnums: Vec<usize> = c["argnums"].as_array().unwrap().iter().map(|a| a.as_u64().unwrap() as usize).collect();
+        let w = array(&c["w"]);
+        let f = |v: &[Array]| -> Result<Vec<Array>> { Ok(vec![ops::sum(&ops::multiply(&run_rules(name, v)?, &w)?, None, false)?]) };
+        let (val, grads) = value_and_grad(&f, &xs, &argnums).unwrap_or_else(|e| panic!("{name}: {e}"));
+        assert_matches(&format!("{name} value"), &val[0], &c["value"], 1e-4, 1e-5);
+        let want: &Vec<J> = c["grads"].as_array().unwrap();
+        assert_eq!(grads.len(), want.len(), "{name}");
+        for (k, (g, w)) in grads.iter().zip(want).enumerate() {
+            assert_matches(&format!("{name} grad {k}"), g, w, 1e-4, 1e-5);
+        }
+    }
+}

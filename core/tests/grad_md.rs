@@ -2,6 +2,19 @@
 //! this test fails when the file is stale; `MLX_ARM_UPDATE_DOCS=1 cargo test -p mlx-arm-core
 //! --test grad_md` rewrites it.
 
+/// The jvp column: `transforms::jvp` transposes the vjp, so it follows the vjp rule.
+fn jvp_of(vjp: &str) -> &'static str {
+    if vjp.starts_with("yes") {
+        "yes (the vjp transposed)"
+    } else if vjp.starts_with("zero") {
+        "zero"
+    } else if vjp.contains("as MLX") {
+        "no: as MLX"
+    } else {
+        "no"
+    }
+}
+
 fn render() -> String {
     let mut s = String::from(
         "# Gradients (generated)\n\n\
@@ -10,9 +23,11 @@ fn render() -> String {
          primitive lives beside its op (`core/src/ops/<family>/grad.rs`). `jvp` is computed by transposing the\n\
          vjp (the vjp is linear in its cotangents), so it exists wherever the rules on the path are themselves\n\
          differentiable (the same condition as a second derivative). A primitive marked `no` makes `vjp`/`grad`\n\
-         fail with an `Unsupported` error naming it — never a wrong or silently zero gradient. Tests:\n\
+         fail with an error naming it — never a wrong or silently zero gradient: MLX's own error\n\
+         (`[Primitive::vjp] Not implemented for SVD.`) where real MLX has no rule either (\"as MLX\"),\n\
+         else an `Unsupported` error. Tests:\n\
          `core/tests/grad.rs` (central finite differences in float64) and `core/tests/grad_golden.rs`\n\
-         (real MLX's gradients, `core/tests/data/grad/gen_grad.py`). Complex inputs follow MLX's convention:\n\
+         (real MLX's gradients, `core/tests/data/grad/gen_grad.py`, `gen_grad_rules.py`). Complex inputs follow MLX's convention:\n\
          a holomorphic op sends back `g · conj(f'(z))` (the unary ops of the table but the rounding and\n\
          special functions, multiply, divide, power, prod); `abs`, `real` and `imag` send back the\n\
          gradients with respect to Re z and Im z as one complex number (others refuse complex inputs).\n\
@@ -63,18 +78,22 @@ fn render() -> String {
          primitive's batching rule (`core/src/transforms/vmap.rs`) on arrays whose mapped axis is first.\n\
          It composes with the autodiff transforms (vmap of grad, grad of vmap) and with itself. Tests:\n\
          `core/tests/vmap.rs` (each rule against the function applied to every example),\n\
-         `tests/python/test_grad.py` (real MLX's results), `tests/c/test_transforms.c`.\n\n\
-         | primitives | batching rule |\n|---|---|\n",
-    );
-    for (name, status) in mlx_arm_core::transforms::VMAP_RULES {
-        s.push_str(&format!("| {name} | {status} |\n"));
-    }
-    s.push_str(
-        "\n## Gradient rules\n\n\
-         | family | primitive | vjp |\n|---|---|---|\n",
+         `tests/python/test_grad.py` (real MLX's results), `tests/c/test_transforms.c`. Its two halves are\n\
+         `transforms::vmap_trace` (the tracers and the function's outputs on them) and\n\
+         `transforms::vmap_replace` (the replay on the batched inputs), as MLX's `detail::vmap_trace` /\n\
+         `vmap_replace`; C: `mlx_detail_vmap_trace` / `mlx_detail_vmap_replace` (`transforms_impl.h`,\n\
+         test `tests/c/test_transforms_impl.c`).\n\n\
+         The vmap column of the table below says which primitives batch.\n\n\
+         ## Rules per primitive\n\n\
+         vjp: the rule beside the op. jvp: the vjp transposed (see above), so it follows the vjp\n\
+         column. vmap: the batching rule (`transforms::vmap_status`, beside the rules in\n\
+         `core/src/transforms/vmap.rs`). \"as MLX\" / \"MLX's error\": real MLX 0.32 has no such rule\n\
+         either and raises the same message.\n\n\
+         | family | primitive | vjp | jvp | vmap |\n|---|---|---|---|---|\n",
     );
     for (family, name, status) in mlx_arm_core::transforms::rules::table() {
-        s.push_str(&format!("| {family} | {name} | {status} |\n"));
+        let vmap = mlx_arm_core::transforms::vmap_status(family, name);
+        s.push_str(&format!("| {family} | {name} | {status} | {} | {vmap} |\n", jvp_of(status)));
     }
     s
 }

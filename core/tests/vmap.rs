@@ -138,3 +138,76 @@ fn fast_ops_fft_and_searchsorted() {
     let e = vmap(&|v| Ok(vec![ops::searchsorted(&v[0], &v[1], "left")?]), &[arr(&[3, 4], 16), seq], &[0, -1], &[]).unwrap_err();
     assert!(e.to_string().contains("Cannot vmap over the sorted sequence"), "{e}");
 }
+
+#[test]
+fn random_draws_batch_over_keys() {
+    // As MLX: a batch of keys draws each key's sample (real MLX: vmap(normal)(stack([k0, k1]))
+    // equals [normal(key=k0), normal(key=k1)]); a key that is not mapped draws the same sample
+    // for every example.
+    use ops::random;
+    let keys = random::split(&random::key(7).unwrap(), 3).unwrap();
+    check("normal", &|v| Ok(vec![random::normal(&[4], DType::Float32, None, None, Some(&v[0]))?]), &[keys.clone()], &[0]);
+    check("normal keys on axis 1", &|v| Ok(vec![random::normal(&[2, 3], DType::Float16, None, None, Some(&v[0]))?]), &[ops::transpose(&keys, None).unwrap()], &[1]);
+    check("uniform", &|v| Ok(vec![random::uniform(-1.0f32, 2.0f32, &[5], DType::Float32, Some(&v[0]))?]), &[keys.clone()], &[0]);
+    check("bits", &|v| Ok(vec![ops::astype(&random::bits(&[3], 4, Some(&v[0]))?, DType::Float32)?]), &[keys.clone()], &[0]);
+    check("randint", &|v| Ok(vec![random::randint(0, 100, &[6], DType::Int32, Some(&v[0]))?]), &[keys.clone()], &[0]);
+    check("split", &|v| Ok(vec![ops::astype(&random::split(&v[0], 2)?, DType::Float32)?]), &[keys.clone()], &[0]);
+    // A mapped probability with one shared key, and both mapped.
+    let p = Array::from_slice(&[0.1f32, 0.5, 0.9], &[3]).unwrap();
+    let key = random::key(3).unwrap();
+    check(
+        "bernoulli shared key",
+        &|v| Ok(vec![ops::astype(&random::bernoulli(v[0].clone(), Some(&[8]), Some(&v[1]))?, DType::Float32)?]),
+        &[p.clone(), key],
+        &[0, -1],
+    );
+    check(
+        "bernoulli per key",
+        &|v| Ok(vec![ops::astype(&random::bernoulli(v[0].clone(), Some(&[8]), Some(&v[1]))?, DType::Float32)?]),
+        &[p, keys.clone()],
+        &[0, 0],
+    );
+    // The draws differ between keys (the rule does not reuse one key).
+    let d = vmap(&|v| Ok(vec![random::normal(&[4], DType::Float32, None, None, Some(&v[0]))?]), &[keys], &[0], &[]).unwrap();
+    let rows = f32s(&d[0]);
+    assert_ne!(rows[..4], rows[4..8]);
+}
+
+#[test]
+fn quantize_and_dequantize_batch_per_example() {
+    let w = arr(&[3, 4, 64], 40);
+    check("quantize", &|v| ops::quantize(&v[0], Some(32), Some(4), "affine", None), &[w.clone()], &[0]);
+    check("quantize mxfp4", &|v| ops::quantize(&v[0], Some(32), None, "mxfp4", None), &[w.clone()], &[1]);
+    let q = ops::quantize(&w, Some(64), Some(8), "affine", None).unwrap();
+    check(
+        "dequantize",
+        &|v| Ok(vec![ops::dequantize(&v[0], &v[1], Some(&v[2]), Some(64), Some(8), "affine", None, None)?]),
+        &[q[0].clone(), q[1].clone(), q[2].clone()],
+        &[0, 0, 0],
+    );
+    // Scales and biases mapped, codes shared.
+    let w0 = ops::take(&q[0], &Array::scalar(0i32).unwrap(), Some(0)).unwrap();
+    check(
+        "dequantize mapped scales",
+        &|v| Ok(vec![ops::dequantize(&v[0], &v[1], Some(&v[2]), Some(64), Some(8), "affine", None, None)?]),
+        &[w0, q[1].clone(), q[2].clone()],
+        &[-1, 0, 0],
+    );
+}
+
+#[test]
+fn primitives_mlx_does_not_batch_are_mlx_errors() {
+    let w = arr(&[8, 64], 41);
+    let q = ops::quantize(&w, Some(64), Some(4), "affine", None).unwrap();
+    let x = arr(&[3, 2, 64], 42);
+    let qmm = |v: &[Array]| Ok(vec![ops::quantized_matmul(&v[0], &q[0], &q[1], Some(&q[2]), true, Some(64), Some(4), "affine")?]);
+    let e = vmap(&qmm, &[x.clone()], &[0], &[]).unwrap_err();
+    assert_eq!(e.to_string(), "[QuantizedMatmul::vmap] NYI");
+    let e = vmap(&|v| ops::depends(&[v[0].clone()], &[ops::exp(&v[0])?]), &[x.clone()], &[0], &[]).unwrap_err();
+    assert_eq!(e.to_string(), "[Primitive::vmap] Not implemented for Depends.");
+    let e = vmap(&|v| Ok(vec![ops::as_strided(&v[0], &[2, 2], &[1, 1], 0)?]), &[x.clone()], &[0], &[]).unwrap_err();
+    assert_eq!(e.to_string(), "[Primitive::vmap] Not implemented for AsStrided.");
+    // An op that does not depend on the mapped input needs no rule (the same for every example).
+    let out = vmap(&|v| Ok(vec![ops::add(&v[0], &qmm(&[ops::ones(&[1, 64], DType::Float32)?])?[0])?]), &[arr(&[3, 1, 8], 43)], &[0], &[]).unwrap();
+    assert_eq!(out[0].shape(), &[3, 1, 8]);
+}

@@ -79,6 +79,7 @@ pub(crate) fn vjp(op: &CastOp, inputs: &[Array], g: &Array) -> Result<alloc::vec
             }
             Ok(alloc::vec![Some(astype(g, x.dtype())?)])
         }
-        CastOp::View => Err(crate::transforms::rules::unsupported("view")),
+        // MLX's View has no vjp: its error, its name ("View <dtype>").
+        CastOp::View => Err(crate::transforms::rules::not_in_mlx(&alloc::format!("View {}", g.dtype()))),
     }
 }

@@ -434,12 +434,10 @@ fn arg_reduce(a: &Array, axis: Option<isize>, keepdims: bool, is_max: bool) -> R
             // MLX computes `ndim - 1` axes to re-insert and fails on 0-d input.
             return Err(Error::invalid(name, "cannot create std::vector larger than max_size()"));
         }
-        let r = arg_reduce(&flat, Some(0), true, is_max)?;
-        return if keepdims {
-            ops::reshape(&r, &alloc::vec![1isize; a.ndim()])
-        } else {
-            ops::reshape(&r, &[])
-        };
+        // A squeeze and an expand_dims (not reshapes to fixed shapes), so a shapeless compile
+        // serves every shape from one trace, as MLX.
+        let r = ops::squeeze(&arg_reduce(&flat, Some(0), true, is_max)?, Some(&[0]))?;
+        return if keepdims { ops::expand_dims(&r, &(0..a.ndim() as isize).collect::<alloc::vec::Vec<_>>()) } else { Ok(r) };
     };
     if a.size() == 0 {
         return Err(Error::invalid(name, alloc::format!("Cannot {name} reduce zero size array.")));

@@ -353,6 +353,11 @@ pub fn flatten(a: &Array, start_axis: isize, end_axis: isize) -> Result<Array> {
         return Err(Error::invalid("flatten", "start_axis must be less than or equal to end_axis"));
     }
     let (s, e) = (s as usize, e as usize);
+    if s == 0 && e == nd - 1 && a.size() > 0 {
+        // Asked as `-1`, so a shapeless compile replays it on any shape (MLX's Flatten
+        // primitive recomputes its shape) rather than tracing again per shape.
+        return reshape(a, &[-1]);
+    }
     let mut shape: Vec<isize> = a.shape()[..s].iter().map(|&d| d as isize).collect();
     shape.push(a.shape()[s..=e].iter().product::<usize>() as isize);
     shape.extend(a.shape()[e + 1..].iter().map(|&d| d as isize));

@@ -18,7 +18,7 @@ pub mod export;
 pub mod rules;
 mod vmap;
 
-pub use vmap::{is_mapped as vmap_is_mapped, vmap, RULES as VMAP_RULES};
+pub use vmap::{is_mapped as vmap_is_mapped, status as vmap_status, vmap, vmap_replace, vmap_trace};
 
 use crate::array::{Array, Op};
 use crate::error::{Error, Result};

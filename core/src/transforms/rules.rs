@@ -23,6 +23,33 @@ pub(crate) fn unsupported(name: &'static str) -> Error {
     Error::unsupported(name, format!("The vjp (gradient) of {name} is not supported yet."))
 }
 
+/// MLX's error for a primitive it gives no vjp (its `Primitive::vjp`), `mlx_name` the class
+/// name MLX prints: a gradient MLX refuses is refused here with the same words.
+pub(crate) fn not_in_mlx(mlx_name: &str) -> Error {
+    Error::invalid("Primitive::vjp", format!("Not implemented for {mlx_name}."))
+}
+
+/// MLX's class name of a primitive MLX has no vjp for (`None`: MLX has one, or it is ours).
+fn mlx_without_vjp(prim: &Primitive) -> Option<&'static str> {
+    use crate::ops::linalg::LinalgOp;
+    use crate::ops::quantized::QuantizedOp;
+    match prim {
+        Primitive::Linalg(op) => match op {
+            LinalgOp::SingularValues | LinalgOp::Svd => Some("SVD"),
+            LinalgOp::Inverse { .. } => Some("Inverse"),
+            LinalgOp::Cholesky { .. } => Some("Cholesky"),
+            LinalgOp::Qr => Some("QRF"),
+            LinalgOp::Eigh { .. } => Some("Eigh"),
+            LinalgOp::Eig { .. } => Some("Eig"),
+            LinalgOp::Lu => Some("LUF"),
+            _ => None,
+        },
+        Primitive::Quantized(QuantizedOp::ToFp8) => Some("ToFP8"),
+        Primitive::Quantized(QuantizedOp::FromFp8) => Some("FromFP8"),
+        _ => None,
+    }
+}
+
 /// A 0-d constant of `like`'s dtype (so rules do not promote float16 cotangents to float32).
 pub(crate) fn scalar(v: f64, like: &Array) -> Result<Array> {
     Array::from_value(Value::F(v), like.dtype())
@@ -52,6 +79,9 @@ pub(crate) fn vjp(
     cotangents: &[Option<Array>],
     needs: &[bool],
 ) -> Result<Grads> {
+    if let Some(name) = mlx_without_vjp(prim) {
+        return Err(not_in_mlx(name));
+    }
     // Multi-output primitives first.
     if let Primitive::Shape(ShapeOp::Depends(n)) = prim {
         // Outputs are the first n inputs unchanged; the rest are ordering-only.
@@ -61,6 +91,9 @@ pub(crate) fn vjp(
     }
     if let Primitive::Custom(op) = prim {
         return op.vjp(inputs, outputs, cotangents, needs);
+    }
+    if let Primitive::Quantized(ops::quantized::QuantizedOp::Quantize { mode, group_size, bits }) = prim {
+        return ops::quantized::grad::quantize_vjp(*mode, *group_size, *bits, inputs, cotangents, needs);
     }
     if outputs.len() != 1 {
         return Err(unsupported(prim.name()));
@@ -104,7 +137,7 @@ pub fn table() -> Vec<(&'static str, &'static str, &'static str)> {
     }
     t.push(("binary", "select (where)", "yes"));
     t.push(("cast", "astype", "yes (to floating inputs; none to integers)"));
-    t.push(("cast", "view", "no"));
+    t.push(("cast", "view", "no: as MLX (`[Primitive::vjp] Not implemented for View int32.`)"));
     for (name, s) in ops::reduce::grad::STATUS {
         t.push(("reduce", name, s));
     }

@@ -12,7 +12,7 @@ use super::{make_tracer, node_key, tape, Fun, TraceGuard};
 use crate::array::Array;
 use crate::dtype::DType;
 use crate::error::{Error, Result};
-use crate::ops::{self, index::IndexOp, reduce::ReduceOp, shape::ShapeOp, sort::SortOp};
+use crate::ops::{self, index::IndexOp, quantized::QuantizedOp, reduce::ReduceOp, shape::ShapeOp, sort::SortOp};
 use crate::primitive::Primitive;
 use alloc::collections::{BTreeMap, BTreeSet};
 use alloc::format;
@@ -21,38 +21,81 @@ use alloc::vec::Vec;
 
 const OP: &str = "vmap";
 
-/// The batching rules, per primitive family (docs/GRAD.md is generated from it; keep it in
-/// step with [`rule`]).
-pub const RULES: &[(&str, &str)] = &[
-    ("unary, binary, select (where), astype, view", "yes"),
-    ("reduce: sum, prod, max, min, all, any, argmax, argmin, scans (cumsum …)", "yes"),
-    ("matmul, addmm", "yes"),
-    ("conv (conv1d, conv2d, conv3d, conv_general)", "yes (a mapped weight: one grouped convolution)"),
-    ("shape: reshape, transpose, broadcast_to, broadcast_axes, slice, slice_update, concatenate, diagonal, copy, stop_gradient", "yes"),
-    ("shape: dynamic slice / slice update", "yes when the start indices are not mapped"),
-    ("index: gather (take, indexing), scatter family (put_along_axis, .at[] updates)", "yes"),
-    ("sort, argsort, partition, argpartition", "yes"),
-    ("searchsorted", "yes over the values (a mapped sorted sequence is a ValueError)"),
-    ("fft family (one node per axis)", "yes"),
-    ("fast: rope", "yes (one fused node over the batch)"),
-    ("fast: rms_norm, layer_norm, scaled_dot_product_attention", "yes (through the fallback)"),
-    ("decompositions: inv, cholesky, qr, svd, eigh, eig, lu", "yes"),
-    ("quantized; random; depends", "no (an error naming the primitive)"),
-];
+/// The batching rule of each row of the gradient table ([`super::rules::table`]'s family and
+/// primitive), for docs/GRAD.md's per-primitive table. Kept in step with [`rule`] below (the
+/// tests in core/tests/vmap.rs check each rule against the loop it stands for).
+pub fn status(family: &str, name: &str) -> &'static str {
+    const MLX_NO: &str = "no: MLX's error (`[Primitive::vmap] Not implemented for …`)";
+    match (family, name) {
+        ("unary" | "binary" | "cast" | "reduce" | "index" | "fft", _) => "yes",
+        ("sort", n) if n.contains("searchsorted") => "yes (searchsorted: over the values; a mapped sorted sequence is a ValueError, as MLX)",
+        ("sort", _) => "yes",
+        ("shape", "depends" | "as_strided") => MLX_NO,
+        ("shape", n) if n.starts_with("slice") => "yes (dynamic: when the start indices are not mapped)",
+        ("shape", _) => "yes",
+        ("linalg", "conv") => "yes (a mapped weight: one grouped convolution)",
+        ("linalg", _) => "yes",
+        ("fast", "rope") => "yes (one fused node over the batch)",
+        ("fast", "softmax") => "yes",
+        ("fast", _) => "yes (through the fallback)",
+        ("creation", _) => "not needed (no array inputs)",
+        ("random", _) => "yes (one draw per key, as MLX batches a batch of keys; an unmapped key draws the same for every example)",
+        ("quantized", "quantize" | "dequantize") => "yes (each example alone, the values of MLX's fallback)",
+        ("quantized", "quantized_matmul" | "gather_qmm") => "no: MLX's error (`[QuantizedMatmul::vmap] NYI`, `[GatherQMM::vmap] NYI`)",
+        ("quantized", n) if n.contains("fp8") => MLX_NO,
+        ("fused", _) => "no rule needed: vmap of a compiled function replays its unfused trace (docs/COMPILE.md)",
+        _ => "no (an error naming the primitive)",
+    }
+}
 
 /// `mx.vmap(fun, in_axes, out_axes)` applied to `inputs`. `in_axes[i]` is the mapped axis of
 /// input `i`, or -1 for an input that is not mapped (passed whole to every call); `out_axes[i]`
 /// is where output `i` gets the mapped axis. Empty `in_axes`/`out_axes` mean 0 for all.
 pub fn vmap(fun: Fun<'_>, inputs: &[Array], in_axes: &[i32], out_axes: &[i32]) -> Result<Vec<Array>> {
     let in_axes: Vec<i32> = if in_axes.is_empty() { vec![0; inputs.len()] } else { in_axes.to_vec() };
+    let (s_inputs, s_outputs) = vmap_trace(fun, inputs, &in_axes)?;
+    let out_axes: Vec<i32> = if out_axes.is_empty() { vec![0; s_outputs.len()] } else { out_axes.to_vec() };
+    vmap_replace(inputs, &s_inputs, &s_outputs, &in_axes, &out_axes)
+}
+
+/// The first half of [`vmap`] (MLX's `detail::vmap_trace`): runs `fun` once on tracers of one
+/// example's shape and returns `(s_inputs, s_outputs)`: the tracers (an input that is not
+/// mapped, `in_axes[i] == -1`, is passed as it is) and `fun`'s outputs on them.
+/// [`vmap_replace`] then replays the recorded graph on the batched inputs.
+pub fn vmap_trace(fun: Fun<'_>, inputs: &[Array], in_axes: &[i32]) -> Result<(Vec<Array>, Vec<Array>)> {
+    mapped_size(inputs, in_axes)?;
+    let _guard = TraceGuard::new();
+    let zero = ops::zeros(&[], DType::Int32)?;
+    let mut s_inputs = Vec::with_capacity(inputs.len());
+    let mut leaves = BTreeSet::new();
+    for (x, &ax) in inputs.iter().zip(in_axes) {
+        if ax < 0 {
+            s_inputs.push(x.clone());
+            continue;
+        }
+        let example = ops::take(x, &zero, Some(ax as isize))?;
+        let t = make_tracer(&example)?;
+        leaves.insert(node_key(&t));
+        s_inputs.push(t);
+    }
+    let s_outputs = {
+        let _mapped = MappedGuard::push(leaves);
+        fun(&s_inputs)?
+    };
+    Ok((s_inputs, s_outputs))
+}
+
+/// The mapped axis size of `inputs` (checked as MLX: one axis per input or -1, every mapped
+/// axis valid and of one size; the size is the last mapped input's, the first disagreeing
+/// input is reported).
+fn mapped_size(inputs: &[Array], in_axes: &[i32]) -> Result<usize> {
     if in_axes.len() != inputs.len() {
         return Err(Error::invalid(
             OP,
             format!("The number of in axes ({}) must match the number of inputs ({}).", in_axes.len(), inputs.len()),
         ));
     }
-    // As MLX: the size is the last mapped input's; the first disagreeing input is reported.
-    for (x, &ax) in inputs.iter().zip(&in_axes) {
+    for (x, &ax) in inputs.iter().zip(in_axes) {
         if ax < 0 {
             continue;
         }
@@ -64,48 +107,60 @@ pub fn vmap(fun: Fun<'_>, inputs: &[Array], in_axes: &[i32], out_axes: &[i32]) -
         }
     }
     let mut size: Option<usize> = None;
-    for (x, &ax) in inputs.iter().zip(&in_axes) {
+    for (x, &ax) in inputs.iter().zip(in_axes) {
         if ax >= 0 {
             size = Some(x.shape()[ax as usize]);
         }
     }
     let n = size.ok_or_else(|| Error::invalid(OP, "At least one of in_axes must be non-None."))?;
-    for (x, &ax) in inputs.iter().zip(&in_axes) {
+    for (x, &ax) in inputs.iter().zip(in_axes) {
         if ax >= 0 && x.shape()[ax as usize] != n {
             return Err(Error::invalid(OP, format!("Inconsistent axis sizes: {} and {n}.", x.shape()[ax as usize])));
         }
     }
+    Ok(n)
+}
 
-    let _guard = TraceGuard::new();
-    // Tracers of one example's shape; the batched arrays (mapped axis first) beside them.
-    let mut batched: BTreeMap<usize, Array> = BTreeMap::new();
-    let mut s_inputs = Vec::with_capacity(inputs.len());
-    let mut leaves = BTreeSet::new();
-    let zero = ops::zeros(&[], DType::Int32)?;
-    for (x, &ax) in inputs.iter().zip(&in_axes) {
-        if ax < 0 {
-            s_inputs.push(x.clone());
-            continue;
-        }
-        let example = ops::take(x, &zero, Some(ax as isize))?;
-        let t = make_tracer(&example)?;
-        batched.insert(node_key(&t), ops::moveaxis(x, ax as isize, 0)?);
-        leaves.insert(node_key(&t));
-        s_inputs.push(t);
-    }
-    let s_outputs = {
-        let _mapped = MappedGuard::push(leaves.clone());
-        fun(&s_inputs)?
-    };
-    let out_axes: Vec<i32> = if out_axes.is_empty() { vec![0; s_outputs.len()] } else { out_axes.to_vec() };
+/// The second half of [`vmap`] (MLX's `detail::vmap_replace`): replays the graph from the
+/// tracers `s_inputs` to `s_outputs` (made by [`vmap_trace`] with the same `in_axes`) with each
+/// primitive's batching rule on `inputs`, and puts output `i`'s mapped axis at `out_axes[i]`.
+/// An output that does not depend on a mapped input is repeated along that axis.
+pub fn vmap_replace(inputs: &[Array], s_inputs: &[Array], s_outputs: &[Array], in_axes: &[i32], out_axes: &[i32]) -> Result<Vec<Array>> {
     if out_axes.len() != s_outputs.len() {
         return Err(Error::invalid(
             OP,
             format!("The number of out axes ({}) must match the number of outputs ({}).", out_axes.len(), s_outputs.len()),
         ));
     }
+    let n = mapped_size(inputs, in_axes)?;
+    if s_inputs.len() != inputs.len() {
+        return Err(Error::invalid(
+            OP,
+            format!("The number of traced inputs ({}) must match the number of inputs ({}).", s_inputs.len(), inputs.len()),
+        ));
+    }
+    let _guard = TraceGuard::new();
+    // The batched arrays (mapped axis first) beside the tracers they stand for.
+    let mut batched: BTreeMap<usize, Array> = BTreeMap::new();
+    let mut leaves = BTreeSet::new();
+    for ((x, s), &ax) in inputs.iter().zip(s_inputs).zip(in_axes) {
+        if ax < 0 {
+            continue;
+        }
+        // The rules trust the traced shapes: an input of another example shape is an error.
+        let mut example = x.shape().to_vec();
+        example.remove(ax as usize);
+        if example != s.shape() || x.dtype() != s.dtype() {
+            return Err(Error::invalid(
+                OP,
+                format!("An input of shape {:?} ({:?}) mapped on axis {ax} does not match its traced input of shape {:?} ({:?}).", x.shape(), x.dtype(), s.shape(), s.dtype()),
+            ));
+        }
+        batched.insert(node_key(s), ops::moveaxis(x, ax as isize, 0)?);
+        leaves.insert(node_key(s));
+    }
 
-    for op in tape(&s_outputs, &leaves) {
+    for op in tape(s_outputs, &leaves) {
         let op_inputs = op.inputs.lock().clone();
         let b: Vec<Option<Array>> = op_inputs.iter().map(|a| batched.get(&node_key(a)).cloned()).collect();
         if b.iter().all(Option::is_none) {
@@ -119,7 +174,7 @@ pub fn vmap(fun: Fun<'_>, inputs: &[Array], in_axes: &[i32], out_axes: &[i32]) -
 
     s_outputs
         .iter()
-        .zip(&out_axes)
+        .zip(out_axes)
         .map(|(o, &ax)| {
             let nd = o.ndim() + 1;
             if ax < 0 || ax as usize >= nd {
@@ -186,6 +241,34 @@ fn unsupported(name: &'static str) -> Error {
     Error::unsupported(name, format!("The vmap rule of {name} is not supported yet."))
 }
 
+/// MLX's error for a primitive without a batching rule (`Primitive::vmap`), `mlx_name` its
+/// class name there.
+fn not_in_mlx(mlx_name: &str) -> Error {
+    Error::invalid("Primitive::vmap", format!("Not implemented for {mlx_name}."))
+}
+
+/// The op on each example alone (batched inputs indexed at `i`, the others whole), each output
+/// stacked over the examples: the values of the loop that vmap stands for. For primitives whose
+/// batched form in MLX computes each example on its own (random draws per key, quantization).
+fn each_example(prim: &Primitive, inputs: &[Array], b: &[Option<Array>], metas: &[(Vec<usize>, DType)], n: usize) -> Result<Vec<Array>> {
+    let mut per_output: Vec<Vec<Array>> = vec![Vec::with_capacity(n); metas.len()];
+    for i in 0..n {
+        let at = Array::from_value(crate::element::Value::I(i as i64), DType::Int32)?;
+        let ins = inputs
+            .iter()
+            .zip(b)
+            .map(|(x, bx)| match bx {
+                Some(bx) => ops::take(bx, &at, Some(0)),
+                None => Ok(x.clone()),
+            })
+            .collect::<Result<Vec<_>>>()?;
+        for (k, o) in Array::from_op_multi(prim.clone(), ins, metas.to_vec()).into_iter().enumerate() {
+            per_output[k].push(o);
+        }
+    }
+    per_output.iter().map(|v| ops::stack(v, 0)).collect()
+}
+
 /// Input `i` with a leading batch axis of `n`: its batched form, or the input broadcast.
 fn batch(inputs: &[Array], b: &[Option<Array>], i: usize, n: usize) -> Result<Array> {
     if let Some(x) = &b[i] {
@@ -223,6 +306,21 @@ fn rule(prim: &Primitive, inputs: &[Array], b: &[Option<Array>], metas: &[(Vec<u
     };
     if let Primitive::Custom(op) = prim {
         return op.vmap(inputs, b, n);
+    }
+    match prim {
+        // Draws batch over their keys (MLX's `RandomBits::vmap` turns a batch of keys into one
+        // draw per key), and quantize / dequantize as MLX's fallback does: each example alone.
+        Primitive::Random(_) | Primitive::Quantized(QuantizedOp::Quantize { .. } | QuantizedOp::Dequantize { .. }) => {
+            return each_example(prim, inputs, b, metas, n);
+        }
+        // MLX has no batching rule for these: its errors.
+        Primitive::Quantized(QuantizedOp::QuantizedMatmul { .. }) => return Err(Error::runtime("QuantizedMatmul::vmap", "NYI")),
+        Primitive::Quantized(QuantizedOp::GatherQmm { .. }) => return Err(Error::runtime("GatherQMM::vmap", "NYI")),
+        Primitive::Quantized(QuantizedOp::ToFp8) => return Err(not_in_mlx("ToFP8")),
+        Primitive::Quantized(QuantizedOp::FromFp8) => return Err(not_in_mlx("FromFP8")),
+        Primitive::Shape(ShapeOp::Depends(_)) => return Err(not_in_mlx("Depends")),
+        Primitive::Shape(ShapeOp::AsStrided { .. }) => return Err(not_in_mlx("AsStrided")),
+        _ => {}
     }
     // Decompositions (and inv) work on the last two axes, batched over any leading ones; some
     // have several outputs (svd, qr, eigh, eig, lu).

@@ -25,6 +25,7 @@
 #include "mlx/c/stream.h"
 #include "mlx/c/string.h"
 #include "mlx/c/transforms.h"
+#include "mlx/c/transforms_impl.h"
 #include "mlx/c/vector.h"
 #include "mlx/c/version.h"
 

@@ -13,7 +13,7 @@ pub(crate) const STATUS: &[(&str, &str)] = &[
     ("matmul (inner, outer, tensordot, einsum …)", "yes"),
     ("addmm", "yes"),
     ("conv", "yes (through the convolution composed of slices and a matmul)"),
-    ("decompositions (inv, cholesky, qr, svd, eigh, eig, lu, singular values)", "no"),
+    ("decompositions (inv, cholesky, qr, svd, eigh, eig, lu, singular values)", "no: as MLX (`[Primitive::vjp] Not implemented for SVD.` …)"),
 ];
 
 fn mt(a: &Array) -> Result<Array> {

@@ -8,7 +8,7 @@ use crate::dtype::DType;
 use crate::element::Value;
 use crate::error::Result;
 use crate::ops::*;
-use crate::transforms::rules::{unsupported, Grads};
+use crate::transforms::rules::{scalar, Grads};
 use alloc::vec;
 use alloc::vec::Vec;
 
@@ -21,7 +21,7 @@ pub(crate) const STATUS: &[(&str, &str)] = &[
     ("cumsum", "yes"),
     ("cummax, cummin", "yes (to the latest element, in scan order, equal to the running extreme, as MLX)"),
     ("cumprod", "yes (exact with zeros: the first zero's gradient without division, later elements 0)"),
-    ("logcumsumexp", "no"),
+    ("logcumsumexp", "yes (as MLX: the cotangent split by sign, each part through a logcumsumexp the other way)"),
 ];
 
 /// The cotangent `g` (reduced axes kept as size 1) broadcast to `x`'s shape. In a shapeless
@@ -87,9 +87,42 @@ pub(crate) fn vjp(op: &ReduceOp, inputs: &[Array], out: &Array, g: &Array) -> Re
             conjugate(&running_product_vjp(x, *axis, *reverse, *inclusive, out, &conjugate(g)?)?)?
         }
         ReduceOp::Scan { kind: ScanKind::Prod, axis, reverse, inclusive } => running_product_vjp(x, *axis, *reverse, *inclusive, out, g)?,
-        ReduceOp::Scan { .. } => return Err(unsupported(op.name())),
+        ReduceOp::Scan { kind: ScanKind::LogAddExp, axis, reverse, inclusive } => logcumsumexp_vjp(x, *axis, *reverse, *inclusive, out, g)?,
     };
     Ok(vec![Some(d)])
+}
+
+/// logcumsumexp: `∂out_j/∂x_i = exp(x_i - out_j)` for the `i` that `out_j` scans, so the
+/// cotangent is `exp(x_i) · Σ_j g_j exp(-out_j)`, the sum a scan the other way. MLX's form
+/// (and so its values at the edges): the sum runs in log space, the cotangent split into its
+/// positive and negative parts (a log needs a positive argument; a part's zeros are the
+/// dtype's lowest finite value, not `-inf`), and the two parts subtracted at the end.
+fn logcumsumexp_vjp(x: &Array, axis: usize, reverse: bool, inclusive: bool, out: &Array, g: &Array) -> Result<Array> {
+    // MLX's form for the value (and the derivatives towards x). When the cotangent is itself
+    // differentiated (jvp transposes this rule at g = 0, where log|g| has no derivative) the
+    // form sees it constant, and the g-derivative comes from the rule's linear form
+    // `exp(x_i - c) · Σ_j g_j exp(c - out_j)` added as `linear(g) - linear(constant g)` (zero).
+    let differentiated = g.is_tracer();
+    let g0 = if differentiated { stop_gradient(g)? } else { g.clone() };
+    let zero = scalar(0.0, &g0)?;
+    let lowest = scalar(crate::dtype::finfo(g0.dtype())?.min, &g0)?;
+    let log_abs = log(&abs(&g0)?)?;
+    let part = |keep: &Array| -> Result<Array> {
+        let log_g = where_(keep, &log_abs, &lowest)?;
+        exp(&add(&logcumsumexp(&subtract(&log_g, out)?, Some(axis as isize), !reverse, inclusive)?, x)?)
+    };
+    let d = subtract(&part(&greater(&g0, &zero)?)?, &part(&less(&g0, &zero)?)?)?;
+    if !differentiated {
+        return Ok(d);
+    }
+    // c: the largest output along the axis; an exclusive scan's -inf first output, which no
+    // sum reads, counted as c.
+    let c = stop_gradient(&max(out, Some(&[axis as isize]), true)?)?;
+    let out_c = where_(&isneginf(out)?, &c, out)?;
+    let decay = exp(&subtract(&c, &out_c)?)?;
+    let rise = exp(&subtract(x, &c)?)?;
+    let linear = |g: &Array| -> Result<Array> { multiply(&rise, &cumsum(&multiply(g, &decay)?, Some(axis as isize), !reverse, inclusive, None)?) };
+    add(&d, &subtract(&linear(g)?, &linear(&g0)?)?)
 }
 
 /// cummax / cummin: every output is a copy of one input element — the latest, in scan order,

@@ -24,7 +24,7 @@ pub(crate) const STATUS: &[(&str, &str)] = &[
     ("diagonal (trace, diag)", "yes"),
     ("depends", "yes (to the passed-through inputs)"),
     ("stop_gradient", "zero (by definition)"),
-    ("as_strided", "no"),
+    ("as_strided", "yes (as MLX: each output element's cotangent added into the input element it reads)"),
 ];
 
 fn isz(s: &[usize]) -> Vec<isize> {
@@ -123,8 +123,22 @@ pub(crate) fn vjp(op: &ShapeOp, inputs: &[Array], out: &Array, g: &Array, needs:
         }
         ShapeOp::Diagonal { offset, axis1, axis2 } => one(diagonal_vjp(x, g, *offset, *axis1, *axis2)?),
         ShapeOp::StopGradient => Ok(vec![None]),
-        ShapeOp::Depends(_) | ShapeOp::AsStrided { .. } => Err(unsupported(op.name())),
+        ShapeOp::AsStrided { strides, offset } => one(as_strided_vjp(x, out, g, strides, *offset)?),
+        ShapeOp::Depends(_) => Err(unsupported(op.name())),
     }
+}
+
+/// as_strided reads input element `offset + Σ i_k strides_k` (row-major order) for output
+/// index `i`; several outputs may read one element. So the input's cotangent adds each output's
+/// cotangent into the element it read: the same view of `0..size` gives those positions.
+fn as_strided_vjp(x: &Array, out: &Array, g: &Array, strides: &[isize], offset: usize) -> Result<Array> {
+    let n = x.size();
+    let positions = arange(0.0, n as f64, 1.0, crate::dtype::DType::Int32)?;
+    let idx = reshape(&as_strided(&positions, out.shape(), strides, offset)?, &[out.size() as isize])?;
+    let flat_g = reshape(g, &[out.size() as isize, 1])?;
+    let zeros = zeros(&[n], g.dtype())?;
+    let acc = scatter_add(&zeros, core::slice::from_ref(&idx), &flat_g, &[0])?;
+    reshape(&acc, &x.shape().iter().map(|&d| d as isize).collect::<Vec<_>>())
 }
 
 /// Sums `g` down to `shape`: over the leading axes broadcasting added and over the axes that

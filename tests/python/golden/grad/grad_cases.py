@@ -895,7 +895,10 @@ def shapeless_compile_grad_of_broadcast_matmul(mx):
 
 
 # Shapeless traces real MLX reuses on new shapes of the same rank (one trace for three shapes):
-# reductions without keepdims, `** 2`, the gradient of a sum, zeros_like, softmax's gradient.
+# reductions without keepdims, `** 2`, the gradient of a sum, zeros_like, softmax's gradient,
+# argmax/argmin with no axis and a whole flatten (a reshape asked as -1). Not here: `full(x.shape)`
+# and `arange(x.shape[-1])`, which real MLX serves from its first trace with the first shape's
+# constants (wrong values on the other shapes; shapeless_sweep.py shows it): mlx-arm traces again.
 _SHAPELESS_SWEEP = {
     "sum": lambda mx: lambda x: x.sum(),
     "sum0": lambda mx: lambda x: x.sum(0),
@@ -906,6 +909,9 @@ _SHAPELESS_SWEEP = {
     "std": lambda mx: lambda x: mx.std(x),
     "logsumexp": lambda mx: lambda x: mx.logsumexp(x, -1),
     "argmax": lambda mx: lambda x: mx.argmax(x, -1),
+    "argmax_all": lambda mx: lambda x: mx.argmax(x),
+    "argmin_all_keepdims": lambda mx: lambda x: mx.argmin(x, keepdims=True),
+    "flatten": lambda mx: lambda x: x.flatten() * 2,
     "square_pow": lambda mx: lambda x: x ** 2,
     "sum_square_pow": lambda mx: lambda x: (x ** 2).sum(),
     "zeros_like": lambda mx: lambda x: mx.zeros_like(x) + x,
