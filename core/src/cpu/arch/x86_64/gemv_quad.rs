@@ -28,7 +28,6 @@
 use core::arch::x86_64::*;
 
 use super::gemv::level_table;
-use crate::quant::ggml::util::f16_to_f32;
 use crate::quant::GgmlType;
 
 use super::super::prepared::{self, holds_32, quant_gemv, Format, Kernel, Order, Second};
@@ -80,8 +79,8 @@ impl Quad {
 /// blocks and weight row: two loads, one `vpermt2b` (nibbles), one `vpermb` + convert (scales),
 /// two masks, a shift, two `vpdpbusd`, one convert and two FMAs: `acc += (dot·d_a + s_a)·d_w`
 /// (Q4_0, IQ4_NL: `s_a` = the offset term, in the first lane of each block only) or
-/// `acc += (dot·d_a)·d_w + m_w·s_a` (Q4_1). The last 1–3 blocks of a row (nb mod 4) go
-/// through scalar code: at most three blocks a row, and exact integer dots as well.
+/// `acc += (dot·d_a)·d_w + m_w·s_a` (Q4_1). Rows of whole quads only (`nb % 4 == 0`, see the
+/// [`Kernel`] impl).
 #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512vnni,avx512vbmi,avx2,fma,f16c")]
 unsafe fn tile<const M: usize, const R: usize>(k: Quad, x: *const u8, wrb: usize, nb: usize, acts: [&Act; M]) -> [[f32; R]; M] {
     let f = k.f;
@@ -139,37 +138,6 @@ unsafe fn tile<const M: usize, const R: usize>(k: Quad, x: *const u8, wrb: usize
             out[i][r] = _mm512_reduce_add_ps(acc[i][r]);
         }
     }
-    // The row's last nb mod 4 blocks: a pair in pair order (`[lo₀, lo₁, hi₀, hi₁]`) and a
-    // last odd block in natural order ([`Order::NibblePairs`]).
-    let levels = crate::quant::ggml::iq4::KVALUES;
-    for b in 4 * quads..nb {
-        let (lo_at, hi_at) = if b < nb / 2 * 2 {
-            let pair = 128 * quads + 64 * ((b - 4 * quads) / 2);
-            (pair + 16 * (b % 2), pair + 32 + 16 * (b % 2))
-        } else {
-            (32 * b, 32 * b + 16)
-        };
-        for r in 0..R {
-            let blk = core::slice::from_raw_parts(x.add(r * wrb + b * f.wb), f.wb);
-            let dw = f16_to_f32([blk[0], blk[1]]);
-            let w = |v: u8| if f.levels { (levels[v as usize] as i32) + 128 } else { v as i32 };
-            for i in 0..M {
-                let q = &acts[i].q;
-                let dot: i32 = (0..16)
-                    .map(|j| {
-                        let n = blk[f.wq + j];
-                        w(n & 0x0F) * q[lo_at + j] as i8 as i32 + w(n >> 4) * q[hi_at + j] as i8 as i32
-                    })
-                    .sum();
-                let (da, sa) = (acts[i].d[b], acts[i].s[b]);
-                out[i][r] += if min {
-                    dot as f32 * da * dw + f16_to_f32([blk[2], blk[3]]) * sa
-                } else {
-                    (dot as f32 * da + sa) * dw
-                };
-            }
-        }
-    }
     out
 }
 
@@ -180,8 +148,17 @@ impl Kernel for Quad {
     fn holds(self, act: &Act, nb: usize) -> bool {
         holds_32(act, nb)
     }
+    /// Rows whose blocks are not whole quads go to the pair kernel, whole rows of them: a
+    /// scalar tail of 1–3 blocks cost more than the quads on short rows (the default model's
+    /// 576-wide rows hold 18 blocks; its decode ran at 0.4× the pair kernel's speed on the
+    /// device, docs/BENCHMARKS.md "Session 21: the quad GEMV on short rows"). Chosen per
+    /// matrix, so every output of a product still goes through the same operations.
     unsafe fn tile<const M: usize, const R: usize>(self, x: *const u8, wrb: usize, nb: usize, acts: [&Act; M]) -> [[f32; R]; M] {
-        tile::<M, R>(self, x, wrb, nb, acts)
+        if nb % 4 == 0 {
+            tile::<M, R>(self, x, wrb, nb, acts)
+        } else {
+            Kernel::tile::<M, R>(self.f, x, wrb, nb, acts)
+        }
     }
 }
 
