@@ -1248,6 +1248,47 @@ pub(crate) mod tests {
         check_with::<bf16>(&[Isa::Portable], &all, 131, 15, 1026, bf16::from_f32, &k_t);
     }
 
+    /// Every level's transposing packers against their contract (`dst[p·w + r] = src[r·ld + p]`
+    /// widened, zero rows past `rows`), exactly (widening is exact), on every panel width up to
+    /// 33 — not only the widths the level's tiles use, so every partial-chunk store runs — and
+    /// depths around the 8- and 16-element blocks. The destination has NaN guard words after
+    /// `w·kc` that must stay untouched.
+    #[test]
+    fn pack_t_every_width() {
+        for level in crate::cpu::isa::available() {
+            let Some(packs) = f32_kernels(level).and_then(|k| k.pack_t) else { continue };
+            for w in 1..=33usize {
+                for rows in [w, w.saturating_sub(1).max(1), 1] {
+                    for kc in [1usize, 7, 8, 9, 16, 17, 31] {
+                        let ld = kc + 3;
+                        let len = (rows - 1) * ld + kc;
+                        let v = vals(len, (w * 97 + rows * 13 + kc) as u64);
+                        let f16s: Vec<u16> = v.iter().map(|&x| f16::from_f32(x).to_bits()).collect();
+                        let bf16s: Vec<u16> = v.iter().map(|&x| bf16::from_f32(x).to_bits()).collect();
+                        let srcs: [(*const u8, Vec<f32>); 3] = [
+                            (v.as_ptr() as *const u8, v.clone()),
+                            (f16s.as_ptr() as *const u8, f16s.iter().map(|&h| f16::from_bits(h).to_f32()).collect()),
+                            (bf16s.as_ptr() as *const u8, bf16s.iter().map(|&h| bf16::from_bits(h).to_f32()).collect()),
+                        ];
+                        for (fmt, (src, wide)) in srcs.iter().enumerate() {
+                            let guard = 8;
+                            let mut dst = vec![f32::NAN; w * kc + guard];
+                            unsafe { packs[fmt](*src, ld as isize, rows, w, kc, dst.as_mut_ptr()) };
+                            for p in 0..kc {
+                                for r in 0..w {
+                                    let want = if r < rows { wide[r * ld + p] } else { 0.0 };
+                                    let got = dst[p * w + r];
+                                    assert!(got.to_bits() == want.to_bits(), "{level:?} format {fmt} w {w} rows {rows} kc {kc} at p {p} r {r}: {got} vs {want}");
+                                }
+                            }
+                            assert!(dst[w * kc..].iter().all(|x| x.is_nan()), "{level:?} format {fmt} w {w} rows {rows} kc {kc}: wrote past the panel");
+                        }
+                    }
+                }
+            }
+        }
+    }
+
     kernel_test!(every_level_f32, f32, |x| x);
     kernel_test!(every_level_f16, f16, f16::from_f32);
     kernel_test!(every_level_bf16, bf16, bf16::from_f32);

@@ -34,7 +34,7 @@ pub(crate) static AVX2: F32Kernels = F32Kernels {
     widen_f16: widen_f16_avx2,
     dots_f16: Some(dots_f16_avx2),
     dots_bf16: Some(dots_bf16_avx2),
-    pack_t: None,
+    pack_t: Some([pack_t_f32_avx2, pack_t_f16_avx2, pack_t_bf16_avx2]),
 };
 
 /// Asks for the C tile's `rows × lines` cache lines in L2 before the tile is computed: the
@@ -484,3 +484,105 @@ unsafe fn widen_f16_tail(src: *const u16, dst: *mut f32, from: usize, n: usize) 
         *dst.add(i) = half::f16::from_bits(*src.add(i)).to_f32();
     }
 }
+
+/// Transposes 8 registers of 8 floats (row i, lane q → row q, lane i) in 24 shuffles: pairs of
+/// rows interleave 32-bit elements, then 64-bit pairs, then the 128-bit halves are exchanged.
+#[inline]
+#[target_feature(enable = "avx")]
+unsafe fn transpose8(r: &mut [__m256; 8]) {
+    let t: [__m256; 8] = core::array::from_fn(|i| {
+        let (a, b) = (r[2 * (i / 2)], r[2 * (i / 2) + 1]);
+        if i % 2 == 0 {
+            _mm256_unpacklo_ps(a, b)
+        } else {
+            _mm256_unpackhi_ps(a, b)
+        }
+    });
+    // u[4h + c]: rows 4h..4h+4 of columns c (low 128 bits) and c + 4 (high).
+    let mut u = [_mm256_setzero_ps(); 8];
+    for h in 0..2 {
+        let (lo, hi) = (t[4 * h], t[4 * h + 2]);
+        let (lo2, hi2) = (t[4 * h + 1], t[4 * h + 3]);
+        u[4 * h] = _mm256_shuffle_ps::<0x44>(lo, hi);
+        u[4 * h + 1] = _mm256_shuffle_ps::<0xee>(lo, hi);
+        u[4 * h + 2] = _mm256_shuffle_ps::<0x44>(lo2, hi2);
+        u[4 * h + 3] = _mm256_shuffle_ps::<0xee>(lo2, hi2);
+    }
+    for c in 0..4 {
+        r[c] = _mm256_permute2f128_ps::<0x20>(u[c], u[4 + c]);
+        r[c + 4] = _mm256_permute2f128_ps::<0x31>(u[c], u[4 + c]);
+    }
+}
+
+/// Stores the first `n` (< 8) lanes of `v` at `dst` with plain 4-, 2- and 1-lane stores (a
+/// masked store is microcoded on Zen).
+#[inline]
+#[target_feature(enable = "avx")]
+unsafe fn store_first(dst: *mut f32, v: __m256, n: usize) {
+    let (mut x, mut at) = (_mm256_castps256_ps128(v), 0);
+    if n & 4 != 0 {
+        _mm_storeu_ps(dst, x);
+        x = _mm256_extractf128_ps::<1>(v);
+        at = 4;
+    }
+    if n & 2 != 0 {
+        _mm_storel_epi64(dst.add(at) as *mut __m128i, _mm_castps_si128(x));
+        x = _mm_movehl_ps(x, x);
+        at += 2;
+    }
+    if n & 1 != 0 {
+        _mm_store_ss(dst.add(at), x);
+    }
+}
+
+/// `dst[p·w + r] = src[r·ld + p]` widened, as the AVX-512 `pack_t_*` in 8×8 blocks: each block
+/// is 8 row loads (widened on the load: `vcvtph2ps`, a 16-bit shift for bfloat16), 24 shuffles
+/// and 8 stores, instead of 64 scalar moves with a strided store each. Row chunks narrower than
+/// 8 (the 6-row A panel) store exactly their lanes, so a panel never writes its neighbour's
+/// (another thread may be packing it). The depth tail goes through a zero-padded copy on the
+/// stack, so nothing past a row's `kc` elements is read.
+macro_rules! pack_t_avx2 {
+    ($name:ident, $t:ty, $load:ident) => {
+        /// # Safety
+        /// AVX2 + F16C; each row `src + r·ld` (elements) holds kc elements; `dst` holds `w·kc`
+        /// floats.
+        #[target_feature(enable = "avx2,fma,f16c")]
+        unsafe fn $name(src: *const u8, ld: isize, rows: usize, w: usize, kc: usize, dst: *mut f32) {
+            let src = src as *const $t;
+            let mut r0 = 0;
+            while r0 < w {
+                let live = rows.saturating_sub(r0).min(8);
+                let cw = (w - r0).min(8);
+                let mut p = 0;
+                while p < kc {
+                    let take = (kc - p).min(8);
+                    let mut v = [_mm256_setzero_ps(); 8];
+                    for (i, vi) in v.iter_mut().enumerate().take(live) {
+                        let row = src.offset((r0 + i) as isize * ld + p as isize);
+                        *vi = if take == 8 {
+                            $load(row)
+                        } else {
+                            let mut tail = [<$t>::default(); 8];
+                            core::ptr::copy_nonoverlapping(row, tail.as_mut_ptr(), take);
+                            $load(tail.as_ptr())
+                        };
+                    }
+                    transpose8(&mut v);
+                    for (q, vq) in v.iter().enumerate().take(take) {
+                        let at = dst.add((p + q) * w + r0);
+                        if cw == 8 {
+                            _mm256_storeu_ps(at, *vq);
+                        } else {
+                            store_first(at, *vq, cw);
+                        }
+                    }
+                    p += 8;
+                }
+                r0 += 8;
+            }
+        }
+    };
+}
+pack_t_avx2!(pack_t_f32_avx2, f32, f32x8);
+pack_t_avx2!(pack_t_f16_avx2, u16, f16x8);
+pack_t_avx2!(pack_t_bf16_avx2, u16, bf16x8);
