@@ -13,7 +13,7 @@
 //! `fetch_add` when it runs out of them, and nothing is cloned per chunk. Measured with
 //! `core/examples/bench_pool` (docs/BENCHMARKS.md, "Thread pool: the fixed cost of a call"). A call
 //! involves no more threads than it has chunks, and splits uneven chunk counts so that the busiest
-//! thread has as little as it can ([`balanced_per`]). Idle workers spin 300 µs, then yield up to 3 ms, then sleep on a
+//! thread has as little as it can (`balanced_per`). Idle workers spin 300 µs, then yield up to 3 ms, then sleep on a
 //! condition variable: a decode step dispatches a few hundred kernels with serial work in
 //! between, and a worker that fell asleep in such a gap costs a futex wake-up (tens of
 //! microseconds on many cores) on the next GEMV, which is itself only a few microseconds of
