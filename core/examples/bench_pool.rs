@@ -40,18 +40,22 @@ fn main() {
         }
         sink.fetch_add(acc & 1, Ordering::Relaxed);
     };
-    println!("| threads | empty, n = 4·threads (µs/call) | 1 µs per index, n = 4·threads (µs/call) | same, serial (µs) |");
-    println!("|---:|---:|---:|---:|");
+    println!("| threads | empty, n = 4·threads (µs/call) | empty, n = 12 (µs/call) | 1 µs per index, n = 4·threads (µs/call) | same, serial (µs) | 1 µs per index, n = 12 (µs/call) |");
+    println!("|---:|---:|---:|---:|---:|---:|");
     for t in threads {
         set_num_threads(t);
         let n = 4 * t;
         let e = per_call_us(n, 20_000, &empty);
+        // 12 chunks: a decode step's 576-row GEMV (48-row tasks) or 9-head attention, fewer
+        // chunks than threads at 16.
+        let e12 = per_call_us(12, 20_000, &empty);
         let s = per_call_us(n, 5_000, &small);
+        let s12 = per_call_us(12, 5_000, &small);
         let t0 = Instant::now();
         for _ in 0..100 {
             small(0..n);
         }
         let serial = t0.elapsed().as_secs_f64() * 1e6 / 100.0;
-        println!("| {t} | {e:.2} | {s:.2} | {serial:.2} |");
+        println!("| {t} | {e:.2} | {e12:.2} | {s:.2} | {serial:.2} | {s12:.2} |");
     }
 }

@@ -1,11 +1,11 @@
 //! Time spent per primitive while profiling is on (`std` only): a debugging aid that says
 //! which kernels a workload's time goes to (`lm/examples/decode_profile --ops` prints it).
-//! Off, it costs one relaxed atomic load per evaluated op.
+//! Off, it costs one relaxed atomic load per evaluated op (and per thread-pool call: [`take_pool`]).
 
 extern crate std;
 
 use alloc::vec::Vec;
-use core::sync::atomic::{AtomicBool, Ordering};
+use core::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Mutex;
 use std::time::Instant;
 
@@ -52,4 +52,49 @@ pub(crate) fn record(name: &'static str, start: Option<Instant>) {
         }
         None => table.push(OpTime { name, calls: 1, nanos }),
     }
+}
+
+/// What the thread pool (`parallel::pool`) did while profiling was on: the threaded calls, the
+/// chunks they were split into, their wall time (publishing, the caller's own chunks and the
+/// join), and how long the caller waited for the workers' chunks after finishing its own —
+/// the fixed cost and imbalance of a call, which bound a decode step at many threads.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct PoolTime {
+    /// `parallel_for` calls that were handed to the workers.
+    pub calls: u64,
+    /// Their chunks together.
+    pub chunks: u64,
+    /// Their wall time together, in nanoseconds (caller's view, publish to return).
+    pub nanos: u64,
+    /// Of that, the caller's wait for other threads' chunks once it had none left.
+    pub wait_nanos: u64,
+    /// Calls the pool ran on the caller alone (one chunk, one thread, or the pool busy).
+    pub inline_calls: u64,
+}
+
+static POOL: [AtomicU64; 5] = [const { AtomicU64::new(0) }; 5];
+
+/// Whether profiling is on (the pool asks before reading the clock).
+#[inline]
+pub(crate) fn enabled() -> bool {
+    ENABLED.load(Ordering::Relaxed)
+}
+
+/// Adds one threaded pool call.
+pub(crate) fn record_pool_call(chunks: usize, nanos: u64, wait_nanos: u64) {
+    POOL[0].fetch_add(1, Ordering::Relaxed);
+    POOL[1].fetch_add(chunks as u64, Ordering::Relaxed);
+    POOL[2].fetch_add(nanos, Ordering::Relaxed);
+    POOL[3].fetch_add(wait_nanos, Ordering::Relaxed);
+}
+
+/// Adds one pool call that ran on the caller alone.
+pub(crate) fn record_inline_call() {
+    POOL[4].fetch_add(1, Ordering::Relaxed);
+}
+
+/// The pool's figures gathered so far, and clears them.
+pub fn take_pool() -> PoolTime {
+    let [calls, chunks, nanos, wait_nanos, inline_calls] = POOL.each_ref().map(|a| a.swap(0, Ordering::Relaxed));
+    PoolTime { calls, chunks, nanos, wait_nanos, inline_calls }
 }

@@ -71,6 +71,17 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
 
 /// The per-primitive wall times of the measured steps, per step.
 fn print_op_times(steps: usize) {
+    let pool = mlx_arm_core::profile::take_pool();
+    let per = |x: u64| x as f64 / steps as f64;
+    println!(
+        "pool per step: {:.0} threaded calls ({:.1} chunks/call), {:.3} ms in them ({:.2} µs/call), caller waiting for workers {:.3} ms; {:.0} calls run inline",
+        per(pool.calls),
+        pool.chunks as f64 / pool.calls.max(1) as f64,
+        per(pool.nanos) / 1e6,
+        pool.nanos as f64 / 1e3 / pool.calls.max(1) as f64,
+        per(pool.wait_nanos) / 1e6,
+        per(pool.inline_calls)
+    );
     println!("| primitive | calls/step | ms/step | µs/call |");
     println!("|---|---:|---:|---:|");
     for row in mlx_arm_core::profile::take() {

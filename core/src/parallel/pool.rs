@@ -11,7 +11,9 @@
 //! word on a cache line of its own ([`SLOTS`]), takes them with an uncontended `fetch_add`,
 //! then steals from the others' words; each thread reports its finished chunks with one
 //! `fetch_add` when it runs out of them, and nothing is cloned per chunk. Measured with
-//! `core/examples/bench_pool` (docs/BENCHMARKS.md, "Thread pool: the fixed cost of a call"). Idle workers spin 300 µs, then yield up to 3 ms, then sleep on a
+//! `core/examples/bench_pool` (docs/BENCHMARKS.md, "Thread pool: the fixed cost of a call"). A call
+//! involves no more threads than it has chunks, and splits uneven chunk counts so that the busiest
+//! thread has as little as it can (`balanced_per`). Idle workers spin 300 µs, then yield up to 3 ms, then sleep on a
 //! condition variable: a decode step dispatches a few hundred kernels with serial work in
 //! between, and a worker that fell asleep in such a gap costs a futex wake-up (tens of
 //! microseconds on many cores) on the next GEMV, which is itself only a few microseconds of
@@ -85,41 +87,75 @@ struct Job<'a> {
     n: usize,
     per: usize,
     chunks: usize,
-    done: AtomicUsize,
+    /// On a line of its own: each thread's count would otherwise evict the fields above from
+    /// the caches of the threads still running chunks.
+    done: Padded<AtomicUsize>,
     panic: spin::Mutex<Option<Box<dyn Any + Send>>>,
 }
 
-struct Shared {
+/// A value alone on its cache line(s) (128 bytes: adjacent-line prefetchers pair 64-byte lines).
+#[repr(align(128))]
+struct Padded<T>(T);
+
+impl<T> core::ops::Deref for Padded<T> {
+    type Target = T;
+    #[inline]
+    fn deref(&self) -> &T {
+        &self.0
+    }
+}
+
+/// The words every call publishes to the workers, together on one line so that the caller's
+/// stores to it follow each other while it owns the line (the workers spin reading it).
+struct Published {
     /// `epoch << 32`: which job is current; workers wait for it to change.
     state: AtomicU64,
     job: AtomicPtr<Job<'static>>,
     /// Workers with an index below this take part in the current job; with the caller they
     /// are its `helpers + 1` participants, each owning [`SLOTS`]`[participant]`.
     helpers: AtomicUsize,
+}
+
+/// The owning caller when it sleeps waiting for its chunks (after [`SPIN`]), so that the
+/// thread finishing the last one can wake it. Static, not in the job: the job may be gone the
+/// moment its last chunk is counted.
+struct Owner {
+    thread: spin::Mutex<Option<Thread>>,
+    parked: AtomicBool,
+}
+
+/// Where idle workers sleep (after [`YIELD`]).
+struct Sleep {
     sleepers: AtomicUsize,
     lock: Mutex<()>,
     wake: Condvar,
+}
+
+/// The pool's shared state, grouped by who writes it so that no group's writes evict another's
+/// readers: the caller writes `published` per call, workers write `owner`'s flag read only at
+/// the end of a job, `sleep` changes only when a worker falls asleep.
+struct Shared {
+    published: Padded<Published>,
+    sleep: Padded<Sleep>,
     /// Held by the caller that owns the pool.
-    busy: AtomicBool,
-    /// The owning caller when it sleeps waiting for its chunks (after [`SPIN`]), so that the
-    /// thread finishing the last one can wake it. Static, not in the job: the job may be gone
-    /// the moment its last chunk is counted.
-    owner: spin::Mutex<Option<Thread>>,
-    owner_parked: AtomicBool,
-    spawned: Mutex<usize>,
+    busy: Padded<AtomicBool>,
+    owner: Padded<Owner>,
+    /// Workers spawned so far: read per call without the lock, raised under `spawn_lock`.
+    spawned: Padded<AtomicUsize>,
+    spawn_lock: Mutex<()>,
 }
 
 static SHARED: Shared = Shared {
-    state: AtomicU64::new(0),
-    job: AtomicPtr::new(core::ptr::null_mut()),
-    helpers: AtomicUsize::new(0),
-    sleepers: AtomicUsize::new(0),
-    lock: Mutex::new(()),
-    wake: Condvar::new(),
-    busy: AtomicBool::new(false),
-    owner: spin::Mutex::new(None),
-    owner_parked: AtomicBool::new(false),
-    spawned: Mutex::new(0),
+    published: Padded(Published {
+        state: AtomicU64::new(0),
+        job: AtomicPtr::new(core::ptr::null_mut()),
+        helpers: AtomicUsize::new(0),
+    }),
+    sleep: Padded(Sleep { sleepers: AtomicUsize::new(0), lock: Mutex::new(()), wake: Condvar::new() }),
+    busy: Padded(AtomicBool::new(false)),
+    owner: Padded(Owner { thread: spin::Mutex::new(None), parked: AtomicBool::new(false) }),
+    spawned: Padded(AtomicUsize::new(0)),
+    spawn_lock: Mutex::new(()),
 };
 
 /// A participant's claim word, alone on its cache line(s) so that taking one's own chunks
@@ -149,7 +185,7 @@ pub fn run(n: usize, grain: usize, body: &(dyn Fn(Range<usize>) + Sync)) {
     let threads = num_threads();
     let chunks = n.div_ceil(grain.max(1)).min(threads * CHUNKS_PER_THREAD);
     if threads <= 1 || chunks <= 1 {
-        return body(0..n);
+        return inline(n, body);
     }
     let sh = &SHARED;
     if sh
@@ -158,7 +194,7 @@ pub fn run(n: usize, grain: usize, body: &(dyn Fn(Range<usize>) + Sync)) {
         .is_err()
     {
         // Another thread's call owns the pool: doing our share alone beats queueing behind it.
-        return body(0..n);
+        return inline(n, body);
     }
     struct Release;
     impl Drop for Release {
@@ -167,36 +203,42 @@ pub fn run(n: usize, grain: usize, body: &(dyn Fn(Range<usize>) + Sync)) {
         }
     }
     let _release = Release;
-    let helpers = ensure_workers(threads - 1);
-    if helpers == 0 {
-        return body(0..n);
-    }
-    let per = n.div_ceil(chunks);
+    let per = balanced_per(n, chunks, threads);
     let chunks = n.div_ceil(per);
+    // A call of fewer chunks than threads involves only as many threads as it has chunks:
+    // the others stay idle instead of waking to scan empty claim words (a decode step's
+    // 576-row GEMVs and 9-head attention have 9–12 chunks; at 16 threads, every extra
+    // participant costs the call a few cache misses and nothing else).
+    let helpers = ensure_workers((threads - 1).min(chunks - 1));
+    if helpers == 0 {
+        return inline(n, body);
+    }
+    let started = crate::profile::enabled().then(Instant::now);
     let job = Job {
         body,
         n,
         per,
         chunks,
-        done: AtomicUsize::new(0),
+        done: Padded(AtomicUsize::new(0)),
         panic: spin::Mutex::new(None),
     };
-    let (old_epoch, _, _) = unpack(sh.state.load(Ordering::Relaxed));
+    let publ = &sh.published;
+    let (old_epoch, _, _) = unpack(publ.state.load(Ordering::Relaxed));
     let epoch = old_epoch.wrapping_add(1);
-    sh.helpers.store(helpers, Ordering::Relaxed);
+    publ.helpers.store(helpers, Ordering::Relaxed);
     // The pointer is only dereferenced by a claimer whose claim of this epoch succeeded, and
     // we wait below until every claimed chunk is done, so it never outlives `job`. It is
     // stored before the slots are (Release), so a claim that reads a slot sees it.
-    sh.job.store(&job as *const Job<'_> as *mut Job<'static>, Ordering::Relaxed);
+    publ.job.store(&job as *const Job<'_> as *mut Job<'static>, Ordering::Relaxed);
     let parts = helpers + 1;
     for (p, slot) in SLOTS[..parts].iter().enumerate() {
         slot.0.store(pack(epoch, (p + 1) * chunks / parts, p * chunks / parts), Ordering::Release);
     }
     // SeqCst pairs with the sleepers' SeqCst increment-then-check (no lost wake-up).
-    sh.state.store(pack(epoch, 0, 0), Ordering::SeqCst);
-    if sh.sleepers.load(Ordering::SeqCst) > 0 {
-        let _g = sh.lock.lock().unwrap_or_else(|e| e.into_inner());
-        sh.wake.notify_all();
+    publ.state.store(pack(epoch, 0, 0), Ordering::SeqCst);
+    if sh.sleep.sleepers.load(Ordering::SeqCst) > 0 {
+        let _g = sh.sleep.lock.lock().unwrap_or_else(|e| e.into_inner());
+        sh.sleep.wake.notify_all();
     }
     take_chunks(sh, 0, parts);
     let start = Instant::now();
@@ -204,22 +246,51 @@ pub fn run(n: usize, grain: usize, body: &(dyn Fn(Range<usize>) + Sync)) {
         if start.elapsed() < SPIN {
             core::hint::spin_loop();
         } else {
-            // The thread counting the last chunk unparks us: it reads `owner_parked` after its
+            // The thread counting the last chunk unparks us: it reads `parked` after its
             // count (both SeqCst), so either it sees the flag or we see the count before
             // sleeping. The timeout is a safety net.
-            *sh.owner.lock() = Some(thread::current());
-            sh.owner_parked.store(true, Ordering::SeqCst);
+            *sh.owner.thread.lock() = Some(thread::current());
+            sh.owner.parked.store(true, Ordering::SeqCst);
             if job.done.load(Ordering::SeqCst) < chunks {
                 thread::park_timeout(Duration::from_millis(1));
             }
-            sh.owner_parked.store(false, Ordering::Relaxed);
+            sh.owner.parked.store(false, Ordering::Relaxed);
         }
+    }
+    if let Some(t0) = started {
+        let nanos = |t: Instant| t.elapsed().as_nanos() as u64;
+        crate::profile::record_pool_call(chunks, nanos(t0), nanos(start));
     }
     let payload = job.panic.lock().take();
     if let Some(p) = payload {
         drop(_release);
         resume_unwind(p);
     }
+}
+
+/// Items per chunk for `n` items asked to be cut into `chunks` (each at least the caller's
+/// grain) on `threads` threads. A call takes as long as its busiest thread, so when the chunks
+/// do not share out evenly the count is lowered to a multiple of the threads (bigger chunks,
+/// still at least the grain) if that gives the busiest thread less to do: a decode step's
+/// 960-row QKV GEMV is 20 chunks of 48 rows, which at 16 threads left four threads two chunks
+/// (96 rows) where 16 chunks of 60 rows give every thread one.
+fn balanced_per(n: usize, chunks: usize, threads: usize) -> usize {
+    let busiest = |per: usize| n.div_ceil(per).div_ceil(threads) * per;
+    let per = n.div_ceil(chunks);
+    let even = chunks - chunks % threads;
+    if chunks <= threads || even == chunks {
+        return per;
+    }
+    let per_even = n.div_ceil(even);
+    if busiest(per_even) < busiest(per) { per_even } else { per }
+}
+
+/// A call the caller runs alone, counted when profiling.
+fn inline(n: usize, body: &(dyn Fn(Range<usize>) + Sync)) {
+    if crate::profile::enabled() {
+        crate::profile::record_inline_call();
+    }
+    body(0..n)
 }
 
 /// Claims and runs chunks of the current job until none is left — first from participant
@@ -232,7 +303,7 @@ fn take_chunks(sh: &Shared, me: usize, parts: usize) {
         while let Some((e, i)) = claim(slot) {
             // SAFETY: we own chunk `i` of job `e`, whose pointer was stored before the slot
             // value we incremented; its caller waits until this chunk is counted.
-            let job = unsafe { &*sh.job.load(Ordering::Acquire) };
+            let job = unsafe { &*sh.published.job.load(Ordering::Acquire) };
             run_chunk(job, i);
             ran = match ran {
                 // A job whose chunks we ran but did not count yet cannot end, so no newer
@@ -270,8 +341,8 @@ fn claim(slot: &AtomicU64) -> Option<(u32, usize)> {
 /// sleeps. Nothing of `job` is touched afterwards: once `done` reaches `chunks` it may be gone.
 fn count_done(sh: &Shared, job: &Job<'_>, count: usize) {
     let chunks = job.chunks;
-    if job.done.fetch_add(count, Ordering::SeqCst) + count == chunks && sh.owner_parked.load(Ordering::SeqCst) {
-        if let Some(owner) = sh.owner.lock().as_ref() {
+    if job.done.fetch_add(count, Ordering::SeqCst) + count == chunks && sh.owner.parked.load(Ordering::SeqCst) {
+        if let Some(owner) = sh.owner.thread.lock().as_ref() {
             owner.unpark();
         }
     }
@@ -293,9 +364,15 @@ fn run_chunk(job: &Job<'_>, i: usize) {
 
 /// Spawns workers up to `want`; returns how many exist (fewer if the OS refuses threads).
 fn ensure_workers(want: usize) -> usize {
-    let mut spawned = SHARED.spawned.lock().unwrap_or_else(|e| e.into_inner());
-    while *spawned < want {
-        let index = *spawned;
+    // Per call, once the workers exist: one load of a line nobody writes.
+    let have = SHARED.spawned.load(Ordering::Acquire);
+    if have >= want {
+        return want;
+    }
+    let _g = SHARED.spawn_lock.lock().unwrap_or_else(|e| e.into_inner());
+    let mut spawned = SHARED.spawned.load(Ordering::Acquire);
+    while spawned < want {
+        let index = spawned;
         let ok = thread::Builder::new()
             .name(std::format!("mlx-arm-pool-{index}"))
             .spawn(move || worker(index))
@@ -303,23 +380,25 @@ fn ensure_workers(want: usize) -> usize {
         if !ok {
             break;
         }
-        *spawned += 1;
+        spawned += 1;
+        SHARED.spawned.store(spawned, Ordering::Release);
     }
-    (*spawned).min(want)
+    spawned.min(want)
 }
 
 fn worker(index: usize) {
     IN_TASK.with(|t| t.set(true));
     let sh = &SHARED;
-    let mut seen = unpack(sh.state.load(Ordering::Acquire)).0;
+    let publ = &sh.published;
+    let mut seen = unpack(publ.state.load(Ordering::Acquire)).0;
     loop {
         let idle = Instant::now();
         let helpers = loop {
-            let e = unpack(sh.state.load(Ordering::Acquire)).0;
+            let e = unpack(publ.state.load(Ordering::Acquire)).0;
             if e != seen {
                 seen = e;
                 // Stored before the state this load saw; the caller is participant 0.
-                let helpers = sh.helpers.load(Ordering::Relaxed);
+                let helpers = publ.helpers.load(Ordering::Relaxed);
                 if index < helpers {
                     break helpers;
                 }
@@ -330,12 +409,12 @@ fn worker(index: usize) {
             } else if t < YIELD {
                 thread::yield_now();
             } else {
-                let mut g = sh.lock.lock().unwrap_or_else(|e| e.into_inner());
-                sh.sleepers.fetch_add(1, Ordering::SeqCst);
-                while unpack(sh.state.load(Ordering::SeqCst)).0 == seen {
-                    g = sh.wake.wait(g).unwrap_or_else(|e| e.into_inner());
+                let mut g = sh.sleep.lock.lock().unwrap_or_else(|e| e.into_inner());
+                sh.sleep.sleepers.fetch_add(1, Ordering::SeqCst);
+                while unpack(publ.state.load(Ordering::SeqCst)).0 == seen {
+                    g = sh.sleep.wake.wait(g).unwrap_or_else(|e| e.into_inner());
                 }
-                sh.sleepers.fetch_sub(1, Ordering::SeqCst);
+                sh.sleep.sleepers.fetch_sub(1, Ordering::SeqCst);
                 drop(g);
                 // Back to the top: the new epoch is picked up there.
             }
@@ -450,6 +529,28 @@ mod tests {
             });
             assert!(r.is_err());
             assert_eq!(squares(1000, 1)[999], 999 * 999);
+        }
+    }
+
+    #[test]
+    fn uneven_chunks_are_rebalanced_only_when_the_busiest_thread_gains() {
+        // 960 rows in 20 chunks of 48 at 16 threads: 16 chunks of 60 (busiest 60 rows, not 96).
+        assert_eq!(balanced_per(960, 20, 16), 60);
+        // 576 rows in 18 chunks of 32 at 16 threads: 16 of 36; at 8 threads: 16 of 36 (72, not 96).
+        assert_eq!(balanced_per(576, 18, 16), 36);
+        assert_eq!(balanced_per(576, 18, 8), 36);
+        // Even already, or fewer chunks than threads: unchanged.
+        assert_eq!(balanced_per(3072, 64, 16), 48);
+        assert_eq!(balanced_per(576, 12, 16), 48);
+        // 9 heads at 8 threads: 8 chunks would be 5 of 2 heads, no better than 9 of 1.
+        assert_eq!(balanced_per(9, 9, 8), 1);
+        // Chunks never shrink below what was asked for.
+        for n in 1..300 {
+            for chunks in 1..=n.min(64) {
+                for threads in 1..=17 {
+                    assert!(balanced_per(n, chunks, threads) >= n.div_ceil(chunks), "{n} {chunks} {threads}");
+                }
+            }
         }
     }
 
