@@ -13,12 +13,13 @@ use std::process::Command;
 /// buffer cache lends a block to a request up to 4× smaller; `add_rms_norm` writes its sum into
 /// x's buffer), and since rss29 (the code and read-only data that only loading ran are dropped
 /// from the resident set after loading) 1.036–1.039× on the 16-core device and 1.032–1.034× on
-/// the 2-core dev VM. The rest is the hot code, activations, the buffer cache, the tokenizer's
-/// tables and the allocators' pages, varying by ~0.3 % with how the threads interleave and where
-/// the binary's hot code falls. The bound leaves ~0.6 MiB on the device and ~1.2 MiB on the dev
-/// VM for regressions to trip it; main's binary before rss29 (1.047–1.055×) fails it. The
-/// issue's goal is 1.05×.
-const MAX_RATIO: f64 = 1.045;
+/// the 2-core dev VM in release builds, 1.040–1.042× for the dev-profile binary the test command
+/// builds by default (its code is larger). The rest is the hot code, activations, the buffer
+/// cache, the tokenizer's tables and the allocators' pages, varying by ~0.3 % with how the
+/// threads interleave and where the binary's hot code falls. The bound, the goal, leaves
+/// ~0.8 MiB for the dev binary and ~1.2–1.7 MiB for release ones for regressions to trip it;
+/// main's dev binary before rss29 (1.058–1.059× on the dev VM) fails it.
+const MAX_RATIO: f64 = 1.05;
 
 fn default_model_installed() -> bool {
     let ok = mlx_arm_lm::load::files::default_model_path().exists();
