@@ -8,6 +8,8 @@
 //! With no `--model`, the default model that `scripts/setup.sh` installs is used.
 
 #[cfg(target_os = "linux")]
+mod code_pages;
+#[cfg(target_os = "linux")]
 mod heap;
 mod progress;
 
@@ -246,6 +248,8 @@ fn release_freed_heap() {
     unsafe {
         libc::malloc_trim(0)
     };
+    // The code that only loading ran (parsers, builders) leaves the resident set too.
+    code_pages::drop_resident_code();
 }
 
 #[cfg(not(target_os = "linux"))]

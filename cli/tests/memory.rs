@@ -6,17 +6,20 @@
 
 use std::process::Command;
 
-/// Allowed peak RSS as a multiple of (file + KV cache). Measured 1.12–1.16× before dec25,
-/// 1.06–1.09× after it (docs/BENCHMARKS.md, "dec25": the KV cache's buffers are resident only
-/// where written), and since rss27 (the buffer cache lends a block to a request up to 4× smaller;
-/// `add_rms_norm` writes its sum into x's buffer) 1.050–1.055× at 2 threads, 1.060–1.063× at 8
-/// and 1.071–1.073× at 16 on the 16-core device, 1.057–1.060× on the 2-core dev VM (the test
-/// runs on every core). The rest is the binary's own pages, activations and the buffer cache,
-/// varying by ~0.5 % with how the threads interleave and where the binary's hot code falls.
-/// The bound leaves ~0.7 MiB at 16 threads and ~2.6 MiB at 2 for regressions to trip it. Main's
-/// binary before rss27 (1.062× / 1.067–1.069× / 1.078× on the device) passes it too: the cut is
-/// ~0.6–0.8 MiB, within this margin. The issue's goal is 1.05×.
-const MAX_RATIO: f64 = 1.08;
+/// Allowed peak RSS as a multiple of (file + KV cache), at 2 threads (issue 16's setting: the
+/// test asks for 2 worker threads, so the bound does not move with the machine's core count).
+/// Measured 1.12–1.16× before dec25, 1.06–1.09× after it (docs/BENCHMARKS.md, "dec25": the KV
+/// cache's buffers are resident only where written), 1.050–1.055× at 2 threads after rss27 (the
+/// buffer cache lends a block to a request up to 4× smaller; `add_rms_norm` writes its sum into
+/// x's buffer), and since rss29 (the code and read-only data that only loading ran are dropped
+/// from the resident set after loading) 1.036–1.039× on the 16-core device and 1.032–1.034× on
+/// the 2-core dev VM in release builds, 1.040–1.042× for the dev-profile binary the test command
+/// builds by default (its code is larger). The rest is the hot code, activations, the buffer
+/// cache, the tokenizer's tables and the allocators' pages, varying by ~0.3 % with how the
+/// threads interleave and where the binary's hot code falls. The bound, the issue's goal, leaves
+/// ~0.8 MiB for the dev binary and ~1.2–1.7 MiB for release ones for regressions to trip it;
+/// main's dev binary before rss29 (1.058–1.059× on the dev VM) fails it.
+const MAX_RATIO: f64 = 1.05;
 
 fn default_model_installed() -> bool {
     let ok = mlx_arm_lm::load::files::default_model_path().exists();
@@ -40,7 +43,7 @@ fn peak_rss_stays_near_file_plus_kv_cache() {
         return;
     }
     let out = Command::new(env!("CARGO_BIN_EXE_mlx-arm"))
-        .args(["bench", "-p", "128", "-n", "16", "-r", "1", "--ttft-tokens", "0"])
+        .args(["bench", "-t", "2", "-p", "128", "-n", "16", "-r", "1", "--ttft-tokens", "0"])
         .output()
         .unwrap();
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
