@@ -5,8 +5,6 @@ scripts/setup.sh installs (skipped loudly without it, a failure under CI=true) a
 import importlib.util
 import json
 import os
-import subprocess
-import sys
 
 import numpy as np
 import pytest
@@ -43,19 +41,11 @@ def test_names_and_refusals():
 
 
 @pytest.fixture(scope="module")
-def converted(tmp_path_factory, default_model_path):
-    path = default_model_path
+def converted(smol_f16_dir):
     if importlib.util.find_spec("mlx_lm") is None:
         pytest.skip("mlx-lm is not installed")
-    out = tmp_path_factory.mktemp("smol") / "f16"
-    env = dict(os.environ)
-    pkg_root = os.path.dirname(os.path.dirname(os.path.abspath(mx.__file__)))
-    env["PYTHONPATH"] = pkg_root + os.pathsep + env.get("PYTHONPATH", "")
-    r = subprocess.run([sys.executable, "-m", "mlx.arm.convert", path, str(out), "--dtype", "float16"],
-                       capture_output=True, text=True, env=env, timeout=600)
-    assert r.returncode == 0, r.stderr[-3000:]
     import mlx_lm
-    return out, mlx_lm.load(str(out))
+    return smol_f16_dir, mlx_lm.load(str(smol_f16_dir))
 
 
 def test_config(converted):
