@@ -1,8 +1,4 @@
-"""PENDING (py30): becomes tests/python/test_mlx_lm_default_model.py once gen_smol.py here has
-written goldens.json (real MLX did not finish it on the loaded dev VM in session 21; see
-docs/PYTHON.md). Not collected by pytest under this name.
-
-The default model (SmolLM2-135M-Instruct Q4_1 GGUF) through unchanged mlx-lm on this package,
+"""The default model (SmolLM2-135M-Instruct Q4_1 GGUF) through unchanged mlx-lm on this package,
 token for token against real MLX 0.32.4 + mlx-lm 0.32.2 (golden/smol/gen_smol.py).
 
 ``python -m mlx.arm.convert`` writes the GGUF as a float16 MLX directory (conftest's
@@ -26,7 +22,7 @@ import pytest
 import mlx.core as mx
 from mlx_lm_required import require_mlx_lm
 
-HERE = os.path.dirname(os.path.abspath(__file__))  # tests/python once moved there
+HERE = os.path.dirname(os.path.abspath(__file__))
 with open(os.path.join(HERE, "golden", "smol", "goldens.json")) as f:
     GOLD = json.load(f)
 MODELS = tuple(m for m in ("f16", "q4") if m in GOLD)  # gen_smol.py --f16-only: no "q4"
