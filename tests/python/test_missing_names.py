@@ -3,9 +3,9 @@
 NotImplementedError naming the missing function (issue 20).
 
 Every name of real MLX 0.32.4's ``mlx.core`` and its submodules is provided now (py29 added
-``mx.fast.cuda_kernel`` / ``precompiled_cuda_kernel``; ``test_every_core_name_is_provided``), so
-the mechanism is checked on ``mlx.nn``'s one real missing name and, for ``mlx.core``, on a name
-added to the known MLX names for the test."""
+``mx.fast.cuda_kernel`` / ``precompiled_cuda_kernel``; ``test_every_core_name_is_provided``), and
+``mlx.nn``'s last two (``fully_shard`` / ``FullyShardedModule``, py30), so the mechanism is checked
+on names added to the known MLX names for the test."""
 import mlx.core as mx
 import mlx.nn as nn
 import pytest
@@ -29,8 +29,10 @@ def _absent(module, name, full):
         getattr(module, name)
 
 
-def test_missing_nn_name_is_absent_and_not_implemented():
-    _absent(nn, "fully_shard", "mlx.nn.fully_shard")
+def test_nn_names_of_fully_sharded_data_parallelism_are_provided():
+    # Their behaviour: test_nn.py::test_fully_shard_* against real MLX's goldens.
+    assert callable(nn.fully_shard) and issubclass(nn.FullyShardedModule, nn.Module)
+    assert nn.layers.fully_shard is nn.fully_shard
 
 
 def test_missing_core_name_is_absent_and_not_implemented(fake_names):
@@ -68,7 +70,7 @@ def test_unknown_name_is_a_plain_attribute_error():
 
 def test_one_class_for_both_modules(fake_names):
     errors = []
-    for module, name in ((mx, "zz_not_here"), (nn, "fully_shard")):
+    for module, name in ((mx, "zz_not_here"), (mx.fast, "zz_not_here")):
         try:
             getattr(module, name)
         except AttributeError as e:

@@ -37,6 +37,17 @@ def test_random_state_follows_mlx():
         mx.random.state[0] = mx.random.key(1)
 
 
+def test_random_state_is_not_listed_by_dir():
+    # Real MLX resolves mx.random.state in the submodule's __getattr__: dir() does not list it
+    # (its public names are docs/mlx_api_names.txt's mx.random.* lines, made by dir() under MLX).
+    from mlx.core import _names
+    public = {n for n in dir(mx.random) if not n.startswith("_")}
+    assert public == {q.split(".")[2] for q in _names.MLX_NAMES if q.startswith("mx.random.")}
+    assert "state" not in dir(mx.random) and hasattr(mx.random, "state")
+    from mlx.core.random import state
+    assert state is mx.random.state
+
+
 def test_random_state_is_per_thread():
     mx.random.seed(0)
     seen = {}

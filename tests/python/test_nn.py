@@ -17,7 +17,7 @@ HERE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "golden", "nn")
 sys.path.insert(0, HERE)
 import nn_cases  # noqa: E402
 
-GROUPS = {g: nn_cases.load_group(g) for g in ("act", "layer", "quant", "loss", "init", "module")}
+GROUPS = {g: nn_cases.load_group(g) for g in ("act", "layer", "quant", "loss", "init", "module", "shard")}
 PARAMS = [(g, e) for g, (entries, _) in GROUPS.items() for e in entries]
 
 
@@ -71,11 +71,7 @@ def test_value_and_grad_without_autograd_is_clear():
         assert set(grads) == {"weight", "bias"}
 
 
-def test_fully_shard_is_named_not_yet():
-    # The tensor-parallel layers exist (one-process group: tests/python/test_mlx_lm_api.py);
-    # fully sharded data parallelism does not yet.
-    with pytest.raises(NotImplementedError, match="fully_shard"):
-        nn.fully_shard
+def test_unknown_nn_name_is_an_attribute_error():
     with pytest.raises(AttributeError):
         nn.NoSuchLayer
 

@@ -9,8 +9,9 @@ Without a file the default model is converted. Weights are dequantized exactly (
 ``mlx_lm.convert --hf-path out_dir -q`` on the result. The q/k projections are un-permuted:
 llama.cpp's converter reorders their rows for adjacent-pair RoPE, MLX's Llama uses the
 half-split layout of the Hugging Face weights. The tokenizer needs the ``tokenizers`` and
-``transformers`` packages (mlx-lm needs them anyway); only GGUF's byte-level BPE vocabularies
-(``tokenizer.ggml.model == "gpt2"``) are converted, anything else raises NotImplementedError.
+``transformers`` packages (mlx-lm needs them anyway); GGUF's byte-level BPE vocabularies
+(``tokenizer.ggml.model == "gpt2"``) and SentencePiece BPE ones (``"llama"``, ``_spm.py``) are
+converted, anything else raises NotImplementedError.
 """
 import argparse
 import json
@@ -99,14 +100,17 @@ def config_from(md, n_vocab, tied):
 
 
 def save_tokenizer(md, out_dir):
-    """tokenizer.json / tokenizer_config.json from the GGUF vocabulary (byte-level BPE only)."""
+    """tokenizer.json / tokenizer_config.json from the GGUF vocabulary (byte-level or SentencePiece BPE)."""
     model = md.get("tokenizer.ggml.model")
     pre = md.get("tokenizer.ggml.pre", "default")
+    if model == "llama":
+        from . import _spm
+        tok, add_bos = _spm.tokenizer(md)
+        return _save(md, tok, out_dir, add_bos)
     if model != "gpt2" or (pre not in _GPT2 and pre not in _DIGITS_THEN_GPT2):
         raise NotImplementedError(f"[convert] tokenizer '{model}' / pre-tokenizer '{pre}' is not converted "
-                                  "(byte-level BPE with the gpt2 or smollm split only)")
+                                  "(byte-level BPE with the gpt2 or smollm split, SentencePiece BPE ('llama'))")
     from tokenizers import AddedToken, Tokenizer, decoders, models, pre_tokenizers
-    from transformers import PreTrainedTokenizerFast
 
     tokens = md["tokenizer.ggml.tokens"]
     types = np.asarray(md.get("tokenizer.ggml.token_type", np.ones(len(tokens), np.int32)))
@@ -120,6 +124,14 @@ def save_tokenizer(md, out_dir):
     # Control tokens (GGUF type 3) and user-defined ones (4) are matched whole, as llama.cpp does.
     tok.add_special_tokens([AddedToken(t, special=True, normalized=False)
                             for t, ty in zip(tokens, types) if int(ty) in (3, 4)])
+    _save(md, tok, out_dir, None)
+
+
+def _save(md, tok, out_dir, add_bos):
+    """Writes ``tok`` with the GGUF's special tokens and chat template as a transformers tokenizer."""
+    from transformers import PreTrainedTokenizerFast
+
+    tokens = md["tokenizer.ggml.tokens"]
 
     def token(key):
         return tokens[_int(md, key)] if key in md else None
@@ -128,6 +140,9 @@ def save_tokenizer(md, out_dir):
                                    eos_token=token("tokenizer.ggml.eos_token_id"),
                                    unk_token=token("tokenizer.ggml.unknown_token_id"),
                                    pad_token=token("tokenizer.ggml.padding_token_id"))
+    if add_bos is not None:
+        # tokenizer.json's post-processor adds BOS; transformers' config says so as well.
+        fast.init_kwargs["add_bos_token"] = add_bos
     if "tokenizer.chat_template" in md:
         fast.chat_template = md["tokenizer.chat_template"]
     fast.save_pretrained(out_dir)

@@ -217,4 +217,11 @@ def install(module):
     if all(exported(c) for c in _NEEDS["key"] + _NEEDS["split"]):
         _RandomState.__module__ = "mlx.core.random"
         module._RandomState = _RandomState
-        module.state = state
+        # Served by the module's __getattr__ as in MLX (whose submodule resolves it lazily), so
+        # ``dir(mx.random)`` lists the same names as MLX's: no ``state``.
+        fallback = module.__getattr__
+
+        def __getattr__(attr):
+            return state if attr == "state" else fallback(attr)
+
+        module.__getattr__ = __getattr__

@@ -1,4 +1,4 @@
-"""``nn.value_and_grad``, ``checkpoint`` and ``average_gradients``."""
+"""``nn.value_and_grad``, ``checkpoint``, ``average_gradients`` and ``clip_grad_norm_sharded``."""
 from functools import wraps
 from typing import Any, Callable, Optional
 
@@ -70,3 +70,15 @@ def average_gradients(
     if group is None or group.size() == 1:
         return gradients
     raise NotImplementedError("mx.distributed is not provided by mlx-arm yet")
+
+
+def clip_grad_norm_sharded(gradients: Any, max_norm: float, group: Optional["mx.distributed.Group"] = None):
+    """``optim.clip_grad_norm`` for gradients sharded across ``group`` (e.g. a
+    ``FullyShardedModule``'s): the squared norms of the local shards are summed over the group,
+    so every rank scales by the same global norm. Returns ``(clipped, global_norm)``."""
+    from mlx.utils import tree_map, tree_reduce
+
+    local = tree_reduce(lambda acc, g: acc + g.square().sum(), gradients, 0.0)
+    norm = mx.sqrt(mx.distributed.all_sum(local, group=group))
+    scale = mx.minimum(max_norm / (norm + 1e-6), 1.0)
+    return tree_map(lambda g: g * scale, gradients), norm

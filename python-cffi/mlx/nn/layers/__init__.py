@@ -24,3 +24,8 @@ from mlx.nn.layers.transformer import (
     TransformerEncoder, TransformerEncoderLayer,
 )
 from mlx.nn.layers.upsample import Upsample
+# Last: the distributed layers build on Linear / QuantizedLinear (MLX's nn.layers exports them too).
+from mlx.nn.layers.distributed import (
+    AllToShardedLinear, FullyShardedModule, QuantizedAllToShardedLinear, QuantizedShardedToAllLinear,
+    ShardedToAllLinear, fully_shard,
+)

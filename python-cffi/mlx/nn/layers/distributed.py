@@ -3,7 +3,8 @@
 Written for mlx-arm over ``mx.distributed``. mlx-arm runs one process (its ``mx.distributed``
 only makes the singleton group), so every layer here computes what the unsharded layer does;
 the code still splits and reduces by the group's rank and size, so it reads as the general
-case. ``fully_shard`` / ``FullyShardedModule`` are not provided.
+case. ``fully_shard`` returns the module unchanged on that group, as MLX's does on one process;
+``FullyShardedModule`` made directly gathers and reduce-scatters through the identity collectives.
 """
 import math
 from typing import Callable, Optional, Union
@@ -12,7 +13,7 @@ import mlx.core as mx
 from mlx.nn.layers.base import Module
 from mlx.nn.layers.linear import Linear
 from mlx.nn.layers.quantized import QuantizedLinear, _defaults_for_mode
-from mlx.utils import tree_map_with_path
+from mlx.utils import tree_flatten, tree_map_with_path, tree_unflatten
 
 
 def sum_gradients(group):
@@ -251,3 +252,100 @@ class QuantizedShardedToAllLinear(_QuantizedSharded):
     def __call__(self, x: mx.array) -> mx.array:
         y = mx.distributed.all_sum(self._qmm(x), group=self.group)
         return y + self["bias"] if "bias" in self else y
+
+
+# ----- fully sharded data parallelism (MLX 0.32's fully_shard / FullyShardedModule) ---------------
+
+def _gather_with_sharded_grads(group, full_shapes, shard_sizes, compute_dtype):
+    """A custom function: the list of this rank's row-shards → the list of full parameters
+    (optionally cast to ``compute_dtype``); backward, each full gradient is summed across the
+    group, divided by its size, and this rank's rows are returned in the shard's dtype."""
+    n = group.size()
+    cuts, at = [], 0
+    for s in shard_sizes[:-1]:
+        at += s
+        cuts.append(at)
+    shard_shapes = [(shape[0] // n,) + tuple(shape[1:]) for shape in full_shapes]
+
+    def cast(x, dtype):
+        return x if dtype is None or x.dtype == dtype else x.astype(dtype)
+
+    @mx.custom_function
+    def gather(shards):
+        # One collective for all parameters: rank r's flattened shards are row r of `full`.
+        row = mx.concatenate([cast(s.reshape(1, -1), compute_dtype) for s in shards], axis=1)
+        full = mx.distributed.all_gather(row, group=group)
+        return [p.reshape(shape) for p, shape in zip(mx.split(full, cuts, axis=1), full_shapes)]
+
+    @gather.vjp
+    def gather_vjp(shards, cotangents, outputs):
+        rows = mx.concatenate([c.reshape(n, -1) for c in cotangents], axis=1)
+        mine = mx.distributed.sum_scatter(rows, group=group) / n
+        return [cast(p.reshape(shape), s.dtype)
+                for p, shape, s in zip(mx.split(mine, cuts, axis=1), shard_shapes, shards)]
+
+    return gather
+
+
+def _shardable(module, key, value):
+    # A wrapped sub-module shards its own parameters.
+    return not isinstance(value, FullyShardedModule) and Module.valid_parameter_filter(module, key, value)
+
+
+class FullyShardedModule(Module):
+    """``module`` with every parameter split along axis 0 across ``group``: each rank keeps
+    only its rows; a call gathers the full parameters (cast to ``compute_dtype`` when given),
+    runs ``module`` and puts the shards back, and the gradients flowing to the shards are the
+    group's mean, reduce-scattered. Make one with :func:`fully_shard`. Over mlx-arm's
+    one-process group each shard is the whole parameter and the collectives are the identity."""
+
+    def __init__(self, module: Module, group: Optional["mx.distributed.Group"] = None,
+                 compute_dtype: Optional["mx.Dtype"] = None):
+        super().__init__()
+        group = group or mx.distributed.init()
+        n = group.size()
+        params = module.filter_and_map(_shardable)
+        flat = tree_flatten(params)
+        for path, a in flat:
+            if a.ndim == 0:
+                raise ValueError(f"Cannot shard parameter '{path}' because it is a scalar.")
+            if a.shape[0] % n != 0:
+                raise ValueError(f"Cannot shard parameter '{path}' with shape {a.shape} "
+                                 f"across {n} devices: axis 0 must be divisible by {n}.")
+        # Plain attributes (not parameters): kept out of the module's dict.
+        object.__setattr__(self, "_paths", [p for p, _ in flat])
+        full_shapes = [a.shape for _, a in flat]
+        module.update(_sharded_parameters(params, lambda path, w: 0, group))
+        self.module = module
+        self._gather_fn = _gather_with_sharded_grads(group, full_shapes, [a.size // n for _, a in flat],
+                                                     compute_dtype)
+
+    def _extra_repr(self) -> str:
+        return f"num_sharded_params={len(self._paths)}"
+
+    def _gathered_call(self, fn, *args, **kwargs):
+        shards = self.module.filter_and_map(_shardable)
+        fulls = self._gather_fn([a for _, a in tree_flatten(shards)])
+        self.module.update(tree_unflatten(list(zip(self._paths, fulls))))
+        try:
+            return fn(*args, **kwargs)
+        finally:
+            self.module.update(shards)
+
+    def __call__(self, *args, **kwargs):
+        return self._gathered_call(self.module, *args, **kwargs)
+
+    def as_linear(self, *args, **kwargs):
+        return self._gathered_call(self.module.as_linear, *args, **kwargs)
+
+
+def fully_shard(module: Module, *, group: Optional["mx.distributed.Group"] = None,
+                compute_dtype: Optional["mx.Dtype"] = None) -> Module:
+    """``module`` wrapped in a :class:`FullyShardedModule` over ``group`` (the global group by
+    default). As in MLX, the module comes back unchanged when the group has one process (always
+    the case in mlx-arm), when it is already wrapped, or when it has no parameter to shard."""
+    group = group or mx.distributed.init()
+    if group.size() == 1 or isinstance(module, FullyShardedModule):
+        return module
+    wrapped = FullyShardedModule(module, group=group, compute_dtype=compute_dtype)
+    return wrapped if wrapped._paths else module

@@ -297,6 +297,30 @@ case("module", "load_weights_nonstrict", MODEL + "model.load_weights([('layers.2
 case("module", "save_bad_ext", MODEL + "out = model.save_weights('weights.bin')")
 case("module", "value_and_grad_exists", "out = callable(nn.value_and_grad(nn.Linear(2, 2), lambda x: x))")
 
+# ----------------------------------------------------------------------------- fully sharded (one process)
+# On one process MLX's fully_shard returns the module itself; FullyShardedModule made directly
+# still gathers (cast to compute_dtype) and returns the mean gradients to the shards.
+MLP = "mlp = nn.Sequential(nn.Linear(4, 6), nn.ReLU(), nn.Linear(6, 2))\n"
+LOSS = "def loss(m, x):\n    return m(x).astype(mx.float32).square().sum()\n"
+case("shard", "fully_shard_one_process", MLP + "out = [nn.fully_shard(mlp) is mlp, nn.fully_shard(mlp, compute_dtype=mx.float16) is mlp, nn.fully_shard(mlp, group=mx.distributed.init()) is mlp]")
+for dt in ("None", "mx.float16", "mx.bfloat16"):
+    case("shard", f"module_{dt}", MLP + LOSS + f"w = nn.FullyShardedModule(mlp, compute_dtype={dt})\nx = {_x((3, 4))}\n"
+         f"l, g = nn.value_and_grad(w, loss)(w, x)\n"
+         f"out = {{'repr': repr(w), 'paths': w._paths, 'keys': {keys('w.parameters()')}, 'trainable': {keys('w.trainable_parameters()')}, "
+         f"'y': w(x), 'loss': l, 'grads': g, 'after': w.parameters()}}", rtol=1e-4)
+case("shard", "module_embedding_as_linear", "e = nn.FullyShardedModule(nn.Embedding(5, 3), compute_dtype=mx.float16)\n"
+     f"out = [e(mx.array([[0, 4, 2]])), e.as_linear({_x((2, 3))})]", rtol=1e-3)
+case("shard", "module_nested", MLP + "mlp.layers[2] = nn.FullyShardedModule(mlp.layers[2])\nw = nn.FullyShardedModule(mlp)\n"
+     f"out = [repr(w), w._paths, {keys('w.parameters()')}, w({_x((2, 4))})]")
+case("shard", "module_frozen", MLP + LOSS + "mlp.layers[0].freeze()\nw = nn.FullyShardedModule(mlp)\n"
+     f"l, g = nn.value_and_grad(w, loss)(w, {_x((2, 4))})\nout = [w._paths, g]")
+case("shard", "module_scalar", "class S(nn.Module):\n    def __init__(self):\n        super().__init__()\n        self.s = mx.array(2.0)\n"
+     "out = nn.FullyShardedModule(S())")
+case("shard", "module_no_params", "w = nn.FullyShardedModule(nn.ReLU())\nout = [repr(w), w._paths, nn.fully_shard(nn.ReLU()).__class__.__name__, w(mx.array([-1.0, 2.0]))]")
+case("shard", "module_train_step", MLP + LOSS + "w = nn.FullyShardedModule(mlp)\nopt = optim.SGD(0.1)\nx = " + _x((3, 4)) + "\n"
+     "for _ in range(3):\n    l, g = nn.value_and_grad(w, loss)(w, x)\n    opt.update(w, g)\n"
+     "out = [l, w.parameters(), nn.utils.clip_grad_norm_sharded(g, 0.5), nn.utils.clip_grad_norm_sharded(g, 1e3)]", rtol=1e-4)
+
 # ----------------------------------------------------------------------------- optimizers
 PARAMS = ("params = {'w': mx.random.normal((3, 4), key=mx.random.key(10)), 'b': mx.random.normal((4,), key=mx.random.key(11)), "
           "'layers': [{'k': mx.random.normal((2, 3, 2), key=mx.random.key(12))}]}\n"
