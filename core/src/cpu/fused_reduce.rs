@@ -207,11 +207,14 @@ impl<T: Real> Fold<T> {
         // Whole chunks of L before the tail (the loop `lanes_sum_map` runs: it vectorizes).
         let whole = ((self.tail - self.pos.min(self.tail)) / L).min(xs.len() / L);
         let (body, rest) = xs.split_at(whole * L);
+        // The lanes in a local, so they stay in registers through the loop.
+        let mut lanes = self.lanes;
         for c in body.chunks_exact(L) {
-            for (l, &x) in self.lanes.iter_mut().zip(c) {
+            for (l, &x) in lanes.iter_mut().zip(c) {
                 *l = lane(*l, x.acc());
             }
         }
+        self.lanes = lanes;
         self.pos += body.len();
         for &x in rest {
             if self.pos < self.tail {
