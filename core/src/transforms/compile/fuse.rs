@@ -11,6 +11,11 @@
 //! over leading axes: [`cheap_broadcast`]), as MLX compiles `x * s` into one
 //! `CompiledBroadcastMultiply` kernel (`core/examples/bench_compile.rs`; figures in
 //! docs/COMPILE.md: a column operand is slower fused, so it stays an ordinary node).
+//!
+//! A float sum / prod / max / min over trailing axes is a group root too: the elementwise
+//! node it reads (and that node's group) joins it, and the group becomes one
+//! [`FusedReduceOp`] node whose kernel folds each block of the chain as it is made
+//! ([`reduces_a_chain`] says which reductions; docs/COMPILE.md "Reductions fused …").
 
 use super::tape::{Ref, TNode, Tape};
 use crate::ops::fused::{is_elementwise, FusedOp, FusedReduceOp, Step};
