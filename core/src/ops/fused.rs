@@ -139,6 +139,10 @@ impl FusedReduceOp {
         }
         let mut shape = broadcast_all(inputs.iter().map(|a| a.shape()), NAME)?;
         for i in op.reduced_axes(shape.len())? {
+            // As `ops::reduce` (a shapeless replay may meet an empty axis the trace had not).
+            if shape[i] == 0 && matches!(op.kind, crate::ops::reduce::ReduceKind::Max | crate::ops::reduce::ReduceKind::Min) {
+                return Err(Error::invalid(NAME, alloc::format!("Cannot reduce over axis {i} with size 0.")));
+            }
             shape[i] = 1;
         }
         Ok(Array::from_op(Primitive::FusedReduce(op.clone()), inputs, shape, dt))
