@@ -59,6 +59,8 @@ pub enum Primitive {
     Custom(crate::transforms::custom::CustomOp),
     /// A chain of elementwise ops fused by `compile` (one pass over memory).
     Fused(alloc::sync::Arc<crate::ops::fused::FusedOp>),
+    /// A fused elementwise chain reduced over its trailing axes in the same pass (`compile`).
+    FusedReduce(alloc::sync::Arc<crate::ops::fused::FusedReduceOp>),
 }
 
 impl Primitive {
@@ -80,7 +82,7 @@ impl Primitive {
             Primitive::Quantized(op) => op.name(),
             Primitive::Fft(op) => op.name(),
             Primitive::Custom(op) => op.name(),
-            Primitive::Fused(_) => crate::ops::fused::NAME,
+            Primitive::Fused(_) | Primitive::FusedReduce(_) => crate::ops::fused::NAME,
         }
     }
 }

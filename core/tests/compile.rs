@@ -577,3 +577,145 @@ fn one_compiled_function_serves_several_threads() {
     }
     assert!((5..=8).contains(&c.traces()), "one trace per signature (two threads may race to one): {}", c.traces());
 }
+
+// ---- reductions fused with their elementwise prologue (helper fu29) ----------------------
+
+use mlx_arm_core::transforms::compile::kernels;
+
+/// Runs `f` plain and compiled; asserts the same shapes, dtypes and bits, and that the
+/// compiled graph is `want` (kernels in graph order, `kernels`).
+fn check_fused(name: &str, f: &CompileFn, inputs: &[Array], want: &[&str]) {
+    let plain = f(inputs).unwrap_or_else(|e| panic!("{name}: plain: {e}"));
+    let c = compile(f.clone(), false);
+    let got = c.call(inputs).unwrap_or_else(|e| panic!("{name}: compiled: {e}"));
+    assert_eq!(kernels(&got), want, "{name}: kernels");
+    for (g, w) in got.iter().zip(&plain) {
+        assert_eq!(g.shape(), w.shape(), "{name}: shape");
+        assert_eq!(g.dtype(), w.dtype(), "{name}: dtype");
+        assert_eq!(g.to_bytes().unwrap(), w.to_bytes().unwrap(), "{name}: values differ");
+    }
+}
+
+fn two() -> Array {
+    Array::scalar(2.0f32).unwrap()
+}
+
+/// `sum(x * y)`, `sqrt(sum(x ** 2, -1))`, `mean(square(a - b))`: the chain and the sum are
+/// one kernel, and the result has the unfused bits — over whole arrays (long runs folded in
+/// pieces), rows of every length around the 8 lanes, rows longer than a block, and runs
+/// longer than a piece.
+#[test]
+fn sums_of_chains_fuse_into_one_kernel_and_match() {
+    let dot = fun(|x| Ok(vec![ops::sum(&ops::multiply(&x[0], &x[1])?, None, false)?]));
+    let norm = fun(|x| Ok(vec![ops::sqrt(&ops::sum(&ops::power(&x[0], &two())?, Some(&[-1]), false)?)?]));
+    let mse = fun(|x| Ok(vec![ops::mean(&ops::square(&ops::subtract(&x[0], &x[1])?)?, None, false)?]));
+    for shape in [vec![1usize, 3], vec![3, 5], vec![7, 8], vec![5, 9], vec![4, 17], vec![333, 301], vec![2, 9000], vec![3, 70_001], vec![1, 300_007]] {
+        let (a, b) = (arr(&shape, 40), arr(&shape, 41));
+        let s = format!("{shape:?}");
+        check_fused(&format!("dot {s}"), &dot, &[a.clone(), b.clone()], &["fused_sum(1)", "reshape"]);
+        check_fused(&format!("norm {s}"), &norm, &[a.clone()], &["fused_sum(1)", "reshape", "sqrt"]);
+        check_fused(&format!("mse {s}"), &mse, &[a, b], &["fused_sum(2)", "reshape", "multiply"]);
+    }
+    // Two trailing axes of three, and a row operand broadcast in the chain.
+    let f = fun(|x| Ok(vec![ops::sum(&ops::exp(&ops::multiply(&x[0], &x[1])?)?, Some(&[1, 2]), true)?]));
+    check_fused("trailing two", &f, &[arr(&[6, 50, 31], 42), arr(&[31], 43)], &["fused_sum(2)"]);
+}
+
+/// max, min and prod of chains, with NaNs (the first NaN of a run is the result, as unfused),
+/// -0.0 against 0.0, and float16 / bfloat16 / float64 chains (accumulated as unfused).
+#[test]
+fn max_min_prod_of_chains_match_with_nans_and_every_float() {
+    let mx = fun(|x| Ok(vec![ops::max(&ops::multiply(&x[0], &x[1])?, Some(&[-1]), false)?]));
+    let mn = fun(|x| Ok(vec![ops::min(&ops::subtract(&x[0], &x[1])?, Some(&[-1]), true)?]));
+    let pr = fun(|x| {
+        // Factors near 1, so products of long rows stay finite.
+        let t = ops::add(&ops::multiply(&ops::multiply(&x[0], &x[1])?, &Array::scalar(0.01f32)?)?, &Array::scalar(1.0f32)?)?;
+        Ok(vec![ops::prod(&t, Some(&[-1]), false)?])
+    });
+    for shape in [[5usize, 13], [64, 1000], [2, 70_001]] {
+        let n: usize = shape.iter().product();
+        let mut v: Vec<f32> = (0..n).map(|i| ((i * 7919) % 1013) as f32 / 100.0 - 5.0).collect();
+        // NaNs of two payloads in some rows (the first one met wins), zeros of both signs.
+        v[3] = f32::NAN;
+        v[n / 2 + 1] = f32::from_bits(0x7fc0_0123);
+        v[n / 2 + 9] = f32::NAN;
+        v[1] = -0.0;
+        v[2] = 0.0;
+        let a = Array::from_slice(&v, &shape).unwrap();
+        let b = arr(&shape, 44);
+        for (name, f, k) in [("max", &mx, "fused_max(1)"), ("min", &mn, "fused_min(1)"), ("prod", &pr, "fused_prod(3)")] {
+            let want: &[&str] = if name == "min" { &[k] } else { &[k, "reshape"] };
+            check_fused(&format!("{name} {shape:?}"), f, &[a.clone(), b.clone()], want);
+        }
+    }
+    for d in [DType::Float16, DType::Bfloat16, DType::Float64] {
+        let f = fun(move |x| Ok(vec![ops::sum(&ops::multiply(&ops::astype(&x[0], d)?, &ops::astype(&x[1], d)?)?, Some(&[-1]), false)?]));
+        check_fused(&format!("{d}"), &f, &[arr(&[37, 1001], 45), arr(&[37, 1001], 46)], &["fused_sum(3)", "reshape"]);
+    }
+}
+
+/// Reductions that stay as they were: over leading axes (folded column-wise by the reduce
+/// kernel, another order), of integers, of a value something else reads too, and all/any.
+#[test]
+fn reductions_the_fused_kernel_does_not_take_stay_unfused() {
+    let lead = fun(|x| Ok(vec![ops::sum(&ops::multiply(&x[0], &x[1])?, Some(&[0]), false)?]));
+    check_fused("leading", &lead, &[arr(&[40, 30], 47), arr(&[40, 30], 48)], &["multiply", "sum", "reshape"]);
+    let ints = fun(|x| Ok(vec![ops::sum(&ops::multiply(&x[0], &x[0])?, None, false)?]));
+    let i: Vec<i32> = (0..600).map(|k| k % 17 - 8).collect();
+    check_fused("int32", &ints, &[Array::from_slice(&i, &[20, 30]).unwrap()], &["multiply", "sum", "reshape"]);
+    // exp(x - m) is read by the sum and by the division (hand-written softmax): the sum
+    // cannot take it; the division's chain fuses on its own.
+    let softmax = fun(|x| {
+        let m = ops::max(&x[0], Some(&[-1]), true)?;
+        let e = ops::exp(&ops::subtract(&x[0], &m)?)?;
+        Ok(vec![ops::divide(&e, &ops::sum(&e, Some(&[-1]), true)?)?])
+    });
+    check_fused("softmax", &softmax, &[arr(&[30, 100], 49)], &["max", "fused(2)", "sum", "broadcast_to", "divide"]);
+    // logsumexp by hand: exp(x - m) is read by the sum alone, so it fuses into it.
+    let lse = fun(|x| {
+        let m = ops::max(&x[0], Some(&[-1]), true)?;
+        let s = ops::sum(&ops::exp(&ops::subtract(&x[0], &m)?)?, Some(&[-1]), true)?;
+        Ok(vec![ops::add(&ops::log(&s)?, &m)?])
+    });
+    check_fused("logsumexp", &lse, &[arr(&[30, 100], 50)], &["max", "fused_sum(2)", "fused(2)"]);
+    let anyf = fun(|x| Ok(vec![ops::any(&ops::greater(&x[0], &x[1])?, None, false)?]));
+    check_fused("any", &anyf, &[arr(&[30, 100], 51), arr(&[30, 100], 52)], &["greater", "any", "reshape"]);
+}
+
+/// A fused reduction replays on other shapes from one shapeless trace; a vjp through one
+/// (a compiled output differentiated later) is the vjp of its ops; a malformed one errors.
+#[test]
+fn fused_reductions_replay_shapeless_and_differentiate() {
+    let f = fun(|x| Ok(vec![ops::sum(&ops::multiply(&x[0], &x[1])?, Some(&[-1]), false)?]));
+    let c = compile(f.clone(), true);
+    for (k, shape) in [[3usize, 40], [9, 1000], [1, 7]].iter().enumerate() {
+        let inputs = [arr(shape, 53 + k as u64), arr(shape, 60 + k as u64)];
+        let got = c.call(&inputs).unwrap();
+        assert_eq!(kernels(&got), ["fused_sum(1)", "reshape"]);
+        assert_eq!(got[0].to_bytes().unwrap(), f(&inputs).unwrap()[0].to_bytes().unwrap(), "{shape:?}");
+    }
+    assert_eq!(c.traces(), 1);
+
+    use mlx_arm_core::ops::binary::BinaryOp;
+    use mlx_arm_core::ops::fused::{FusedOp, FusedReduceOp, Step};
+    use mlx_arm_core::ops::reduce::ReduceKind;
+    use mlx_arm_core::primitive::Primitive;
+    let program = FusedOp { n_inputs: 2, steps: vec![Step { prim: Primitive::Binary(BinaryOp::Multiply), args: vec![0, 1], dtype: DType::Float32 }] };
+    let op = Arc::new(FusedReduceOp { program: program.clone(), kind: ReduceKind::Sum, axes: 1 });
+    let fused = |x: &[Array]| -> Result<Vec<Array>> { Ok(vec![ops::sum(&FusedReduceOp::record(&op, x.to_vec())?, None, false)?]) };
+    let plain = |x: &[Array]| -> Result<Vec<Array>> { Ok(vec![ops::sum(&ops::multiply(&x[0], &x[1])?, None, false)?]) };
+    let inputs = [arr(&[4, 5], 70), arr(&[5], 71)];
+    let (want, got) = (grad(&plain, &inputs, &[0, 1]).unwrap(), grad(&fused, &inputs, &[0, 1]).unwrap());
+    for (g, w) in got.iter().zip(&want) {
+        assert_eq!(g.shape(), w.shape());
+        assert_eq!(g.to_bytes().unwrap(), w.to_bytes().unwrap());
+    }
+    // Errors, not panics: more axes than the input has, an integer chain, all/any.
+    let bad = Arc::new(FusedReduceOp { program: program.clone(), kind: ReduceKind::Sum, axes: 3 });
+    assert!(FusedReduceOp::record(&bad, inputs.to_vec()).is_err());
+    let any = Arc::new(FusedReduceOp { program, kind: ReduceKind::Any, axes: 1 });
+    assert!(FusedReduceOp::record(&any, inputs.to_vec()).is_err());
+    let ip = FusedOp { n_inputs: 1, steps: vec![Step { prim: Primitive::Binary(BinaryOp::Multiply), args: vec![0, 0], dtype: DType::Int32 }] };
+    let int = Arc::new(FusedReduceOp { program: ip, kind: ReduceKind::Sum, axes: 1 });
+    assert!(FusedReduceOp::record(&int, vec![Array::from_slice(&[1i32, 2], &[2]).unwrap()]).is_err());
+}

@@ -72,51 +72,95 @@ pub fn eval(op: &FusedOp, inputs: Vec<Array>, outputs: &[OutMeta]) -> Result<Dat
     if n == 0 {
         return Ok(out);
     }
-    let widest = plan.sizes.iter().copied().max().unwrap_or(1);
-    // No longer than the output (rounded to 64): a small output (a decode step's vectors)
-    // must not allocate and clear block buffers sized for a large one.
-    let block = ((BLOCK_BYTES / widest.max(1)) / 64 * 64).clamp(64, GRAIN).min(n.div_ceil(64) * 64);
-    let blocks = n.div_ceil(block);
+    let prep = Prepared::new(loads, plan, n);
+    let blocks = n.div_ceil(prep.block);
     let dst = OutPtr(out.buf.as_mut_ptr());
     let failure: spin::Mutex<Option<Error>> = spin::Mutex::new(None);
     crate::parallel::parallel_for(blocks, 1, &|r| {
-        // Block buffers for this range of blocks, 8 bytes per element (the widest dtype), as
-        // u64 so every dtype's elements are aligned in them: one block of the buffer cache
-        // (a malloc per slot per call cost more than a decode step's small program itself).
-        let scratch = match Buffer::new_for_overwrite(plan.n_slots.max(1) * block * 8, NAME) {
-            Ok(b) => b,
-            Err(e) => {
-                failure.lock().get_or_insert(e);
-                return;
+        let run = prep.with_runner(|runner| {
+            for b in r {
+                let start = b * prep.block;
+                let len = prep.block.min(n - start);
+                let sz = dtype.size();
+                let range = start * sz..(start + len) * sz;
+                // SAFETY: blocks write disjoint byte ranges of the output buffer (fresh, or a
+                // donated input that only `gather` reads, through raw pointers, before the write).
+                let out = unsafe { dst.chunk(&range) };
+                runner.run(start, len, out)?;
             }
-        };
-        // SAFETY: the buffer is ours alone, 64-byte aligned and initialized (fresh blocks are
-        // zeroed, reused ones hold old values), at least `n_slots · block` u64 long.
-        let all = unsafe { core::slice::from_raw_parts_mut(scratch.as_mut_ptr() as *mut u64, plan.n_slots * block) };
-        let mut slots: Vec<&mut [u64]> = all.chunks_mut(block).collect();
-        // Broadcast scalars fill their buffer once.
-        for (l, home) in loads.iter().zip(&plan.homes) {
-            if let (Home::Slot(j), true) = (home, l.constant) {
-                l.gather(0, &mut bytes_mut(&mut slots[*j])[..block * l.size]);
-            }
-        }
-        for b in r {
-            let start = b * block;
-            let len = block.min(n - start);
-            let sz = dtype.size();
-            let range = start * sz..(start + len) * sz;
-            // SAFETY: blocks write disjoint byte ranges of the output buffer (fresh, or a
-            // donated input that only `gather` reads, through raw pointers, before the write).
-            let out = unsafe { dst.chunk(&range) };
-            if let Err(e) = plan.run_block(&loads, &mut slots, start, len, out) {
-                failure.lock().get_or_insert(e);
-                return;
-            }
+            Ok(())
+        });
+        if let Err(e) = run {
+            failure.lock().get_or_insert(e);
         }
     });
     match failure.into_inner() {
         Some(e) => Err(e),
         None => Ok(out),
+    }
+}
+
+/// A program over its inputs, ready to run block by block (by the elementwise kernel above
+/// and by the fused reduction, `cpu/fused_reduce.rs`): the loads, the plan and the block size.
+pub(super) struct Prepared {
+    loads: Vec<Load>,
+    plan: Plan,
+    /// Elements per block: 16 KiB of the widest register, a multiple of 64.
+    pub(super) block: usize,
+}
+
+impl Prepared {
+    /// `op` over `inputs` broadcast to `shape` (never donated: for a result of another shape).
+    pub(super) fn new_for(op: &FusedOp, inputs: &[Array], shape: &[usize]) -> Result<Prepared> {
+        op.validate()?;
+        if inputs.len() != op.n_inputs {
+            return Err(Error::runtime(NAME, "Wrong number of inputs for a fused program."));
+        }
+        let loads = inputs.iter().map(|a| Load::new(a, shape)).collect::<Result<Vec<_>>>()?;
+        let plan = Plan::new(op, &loads)?;
+        Ok(Prepared::new(loads, plan, shape.iter().product()))
+    }
+
+    fn new(loads: Vec<Load>, plan: Plan, n: usize) -> Prepared {
+        let widest = plan.sizes.iter().copied().max().unwrap_or(1);
+        // No longer than the output (rounded to 64): a small output (a decode step's vectors)
+        // must not allocate and clear block buffers sized for a large one.
+        let block = ((BLOCK_BYTES / widest.max(1)) / 64 * 64).clamp(64, GRAIN).min(n.div_ceil(64).max(1) * 64);
+        Prepared { loads, plan, block }
+    }
+
+    /// Calls `f` with a runner owning block buffers (once per range of blocks a thread takes).
+    pub(super) fn with_runner<R>(&self, f: impl FnOnce(&mut Runner<'_>) -> Result<R>) -> Result<R> {
+        let (plan, block) = (&self.plan, self.block);
+        // Block buffers for this range of blocks, 8 bytes per element (the widest dtype), as
+        // u64 so every dtype's elements are aligned in them: one block of the buffer cache
+        // (a malloc per slot per call cost more than a decode step's small program itself).
+        let scratch = Buffer::new_for_overwrite(plan.n_slots.max(1) * block * 8, NAME)?;
+        // SAFETY: the buffer is ours alone, 64-byte aligned and initialized (fresh blocks are
+        // zeroed, reused ones hold old values), at least `n_slots · block` u64 long.
+        let all = unsafe { core::slice::from_raw_parts_mut(scratch.as_mut_ptr() as *mut u64, plan.n_slots * block) };
+        let mut slots: Vec<&mut [u64]> = all.chunks_mut(block).collect();
+        // Broadcast scalars fill their buffer once.
+        for (l, home) in self.loads.iter().zip(&plan.homes) {
+            if let (Home::Slot(j), true) = (home, l.constant) {
+                l.gather(0, &mut bytes_mut(&mut slots[*j])[..block * l.size]);
+            }
+        }
+        f(&mut Runner { prep: self, slots })
+    }
+}
+
+/// Runs blocks of a [`Prepared`] program with one thread's block buffers.
+pub(super) struct Runner<'a> {
+    prep: &'a Prepared,
+    slots: Vec<&'a mut [u64]>,
+}
+
+impl Runner<'_> {
+    /// Computes the program's elements `start..start + len` (`len` at most a block) into
+    /// `out` (`len` elements of the result dtype).
+    pub(super) fn run(&mut self, start: usize, len: usize, out: &mut [u8]) -> Result<()> {
+        self.prep.plan.run_block(&self.prep.loads, &mut self.slots, start, len, out)
     }
 }
 

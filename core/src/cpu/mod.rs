@@ -17,6 +17,7 @@ pub mod elementwise;
 pub mod fast;
 pub mod fft;
 pub mod fused;
+pub mod fused_reduce;
 pub mod gemm;
 pub mod gemm_provider;
 pub mod isa;
@@ -56,6 +57,7 @@ pub fn eval(prim: &Primitive, inputs: Vec<Array>, outputs: &[OutMeta]) -> Result
         Primitive::Fft(op) => fft::eval(op, inputs, outputs),
         Primitive::Custom(op) => op.passthrough(inputs.len()).map(|i| input(&inputs, i, op.name())?.data()).collect(),
         Primitive::Fused(op) => one(fused::eval(op, inputs, outputs)),
+        Primitive::FusedReduce(op) => one(fused_reduce::eval(op, inputs, outputs)),
     }
 }
 

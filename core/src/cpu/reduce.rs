@@ -187,7 +187,7 @@ fn cmul(a: Complex64, b: Complex64) -> Complex64 {
 
 /// One max/min step with NaN propagation (the first NaN met is kept).
 #[inline]
-fn extreme_step<F: Float>(is_max: bool, m: F, x: F) -> F {
+pub(super) fn extreme_step<F: Float>(is_max: bool, m: F, x: F) -> F {
     if m.is_nan() {
         m
     } else if x.is_nan() || (is_max && x > m) || (!is_max && x < m) {
@@ -255,7 +255,7 @@ fn float_fold<T: Real>(kind: ReduceKind, a: &Array, axes: &[usize], out: &Data, 
 /// folded in parallel and their results combined in order, so one long reduction (`mx.sum` of a
 /// whole array) uses every thread, and the result does not depend on how many there are. A
 /// sum over a run longer than this is the in-order sum of its pieces' 8-lane sums.
-const LONG_RUN_PIECE: usize = 1 << 16;
+pub(super) const LONG_RUN_PIECE: usize = 1 << 16;
 
 /// The accumulated fold of one run.
 fn fold_run<T: Real>(kind: ReduceKind, run: &[T]) -> T::Acc {

@@ -95,3 +95,69 @@ pub fn record_elementwise(prim: &Primitive, args: Vec<Array>, dtype: DType) -> R
     let args = args.iter().map(|a| crate::ops::broadcast_to(a, &shape)).collect::<Result<Vec<_>>>()?;
     Ok(Array::from_op(prim.clone(), args, shape, dtype))
 }
+
+/// A fused chain whose result is reduced over its trailing axes in the same pass (what
+/// `compile` makes of `sum(x * y, -1)`, `max(exp(x), …)`, `mean(square(a - b))`): the
+/// chain's values never exist as an array, each block of them is folded as it is made
+/// (`cpu/fused_reduce.rs`). The output keeps the reduced axes as size-1 axes, as the
+/// `Reduce` node it replaces does.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct FusedReduceOp {
+    /// The elementwise chain; its result is the reduction's input.
+    pub program: FusedOp,
+    /// The reduction: sum, prod, max or min (of a float chain).
+    pub kind: crate::ops::reduce::ReduceKind,
+    /// How many trailing axes of the chain's shape are reduced (at least one).
+    pub axes: usize,
+}
+
+impl FusedReduceOp {
+    /// Checks the op is one the fused kernel runs: a valid chain of a float dtype, a
+    /// sum/prod/max/min over at least one trailing axis.
+    pub fn validate(&self) -> Result<DType> {
+        use crate::ops::reduce::ReduceKind;
+        self.program.validate()?;
+        let dt = self.program.dtype()?;
+        if !dt.is_float() || self.axes == 0 || !matches!(self.kind, ReduceKind::Sum | ReduceKind::Prod | ReduceKind::Max | ReduceKind::Min) {
+            return Err(Error::runtime(NAME, "Malformed fused reduction."));
+        }
+        Ok(dt)
+    }
+
+    /// The reduced axes of a chain of `ndim` axes.
+    pub fn reduced_axes(&self, ndim: usize) -> Result<Vec<usize>> {
+        let first = ndim.checked_sub(self.axes).ok_or_else(|| Error::runtime(NAME, "A fused reduction over more axes than its input has."))?;
+        Ok((first..ndim).collect())
+    }
+
+    /// Records the fused node over `inputs` (shapes broadcast together; the trailing
+    /// [`FusedReduceOp::axes`] of that shape become size 1).
+    pub fn record(op: &alloc::sync::Arc<FusedReduceOp>, inputs: Vec<Array>) -> Result<Array> {
+        let dt = op.validate()?;
+        if inputs.len() != op.program.n_inputs {
+            return Err(Error::runtime(NAME, "Wrong number of inputs for a fused program."));
+        }
+        let mut shape = broadcast_all(inputs.iter().map(|a| a.shape()), NAME)?;
+        for i in op.reduced_axes(shape.len())? {
+            // As `ops::reduce` (a shapeless replay may meet an empty axis the trace had not).
+            if shape[i] == 0 && matches!(op.kind, crate::ops::reduce::ReduceKind::Max | crate::ops::reduce::ReduceKind::Min) {
+                return Err(Error::invalid(NAME, alloc::format!("Cannot reduce over axis {i} with size 0.")));
+            }
+            shape[i] = 1;
+        }
+        Ok(Array::from_op(Primitive::FusedReduce(op.clone()), inputs, shape, dt))
+    }
+
+    /// The same computation as ordinary nodes (the chain, then the `Reduce` node).
+    pub fn expand(&self, inputs: &[Array]) -> Result<Array> {
+        use crate::ops::reduce::ReduceOp;
+        let dt = self.validate()?;
+        let x = self.program.expand(inputs)?;
+        let axes = self.reduced_axes(x.ndim())?;
+        let mut shape = x.shape().to_vec();
+        for &i in &axes {
+            shape[i] = 1;
+        }
+        Ok(Array::from_op(Primitive::Reduce(ReduceOp::Reduce { kind: self.kind, axes }), alloc::vec![x], shape, dt))
+    }
+}

@@ -121,6 +121,7 @@ pub(crate) fn vjp(
         Primitive::Custom(_) => Err(unsupported(prim.name())), // handled above (several outputs)
         // A fused chain differentiates as the ordinary ops it stands for.
         Primitive::Fused(op) => through(&|xs: &[Array]| Ok(alloc::vec![op.expand(xs)?]), inputs, needs, cot),
+        Primitive::FusedReduce(op) => through(&|xs: &[Array]| Ok(alloc::vec![op.expand(xs)?]), inputs, needs, cot),
     }
 }
 

@@ -11,9 +11,15 @@
 //! over leading axes: [`cheap_broadcast`]), as MLX compiles `x * s` into one
 //! `CompiledBroadcastMultiply` kernel (`core/examples/bench_compile.rs`; figures in
 //! docs/COMPILE.md: a column operand is slower fused, so it stays an ordinary node).
+//!
+//! A float sum / prod / max / min over trailing axes is a group root too: the elementwise
+//! node it reads (and that node's group) joins it, and the group becomes one
+//! [`FusedReduceOp`] node whose kernel folds each block of the chain as it is made
+//! ([`reduces_a_chain`] says which reductions; docs/COMPILE.md "Reductions fused …").
 
 use super::tape::{Ref, TNode, Tape};
-use crate::ops::fused::{is_elementwise, FusedOp, Step};
+use crate::ops::fused::{is_elementwise, FusedOp, FusedReduceOp, Step};
+use crate::ops::reduce::{ReduceKind, ReduceOp};
 use crate::primitive::Primitive;
 use alloc::collections::BTreeMap;
 use alloc::sync::Arc;
@@ -32,6 +38,12 @@ pub(crate) fn fuse(t: &Tape) -> Tape {
     }
     let is_output = |k: usize| t.outputs.iter().any(|r| matches!(r, Ref::Node(i, _) if *i == k));
     let fusible = |k: usize| is_elementwise(&t.nodes[k].prim) && t.nodes[k].metas.len() == 1;
+    let reduce_root = |k: usize| reduces_a_chain(t, k, &fusible).is_some();
+    // The shape a group's members have: its root's, or a reduction root's input's.
+    let group_shape = |g: usize| match (reduce_root(g), t.nodes[g].inputs.first()) {
+        (true, Some(&r)) => t.traced_shape(r),
+        _ => Some(&t.nodes[g].metas[0].0[..]),
+    };
     // group[k]: the root of k's group.
     let mut group: Vec<usize> = (0..n).collect();
     for k in (0..n).rev() {
@@ -39,9 +51,9 @@ pub(crate) fn fuse(t: &Tape) -> Tape {
             continue;
         }
         let g = group[readers[k][0]];
-        let joins = fusible(g)
+        let joins = (fusible(g) || reduce_root(g))
             && readers[k].iter().all(|&c| group[c] == g)
-            && t.nodes[k].metas[0].0 == t.nodes[g].metas[0].0;
+            && group_shape(g) == Some(&t.nodes[k].metas[0].0[..]);
         if joins {
             group[k] = g;
         }
@@ -61,7 +73,10 @@ pub(crate) fn fuse(t: &Tape) -> Tape {
             out.nodes.push(TNode { prim: node.prim.clone(), inputs, metas: node.metas.clone(), reshape_to: node.reshape_to.clone() });
             new_ref[k] = Some(out.nodes.len() - 1);
         } else if group[k] == k {
-            out.nodes.push(fused_node(t, m, &new_ref));
+            out.nodes.push(match reduces_a_chain(t, k, &fusible) {
+                Some((kind, axes)) => fused_reduce_node(t, m, kind, axes, &new_ref),
+                None => fused_node(t, m, &new_ref),
+            });
             new_ref[k] = Some(out.nodes.len() - 1);
         }
     }
@@ -93,8 +108,42 @@ fn cheap_broadcast(t: &Tape, k: usize) -> bool {
     any
 }
 
+/// `Some((kind, number of axes))` when node `k` is a reduction the fused kernel can run with
+/// its input's chain: a float sum / prod / max / min over trailing axes (the order
+/// `cpu/reduce.rs` folds them in, which `cpu/fused_reduce.rs` repeats, so the result is the
+/// same bits) of a fusible node.
+fn reduces_a_chain(t: &Tape, k: usize, fusible: &dyn Fn(usize) -> bool) -> Option<(ReduceKind, usize)> {
+    let node = &t.nodes[k];
+    let Primitive::Reduce(ReduceOp::Reduce { kind, axes }) = &node.prim else { return None };
+    let (Some(&Ref::Node(i, 0)), 1) = (node.inputs.first(), node.inputs.len()) else { return None };
+    let nd = t.traced_shape(Ref::Node(i, 0))?.len();
+    let trailing = !axes.is_empty() && axes.iter().enumerate().all(|(j, &a)| a + axes.len() == nd + j);
+    let ok = fusible(i)
+        && trailing
+        && t.nodes[i].metas[0].1.is_float()
+        && matches!(kind, ReduceKind::Sum | ReduceKind::Prod | ReduceKind::Max | ReduceKind::Min);
+    ok.then_some((*kind, axes.len()))
+}
+
+/// The fused reduction for the group `members` (in tape order, the reduction last; the one
+/// before it is the chain's result, which the reduction reads).
+fn fused_reduce_node(t: &Tape, members: &[usize], kind: ReduceKind, axes: usize, new_ref: &[Option<usize>]) -> TNode {
+    let root = &t.nodes[members[members.len() - 1]];
+    let (program, inputs) = chain_program(t, &members[..members.len() - 1], new_ref);
+    let op = FusedReduceOp { program, kind, axes };
+    TNode { prim: Primitive::FusedReduce(Arc::new(op)), inputs, metas: root.metas.clone(), reshape_to: None }
+}
+
 /// The fused node for the group `members` (in tape order, root last).
 fn fused_node(t: &Tape, members: &[usize], new_ref: &[Option<usize>]) -> TNode {
+    let (op, inputs) = chain_program(t, members, new_ref);
+    let root = &t.nodes[members[members.len() - 1]];
+    TNode { prim: Primitive::Fused(Arc::new(op)), inputs, metas: root.metas.clone(), reshape_to: None }
+}
+
+/// The program computing the group `members` (in tape order, its result last) and the
+/// inputs it reads, in the new tape.
+fn chain_program(t: &Tape, members: &[usize], new_ref: &[Option<usize>]) -> (FusedOp, Vec<Ref>) {
     let mut externals: Vec<Ref> = Vec::new();
     let mut reg_of: BTreeMap<Ref, usize> = BTreeMap::new();
     // First pass: the external inputs, in order of first use.
@@ -115,12 +164,8 @@ fn fused_node(t: &Tape, members: &[usize], new_ref: &[Option<usize>]) -> TNode {
         steps.push(Step { prim: node.prim.clone(), args, dtype: node.metas[0].1 });
         reg_of.insert(Ref::Node(k, 0), n_inputs + s);
     }
-    let inputs = externals
-        .into_iter()
-        .map(|r| renumber(r, new_ref))
-        .collect();
-    let root = &t.nodes[members[members.len() - 1]];
-    TNode { prim: Primitive::Fused(Arc::new(FusedOp { n_inputs, steps })), inputs, metas: root.metas.clone(), reshape_to: None }
+    let inputs = externals.into_iter().map(|r| renumber(r, new_ref)).collect();
+    (FusedOp { n_inputs, steps }, inputs)
 }
 
 /// `r` in the new tape. Every node read is emitted before its readers (an external input

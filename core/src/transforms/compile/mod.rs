@@ -346,3 +346,38 @@ pub fn fused_steps(a: &Array) -> Option<usize> {
         _ => None,
     }
 }
+
+/// The kernels behind `outputs` (their unevaluated graph, inputs before readers), for tests
+/// and benchmarks to see what fusion made: `fused(N)` for a fused chain of N steps,
+/// `fused_sum(N)` (`_prod`, `_max`, `_min`) for a chain of N steps reduced in the same pass,
+/// and the primitive's name for any other node.
+pub fn kernels(outputs: &[Array]) -> Vec<alloc::string::String> {
+    use crate::primitive::Primitive;
+    use alloc::string::ToString;
+    let mut seen = BTreeSet::new();
+    let mut out = Vec::new();
+    // Depth-first, a node listed once all its inputs are.
+    let mut stack: Vec<(Array, bool)> = outputs.iter().rev().map(|a| (a.clone(), false)).collect();
+    while let Some((a, expanded)) = stack.pop() {
+        let Some(op) = a.graph_op() else { continue };
+        let key = node_key(&a);
+        if expanded {
+            if seen.insert(key) {
+                out.push(match &op.prim {
+                    Primitive::Fused(f) => alloc::format!("fused({})", f.steps.len()),
+                    Primitive::FusedReduce(f) => alloc::format!("fused_{}({})", crate::ops::reduce::ReduceOp::Reduce { kind: f.kind, axes: Vec::new() }.name(), f.program.steps.len()),
+                    p => p.name().to_string(),
+                });
+            }
+            continue;
+        }
+        if seen.contains(&key) {
+            continue;
+        }
+        stack.push((a.clone(), true));
+        for i in op.inputs.lock().iter().rev() {
+            stack.push((i.clone(), false));
+        }
+    }
+    out
+}

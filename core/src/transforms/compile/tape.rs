@@ -6,7 +6,7 @@
 use crate::array::Array;
 use crate::backend::OutMeta;
 use crate::error::{Error, Result};
-use crate::ops::fused::{broadcast_all, is_elementwise, record_elementwise, FusedOp};
+use crate::ops::fused::{broadcast_all, is_elementwise, record_elementwise, FusedOp, FusedReduceOp};
 use crate::ops::shape::ShapeOp;
 use crate::primitive::Primitive;
 use crate::transforms::export::rebuild;
@@ -211,7 +211,7 @@ impl Tape {
     /// reductions, matmul, sorts … are rebuilt by their op builders), or an output that is a
     /// constant (such as `zeros_like(x)`, which does not read `x`).
     pub(crate) fn fixes_shapes(&self) -> bool {
-        self.nodes.iter().any(|n| !(is_elementwise(&n.prim) || matches!(n.prim, Primitive::Fused(_)) || rebuild::infers_shapes(&n.prim) || n.reshape_to.is_some()))
+        self.nodes.iter().any(|n| !(is_elementwise(&n.prim) || matches!(n.prim, Primitive::Fused(_) | Primitive::FusedReduce(_)) || rebuild::infers_shapes(&n.prim) || n.reshape_to.is_some()))
             || self.outputs.iter().any(|r| matches!(r, Ref::Const(_)))
             || self.shaped_consts
     }
@@ -252,6 +252,7 @@ impl Tape {
             let args = node.inputs.iter().map(|&r| get(&values, r)).collect::<Result<Vec<Array>>>()?;
             let outs = match &node.prim {
                 Primitive::Fused(op) => alloc::vec![FusedOp::record(op, args)?],
+                Primitive::FusedReduce(op) => alloc::vec![FusedReduceOp::record(op, args)?],
                 p if is_elementwise(p) && node.metas.len() == 1 => alloc::vec![record_elementwise(p, args, node.metas[0].1)?],
                 p => {
                     let changed = node.inputs.iter().zip(&args).any(|(&r, a)| self.traced_shape(r) != Some(a.shape()));

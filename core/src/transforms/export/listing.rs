@@ -169,8 +169,12 @@ use alloc::string::ToString;
 /// kernel broadcasts counted as a `Broadcast` where it is first read (MLX fuses the
 /// broadcast node there), so `x + broadcast_to(y, s) * z` is `CompiledBroadcastMultiplyAdd`.
 pub(crate) fn class_name(prim: &Primitive, in_shapes: &[&[usize]], out_shape: &[usize]) -> String {
-    let Primitive::Fused(op) = prim else {
-        return mlx_name(prim, out_shape, DType::Float32).0;
+    // A fused reduction: its chain's name (over the chain's broadcast shape), then MLX's
+    // class of the reduction it ends in (`CompiledMultiplyReduce`).
+    let (op, reduce, out_shape) = match prim {
+        Primitive::Fused(op) => (&**op, None, out_shape),
+        Primitive::FusedReduce(r) => (&r.program, Some(r.kind), &*chain_shape(in_shapes, out_shape)),
+        _ => return mlx_name(prim, out_shape, DType::Float32).0,
     };
     let mut name = String::from("Compiled");
     let mut seen = alloc::vec![false; op.n_inputs];
@@ -185,7 +189,16 @@ pub(crate) fn class_name(prim: &Primitive, in_shapes: &[&[usize]], out_shape: &[
         }
         name.push_str(&mlx_name(&step.prim, out_shape, step.dtype).0);
     }
+    if let Some(kind) = reduce {
+        let r = Primitive::Reduce(crate::ops::reduce::ReduceOp::Reduce { kind, axes: Vec::new() });
+        name.push_str(&mlx_name(&r, out_shape, DType::Float32).0);
+    }
     name
+}
+
+/// The broadcast shape of a fused reduction's inputs (its chain's shape), else `out`.
+fn chain_shape(in_shapes: &[&[usize]], out: &[usize]) -> Vec<usize> {
+    crate::ops::fused::broadcast_all(in_shapes.iter().copied(), "compiled").unwrap_or_else(|_| out.to_vec())
 }
 
 /// MLX's class name of `prim` and the arguments its `state()` gives, where we know them.

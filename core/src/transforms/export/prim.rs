@@ -165,7 +165,8 @@ pub(super) fn encode(w: &mut Writer, prim: &Primitive) -> Result<()> {
         | Primitive::Fast(_)
         | Primitive::Fft(_)
         | Primitive::Custom(_)
-        | Primitive::Fused(_) => return Err(not_exportable(prim)),
+        | Primitive::Fused(_)
+        | Primitive::FusedReduce(_) => return Err(not_exportable(prim)),
     }
     Ok(())
 }

@@ -196,7 +196,7 @@ pub(crate) fn build(prim: &Primitive, args: &[Array], metas: &[OutMeta]) -> Resu
         // export trace the node is recorded again, as a direct call is.)
         Primitive::Fast(ops::fast::FastOp::MetalKernel(k)) => ops::fast::custom_kernel::record((**k).clone(), args.to_vec(), metas.to_vec()),
         // No wire form (the encoder refuses them), so a decoded file cannot hold them.
-        Primitive::Linalg(_) | Primitive::Random(_) | Primitive::Fast(_) | Primitive::Fft(_) | Primitive::Custom(_) | Primitive::Fused(_) => {
+        Primitive::Linalg(_) | Primitive::Random(_) | Primitive::Fast(_) | Primitive::Fft(_) | Primitive::Custom(_) | Primitive::Fused(_) | Primitive::FusedReduce(_) => {
             Err(Error::unsupported(OP, format!("'{}' cannot be replayed from a file.", prim.name())))
         }
     }
