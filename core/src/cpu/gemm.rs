@@ -360,6 +360,19 @@ mod pairs;
 #[path = "arch/x86_64/gemm_bf16.rs"]
 mod x86_bf16;
 
+#[cfg(all(target_arch = "x86_64", feature = "std"))]
+#[path = "arch/x86_64/amx.rs"]
+mod x86_amx;
+
+/// How many bf16 × bf16 products ran on AMX tiles in this process (0 where there is no AMX):
+/// tests and benchmarks check which path `MLX_ARM_BF16_GEMM` and the CPU led to.
+pub fn amx_bf16_products() -> usize {
+    #[cfg(all(target_arch = "x86_64", feature = "std"))]
+    return x86_amx::products();
+    #[allow(unreachable_code)]
+    0
+}
+
 /// One ISA's f32 kernels (see `arch/<cpu>/gemm.rs`). Strides are in elements.
 pub(crate) struct F32Kernels {
     /// Rows of the register tile.
@@ -391,8 +404,8 @@ pub(crate) type PackT = unsafe fn(src: *const u8, ld: isize, rows: usize, w: usi
 /// `out[j] += Σ_p x[p]·w[j·ld + p]`, j < n, for W in a 16-bit float format (as bits).
 pub(crate) type HalfDots = unsafe fn(n: usize, k: usize, w: *const u16, ld: isize, x: *const f32, out: *mut f32);
 
-/// The largest register tile of any kernel set (for edge-tile scratch).
-const MAX_TILE: usize = 14 * 32;
+/// The largest register tile of any kernel set (for edge-tile scratch): AMX's 32×32.
+const MAX_TILE: usize = 32 * 32;
 
 /// The f32 kernel set `level` runs, if it has one.
 fn f32_kernels(level: Isa) -> Option<&'static F32Kernels> {
@@ -446,6 +459,11 @@ impl Widen for bf16 {
         kern.dots_bf16
     }
     unsafe fn pairs(level: Isa, m: usize, n: usize, k: usize, alpha: f32, a: MatRef<bf16>, b: MatRef<bf16>, beta: f32, c: MatMut<f32>, parallel: bool) -> bool {
+        // AMX tiles first (the default where present), then the opt-in pair kernels.
+        #[cfg(all(target_arch = "x86_64", feature = "std"))]
+        if x86_amx::run(level, m, n, k, alpha, a, b, beta, c, parallel) {
+            return true;
+        }
         pairs::run(level, m, n, k, alpha, a, b, beta, c, parallel)
     }
     unsafe fn widen(_: &F32Kernels, src: *const bf16, dst: *mut f32, n: usize) {
