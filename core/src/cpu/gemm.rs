@@ -586,6 +586,19 @@ pub(crate) trait Panels: Sync {
     /// The panels hold `depth·mr` / `depth·nr` words; C's `mr` rows hold `nr` writable floats.
     #[allow(clippy::too_many_arguments)]
     unsafe fn micro(&self, depth: usize, ap: *const f32, bp: *const f32, c: *mut f32, ldc: usize, alpha: f32, beta: f32);
+    /// Called by a worker before the register tiles of its share of a pass, and [`Panels::end`]
+    /// after them, on the same thread: kernels with per-thread state (AMX's tile
+    /// configuration) set it up once per share instead of once per tile.
+    ///
+    /// # Safety
+    /// Paired with `end` on the same thread, with only this object's packing and `micro` calls
+    /// between.
+    unsafe fn begin(&self) {}
+    /// See [`Panels::begin`].
+    ///
+    /// # Safety
+    /// After `begin` on the same thread.
+    unsafe fn end(&self) {}
 }
 
 /// The f32 kernels of a level, with f16/bf16 widened to f32 while packing.
@@ -705,6 +718,8 @@ unsafe fn blocked<P: Panels>(pk: &P, m: usize, n: usize, k: usize, alpha: f32, b
         parallel_for(items, if par { 1 } else { items }, &|r| {
             let (cur, cp) = (&cur, cp);
             let mut scratch = Vec::new();
+            // SAFETY: paired with `end` below on this thread; only tiles run between.
+            unsafe { pk.begin() };
             for t in r {
                 if t >= tasks {
                     if let Some(nx) = &next {
@@ -723,6 +738,7 @@ unsafe fn blocked<P: Panels>(pk: &P, m: usize, n: usize, k: usize, alpha: f32, b
                     unsafe { tile(pk, cur.depth, cur.ap.0.add(ip * mr * cur.depth), cur.bp.0.add(jp * nr * cur.depth), cp.0, c.ldc, i, j, mr.min(m - i), nr.min(cur.jc + cur.nc - j), alpha, beta_here) };
                 }
             }
+            unsafe { pk.end() };
         });
     }
 }
@@ -786,6 +802,8 @@ unsafe fn short_a_tiles<P: Panels>(pk: &P, mpanels: usize, npanels: usize, depth
         let (ap, cp) = (ap, cp);
         let (mut scratch, mut local) = (Vec::new(), Vec::new());
         let bl = aligned(&mut local, nr * depth);
+        // SAFETY: paired with `end` below on this thread; only packing and tiles run between.
+        unsafe { pk.begin() };
         for jp in r {
             let j = jc + jp * nr;
             let cols = nr.min(jc + nc - j);
@@ -799,6 +817,7 @@ unsafe fn short_a_tiles<P: Panels>(pk: &P, mpanels: usize, npanels: usize, depth
                 }
             }
         }
+        unsafe { pk.end() };
     });
 }
 

@@ -19,9 +19,11 @@
 //! nearest even in f32, so the f32 path's bound `(k+2)·2⁻²³·Σ|a·b|` holds; bf16 subnormal
 //! inputs are read as zero and subnormal results flushed. Zero padding adds nothing.
 //!
-//! Each micro-kernel call loads the tile configuration, runs its tiles and releases the tile
-//! state (`tilerelease`), so no tile state outlives a call on a worker thread (another AMX
-//! user on the same thread — e.g. a different library — cannot see ours or change ours).
+//! Each worker loads the tile configuration before its share of a pass's register tiles and
+//! releases the tile state (`tilerelease`) after it ([`Panels::begin`]/[`Panels::end`]), so no
+//! tile state outlives a pass on a worker thread (another AMX user on the same thread — e.g. a
+//! different library — cannot see ours or change ours between our calls). Loading it per
+//! micro-kernel call instead cost about half the speed on the device (docs/BENCHMARKS.md "amx29").
 
 use super::pairs::{self, Bf16Gemm, PairKernels};
 use super::{blocked, f32_kernels, Isa, MatMut, MatRef, PackT, Panels, KCF};
@@ -71,7 +73,7 @@ pub(super) unsafe fn run(level: Isa, m: usize, n: usize, k: usize, alpha: f32, a
     let Some(kern) = usable(level) else { return false };
     // The level's f32 transposer moves 32-bit words: it packs B = Wᵀ's pairs (see pairs).
     let transpose = f32_kernels(level).and_then(|f| f.pack_t).map(|p| p[0]);
-    run_with(micro_amx, kern, transpose, m, n, k, alpha, a, b, beta, c, parallel);
+    run_with(&AMX, kern, transpose, m, n, k, alpha, a, b, beta, c, parallel);
     PRODUCTS.fetch_add(1, Ordering::Relaxed);
     true
 }
@@ -80,19 +82,29 @@ pub(super) unsafe fn run(level: Isa, m: usize, n: usize, k: usize, alpha: f32, a
 /// over `depth` pair words (a multiple of [`TQ`]); C is not read when beta == 0.
 type Micro = unsafe fn(depth: usize, ap: *const u32, bp: *const u32, c: *mut f32, ldc: usize, alpha: f32, beta: f32);
 
+/// A micro-kernel and the per-thread set-up around a worker's share of its calls.
+struct Tiles {
+    micro: Micro,
+    begin: unsafe fn(),
+    end: unsafe fn(),
+}
+
+/// The AMX tiles.
+static AMX: Tiles = Tiles { micro: micro_amx, begin: configure, end: release };
+
 /// [`run`] on a given micro-kernel (tests pass an emulation of the tile instructions).
 ///
 /// # Safety
 /// As [`run`]; `micro` must run on this CPU.
 #[allow(clippy::too_many_arguments)]
-unsafe fn run_with(micro: Micro, kern: &PairKernels, transpose: Option<PackT>, m: usize, n: usize, k: usize, alpha: f32, a: MatRef<bf16>, b: MatRef<bf16>, beta: f32, c: MatMut<f32>, parallel: bool) {
+unsafe fn run_with(tiles: &Tiles, kern: &PairKernels, transpose: Option<PackT>, m: usize, n: usize, k: usize, alpha: f32, a: MatRef<bf16>, b: MatRef<bf16>, beta: f32, c: MatMut<f32>, parallel: bool) {
     let bits = |x: MatRef<bf16>| MatRef { ptr: x.ptr as *const u16, rs: x.rs, cs: x.cs };
-    blocked(&AmxPanels { micro, kern, transpose, a: bits(a), b: bits(b) }, m, n, k, alpha, beta, c, parallel);
+    blocked(&AmxPanels { tiles, kern, transpose, a: bits(a), b: bits(b) }, m, n, k, alpha, beta, c, parallel);
 }
 
 /// [`Panels`] for AMX: A as `[step][row][32 bf16]`, B as `[pair][column]` words.
 struct AmxPanels<'a> {
-    micro: Micro,
+    tiles: &'a Tiles,
     kern: &'a PairKernels,
     transpose: Option<PackT>,
     a: MatRef<u16>,
@@ -123,7 +135,13 @@ impl Panels for AmxPanels<'_> {
     }
     #[inline(always)]
     unsafe fn micro(&self, depth: usize, ap: *const f32, bp: *const f32, c: *mut f32, ldc: usize, alpha: f32, beta: f32) {
-        (self.micro)(depth, ap as *const u32, bp as *const u32, c, ldc, alpha, beta)
+        (self.tiles.micro)(depth, ap as *const u32, bp as *const u32, c, ldc, alpha, beta)
+    }
+    unsafe fn begin(&self) {
+        (self.tiles.begin)()
+    }
+    unsafe fn end(&self) {
+        (self.tiles.end)()
     }
 }
 
@@ -175,23 +193,38 @@ static CONFIG: TileConfig = {
     TileConfig(b)
 };
 
+/// Loads [`CONFIG`] into this thread's tile configuration.
+///
+/// # Safety
+/// AMX with the tile state granted ([`isa::has_amx_bf16`]).
+unsafe fn configure() {
+    // SAFETY: the configuration is 64 valid bytes (palette 1, every tile within its limits).
+    asm!("ldtilecfg [{cfg}]", cfg = in(reg) &CONFIG as *const TileConfig, options(nostack, readonly, preserves_flags));
+}
+
+/// Returns this thread's tiles to the init state (`tilerelease`).
+///
+/// # Safety
+/// As [`configure`].
+unsafe fn release() {
+    asm!("tilerelease", options(nostack, nomem, preserves_flags));
+}
+
 /// The AMX micro-kernel ([`Micro`]). With alpha == 1 and beta ∈ {0, 1} (every slice after the
 /// first, and plain matmul) the C tiles are zeroed or loaded from C and stored back in place;
 /// otherwise they go through a local tile and `alpha·t + beta·C`.
 ///
 /// # Safety
-/// AMX-BF16 with the tile state granted; `ap` holds `32·depth` and `bp` `32·depth` words in the
+/// [`configure`] ran on this thread (and no other tile configuration since); `ap` holds `32·depth` and `bp` `32·depth` words in the
 /// packed layouts; C's 32 rows (stride ldc) hold 32 writable floats.
 unsafe fn micro_amx(depth: usize, ap: *const u32, bp: *const u32, c: *mut f32, ldc: usize, alpha: f32, beta: f32) {
     let direct = alpha == 1.0 && (beta == 0.0 || beta == 1.0);
     let mut local = core::mem::MaybeUninit::<[f32; MR * NR]>::uninit();
     let (out, ld) = if direct { (c, ldc) } else { (local.as_mut_ptr() as *mut f32, NR) };
     let (stride, lower) = (ld * 4, out.add(16 * ld));
-    // SAFETY (all blocks): the configuration is 64 valid bytes; every tile load and store
-    // covers 16 rows of 64 bytes inside the panels or C as the contract states. Tile registers
-    // are not compiler-managed, so they carry values from one block to the next; no block is
-    // `pure`, so they stay in order.
-    asm!("ldtilecfg [{cfg}]", cfg = in(reg) &CONFIG as *const TileConfig, options(nostack, readonly, preserves_flags));
+    // SAFETY (all blocks): every tile load and store covers 16 rows of 64 bytes inside the
+    // panels or C as the contract states. Tile registers are not compiler-managed, so they carry
+    // values from one block to the next; no block is `pure`, so they stay in order.
     if direct && beta == 1.0 {
         asm!(
             "tileloadd tmm0, [{u} + {s}*1]",
@@ -226,7 +259,6 @@ unsafe fn micro_amx(depth: usize, ap: *const u32, bp: *const u32, c: *mut f32, l
         "tilestored [{u} + {s}*1 + 64], tmm1",
         "tilestored [{l} + {s}*1], tmm2",
         "tilestored [{l} + {s}*1 + 64], tmm3",
-        "tilerelease",
         u = in(reg) out, l = in(reg) lower, s = in(reg) stride,
         options(nostack, preserves_flags),
     );
@@ -294,6 +326,8 @@ mod tests {
             }
         }
     }
+    unsafe fn nothing() {}
+    static EMULATED: Tiles = Tiles { micro: micro_emulated, begin: nothing, end: nothing };
     unsafe fn no_micro(_: usize, _: *const u32, _: *const u32, _: *mut f32, _: usize, _: f32, _: f32) {}
     static PACKERS: PairKernels = PairKernels { mr: MR, nr: NR, micro: no_micro, interleave };
 
@@ -305,7 +339,7 @@ mod tests {
     /// column-major, padded strides), with and without the transposer, beta 0 (NaN output must
     /// not leak) and beta ≠ 0, alpha 1 and 1.5, against an f64 product of the same bf16 inputs.
     /// Bound: `(k+2)·2⁻²³·(|alpha|·Σ|a·b| + |beta·c|)` (f32 accumulation, one rounding per add).
-    fn check(micro: Micro, shapes: &[(usize, usize, usize)]) {
+    fn check(tiles: &Tiles, shapes: &[(usize, usize, usize)]) {
         for &(m, n, k) in shapes {
             let (av, bv) = (vals(m * k, 3 + m as u64), vals(k * n, 5 + n as u64 + k as u64));
             let c0: Vec<f32> = crate::cpu::gemm::tests::vals(m * n, 11);
@@ -330,7 +364,7 @@ mod tests {
                         let mut c: Vec<f32> = if beta == 0.0 { vec![f32::NAN; m * n] } else { c0.clone() };
                         unsafe {
                             let tr: Option<PackT> = if t { Some(transpose) } else { None };
-                            run_with(micro, &PACKERS, tr, m, n, k, alpha, MatRef::new(ab.as_ptr(), ars, acs), MatRef::new(bb.as_ptr(), brs, bcs), beta, MatMut::new(c.as_mut_ptr(), n), true);
+                            run_with(tiles, &PACKERS, tr, m, n, k, alpha, MatRef::new(ab.as_ptr(), ars, acs), MatRef::new(bb.as_ptr(), brs, bcs), beta, MatMut::new(c.as_mut_ptr(), n), true);
                         }
                         for i in 0..m {
                             for j in 0..n {
@@ -361,7 +395,7 @@ mod tests {
     /// every x86-64 CPU; the real instructions are checked by `core/tests/gemm_amx.rs`).
     #[test]
     fn amx_packing_on_emulated_tiles() {
-        check(micro_emulated, &SHAPES);
+        check(&EMULATED, &SHAPES);
     }
 
     /// The real AMX micro-kernel on the same shapes, where this CPU has AMX (skipped, with a
@@ -372,7 +406,7 @@ mod tests {
             std::eprintln!("amx_tiles_match_f64: no AMX-BF16 (or Linux refused the tile state) on this CPU, skipped");
             return;
         }
-        check(micro_amx, &SHAPES);
+        check(&AMX, &SHAPES);
     }
 
     #[test]
