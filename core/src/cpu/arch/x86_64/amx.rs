@@ -23,7 +23,7 @@
 //! releases the tile state (`tilerelease`) after it ([`Panels::begin`]/[`Panels::end`]), so no
 //! tile state outlives a pass on a worker thread (another AMX user on the same thread — e.g. a
 //! different library — cannot see ours or change ours between our calls). Loading it per
-//! micro-kernel call instead cost about half the speed on the device (docs/BENCHMARKS.md "amx29").
+//! micro-kernel call instead ran at 0.6–0.9× the speed on the device (docs/BENCHMARKS.md "amx29").
 
 use super::pairs::{self, Bf16Gemm, PairKernels};
 use super::{blocked, f32_kernels, Isa, MatMut, MatRef, PackT, Panels, KCF};
