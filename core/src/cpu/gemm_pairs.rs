@@ -58,6 +58,7 @@ pub(crate) fn kernels(level: Isa) -> Option<&'static PairKernels> {
 /// How bf16 × bf16 products are computed, as `MLX_ARM_BF16_GEMM` asks (read once, `std` only).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[repr(u8)]
+#[cfg_attr(not(feature = "std"), allow(dead_code))] // without `std` only `Auto` is ever chosen
 pub(crate) enum Bf16Gemm {
     /// Unset (or an unknown value): AMX where this CPU has it, else widen to f32.
     Auto = 1,
