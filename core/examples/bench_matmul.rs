@@ -5,7 +5,9 @@
 //! per case: name and GFLOP/s (median of the runs after one warm-up).
 //!
 //! `cargo build --release -p mlx-arm-core --example bench_matmul`, then
-//! `MLX_ARM_NUM_THREADS=T taskset -c 0-$((T-1)) ./bench_matmul`. The PyTorch anchor of the
+//! `MLX_ARM_NUM_THREADS=T taskset -c 0-$((T-1)) ./bench_matmul [FILTER]` (FILTER: run only the
+//! cases whose name contains it, e.g. `bfloat16`; the count of bf16 products that ran on AMX
+//! tiles goes to stderr at the end). The PyTorch anchor of the
 //! same cases: `core/examples/bench_matmul_torch.py` (see docs/BENCHMARKS.md, section "fg26").
 
 #[path = "common/mod.rs"]
@@ -23,7 +25,12 @@ fn main() {
         (512, 2048, 2048, DType::Bfloat16, 5),
         (2048, 2048, 2048, DType::Bfloat16, 3),
     ];
+    let filter = std::env::args().nth(1).unwrap_or_default();
     for (m, k, n, dt, runs) in cases {
+        let name = format!("matmul_{m}x{k}x{n}_{}", dt.name());
+        if !name.contains(&filter) {
+            continue;
+        }
         let mk = |r: usize, c: usize, seed: u32| {
             let a = Array::from_slice(&common::fill(r * c, seed), &[r, c]).unwrap();
             let a = ops::astype(&a, dt).unwrap();
@@ -33,7 +40,7 @@ fn main() {
         let (x, w) = (mk(m, k, 1), mk(n, k, 2));
         let wt = ops::transpose(&w, None).unwrap();
         let s = common::median_seconds(1, runs, || ops::matmul(&x, &wt).unwrap().eval().unwrap());
-        let name = format!("matmul_{m}x{k}x{n}_{}", dt.name());
         println!("{name} {:.1}", 2.0 * (m * n * k) as f64 / s / 1e9);
     }
+    eprintln!("amx_bf16_products {}", mlx_arm_core::cpu::gemm::amx_bf16_products());
 }

@@ -360,6 +360,19 @@ mod pairs;
 #[path = "arch/x86_64/gemm_bf16.rs"]
 mod x86_bf16;
 
+#[cfg(all(target_arch = "x86_64", feature = "std"))]
+#[path = "arch/x86_64/amx.rs"]
+mod x86_amx;
+
+/// How many bf16 × bf16 products ran on AMX tiles in this process (0 where there is no AMX):
+/// tests and benchmarks check which path `MLX_ARM_BF16_GEMM` and the CPU led to.
+pub fn amx_bf16_products() -> usize {
+    #[cfg(all(target_arch = "x86_64", feature = "std"))]
+    return x86_amx::products();
+    #[allow(unreachable_code)]
+    0
+}
+
 /// One ISA's f32 kernels (see `arch/<cpu>/gemm.rs`). Strides are in elements.
 pub(crate) struct F32Kernels {
     /// Rows of the register tile.
@@ -391,8 +404,8 @@ pub(crate) type PackT = unsafe fn(src: *const u8, ld: isize, rows: usize, w: usi
 /// `out[j] += Σ_p x[p]·w[j·ld + p]`, j < n, for W in a 16-bit float format (as bits).
 pub(crate) type HalfDots = unsafe fn(n: usize, k: usize, w: *const u16, ld: isize, x: *const f32, out: *mut f32);
 
-/// The largest register tile of any kernel set (for edge-tile scratch).
-const MAX_TILE: usize = 14 * 32;
+/// The largest register tile of any kernel set (for edge-tile scratch): AMX's 32×32.
+const MAX_TILE: usize = 32 * 32;
 
 /// The f32 kernel set `level` runs, if it has one.
 fn f32_kernels(level: Isa) -> Option<&'static F32Kernels> {
@@ -446,6 +459,11 @@ impl Widen for bf16 {
         kern.dots_bf16
     }
     unsafe fn pairs(level: Isa, m: usize, n: usize, k: usize, alpha: f32, a: MatRef<bf16>, b: MatRef<bf16>, beta: f32, c: MatMut<f32>, parallel: bool) -> bool {
+        // AMX tiles first (the default where present), then the opt-in pair kernels.
+        #[cfg(all(target_arch = "x86_64", feature = "std"))]
+        if x86_amx::run(level, m, n, k, alpha, a, b, beta, c, parallel) {
+            return true;
+        }
         pairs::run(level, m, n, k, alpha, a, b, beta, c, parallel)
     }
     unsafe fn widen(_: &F32Kernels, src: *const bf16, dst: *mut f32, n: usize) {
@@ -568,6 +586,19 @@ pub(crate) trait Panels: Sync {
     /// The panels hold `depth·mr` / `depth·nr` words; C's `mr` rows hold `nr` writable floats.
     #[allow(clippy::too_many_arguments)]
     unsafe fn micro(&self, depth: usize, ap: *const f32, bp: *const f32, c: *mut f32, ldc: usize, alpha: f32, beta: f32);
+    /// Called by a worker before the register tiles of its share of a pass, and [`Panels::end`]
+    /// after them, on the same thread: kernels with per-thread state (AMX's tile
+    /// configuration) set it up once per share instead of once per tile.
+    ///
+    /// # Safety
+    /// Paired with `end` on the same thread, with only this object's packing and `micro` calls
+    /// between.
+    unsafe fn begin(&self) {}
+    /// See [`Panels::begin`].
+    ///
+    /// # Safety
+    /// After `begin` on the same thread.
+    unsafe fn end(&self) {}
 }
 
 /// The f32 kernels of a level, with f16/bf16 widened to f32 while packing.
@@ -687,6 +718,8 @@ unsafe fn blocked<P: Panels>(pk: &P, m: usize, n: usize, k: usize, alpha: f32, b
         parallel_for(items, if par { 1 } else { items }, &|r| {
             let (cur, cp) = (&cur, cp);
             let mut scratch = Vec::new();
+            // SAFETY: paired with `end` below on this thread; only tiles run between.
+            unsafe { pk.begin() };
             for t in r {
                 if t >= tasks {
                     if let Some(nx) = &next {
@@ -705,6 +738,7 @@ unsafe fn blocked<P: Panels>(pk: &P, m: usize, n: usize, k: usize, alpha: f32, b
                     unsafe { tile(pk, cur.depth, cur.ap.0.add(ip * mr * cur.depth), cur.bp.0.add(jp * nr * cur.depth), cp.0, c.ldc, i, j, mr.min(m - i), nr.min(cur.jc + cur.nc - j), alpha, beta_here) };
                 }
             }
+            unsafe { pk.end() };
         });
     }
 }
@@ -768,6 +802,8 @@ unsafe fn short_a_tiles<P: Panels>(pk: &P, mpanels: usize, npanels: usize, depth
         let (ap, cp) = (ap, cp);
         let (mut scratch, mut local) = (Vec::new(), Vec::new());
         let bl = aligned(&mut local, nr * depth);
+        // SAFETY: paired with `end` below on this thread; only packing and tiles run between.
+        unsafe { pk.begin() };
         for jp in r {
             let j = jc + jp * nr;
             let cols = nr.min(jc + nc - j);
@@ -781,6 +817,7 @@ unsafe fn short_a_tiles<P: Panels>(pk: &P, mpanels: usize, npanels: usize, depth
                 }
             }
         }
+        unsafe { pk.end() };
     });
 }
 

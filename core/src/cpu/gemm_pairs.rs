@@ -48,26 +48,56 @@ pub(crate) fn runnable(level: Isa) -> Option<&'static PairKernels> {
 /// Xeon) `vdpbf16ps` ran at 0.55–0.6× the widen-to-f32 FMA kernel (docs/BENCHMARKS.md "fg26"):
 /// it retires half the multiply-adds per cycle that two 512-bit FMA pipes do there.
 pub(crate) fn kernels(level: Isa) -> Option<&'static PairKernels> {
-    if opted_in() {
+    if bf16_mode() == Bf16Gemm::Dot {
         runnable(level)
     } else {
         None
     }
 }
 
-/// Whether `MLX_ARM_BF16_GEMM=dot` is set (read once; never without `std`).
-fn opted_in() -> bool {
-    #[cfg(feature = "std")]
-    {
-        extern crate std;
-        use core::sync::atomic::AtomicU8;
-        static OPT: AtomicU8 = AtomicU8::new(0);
-        crate::cpu::isa::probed_once(&OPT, || std::env::var("MLX_ARM_BF16_GEMM").is_ok_and(|v| v.trim().eq_ignore_ascii_case("dot")))
+/// How bf16 × bf16 products are computed, as `MLX_ARM_BF16_GEMM` asks (read once, `std` only).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(u8)]
+#[cfg_attr(not(feature = "std"), allow(dead_code))] // without `std` only `Auto` is ever chosen
+pub(crate) enum Bf16Gemm {
+    /// Unset (or an unknown value): AMX where this CPU has it, else widen to f32.
+    Auto = 1,
+    /// `widen`: always widen to f32 on the f32 kernels.
+    Widen = 2,
+    /// `dot`: the pair kernels of this module (AVX-512 BF16) where present, else widen.
+    Dot = 3,
+    /// `amx`: AMX tiles where present, else widen (same as unset today; kept explicit so a
+    /// benchmark or test states what it asks for).
+    Amx = 4,
+}
+
+/// The [`Bf16Gemm`] of this process.
+pub(crate) fn bf16_mode() -> Bf16Gemm {
+    use core::sync::atomic::{AtomicU8, Ordering};
+    static MODE: AtomicU8 = AtomicU8::new(0);
+    let read = |v: u8| [Bf16Gemm::Auto, Bf16Gemm::Widen, Bf16Gemm::Dot, Bf16Gemm::Amx].into_iter().find(|m| *m as u8 == v);
+    if let Some(m) = read(MODE.load(Ordering::Relaxed)) {
+        return m;
     }
-    #[cfg(not(feature = "std"))]
-    {
-        false
+    let m = from_env();
+    MODE.store(m as u8, Ordering::Relaxed);
+    m
+}
+
+#[cfg(feature = "std")]
+fn from_env() -> Bf16Gemm {
+    extern crate std;
+    match std::env::var("MLX_ARM_BF16_GEMM").map(|v| v.trim().to_ascii_lowercase()).as_deref() {
+        Ok("widen") => Bf16Gemm::Widen,
+        Ok("dot") => Bf16Gemm::Dot,
+        Ok("amx") => Bf16Gemm::Amx,
+        _ => Bf16Gemm::Auto,
     }
+}
+
+#[cfg(not(feature = "std"))]
+fn from_env() -> Bf16Gemm {
+    Bf16Gemm::Auto
 }
 
 /// The blocked bf16 product on the pair kernels of `level`; false if it has none here.
@@ -137,7 +167,7 @@ impl Panels for PairPanels<'_> {
 /// # Safety
 /// Every `x(r, p)` for r < rows, p < kc is readable; `dst` holds `w·⌈kc/2⌉` words.
 #[allow(clippy::too_many_arguments)]
-unsafe fn pack_pairs(kern: &PairKernels, transpose: Option<PackT>, src: *const u16, sr: isize, sp: isize, rows: usize, w: usize, kc: usize, dst: *mut u32) {
+pub(super) unsafe fn pack_pairs(kern: &PairKernels, transpose: Option<PackT>, src: *const u16, sr: isize, sp: isize, rows: usize, w: usize, kc: usize, dst: *mut u32) {
     let kq = kc.div_ceil(2);
     if rows < w || kc % 2 == 1 {
         core::ptr::write_bytes(dst, 0, w * kq);

@@ -236,6 +236,59 @@ pub fn has_avx512_vbmi() -> bool {
     }
 }
 
+/// Whether AMX with bf16 tiles (`tdpbf16ps`: 16×32 by 32×16 bf16 tile products into f32) can
+/// run in this process: CPUID.(7,0):EDX bits 24 (AMX-TILE) and 22 (AMX-BF16), and Linux
+/// granting the tile data state (`arch_prctl(ARCH_REQ_XCOMP_PERM, XFEATURE_XTILEDATA)`; without
+/// that grant the first tile instruction raises SIGILL). Asked once per process; the request is
+/// the side effect that makes AMX usable. False without `std`, off Linux and off x86-64.
+/// Kernels use it only when [`Isa::Avx512`] is allowed (`MLX_ARM_ISA=avx2` turns it off).
+pub fn has_amx_bf16() -> bool {
+    #[cfg(all(target_arch = "x86_64", target_os = "linux", feature = "std"))]
+    {
+        static AMX: AtomicU8 = AtomicU8::new(0);
+        probed_once(&AMX, || {
+            // Leaf 7 is only meaningful where the maximum leaf reaches it.
+            if core::arch::x86_64::__cpuid(0).eax < 7 {
+                return false;
+            }
+            let edx = core::arch::x86_64::__cpuid_count(7, 0).edx;
+            if edx & (1 << 24) == 0 || edx & (1 << 22) == 0 {
+                return false;
+            }
+            request_tile_state()
+        })
+    }
+    #[cfg(not(all(target_arch = "x86_64", target_os = "linux", feature = "std")))]
+    {
+        false
+    }
+}
+
+/// Asks Linux (5.16+) for permission to use the AMX tile data state in this process:
+/// `arch_prctl(ARCH_REQ_XCOMP_PERM = 0x1023, XFEATURE_XTILEDATA = 18)`, syscall 158. True when
+/// granted (0 returned); older kernels answer EINVAL and AMX stays off.
+#[cfg(all(target_arch = "x86_64", target_os = "linux", feature = "std"))]
+fn request_tile_state() -> bool {
+    const SYS_ARCH_PRCTL: usize = 158;
+    const ARCH_REQ_XCOMP_PERM: usize = 0x1023;
+    const XFEATURE_XTILEDATA: usize = 18;
+    let ret: isize;
+    // SAFETY: arch_prctl with these arguments only changes this process's permitted xsave
+    // features; `syscall` clobbers rcx and r11, declared below.
+    unsafe {
+        core::arch::asm!(
+            "syscall",
+            inlateout("rax") SYS_ARCH_PRCTL as isize => ret,
+            in("rdi") ARCH_REQ_XCOMP_PERM,
+            in("rsi") XFEATURE_XTILEDATA,
+            lateout("rcx") _,
+            lateout("r11") _,
+            options(nostack),
+        );
+    }
+    ret == 0
+}
+
 /// A yes/no fact of this process (a CPU feature, an environment switch) asked once and kept in
 /// `cell`: 0 = not asked yet, 1 = no, 2 = yes. Two threads asking at once both probe; they get
 /// the same answer.
