@@ -14,9 +14,8 @@
 //! run them).
 
 use crate::defer;
-use crate::kernels::{self, bind, dispatch, feature_step, fits_u32, grid, output, row_major, variant, RopeParams};
+use crate::kernels::{self, bind, feature_step, fits_u32, grid, output, row_major, variant, RopeParams};
 use crate::memory::{self, VkMemory};
-use crate::pipelines::Shader;
 use crate::queue::{self, Recorder};
 use mlx_arm_core::array::Data;
 use mlx_arm_core::backend::OutMeta;
