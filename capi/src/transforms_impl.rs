@@ -40,8 +40,8 @@ pub unsafe extern "C" fn mlx_detail_vmap_trace(
 ///
 /// # Safety
 /// `res` valid; handles live; the axis pointers hold their counts.
-#[no_mangle]
 #[allow(clippy::too_many_arguments)]
+#[no_mangle]
 pub unsafe extern "C" fn mlx_detail_vmap_replace(
     res: *mut mlx_vector_array,
     inputs: mlx_vector_array,
