@@ -7,24 +7,14 @@ use mlx_arm_core::ops::fast::RopeOffset;
 use mlx_arm_core::{device, eval, ops, Array, DType, Device};
 use mlx_arm_vulkan as vkb;
 
+mod common;
+use common::{values, normalized_error};
+
 /// The fusion switch and the dispatch counter are global: the tests take turns.
 static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
 fn serial() -> std::sync::MutexGuard<'static, ()> {
     SERIAL.lock().unwrap_or_else(|p| p.into_inner())
-}
-
-/// Values in [-2, 2) from a xorshift stream.
-fn values(n: usize, seed: u32) -> Vec<f32> {
-    let mut s = seed.max(1);
-    (0..n)
-        .map(|_| {
-            s ^= s << 13;
-            s ^= s >> 17;
-            s ^= s << 5;
-            (s % 4000) as f32 / 1000.0 - 2.0
-        })
-        .collect()
 }
 
 /// A GPU-resident copy of `v` as `dt` (the result of a GPU op, so binding it uploads nothing).
@@ -56,12 +46,6 @@ fn run(on: bool, build: &dyn Fn() -> Vec<Array>) -> (Vec<Vec<f32>>, usize) {
 fn on_cpu(build: &dyn Fn() -> Vec<Array>) -> Vec<Vec<f32>> {
     device::set_default_device(Device::CPU).unwrap();
     build().iter().map(|a| ops::astype(a, DType::Float32).unwrap().to_vec::<f32>().unwrap()).collect()
-}
-
-fn normalized_error(a: &[f32], b: &[f32]) -> f64 {
-    let num: f64 = a.iter().zip(b).map(|(x, y)| (*x as f64 - *y as f64).powi(2)).sum();
-    let den: f64 = b.iter().map(|y| (*y as f64).powi(2)).sum();
-    (num / den.max(1e-30)).sqrt()
 }
 
 /// Fused and unfused results are bit-identical, the fused run takes `saved` fewer dispatches,

@@ -13,27 +13,8 @@ use mlx_arm_core::quant::GgmlType;
 use mlx_arm_core::{device, eval, ops, Array, DType, Device};
 use mlx_arm_vulkan as vkb;
 
-fn values(n: usize, seed: u32) -> Vec<f32> {
-    let mut s = seed.max(1);
-    (0..n)
-        .map(|_| {
-            s ^= s << 13;
-            s ^= s >> 17;
-            s ^= s << 5;
-            (s % 4000) as f32 / 1000.0 - 2.0
-        })
-        .collect()
-}
-
-fn f32s(a: &Array) -> Vec<f32> {
-    ops::astype(a, DType::Float32).unwrap().to_vec::<f32>().unwrap()
-}
-
-fn normalized_error(a: &[f32], b: &[f32]) -> f64 {
-    let num: f64 = a.iter().zip(b).map(|(x, y)| (*x as f64 - *y as f64).powi(2)).sum();
-    let den: f64 = b.iter().map(|y| (*y as f64).powi(2)).sum();
-    (num / den.max(1e-30)).sqrt()
-}
+mod common;
+use common::{values, f32s, normalized_error};
 
 #[test]
 fn rms_norm_runs_inside_the_next_gemv() {

@@ -16,20 +16,11 @@ use mlx_arm_core::{device, eval, ops, Array, DType, Device};
 use mlx_arm_vulkan as vkb;
 use std::sync::Arc;
 
+mod common;
+use common::{values, f32s, normalized_error};
+
 /// The fusion switch and the dispatch counter are global: the tests take turns.
 static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
-
-fn values(n: usize, seed: u32) -> Vec<f32> {
-    let mut s = seed.max(1);
-    (0..n)
-        .map(|_| {
-            s ^= s << 13;
-            s ^= s >> 17;
-            s ^= s << 5;
-            (s % 4000) as f32 / 1000.0 - 2.0
-        })
-        .collect()
-}
 
 /// lm's SwiGLU program (lm/src/model.rs): registers g = 0, u = 1.
 fn swiglu(dtype: DType) -> Arc<FusedOp> {
@@ -42,16 +33,6 @@ fn swiglu(dtype: DType) -> Arc<FusedOp> {
             step(Primitive::Binary(BinaryOp::Multiply), &[3, 1]),
         ],
     })
-}
-
-fn f32s(a: &Array) -> Vec<f32> {
-    ops::astype(a, DType::Float32).unwrap().to_vec::<f32>().unwrap()
-}
-
-fn normalized_error(a: &[f32], b: &[f32]) -> f64 {
-    let num: f64 = a.iter().zip(b).map(|(x, y)| (*x as f64 - *y as f64).powi(2)).sum();
-    let den: f64 = b.iter().map(|y| (*y as f64).powi(2)).sum();
-    (num / den.max(1e-30)).sqrt()
 }
 
 #[test]

@@ -15,6 +15,9 @@ use mlx_arm_lm::sample::argmax;
 use mlx_arm_lm::tokenizer::Tokenizer;
 use mlx_arm_vulkan as vkb;
 
+mod common;
+use common::normalized_error;
+
 /// Greedy tokens generated after `prompt` on `dev`, with each step's logits.
 fn greedy(model: &Model, prompt: &[u32], n: usize, dev: Device) -> (Vec<u32>, Vec<Vec<f32>>) {
     device::set_default_device(dev).unwrap();
@@ -41,13 +44,6 @@ fn margin(l: &[f32]) -> f32 {
         }
     }
     a - b
-}
-
-/// ‖a − b‖ / ‖b‖.
-fn normalized_error(a: &[f32], b: &[f32]) -> f64 {
-    let num: f64 = a.iter().zip(b).map(|(&x, &y)| (f64::from(x) - f64::from(y)).powi(2)).sum();
-    let den: f64 = b.iter().map(|&y| f64::from(y).powi(2)).sum();
-    (num / den.max(1e-30)).sqrt()
 }
 
 #[test]
