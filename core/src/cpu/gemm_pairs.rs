@@ -73,15 +73,10 @@ pub(crate) enum Bf16Gemm {
 
 /// The [`Bf16Gemm`] of this process.
 pub(crate) fn bf16_mode() -> Bf16Gemm {
-    use core::sync::atomic::{AtomicU8, Ordering};
+    use core::sync::atomic::AtomicU8;
     static MODE: AtomicU8 = AtomicU8::new(0);
-    let read = |v: u8| [Bf16Gemm::Auto, Bf16Gemm::Widen, Bf16Gemm::Dot, Bf16Gemm::Amx].into_iter().find(|m| *m as u8 == v);
-    if let Some(m) = read(MODE.load(Ordering::Relaxed)) {
-        return m;
-    }
-    let m = from_env();
-    MODE.store(m as u8, Ordering::Relaxed);
-    m
+    let code = crate::cpu::isa::asked_once(&MODE, || from_env() as u8);
+    [Bf16Gemm::Widen, Bf16Gemm::Dot, Bf16Gemm::Amx].into_iter().find(|m| *m as u8 == code).unwrap_or(Bf16Gemm::Auto)
 }
 
 #[cfg(feature = "std")]

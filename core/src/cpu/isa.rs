@@ -294,14 +294,19 @@ fn request_tile_state() -> bool {
 /// the same answer.
 #[allow(dead_code)] // every caller is behind a target or `std` cfg
 pub(crate) fn probed_once(cell: &AtomicU8, probe: impl FnOnce() -> bool) -> bool {
+    asked_once(cell, || if probe() { 2 } else { 1 }) == 2
+}
+
+/// A small fact of this process (a mode chosen by an environment switch) asked once and kept
+/// in `cell` as a non-zero code; 0 = not asked yet. `probe` must return a non-zero code.
+pub(crate) fn asked_once(cell: &AtomicU8, probe: impl FnOnce() -> u8) -> u8 {
     match cell.load(Ordering::Relaxed) {
-        1 => false,
-        2 => true,
-        _ => {
-            let yes = probe();
-            cell.store(if yes { 2 } else { 1 }, Ordering::Relaxed);
-            yes
+        0 => {
+            let code = probe();
+            cell.store(code, Ordering::Relaxed);
+            code
         }
+        code => code,
     }
 }
 
