@@ -14,7 +14,7 @@ use mlx_arm_core::{device, eval, ops, Array, DType, Device};
 use mlx_arm_vulkan as vkb;
 
 mod common;
-use common::{values, f32s, normalized_error};
+use common::{counted_on_gpu, f32s, normalized_error, values};
 
 #[test]
 fn rms_norm_runs_inside_the_next_gemv() {
@@ -66,14 +66,7 @@ fn rms_norm_runs_inside_the_next_gemv() {
                     // The inputs on the GPU first (their own dispatches), then the counted ops.
                     let ins: Vec<Array> = [&x, &y, &g].iter().map(|a| ops::multiply(a, &ops::astype(&Array::scalar(1.0f32).unwrap(), dt).unwrap()).unwrap()).collect();
                     eval(&ins).unwrap();
-                    vkb::set_fusion(fuse);
-                    let before = vkb::queue_stats().dispatches;
-                    let outs = build(&ins[0], &ins[1], &ins[2]);
-                    eval(&outs).unwrap();
-                    let vals: Vec<Vec<f32>> = outs.iter().map(f32s).collect();
-                    device::set_default_device(Device::CPU).unwrap();
-                    vkb::set_fusion(true);
-                    (vals, vkb::queue_stats().dispatches - before)
+                    counted_on_gpu(fuse, || build(&ins[0], &ins[1], &ins[2]))
                 };
                 let (fused, n_fused) = gpu(true);
                 let (plain, n_plain) = gpu(false);

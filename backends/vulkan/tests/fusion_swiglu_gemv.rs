@@ -17,7 +17,7 @@ use mlx_arm_vulkan as vkb;
 use std::sync::Arc;
 
 mod common;
-use common::{values, f32s, normalized_error};
+use common::{counted_on_gpu, f32s, normalized_error, values};
 
 /// The fusion switch and the dispatch counter are global: the tests take turns.
 static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
@@ -60,14 +60,7 @@ fn swiglu_runs_inside_the_down_projection_gemv() {
             let gpu = |fuse: bool| {
                 // g and u made on the GPU first (their own dispatches), then the counted pair.
                 device::set_default_device(Device::GPU).unwrap();
-                vkb::set_fusion(fuse);
-                let before = vkb::queue_stats().dispatches;
-                let outs = build();
-                eval(&outs).unwrap();
-                let vals: Vec<Vec<f32>> = outs.iter().map(f32s).collect();
-                device::set_default_device(Device::CPU).unwrap();
-                vkb::set_fusion(true);
-                (vals, vkb::queue_stats().dispatches - before)
+                counted_on_gpu(fuse, build)
             };
             let (fused, n_fused) = gpu(true);
             let (plain, n_plain) = gpu(false);

@@ -2,7 +2,8 @@
 //! normalized error they bound. (Each test file uses a subset.)
 #![allow(dead_code)]
 
-use mlx_arm_core::{ops, Array, DType};
+use mlx_arm_core::{device, eval, ops, Array, DType, Device};
+use mlx_arm_vulkan as vkb;
 
 /// `n` values in [-2, 2) from a xorshift seeded with `seed` (the same for every test file).
 pub fn values(n: usize, seed: u32) -> Vec<f32> {
@@ -27,4 +28,18 @@ pub fn normalized_error(a: &[f32], b: &[f32]) -> f64 {
     let num: f64 = a.iter().zip(b).map(|(&x, &y)| (f64::from(x) - f64::from(y)).powi(2)).sum();
     let den: f64 = b.iter().map(|&y| f64::from(y).powi(2)).sum();
     (num / den.max(1e-30)).sqrt()
+}
+
+/// Runs `build` on the GPU (the default device must already be the GPU) with fusion `fuse`,
+/// and returns its outputs read back as f32 with the dispatches it took; the default device
+/// and fusion are restored (CPU, on).
+pub fn counted_on_gpu(fuse: bool, build: impl FnOnce() -> Vec<Array>) -> (Vec<Vec<f32>>, usize) {
+    vkb::set_fusion(fuse);
+    let before = vkb::queue_stats().dispatches;
+    let outs = build();
+    eval(&outs).unwrap();
+    let vals: Vec<Vec<f32>> = outs.iter().map(f32s).collect();
+    device::set_default_device(Device::CPU).unwrap();
+    vkb::set_fusion(true);
+    (vals, vkb::queue_stats().dispatches - before)
 }
